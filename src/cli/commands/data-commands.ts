@@ -1,0 +1,94 @@
+import type { Command } from 'commander';
+import { AdminError } from '../../domain/admin.js';
+import { monthOf } from '../../domain/month.js';
+import { PERSON_ID } from '../../pipeline/ids.js';
+import { UsageError, parseWhole, runWithStore, table, withCommon } from '../context.js';
+import { eventJson, personJson } from '../views.js';
+
+/** `inlet events list`, `inlet person show`, `inlet usage`, `inlet browser identify`. */
+export function registerDataCommands(program: Command): void {
+  const events = program.command('events').description('stored events');
+  withCommon(
+    events
+      .command('list')
+      .description("a source's stored events, newest first")
+      .requiredOption('--source <source>', 'source id')
+      .option('--limit <n>', 'how many (default 100)', '100'),
+  ).action((o) =>
+    runWithStore(
+      o,
+      async ({ admin, store }) => {
+        const limit = parseWhole(o.limit, '--limit');
+        if (limit < 1 || limit > 10_000) throw new UsageError('--limit takes a number from 1 to 10000.');
+        await admin.getSource(o.source);
+        return (await store.listEvents(o.source, limit)).map(eventJson);
+      },
+      (rows) =>
+        table([
+          ['TIMESTAMP', 'EVENT', 'DISTINCT ID', 'PERSON', 'SESSION', 'INSERT ID'],
+          ...rows.map((e) => [e.timestamp, e.event, e.distinct_id ?? '-', e.person_id, e.session_id ?? 'server', e.insert_id ?? '-']),
+        ]),
+    ),
+  );
+
+  const person = program.command('person').description('people');
+  withCommon(
+    person
+      .command('show')
+      .description('a person, found by a distinct_id or a person id')
+      .requiredOption('--project <project>', 'project id')
+      .option('--distinct-id <id>', "the customer's user id")
+      .option('--person-id <per_id>', 'a person id'),
+  ).action((o) =>
+    runWithStore(
+      o,
+      async ({ admin, store }) => {
+        if ((o.distinctId === undefined) === (o.personId === undefined)) throw new UsageError('Give exactly one of --distinct-id and --person-id.');
+        await admin.getProject(o.project);
+        const p = await store.findPerson(o.project, o.distinctId !== undefined ? { distinctId: o.distinctId } : { personId: o.personId });
+        if (p === null) throw new AdminError(`No person with ${o.distinctId !== undefined ? `distinct_id "${o.distinctId}"` : `id ${o.personId}`} in project ${o.project}.`);
+        return personJson(p);
+      },
+      (p) => `person ${p.id}\n  distinct ids: ${p.distinct_ids.join(', ') || '-'}\n  traits: ${JSON.stringify(p.traits)}\n  created: ${p.created_at}`,
+    ),
+  );
+
+  withCommon(
+    program
+      .command('usage')
+      .description("a project's metered events in a calendar month (UTC)")
+      .requiredOption('--project <project>', 'project id')
+      .option('--month <yyyy-mm>', 'month (default: this month)'),
+  ).action((o) =>
+    runWithStore(
+      o,
+      async ({ admin, store }) => {
+        const month = o.month ?? monthOf(Date.now());
+        if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new UsageError(`--month takes YYYY-MM, such as 2026-11, not "${month}".`);
+        const p = await admin.getProject(o.project);
+        return { project_id: p.id, month, events: await store.usage(p.id, month), monthly_event_limit: p.monthlyEventLimit };
+      },
+      (u) => `${u.project_id} ${u.month}: ${u.events} events${u.monthly_event_limit === null ? '' : ` of ${u.monthly_event_limit}`}`,
+    ),
+  );
+
+  const browser = program.command('browser').description('stand-ins for the browser collection pipeline');
+  withCommon(
+    browser
+      .command('identify')
+      .description('link a customer id to a browser person, as the browser pipeline does')
+      .requiredOption('--project <project>', 'project id')
+      .requiredOption('--anonymous-id <per_id>', 'the browser person key')
+      .requiredOption('--distinct-id <id>', "the customer's user id"),
+  ).action((o) =>
+    runWithStore(
+      o,
+      async ({ admin }) => {
+        if (!PERSON_ID.test(o.anonymousId)) throw new UsageError('--anonymous-id takes a browser person key: per_ followed by letters, digits, _ or -.');
+        if (o.distinctId.length === 0 || o.distinctId.length > 128) throw new UsageError('--distinct-id takes 1 to 128 characters.');
+        return personJson(await admin.browserIdentify(o.project, o.anonymousId, o.distinctId));
+      },
+      (p) => `person ${p.id} now holds ${p.distinct_ids.join(', ')}`,
+    ),
+  );
+}

@@ -1,0 +1,61 @@
+import type { Command } from 'commander';
+import { loadConfig } from '../../config.js';
+import { openLimiter } from '../../domain/limits/open-limiter.js';
+import { RateLimits } from '../../domain/limits/policies.js';
+import { buildApp } from '../../edge/app.js';
+import { openStore } from '../../stores/open-store.js';
+import { fail } from '../context.js';
+
+/** `inlet serve`: the batch API until SIGTERM or SIGINT. */
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('serve the batch API')
+    .option('--port <n>', 'port (env INLET_PORT, default 8080; 0 picks a free one)')
+    .option('--host <addr>', 'address to listen on (env INLET_HOST, default 127.0.0.1)')
+    .option('--data-dir <dir>', 'data directory of the embedded store (env INLET_DATA_DIR, default ./data)')
+    .option('--base-url <url>', 'public URL, for links in errors (env INLET_BASE_URL)')
+    .action(async (o) => {
+      try {
+        await serve(o);
+      } catch (e) {
+        fail(e);
+      }
+    });
+}
+
+async function serve(flags: { port?: string; host?: string; dataDir?: string; baseUrl?: string }): Promise<void> {
+  const cfg = loadConfig(process.env, flags);
+  const store = await openStore(cfg);
+  const logger = { level: cfg.logLevel, stream: process.stderr };
+  const limiter = openLimiter(cfg.redisUrl);
+  const app = buildApp({
+    store,
+    limits: new RateLimits(limiter, cfg.limits),
+    clock: Date.now,
+    baseUrl: cfg.baseUrl,
+    trackerHosts: cfg.trackerHosts,
+    retiredVersions: cfg.retiredVersions,
+    logger,
+  });
+  await app.listen({ port: cfg.port, host: cfg.host });
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr !== null ? addr.port : cfg.port;
+  const host = cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host;
+  process.stdout.write(`inlet listening on http://${host}:${port}\n`);
+
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'stopping: finishing requests in flight');
+    // close() stops accepting, waits for requests in flight (their commits
+    // included), then the store writes what is still pending.
+    await app.close();
+    await store.close();
+    await limiter.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}

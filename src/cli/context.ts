@@ -1,0 +1,70 @@
+import type { Command } from 'commander';
+import { ConfigError, loadConfig } from '../config.js';
+import { AdminError, createAdmin } from '../domain/admin.js';
+import { openStore } from '../stores/open-store.js';
+import type { Store } from '../stores/port.js';
+
+/** Options every admin subcommand takes. */
+export interface CommonOptions {
+  dataDir?: string;
+  json?: boolean;
+}
+
+/** Adds --data-dir and --json to a subcommand. */
+export function withCommon(cmd: Command): Command {
+  return cmd
+    .option('--data-dir <dir>', 'data directory of the embedded store (env INLET_DATA_DIR, default ./data)')
+    .option('--json', 'print exactly one JSON value on stdout');
+}
+
+/**
+ * Runs a subcommand against the store the server would use, prints its result
+ * (JSON with --json, else the human line), and turns refusals into a sentence
+ * on stderr and exit status 1.
+ */
+export async function runWithStore<T>(
+  opts: CommonOptions,
+  work: (ctx: { store: Store; admin: ReturnType<typeof createAdmin> }) => Promise<T>,
+  human: (result: T) => string,
+): Promise<void> {
+  let store: Store | null = null;
+  try {
+    const cfg = loadConfig(process.env, { dataDir: opts.dataDir });
+    const opened = await openStore(cfg);
+    store = opened;
+    const result = await work({ store: opened, admin: createAdmin(opened, Date.now) });
+    process.stdout.write(opts.json ? `${JSON.stringify(result)}\n` : `${human(result)}\n`);
+  } catch (e) {
+    fail(e);
+  } finally {
+    await store?.close();
+  }
+}
+
+/** Prints what went wrong as a sentence on stderr and sets a failing exit status. */
+export function fail(e: unknown): void {
+  const known = e instanceof AdminError || e instanceof ConfigError || e instanceof UsageError;
+  process.stderr.write(`inlet: ${known ? (e as Error).message : `unexpected failure: ${(e as Error).message ?? String(e)}`}\n`);
+  process.exitCode = known ? 1 : 2;
+}
+
+/** A flag value the command cannot use. */
+export class UsageError extends Error {}
+
+export function parseBool(v: string, flag: string): boolean {
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  throw new UsageError(`${flag} takes true or false, not "${v}".`);
+}
+
+export function parseWhole(v: string, flag: string): number {
+  if (!/^\d+$/.test(v)) throw new UsageError(`${flag} takes a whole number, not "${v}".`);
+  return Number(v);
+}
+
+/** A fixed-width table for human output. */
+export function table(rows: string[][]): string {
+  if (rows.length === 0) return '(none)';
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+}

@@ -1,0 +1,15 @@
+import { Command } from 'commander';
+import { registerAdminCommands } from './commands/admin-commands.js';
+import { registerDataCommands } from './commands/data-commands.js';
+import { registerServe } from './commands/serve.js';
+
+const program = new Command('inlet')
+  .description('Inlet: server-side event collection. Serve the batch API and administer what it serves.')
+  .showHelpAfterError()
+  .configureOutput({ outputError: (s, write) => write(`inlet: ${s.replace(/^error: /, '')}`) });
+
+registerServe(program);
+registerAdminCommands(program);
+registerDataCommands(program);
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,46 @@
+/**
+ * The figures both reference documents state, taken from the code that
+ * enforces them, so a changed limit changes the docs with it.
+ */
+import { DEFAULT_LIMITS } from '../domain/limits/policies.js';
+import { MAX_BODY_BYTES } from '../edge/read-body.js';
+import { MAX_ITEMS } from '../pipeline/check-batch.js';
+import { MAX_PROPERTY_BYTES, MAX_PROPERTY_DEPTH, MAX_PROPERTY_KEYS } from '../pipeline/properties.js';
+import { MAX_FUTURE_MS, MAX_PAST_MS } from '../pipeline/timestamp.js';
+
+/** The path of the one endpoint. */
+export const BATCH_PATH = '/api/v1/batch';
+/** Where the reference pages are served. */
+export const DOCS_PATH = '/docs/api';
+export const OPENAPI_PATH = `${DOCS_PATH}/openapi.json`;
+
+export const MAX_NAME_LENGTH = 128;
+export const MAX_INSERT_ID_LENGTH = 80;
+export const KEY_PREFIX = 'srv_live_';
+
+export { MAX_BODY_BYTES, MAX_ITEMS, MAX_PROPERTY_BYTES, MAX_PROPERTY_DEPTH, MAX_PROPERTY_KEYS };
+
+export const PAST_DAYS = MAX_PAST_MS / 86_400_000;
+export const FUTURE_MINUTES = MAX_FUTURE_MS / 60_000;
+
+/** The default windows of decisions §3; the window lengths are fixed, the quotas configurable. */
+export const POLICIES = [
+  { name: 'burst', quota: DEFAULT_LIMITS.burst, windowSeconds: 10, retryAfter: 10, env: 'INLET_LIMIT_BURST' },
+  { name: 'sustained', quota: DEFAULT_LIMITS.sustained, windowSeconds: 60, retryAfter: 60, env: 'INLET_LIMIT_SUSTAINED' },
+] as const;
+export const KEY_RPS = DEFAULT_LIMITS.keyRps;
+export const KEY_RETRY_AFTER = 10;
+
+/** The RateLimit-Policy header as it reads with the default limits. */
+export const DEFAULT_POLICY_HEADER = POLICIES.map((p) => `"${p.name}";q=${p.quota};w=${p.windowSeconds}`).join(', ');
+
+/** A RateLimit header as it reads after a first request of 10 items, with the default limits. */
+export const EXAMPLE_RATELIMIT_HEADER = POLICIES.map((p) => `"${p.name}";r=${p.quota - 10};t=${p.windowSeconds}`).join(', ');
+
+/** Statuses whose answers always carry Retry-After (429 from a limit, 503 from a failed write). */
+export const RETRY_AFTER_STATUSES: ReadonlySet<number> = new Set([429, 503]);
+
+/** Numbers as the docs write them: 50,000 rather than 50000. */
+export function formatNumber(n: number): string {
+  return n.toLocaleString('en-US');
+}

@@ -1,0 +1,149 @@
+/**
+ * The OpenAPI 3.1 document of POST /api/v1/batch, built from the error table:
+ * one response per status the table uses, listing exactly that status's codes.
+ */
+import { STATUS_CODES } from 'node:http';
+import { REQUEST_ERRORS, type RequestErrorCode } from '../errors/codes.js';
+import { envelope } from '../edge/envelope.js';
+import { BATCH_PATH, DEFAULT_POLICY_HEADER, DOCS_PATH, EXAMPLE_RATELIMIT_HEADER, KEY_PREFIX, MAX_BODY_BYTES, RETRY_AFTER_STATUSES } from './facts.js';
+import { type Schema, componentSchemas, ref } from './schemas.js';
+
+/** The parts of an OpenAPI document that tests and clients read. */
+export interface OpenApiDocument {
+  openapi: '3.1.0';
+  info: Schema;
+  servers: { url: string }[];
+  paths: Record<string, Record<string, Schema>>;
+  components: Schema;
+  [extra: string]: unknown;
+}
+
+/** The codes of REQUEST_ERRORS grouped by status, statuses in ascending order, codes in table order. */
+export function codesByStatus(): Map<number, RequestErrorCode[]> {
+  const groups = new Map<number, RequestErrorCode[]>();
+  const codes = Object.keys(REQUEST_ERRORS) as RequestErrorCode[];
+  for (const c of codes) {
+    const status = REQUEST_ERRORS[c].status;
+    groups.set(status, [...(groups.get(status) ?? []), c]);
+  }
+  return new Map([...groups].sort(([a], [b]) => a - b));
+}
+
+const header = (name: string): Schema => ({ $ref: `#/components/headers/${name}` });
+
+function headers(): Record<string, Schema> {
+  return {
+    'Request-Id': { required: true, description: 'Identifies the request for support; the same value as request_id in the body.', schema: { type: 'string' } },
+    'Retry-After': { required: true, description: 'Seconds to wait before resending.', schema: { type: 'integer', minimum: 0 } },
+    RateLimit: {
+      description: 'What remains of each project window, per the IETF RateLimit header fields: r is the items left, t the seconds until the oldest count leaves the window. Sent on answers given after the project windows were checked; absent when the project limits are off.',
+      schema: { type: 'string', examples: [EXAMPLE_RATELIMIT_HEADER] },
+    },
+    'RateLimit-Policy': {
+      description: 'The project windows in force: q items per w seconds. Absent when the project limits are off.',
+      schema: { type: 'string', examples: [DEFAULT_POLICY_HEADER] },
+    },
+    Allow: { required: true, description: 'The one method the endpoint takes.', schema: { type: 'string', const: 'POST' } },
+  };
+}
+
+const RATE_LIMIT_HEADERS = { RateLimit: header('RateLimit'), 'RateLimit-Policy': header('RateLimit-Policy') };
+
+function errorResponse(baseUrl: string, status: number, codes: RequestErrorCode[]): Schema {
+  const h: Record<string, Schema> = { 'Request-Id': header('Request-Id') };
+  if (RETRY_AFTER_STATUSES.has(status)) h['Retry-After'] = header('Retry-After');
+  // The project windows are checked before items (400) and the write (503), so those answers may carry them too.
+  if (status === 429 || status === 400 || status === 503) Object.assign(h, RATE_LIMIT_HEADERS);
+  if (status === 405) h.Allow = header('Allow');
+  const lines = codes.map((c) => `- \`${c}\`: ${REQUEST_ERRORS[c].when} Retry: ${REQUEST_ERRORS[c].retry}`);
+  return {
+    description: `${STATUS_CODES[status] ?? 'Error'}. Codes:\n\n${lines.join('\n')}`,
+    'x-error-codes': codes,
+    headers: h,
+    content: {
+      'application/json': {
+        schema: {
+          allOf: [
+            ref('ErrorEnvelope'),
+            { type: 'object', properties: { error: { type: 'object', properties: { code: { type: 'string', enum: codes } } } } },
+          ],
+        },
+        examples: Object.fromEntries(
+          codes.map((c) => [c, { summary: REQUEST_ERRORS[c].when, value: envelope(baseUrl, 'req_3fZ9aQ1xLm0bT7Kc', { code: c }) }]),
+        ),
+      },
+    },
+  };
+}
+
+function queryFlag(name: string, description: string): Schema {
+  return { name, in: 'query', required: false, description, schema: { type: 'string', enum: ['true', 'false'], default: 'false' } };
+}
+
+/** Builds the OpenAPI 3.1 document of the batch endpoint for a deployment at `baseUrl`. */
+export function openApiDocument(baseUrl: string): OpenApiDocument {
+  const responses: Record<string, Schema> = {
+    '200': {
+      description: 'validate=true: what would be stored for each valid item, and every item error. Nothing is stored or metered; the call still counts toward the rate limits.',
+      headers: { 'Request-Id': header('Request-Id'), ...RATE_LIMIT_HEADERS },
+      content: { 'application/json': { schema: ref('DryRunAnswer') } },
+    },
+    '202': {
+      description: 'At least one item was accepted or dropped by policy. Every accepted item is durably stored.',
+      headers: { 'Request-Id': header('Request-Id'), ...RATE_LIMIT_HEADERS },
+      content: { 'application/json': { schema: ref('BatchAnswer') } },
+    },
+  };
+  for (const [status, codes] of codesByStatus()) responses[String(status)] = errorResponse(baseUrl, status, codes);
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Inlet batch API',
+      version: '1',
+      description: `Send analytics events and identify calls from your servers in batches. Reference: ${baseUrl}${DOCS_PATH}`,
+    },
+    servers: [{ url: baseUrl }],
+    security: [{ serverKey: [] }],
+    paths: {
+      [BATCH_PATH]: {
+        post: {
+          operationId: 'sendBatch',
+          summary: 'Send a batch of track and identify items',
+          description:
+            'Each item is checked on its own: valid items are kept, refused ones are listed with their index. ' +
+            `The body may be at most ${MAX_BODY_BYTES} bytes as sent and once decompressed.`,
+          externalDocs: { url: `${baseUrl}${DOCS_PATH}` },
+          parameters: [
+            queryFlag('validate', 'Dry run: answer 200 with what would be stored; store and meter nothing.'),
+            queryFlag('strict', 'Refuse the whole batch with 400 strict_item_invalid if any item is invalid.'),
+            {
+              name: 'Content-Encoding',
+              in: 'header',
+              required: false,
+              description: 'gzip, identity, or left out.',
+              schema: { type: 'string', enum: ['gzip', 'identity'] },
+            },
+          ],
+          requestBody: {
+            required: true,
+            description: 'Content-Type must be application/json (charset=utf-8 allowed).',
+            content: { 'application/json': { schema: ref('BatchRequest') } },
+          },
+          responses,
+        },
+      },
+    },
+    components: {
+      securitySchemes: {
+        serverKey: {
+          type: 'http',
+          scheme: 'bearer',
+          description: `A server key (${KEY_PREFIX}…). Requests from browsers are refused.`,
+        },
+      },
+      headers: headers(),
+      schemas: componentSchemas(),
+    },
+  };
+}

@@ -1,0 +1,213 @@
+/**
+ * JSON Schema (2020-12, as OpenAPI 3.1 uses it) of the request and of every
+ * answer body. The enums of codes come straight from the error table.
+ */
+import { DROP_REASONS, ITEM_ERRORS, REQUEST_ERRORS } from '../errors/codes.js';
+import { INSERT_ID, PERSON_ID, SESSION_ID } from '../pipeline/ids.js';
+import { acceptedDollarKeys, enrichmentKeys } from './dollar-keys.js';
+import {
+  FUTURE_MINUTES,
+  MAX_INSERT_ID_LENGTH,
+  MAX_ITEMS,
+  MAX_NAME_LENGTH,
+  MAX_PROPERTY_BYTES,
+  MAX_PROPERTY_DEPTH,
+  MAX_PROPERTY_KEYS,
+  PAST_DAYS,
+} from './facts.js';
+
+/** A JSON Schema object; kept loose because it is only ever serialised. */
+export type Schema = Record<string, unknown>;
+
+/** A reference to a component schema. */
+export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+
+const REQUEST_ID: Schema = { type: 'string', description: 'Identifies the request for support; equal to the Request-Id header.', examples: ['req_3fZ9aQ1xLm0bT7Kc'] };
+
+function batchRequest(): Schema {
+  return {
+    type: 'object',
+    required: ['items'],
+    properties: {
+      items: { type: 'array', minItems: 1, maxItems: MAX_ITEMS, items: ref('Item') },
+    },
+    description: 'Fields other than items are ignored, and listed in dropped_keys of a validate=true answer.',
+    examples: [{ items: [{ event: 'invoice_paid', distinct_id: 'usr_1042', insert_id: 'inv_88213_paid', properties: { $revenue: 49, $currency: 'EUR' } }] }],
+  };
+}
+
+function item(): Schema {
+  const name = { type: 'string', minLength: 1, maxLength: MAX_NAME_LENGTH };
+  return {
+    type: 'object',
+    description:
+      'One track or identify. A JSON null in an optional field is read as the field left out; unknown fields are ignored. ' +
+      'Lengths count Unicode code points.',
+    properties: {
+      type: { type: 'string', enum: ['track', 'identify'], default: 'track', description: '"group" and "alias" are reserved and refused with item_type_not_yet_supported.' },
+      event: {
+        ...name,
+        description: 'Event name, for track items (ignored on identify). No control characters; names starting with "$" other than $agent_step and $agent_run, and identify, alias, group and merge in any case, are reserved.',
+      },
+      distinct_id: {
+        ...name,
+        description: 'Your own user id. Required on identify; on track, required unless anonymous_id is sent. No control characters and no placeholders such as "undefined", "null" or "0".',
+      },
+      anonymous_id: { type: 'string', pattern: PERSON_ID.source, description: 'A browser person key; the event belongs to that person.' },
+      session_id: { type: 'string', pattern: SESSION_ID.source, description: 'A browser session to join. Without it the event is part of the person\'s server session, which session counts leave out.' },
+      insert_id: {
+        type: 'string',
+        pattern: INSERT_ID.source,
+        maxLength: MAX_INSERT_ID_LENGTH,
+        description: 'Idempotency key, unique per source: an item whose insert_id is already stored is answered as a duplicate and not stored again.',
+      },
+      timestamp: {
+        description: `When it happened, ${PAST_DAYS} days back to ${FUTURE_MINUTES} minutes ahead of the server clock. Defaults to arrival.`,
+        oneOf: [
+          { type: 'string', format: 'date-time', description: 'ISO 8601 with a date, a time and an offset (Z or ±hh:mm).' },
+          { type: 'integer', minimum: 0, description: 'Milliseconds since the Unix epoch.' },
+        ],
+      },
+      properties: ref('Properties'),
+    },
+    // track needs an event and an identity; identify needs a distinct_id.
+    if: { properties: { type: { const: 'identify' } }, required: ['type'] },
+    then: { required: ['distinct_id'] },
+    else: { required: ['event'], anyOf: [{ required: ['distinct_id'] }, { required: ['anonymous_id'] }] },
+  };
+}
+
+function properties(): Schema {
+  return {
+    type: 'object',
+    maxProperties: MAX_PROPERTY_KEYS,
+    description:
+      `Event properties, or the person's traits on identify. After normalisation: at most ${MAX_PROPERTY_KEYS} top-level keys, ` +
+      `nesting depth at most ${MAX_PROPERTY_DEPTH} (this object is level 1), at most ${MAX_PROPERTY_BYTES} bytes as UTF-8 JSON, ` +
+      'integers within ±(2^53−1). Only the "$" keys listed here are accepted; these are removed silently: ' +
+      `${enrichmentKeys().join(', ')}. Any other "$" key is refused with reserved_property.`,
+    properties: Object.fromEntries(acceptedDollarKeys().map((k) => [k.key, { ...k.schema, description: k.note }])),
+  };
+}
+
+function itemError(): Schema {
+  return {
+    type: 'object',
+    required: ['index', 'code', 'field', 'message'],
+    properties: {
+      index: { type: 'integer', minimum: 0, description: 'Position of the item in items.' },
+      code: { type: 'string', enum: Object.keys(ITEM_ERRORS), description: 'Stable; see the reference page for each.' },
+      field: { type: 'string', description: 'Path inside the item, such as "event" or "properties.$currency"; "item" when the item is not an object.', examples: ['properties.$currency'] },
+      message: { type: 'string', description: 'What to change. Wording may change; match on code.' },
+    },
+  };
+}
+
+const dropReasons = (): string[] => Object.keys(DROP_REASONS);
+
+function droppedItem(): Schema {
+  return {
+    type: 'object',
+    required: ['index', 'reason'],
+    properties: {
+      index: { type: 'integer', minimum: 0 },
+      reason: { type: 'string', enum: dropReasons() },
+    },
+  };
+}
+
+function batchAnswer(): Schema {
+  return {
+    type: 'object',
+    required: ['accepted', 'dropped', 'errors', 'duplicates', 'request_id'],
+    properties: {
+      accepted: { type: 'integer', minimum: 0, description: 'Items kept, repeats of a stored insert_id included.' },
+      dropped: { type: 'array', items: ref('DroppedItem'), description: 'Valid items not stored because of a policy.' },
+      errors: { type: 'array', items: ref('ItemError'), description: 'Refused items, one entry per field at fault.' },
+      duplicates: { type: 'array', items: { type: 'integer', minimum: 0 }, description: 'Indices of items whose insert_id was already stored.' },
+      request_id: REQUEST_ID,
+    },
+  };
+}
+
+const nullable = (schema: Schema): Schema => ({ anyOf: [schema, { type: 'null' }] });
+
+function dryRunItem(): Schema {
+  return {
+    type: 'object',
+    required: ['index', 'type', 'outcome', 'reason', 'event_id', 'event', 'distinct_id', 'anonymous_id', 'person', 'session', 'insert_id', 'timestamp', 'properties', 'enrichment', 'dropped_keys'],
+    properties: {
+      index: { type: 'integer', minimum: 0 },
+      type: { type: 'string', enum: ['track', 'identify'] },
+      outcome: { type: 'string', enum: ['accepted', 'duplicate', 'dropped'] },
+      reason: nullable({ type: 'string', enum: dropReasons() }),
+      event_id: nullable({ type: 'string', description: 'The id the event would be stored under.' }),
+      event: nullable({ type: 'string' }),
+      distinct_id: nullable({ type: 'string' }),
+      anonymous_id: nullable({ type: 'string' }),
+      person: nullable({
+        type: 'object',
+        required: ['id', 'new'],
+        properties: { id: { type: 'string' }, new: { type: 'boolean', description: 'Whether the person would be created.' } },
+      }),
+      session: nullable({
+        type: 'object',
+        required: ['id', 'server_session'],
+        properties: { id: nullable({ type: 'string' }), server_session: { type: 'boolean' } },
+      }),
+      insert_id: nullable({ type: 'string' }),
+      timestamp: { type: 'string', format: 'date-time', description: 'As it would be stored, in UTC.' },
+      properties: { type: 'object', description: 'Properties or traits after normalisation.' },
+      enrichment: { type: 'object', description: 'What the server would add, such as $source_id and what $user_agent yields.' },
+      dropped_keys: { type: 'array', items: { type: 'string' }, description: 'Paths of what was sent but would not be stored.' },
+    },
+  };
+}
+
+function dryRunAnswer(): Schema {
+  return {
+    type: 'object',
+    required: ['items', 'errors', 'dropped_keys', 'request_id'],
+    properties: {
+      items: { type: 'array', items: ref('DryRunItem'), description: 'One entry per valid item.' },
+      errors: { type: 'array', items: ref('ItemError') },
+      dropped_keys: { type: 'array', items: { type: 'string' }, description: 'Top-level body fields other than items, which are ignored.' },
+      request_id: REQUEST_ID,
+    },
+  };
+}
+
+function errorEnvelope(): Schema {
+  return {
+    type: 'object',
+    required: ['error'],
+    properties: {
+      error: {
+        type: 'object',
+        required: ['code', 'message', 'docs_url', 'request_id'],
+        properties: {
+          code: { type: 'string', enum: Object.keys(REQUEST_ERRORS) },
+          message: { type: 'string', description: 'What to change. Wording may change; match on code.' },
+          docs_url: { type: 'string', format: 'uri', description: 'The section of the reference page for this code.' },
+          request_id: REQUEST_ID,
+          errors: { type: 'array', items: ref('ItemError'), description: 'Only with all_items_invalid and strict_item_invalid: the refused items.' },
+        },
+      },
+    },
+  };
+}
+
+/** Every component schema of the OpenAPI document, by name. */
+export function componentSchemas(): Record<string, Schema> {
+  return {
+    BatchRequest: batchRequest(),
+    Item: item(),
+    Properties: properties(),
+    BatchAnswer: batchAnswer(),
+    DryRunAnswer: dryRunAnswer(),
+    DryRunItem: dryRunItem(),
+    ItemError: itemError(),
+    DroppedItem: droppedItem(),
+    ErrorEnvelope: errorEnvelope(),
+  };
+}

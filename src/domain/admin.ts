@@ -1,0 +1,163 @@
+import type { KeyRecord, Org, Project, Source, Store } from '../stores/port.js';
+import { newId } from './ids.js';
+import { GRACE_PERIODS, type Grace, KEY_PREFIX, MAX_WORKING_KEYS, generateKey, hashKey, keyStatus } from './keys.js';
+import { browserIdentify } from './people/browser-identify.js';
+
+/** A refusal of an admin command: the message says what to change. */
+export class AdminError extends Error {}
+
+/** A key as shown after creation: never the secret. */
+export interface KeyView {
+  id: string;
+  prefix: string;
+  last_four: string;
+  status: ReturnType<typeof keyStatus>;
+  created_at: string;
+  last_used_at: string | null;
+  expires_at: string | null;
+}
+
+/** The only time a key's secret is shown. */
+export interface NewKeyView {
+  id: string;
+  key: string;
+  prefix: string;
+  last_four: string;
+  created_at: string;
+  replaces?: string;
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+/** The operations of the `inlet` admin command, over any store. */
+export function createAdmin(store: Store, clock: () => number) {
+  const a = store.admin;
+
+  async function project(id: string): Promise<Project> {
+    const p = await a.getProject(id);
+    if (p === null) throw new AdminError(`No project ${id}; list your ids with the commands that created them.`);
+    return p;
+  }
+  async function source(id: string): Promise<Source> {
+    const s = await a.getSource(id);
+    if (s === null) throw new AdminError(`No source ${id} (or its project or organization was deleted).`);
+    return s;
+  }
+  async function addKey(sourceId: string, replaces?: { keyId: string; expiresAt: number }): Promise<NewKeyView> {
+    const now = clock();
+    const secret = generateKey();
+    const record: KeyRecord = {
+      id: newId('key'),
+      sourceId,
+      hash: hashKey(secret),
+      lastFour: secret.slice(-4),
+      createdAt: now,
+      lastUsedAt: null,
+      expiresAt: null,
+      revokedAt: null,
+    };
+    const r = await a.addKey(record, { now, maxWorking: MAX_WORKING_KEYS, replaces });
+    if (r === 'too_many_keys') {
+      throw new AdminError(
+        `Source ${sourceId} already has ${MAX_WORKING_KEYS} working keys. Revoke one first, or roll a key with --grace now.`,
+      );
+    }
+    const view: NewKeyView = { id: record.id, key: secret, prefix: KEY_PREFIX, last_four: record.lastFour, created_at: iso(now)! };
+    if (replaces) view.replaces = replaces.keyId;
+    return view;
+  }
+
+  return {
+    async createOrg(name: string): Promise<Org> {
+      const org = { id: newId('org'), name: requireName(name), createdAt: clock() };
+      await a.createOrg(org);
+      return org;
+    },
+    async deleteOrg(id: string): Promise<void> {
+      if (!(await a.deleteOrg(id, clock()))) throw new AdminError(`No organization ${id}.`);
+    },
+    async createProject(opts: { name: string; orgId?: string; apiEnabled?: boolean }): Promise<Project> {
+      const now = clock();
+      let orgId: string;
+      if (opts.orgId !== undefined) {
+        if ((await a.getOrg(opts.orgId)) === null) throw new AdminError(`No organization ${opts.orgId}.`);
+        orgId = opts.orgId;
+      } else {
+        orgId = (await a.defaultOrg(() => ({ id: newId('org'), name: 'default', createdAt: now }))).id;
+      }
+      const p: Project = { id: newId('prj'), orgId, name: requireName(opts.name), apiEnabled: opts.apiEnabled ?? false, monthlyEventLimit: null, createdAt: now };
+      await a.createProject(p);
+      return p;
+    },
+    getProject: project,
+    async updateProject(id: string, patch: { apiEnabled?: boolean; monthlyEventLimit?: number | null }): Promise<Project> {
+      await project(id);
+      return (await a.updateProject(id, patch))!;
+    },
+    async deleteProject(id: string): Promise<void> {
+      if (!(await a.deleteProject(id, clock()))) throw new AdminError(`No project ${id}.`);
+    },
+    async createSource(opts: { projectId: string; name: string; filterBots?: boolean; recordIp?: boolean }): Promise<Source> {
+      await project(opts.projectId);
+      const s: Source = {
+        id: newId('src'),
+        projectId: opts.projectId,
+        name: requireName(opts.name),
+        filterBots: opts.filterBots ?? true,
+        recordIp: opts.recordIp ?? false,
+        createdAt: clock(),
+      };
+      await a.createSource(s);
+      return s;
+    },
+    getSource: source,
+    async updateSource(id: string, patch: { filterBots?: boolean; recordIp?: boolean }): Promise<Source> {
+      await source(id);
+      return (await a.updateSource(id, patch))!;
+    },
+    async deleteSource(id: string): Promise<void> {
+      if (!(await a.deleteSource(id, clock()))) throw new AdminError(`No source ${id}.`);
+    },
+    async createKey(sourceId: string): Promise<NewKeyView> {
+      await source(sourceId);
+      return addKey(sourceId);
+    },
+    async listKeys(sourceId: string): Promise<KeyView[]> {
+      await source(sourceId);
+      const now = clock();
+      return (await a.listKeys(sourceId)).map((k) => ({
+        id: k.id,
+        prefix: KEY_PREFIX,
+        last_four: k.lastFour,
+        status: keyStatus(k, now),
+        created_at: iso(k.createdAt)!,
+        last_used_at: iso(k.lastUsedAt),
+        expires_at: iso(k.expiresAt),
+      }));
+    },
+    async rollKey(keyId: string, grace: Grace): Promise<NewKeyView> {
+      const k = await a.getKey(keyId);
+      if (k === null) throw new AdminError(`No key ${keyId}.`);
+      const status = keyStatus(k, clock());
+      if (status !== 'active') {
+        throw new AdminError(`Key ${keyId} is ${status}; only an active key can be rolled. Create a new key instead.`);
+      }
+      await source(k.sourceId);
+      return addKey(k.sourceId, { keyId, expiresAt: clock() + GRACE_PERIODS[grace] });
+    },
+    async revokeKey(keyId: string): Promise<void> {
+      if (!(await a.revokeKey(keyId, clock()))) throw new AdminError(`No key ${keyId}.`);
+    },
+    async browserIdentify(projectId: string, anonymousId: string, distinctId: string) {
+      await project(projectId);
+      const person = await store.transaction((tx) => browserIdentify(tx, projectId, anonymousId, distinctId, clock()));
+      return (await store.findPerson(projectId, { personId: person }))!;
+    },
+  };
+}
+
+function requireName(name: string): string {
+  const n = name.trim();
+  if (n.length === 0 || n.length > 200) throw new AdminError('--name must be 1 to 200 characters.');
+  return n;
+}

@@ -1,0 +1,82 @@
+import type { LimitResult, Limiter, WindowSpec } from './limiter.js';
+
+/** The numbers in force; 0 turns a limit off. */
+export interface LimitSettings {
+  burst: number;
+  sustained: number;
+  keyRps: number;
+}
+
+export const DEFAULT_LIMITS: LimitSettings = { burst: 50_000, sustained: 60_000, keyRps: 100 };
+
+interface Policy {
+  name: 'burst' | 'sustained';
+  limit: number;
+  windowMs: number;
+  retryAfter: number;
+}
+
+/** What a check decided, and what the RateLimit headers say about it. */
+export interface Verdict {
+  allowed: boolean;
+  /** Seconds for Retry-After when refused. */
+  retryAfter: number;
+  /** RateLimit-Policy and RateLimit values, absent when no policy is on. */
+  headers: Record<string, string>;
+}
+
+/**
+ * The limits of Inlet: per project, items in a 10 s burst window and a 60 s
+ * sustained window; per key, requests per second. Windows slide: a count
+ * leaves a window exactly windowMs after it entered.
+ */
+export class RateLimits {
+  private readonly projectPolicies: Policy[];
+  private readonly policyHeader: string;
+
+  constructor(
+    private readonly limiter: Limiter,
+    private readonly settings: LimitSettings,
+  ) {
+    const all: Policy[] = [
+      { name: 'burst', limit: settings.burst, windowMs: 10_000, retryAfter: 10 },
+      { name: 'sustained', limit: settings.sustained, windowMs: 60_000, retryAfter: 60 },
+    ];
+    this.projectPolicies = all.filter((p) => p.limit > 0);
+    this.policyHeader = this.projectPolicies.map((p) => `"${p.name}";q=${p.limit};w=${p.windowMs / 1000}`).join(', ');
+  }
+
+  /** Step 8: one request against the key's 1-second window. */
+  async checkKey(keyId: string, now: number): Promise<Verdict> {
+    if (this.settings.keyRps <= 0) return { allowed: true, retryAfter: 0, headers: {} };
+    const r = await this.limiter.take([{ key: `key:${keyId}`, limit: this.settings.keyRps, windowMs: 1000 }], 1, now);
+    return { allowed: r.allowed, retryAfter: 10, headers: {} };
+  }
+
+  /** Step 16: every item of the request against the project's windows, all or nothing. */
+  async checkItems(projectId: string, items: number, now: number): Promise<Verdict> {
+    if (this.projectPolicies.length === 0) return { allowed: true, retryAfter: 0, headers: {} };
+    const specs: WindowSpec[] = this.projectPolicies.map((p) => ({ key: `${p.name}:${projectId}`, limit: p.limit, windowMs: p.windowMs }));
+    const r = await this.limiter.take(specs, items, now);
+    return { allowed: r.allowed, retryAfter: this.retryAfter(r, items), headers: this.headers(r, now) };
+  }
+
+  /** The longest wait among the windows the request did not fit in. */
+  private retryAfter(r: LimitResult, items: number): number {
+    let wait = 0;
+    this.projectPolicies.forEach((p, i) => {
+      if (r.windows[i]!.used + items > p.limit) wait = Math.max(wait, p.retryAfter);
+    });
+    return r.allowed ? 0 : wait;
+  }
+
+  private headers(r: LimitResult, now: number): Record<string, string> {
+    const state = this.projectPolicies.map((p, i) => {
+      const w = r.windows[i]!;
+      const remaining = Math.max(0, p.limit - w.used);
+      const reset = w.oldestExpiresAt === null ? 0 : Math.max(0, Math.ceil((w.oldestExpiresAt - now) / 1000));
+      return `"${p.name}";r=${remaining};t=${reset}`;
+    });
+    return { 'RateLimit-Policy': this.policyHeader, RateLimit: state.join(', ') };
+  }
+}

@@ -1,0 +1,87 @@
+import type { DropReason } from '../errors/codes.js';
+import type { ItemError } from '../pipeline/field-error.js';
+import type { EnrichedItem, ItemOutcome } from '../stores/port.js';
+
+/** The 202 body: what was kept, dropped and refused. */
+export interface BatchAnswer {
+  accepted: number;
+  dropped: { index: number; reason: DropReason }[];
+  errors: ItemError[];
+  /** Indices answered as repeats of an insert_id stored before (additive to the reference). */
+  duplicates: number[];
+  request_id: string;
+}
+
+export function batchAnswer(
+  outcomes: ItemOutcome[],
+  policyDrops: { index: number; reason: DropReason }[],
+  errors: ItemError[],
+  requestId: string,
+): BatchAnswer {
+  let accepted = 0;
+  const duplicates: number[] = [];
+  const dropped = policyDrops.map(({ index, reason }) => ({ index, reason }));
+  for (const o of outcomes) {
+    if (o.status === 'dropped') dropped.push({ index: o.index, reason: o.reason });
+    else accepted++;
+    if (o.status === 'duplicate') duplicates.push(o.index);
+  }
+  dropped.sort((a, b) => a.index - b.index);
+  return { accepted, dropped, errors, duplicates, request_id: requestId };
+}
+
+/** One item of a validate=true answer: exactly what would be stored, and why. */
+export interface DryRunItem {
+  index: number;
+  type: 'track' | 'identify';
+  outcome: 'accepted' | 'duplicate' | 'dropped';
+  reason: DropReason | null;
+  event_id: string | null;
+  event: string | null;
+  distinct_id: string | null;
+  anonymous_id: string | null;
+  person: { id: string; new: boolean } | null;
+  session: { id: string | null; server_session: boolean } | null;
+  insert_id: string | null;
+  timestamp: string;
+  properties: Record<string, unknown>;
+  enrichment: Record<string, unknown>;
+  dropped_keys: string[];
+}
+
+export function dryRunAnswer(
+  items: EnrichedItem[],
+  outcomes: ItemOutcome[],
+  policyDrops: { index: number; reason: DropReason; item: EnrichedItem }[],
+  errors: ItemError[],
+  bodyDroppedKeys: string[],
+  requestId: string,
+): { items: DryRunItem[]; errors: ItemError[]; dropped_keys: string[]; request_id: string } {
+  const byIndex = new Map(outcomes.map((o) => [o.index, o]));
+  const rows: DryRunItem[] = [];
+  for (const item of items) rows.push(dryRunItem(item, byIndex.get(item.index)!));
+  for (const d of policyDrops) rows.push(dryRunItem(d.item, { index: d.index, status: 'dropped', reason: d.reason }));
+  rows.sort((a, b) => a.index - b.index);
+  return { items: rows, errors, dropped_keys: bodyDroppedKeys, request_id: requestId };
+}
+
+function dryRunItem(item: EnrichedItem, o: ItemOutcome): DryRunItem {
+  const track = item.type === 'track';
+  return {
+    index: item.index,
+    type: item.type,
+    outcome: o.status,
+    reason: o.status === 'dropped' ? o.reason : null,
+    event_id: o.status === 'dropped' ? null : o.eventId,
+    event: item.event,
+    distinct_id: item.distinctId,
+    anonymous_id: item.anonymousId,
+    person: o.status === 'accepted' ? { id: o.personId, new: o.personIsNew } : null,
+    session: track ? { id: item.sessionId, server_session: item.sessionId === null } : null,
+    insert_id: item.insertId,
+    timestamp: new Date(item.timestamp).toISOString(),
+    properties: item.properties,
+    enrichment: item.enrichment,
+    dropped_keys: item.droppedKeys,
+  };
+}

@@ -1,0 +1,62 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { newId } from '../domain/ids.js';
+import type { RateLimits } from '../domain/limits/policies.js';
+import type { Store } from '../stores/port.js';
+import { batchRoute } from './batch-route.js';
+import { docsRoutes } from './docs-routes.js';
+import { sendRefusal } from './envelope.js';
+
+export interface AppDeps {
+  store: Store;
+  limits: RateLimits;
+  /** Epoch ms; tests pass their own. */
+  clock: () => number;
+  baseUrl: string;
+  trackerHosts: Set<string>;
+  retiredVersions: Set<string>;
+  logger?: FastifyServerOptions['logger'];
+}
+
+/** Builds the HTTP edge. It opens nothing itself: stores and limiter come in ready. */
+export function buildApp(deps: AppDeps): FastifyInstance {
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    // Our own ids, never one a client sends: support looks requests up by it.
+    genReqId: () => newId('req'),
+    requestIdHeader: false,
+    // Fastify's own per-request lines would log the URL twice; one line is written below.
+    disableRequestLogging: true,
+    requestTimeout: 30_000,
+    return503OnClosing: true,
+  });
+  app.decorate('inletBaseUrl', deps.baseUrl);
+
+  // The API reads its own body (after the key and header checks, with its own
+  // gzip limit), so no parser may consume it first.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('Request-Id', req.id);
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    req.log.info({ method: req.method, path: req.routeOptions.url ?? 'unknown', status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+  });
+
+  const api = batchRoute(deps);
+  app.all('/api/*', api);
+  app.register(docsRoutes(deps.baseUrl));
+  app.setNotFoundHandler(async (req, reply) => {
+    // Methods Fastify has no route table for still get the API's checks.
+    if ((req.raw.url ?? '').startsWith('/api/')) return api(req, reply);
+    sendRefusal(req, reply, { code: 'not_found', message: 'There is nothing here. Send batches to POST /api/v1/batch; the reference is at /docs/api.' });
+  });
+  app.setErrorHandler(async (err: Error & { statusCode?: number }, req, reply) => {
+    const status = err.statusCode ?? 500;
+    if (status === 413) return sendRefusal(req, reply, { code: 'payload_too_large', headers: { Connection: 'close' } });
+    if (status >= 500) req.log.error({ err }, 'unexpected failure');
+    // A 500 tells the client what to do, never what broke inside.
+    sendRefusal(req, reply, status === 404 ? { code: 'not_found' } : { code: status >= 500 ? 'internal_error' : 'invalid_body' });
+  });
+  return app;
+}

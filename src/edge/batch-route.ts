@@ -1,0 +1,137 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { hashKey, hashesMatch, isKeyShaped, keyWorks, readBearer } from '../domain/keys.js';
+import type { RateLimits } from '../domain/limits/policies.js';
+import { checkBody, checkItems } from '../pipeline/check-batch.js';
+import { enrichItems } from '../pipeline/enrich-items.js';
+import { type AuthRecord, type Store, StoreUnavailableError } from '../stores/port.js';
+import { batchAnswer, dryRunAnswer } from './answers.js';
+import { sendRefusal } from './envelope.js';
+import { readJsonBody } from './read-body.js';
+import {
+  type Refusal,
+  checkBrowser,
+  checkContentType,
+  checkEncoding,
+  checkMethod,
+  checkPath,
+  checkQuery,
+  isRefusal,
+} from './request-checks.js';
+
+export interface BatchRouteDeps {
+  store: Store;
+  limits: RateLimits;
+  clock: () => number;
+  trackerHosts: Set<string>;
+  retiredVersions: Set<string>;
+}
+
+/**
+ * Every /api/… request, checked in the order of decisions §1: a request gets
+ * the first failure only, and the body is not read before the key, the limits
+ * and the headers have passed.
+ */
+export function batchRoute(deps: BatchRouteDeps) {
+  return async function handle(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const refusal = await run(deps, req, reply);
+    if (refusal !== null) sendRefusal(req, reply, refusal);
+  };
+}
+
+async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyReply): Promise<Refusal | null> {
+  const url = req.raw.url ?? '/';
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  const refused =
+    checkPath(path, hostOf(req.headers.host), deps.trackerHosts, deps.retiredVersions) ??
+    checkMethod(req.method) ??
+    checkBrowser(req.headers);
+  if (refused !== null) return refused;
+
+  const auth = await authenticate(deps, req.headers.authorization);
+  if (isRefusal(auth)) return auth;
+  const now = deps.clock();
+  deps.store.recordKeyUse(auth.keyId, now);
+  if (!auth.project.apiEnabled) {
+    return { code: 'not_found', message: 'The batch API is not enabled for this project yet; ask for early access to be turned on.' };
+  }
+  const keyVerdict = await deps.limits.checkKey(auth.keyId, now);
+  if (!keyVerdict.allowed) {
+    return { code: 'rate_limited', message: 'This key sent more than its requests per second; resend after Retry-After seconds.', headers: { 'Retry-After': String(keyVerdict.retryAfter) } };
+  }
+
+  const options = checkQuery(q === -1 ? '' : url.slice(q + 1));
+  if (isRefusal(options)) return options;
+  const contentType = checkContentType(req.headers['content-type']);
+  if (contentType !== null) return contentType;
+  const encoding = checkEncoding(req.headers['content-encoding']);
+  if (isRefusal(encoding)) return encoding;
+  const body = await readJsonBody(req.raw, encoding);
+  if (isRefusal(body)) return body;
+  const batch = checkBody(body.json);
+  if (isRefusal(batch)) return batch;
+
+  const arrival = deps.clock();
+  const verdict = await deps.limits.checkItems(auth.project.id, batch.items.length, arrival);
+  reply.headers(verdict.headers);
+  if (!verdict.allowed) {
+    return {
+      code: 'rate_limited',
+      message: `This project sent more items than its ${verdict.retryAfter === 60 ? 'sustained' : 'burst'} limit allows; nothing was stored. Resend after Retry-After seconds.`,
+      headers: { 'Retry-After': String(verdict.retryAfter) },
+    };
+  }
+
+  const checked = checkItems(batch.items, { now: arrival, recordIp: auth.source.recordIp });
+  if (options.strict && checked.errors.length > 0) {
+    return { code: 'strict_item_invalid', errors: checked.errors };
+  }
+  if (checked.valid.length === 0 && !options.validate) {
+    return { code: 'all_items_invalid', errors: checked.errors };
+  }
+  const enriched = enrichItems(checked.valid, auth.source);
+  let outcomes;
+  try {
+    outcomes =
+      enriched.items.length === 0
+        ? []
+        : await deps.store.ingest({
+            projectId: auth.project.id,
+            sourceId: auth.source.id,
+            keyId: auth.keyId,
+            receivedAt: arrival,
+            items: enriched.items,
+            dryRun: options.validate,
+          });
+  } catch (e) {
+    if (!(e instanceof StoreUnavailableError)) throw e;
+    req.log.error({ err: e.cause ?? e }, 'durable write failed');
+    return { code: 'collection_unavailable', headers: { 'Retry-After': '5' } };
+  }
+  if (options.validate) {
+    reply.code(200).send(dryRunAnswer(enriched.items, outcomes, enriched.dropped, checked.errors, batch.droppedKeys, req.id));
+  } else {
+    reply.code(202).send(batchAnswer(outcomes, enriched.dropped, checked.errors, req.id));
+  }
+  return null;
+}
+
+/** Steps 5 and 6: a Bearer key that exists and still works, with its source, project and org alive. */
+async function authenticate(deps: BatchRouteDeps, header: string | undefined): Promise<AuthRecord | Refusal> {
+  const bearer = readBearer(header);
+  if (bearer.kind === 'missing') return { code: 'missing_key' };
+  const invalid: Refusal = { code: 'invalid_key' };
+  if (!isKeyShaped(bearer.token)) return invalid;
+  const hash = hashKey(bearer.token);
+  const auth = await deps.store.authenticate(hash);
+  if (auth === null || !hashesMatch(auth.hash, hash) || !keyWorks(auth, deps.clock())) return invalid;
+  return auth;
+}
+
+function hostOf(host: string | undefined): string {
+  if (host === undefined) return '';
+  const h = host.trim().toLowerCase();
+  if (h.startsWith('[')) return h.slice(0, h.indexOf(']') + 1);
+  const colon = h.lastIndexOf(':');
+  return colon === -1 ? h : h.slice(0, colon);
+}

@@ -1,0 +1,42 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { REQUEST_ERRORS, type RequestErrorCode } from '../errors/codes.js';
+import type { ItemError } from '../pipeline/field-error.js';
+import type { Refusal } from './request-checks.js';
+
+/** The body of every non-2xx answer. */
+export interface ErrorEnvelope {
+  error: {
+    code: RequestErrorCode;
+    message: string;
+    docs_url: string;
+    request_id: string;
+    /** Item errors, for all_items_invalid and strict_item_invalid. */
+    errors?: ItemError[];
+  };
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Base URL of this deployment, for docs links. */
+    inletBaseUrl: string;
+  }
+}
+
+export function envelope(baseUrl: string, requestId: string, r: Refusal): ErrorEnvelope {
+  const body: ErrorEnvelope = {
+    error: {
+      code: r.code,
+      message: r.message ?? REQUEST_ERRORS[r.code].message,
+      docs_url: `${baseUrl}/docs/api#${r.code}`,
+      request_id: requestId,
+    },
+  };
+  if (r.errors !== undefined) body.error.errors = r.errors;
+  return body;
+}
+
+/** Answers a refusal with its status, headers and the envelope. */
+export function sendRefusal(req: FastifyRequest, reply: FastifyReply, r: Refusal): void {
+  if (r.headers) reply.headers(r.headers);
+  reply.code(REQUEST_ERRORS[r.code].status).send(envelope(req.server.inletBaseUrl, req.id, r));
+}

@@ -1,0 +1,67 @@
+import type { Refusal } from '../edge/request-checks.js';
+import { type ItemContext, type PreparedItem, checkItem } from './check-item.js';
+import type { ItemError } from './field-error.js';
+import { isPlainObject } from './text.js';
+
+export const MAX_ITEMS = 500;
+
+/** Field order of decisions §2: the order errors of one item are listed in. */
+const FIELD_ORDER = ['item', 'type', 'event', 'distinct_id', 'anonymous_id', 'session_id', 'insert_id', 'timestamp', 'properties'];
+const rank = (field: string): number => FIELD_ORDER.indexOf(field.split('.')[0]!);
+
+/** Steps 14 and 15: the body is an object with 1 to 500 items. */
+export function checkBody(body: unknown): { items: unknown[]; droppedKeys: string[] } | Refusal {
+  if (!isPlainObject(body) || !Array.isArray(body.items)) {
+    return { code: 'invalid_body', message: 'The body must be a JSON object with an "items" array, such as {"items": [{"event": "signed_up", "distinct_id": "u_1"}]}.' };
+  }
+  if (body.items.length === 0) return { code: 'batch_empty' };
+  if (body.items.length > MAX_ITEMS) {
+    return { code: 'batch_too_many_items', message: `The batch has ${body.items.length} items; at most ${MAX_ITEMS} are allowed. Split it into smaller batches.` };
+  }
+  return { items: body.items, droppedKeys: Object.keys(body).filter((k) => k !== 'items') };
+}
+
+export interface BatchCheck {
+  valid: PreparedItem[];
+  errors: ItemError[];
+}
+
+/**
+ * Step 17: checks every item. An insert_id seen earlier in the same request
+ * refuses the later item, whatever became of the earlier one.
+ */
+export function checkItems(items: unknown[], ctx: ItemContext): BatchCheck {
+  const valid: PreparedItem[] = [];
+  const errors: ItemError[] = [];
+  const seen = new Set<string>();
+  for (let index = 0; index < items.length; index++) {
+    const raw = items[index];
+    const r = checkItem(raw, index, ctx);
+    const insertId = r.ok ? r.item.insertId : candidateInsertId(raw);
+    const fieldErrors = r.ok ? [] : r.errors;
+    if (insertId !== null) {
+      if (seen.has(insertId)) {
+        fieldErrors.push({
+          code: 'duplicate_insert_id',
+          field: 'insert_id',
+          message: `insert_id "${insertId}" is used by an earlier item of this request; give each item its own insert_id.`,
+        });
+      }
+      seen.add(insertId);
+    }
+    if (fieldErrors.length === 0 && r.ok) {
+      valid.push(r.item);
+    } else {
+      fieldErrors.sort((a, b) => rank(a.field) - rank(b.field));
+      for (const e of fieldErrors) errors.push({ index, ...e });
+    }
+  }
+  return { valid, errors };
+}
+
+/** The insert_id an invalid item would have had, when it has a usable one. */
+function candidateInsertId(raw: unknown): string | null {
+  if (!isPlainObject(raw)) return null;
+  const id = raw.insert_id ?? (isPlainObject(raw.properties) ? raw.properties.$insert_id : undefined);
+  return typeof id === 'string' && /^[A-Za-z0-9_-]{1,80}$/.test(id) ? id : null;
+}

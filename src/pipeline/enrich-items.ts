@@ -1,0 +1,35 @@
+import type { DropReason } from '../errors/codes.js';
+import type { EnrichedItem } from '../stores/port.js';
+import type { PreparedItem } from './check-item.js';
+import { parseUserAgent } from './enrich.js';
+
+export interface EnrichedBatch {
+  items: EnrichedItem[];
+  /** Dropped by policy here, with what they would have been. */
+  dropped: { index: number; reason: DropReason; item: EnrichedItem }[];
+}
+
+/**
+ * Adds what the server knows to each valid item, and drops the track items a
+ * source filters out as bots. Identify items are never dropped here.
+ */
+export function enrichItems(valid: PreparedItem[], source: { id: string; filterBots: boolean }): EnrichedBatch {
+  const items: EnrichedItem[] = [];
+  const dropped: EnrichedBatch['dropped'] = [];
+  for (const item of valid) {
+    const enrichment: Record<string, unknown> = {};
+    if (item.type === 'track') {
+      if (item.userAgent !== null) {
+        const ua = parseUserAgent(item.userAgent);
+        Object.assign(enrichment, ua.enrichment);
+        if (ua.isBot && source.filterBots) {
+          dropped.push({ index: item.index, reason: 'bot_filtered', item: { ...item, enrichment } });
+          continue;
+        }
+      }
+      enrichment.$source_id = source.id;
+    }
+    items.push({ ...item, enrichment });
+  }
+  return { items, dropped };
+}

@@ -1,0 +1,132 @@
+import type { FieldError } from './field-error.js';
+import { ACCEPTED_DOLLAR_KEYS, ENRICHMENT_KEYS } from './reserved-properties.js';
+import { describeJson, hasUnstorableChars, isPlainObject } from './text.js';
+
+export const MAX_PROPERTY_KEYS = 255;
+export const MAX_PROPERTY_DEPTH = 5;
+export const MAX_PROPERTY_BYTES = 8192;
+
+export type JsonObject = Record<string, unknown>;
+
+/** The properties of an item once normalised, and what normalisation took out. */
+export interface NormalisedProperties {
+  properties: JsonObject;
+  /** The raw $user_agent, parsed by enrichment and never stored. */
+  userAgent: string | null;
+  /** `$insert_id`, which stands for insert_id when that field is absent. */
+  insertId: string | null;
+  /** Paths of keys that will not be stored ("properties.$lib"). */
+  droppedKeys: string[];
+}
+
+/**
+ * Normalises then checks an item's properties (or an identify's traits).
+ * Every fault is pushed to `errors`; the result is meaningful only when none was.
+ */
+export function normaliseProperties(raw: unknown, recordIp: boolean, errors: FieldError[]): NormalisedProperties {
+  const out: NormalisedProperties = { properties: {}, userAgent: null, insertId: null, droppedKeys: [] };
+  if (raw === undefined) return out;
+  if (!isPlainObject(raw)) {
+    errors.push({ code: 'invalid_properties', field: 'properties', message: `"properties" must be a JSON object, not ${describeJson(raw)}.` });
+    return out;
+  }
+  let removed: Set<string> | null = null;
+  for (const key of Object.keys(raw)) {
+    if (key.charCodeAt(0) === 36 /* $ */ && !dollarKeyStays(key, raw[key], recordIp, out, errors)) {
+      (removed ??= new Set()).add(key);
+    }
+  }
+  // Object.fromEntries keeps a "__proto__" key as data instead of setting the prototype.
+  out.properties = removed === null ? raw : Object.fromEntries(Object.entries(raw).filter(([k]) => !removed.has(k)));
+  checkShape(out.properties, errors);
+  return out;
+}
+
+/** Whether an accepted, well-formed `$` key is stored; side effects record why not. */
+function dollarKeyStays(key: string, value: unknown, recordIp: boolean, out: NormalisedProperties, errors: FieldError[]): boolean {
+  const field = `properties.${key}`;
+  if (ENRICHMENT_KEYS.has(key)) {
+    out.droppedKeys.push(field);
+    return false;
+  }
+  const check = ACCEPTED_DOLLAR_KEYS[key];
+  if (check === undefined) {
+    errors.push({
+      code: 'reserved_property',
+      field,
+      message: `"${key}" is a reserved property name. Rename it without the leading "$".`,
+    });
+    return false;
+  }
+  const problem = check(value);
+  if (problem !== null) {
+    errors.push({ code: 'invalid_reserved_property', field, message: problem });
+    return false;
+  }
+  if (key === '$user_agent') {
+    out.userAgent = value as string;
+    out.droppedKeys.push(field);
+    return false;
+  }
+  if (key === '$ip' && !recordIp) {
+    out.droppedKeys.push(field);
+    return false;
+  }
+  if (key === '$insert_id') out.insertId = value as string;
+  return true;
+}
+
+/** Key count, depth, exact numbers, storable strings, then size: first fault wins. */
+function checkShape(props: JsonObject, errors: FieldError[]): void {
+  const fault = findFault(props, 1);
+  if (fault !== null) {
+    errors.push({ code: 'invalid_properties', field: 'properties', message: fault });
+    return;
+  }
+  const count = Object.keys(props).length;
+  if (count > MAX_PROPERTY_KEYS) {
+    errors.push({
+      code: 'too_many_properties',
+      field: 'properties',
+      message: `"properties" has ${count} keys; at most ${MAX_PROPERTY_KEYS} are allowed. Nest related values in an object or drop some.`,
+    });
+    return;
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(props));
+  if (bytes > MAX_PROPERTY_BYTES) {
+    errors.push({
+      code: 'properties_too_large',
+      field: 'properties',
+      message: `"properties" is ${bytes} bytes of JSON; at most ${MAX_PROPERTY_BYTES} are allowed. Send large values elsewhere and keep a reference.`,
+    });
+  }
+}
+
+function findFault(value: unknown, depth: number): string | null {
+  if (typeof value === 'string') {
+    return hasUnstorableChars(value) ? 'A string in "properties" holds U+0000 or a lone surrogate; remove it.' : null;
+  }
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value) || (Number.isInteger(value) && !Number.isSafeInteger(value))) {
+      return 'A number in "properties" is too large to keep exactly (beyond ±9007199254740991); send it as a string.';
+    }
+    return null;
+  }
+  if (typeof value !== 'object' || value === null) return null;
+  if (depth > MAX_PROPERTY_DEPTH) {
+    return `"properties" is nested deeper than ${MAX_PROPERTY_DEPTH} levels; flatten it.`;
+  }
+  if (Array.isArray(value)) {
+    for (const v of value) {
+      const f = findFault(v, depth + 1);
+      if (f !== null) return f;
+    }
+    return null;
+  }
+  for (const [k, v] of Object.entries(value)) {
+    if (hasUnstorableChars(k)) return 'A key in "properties" holds U+0000 or a lone surrogate; rename it.';
+    const f = findFault(v, depth + 1);
+    if (f !== null) return f;
+  }
+  return null;
+}

@@ -1,0 +1,142 @@
+import pg from 'pg';
+import { LOCK_NS } from './pool.js';
+
+/**
+ * Versioned schema of the PostgreSQL store. A migration is never edited once
+ * shipped; a change is a new entry at the end. Times are bigint epoch ms, as
+ * in the embedded store, so both engines hand the domain the same numbers.
+ */
+export const PG_MIGRATIONS: string[] = [
+  `
+  CREATE TABLE orgs (
+    id text PRIMARY KEY, name text NOT NULL, is_default boolean NOT NULL DEFAULT false,
+    created_at bigint NOT NULL, deleted_at bigint
+  );
+  -- One live default organization, even when two admin commands ask for it at once.
+  CREATE UNIQUE INDEX orgs_one_default ON orgs (is_default) WHERE is_default AND deleted_at IS NULL;
+  CREATE TABLE projects (
+    id text PRIMARY KEY, org_id text NOT NULL, name text NOT NULL,
+    api_enabled boolean NOT NULL, monthly_event_limit bigint,
+    created_at bigint NOT NULL, deleted_at bigint
+  );
+  CREATE TABLE sources (
+    id text PRIMARY KEY, project_id text NOT NULL, name text NOT NULL,
+    filter_bots boolean NOT NULL, record_ip boolean NOT NULL,
+    created_at bigint NOT NULL, deleted_at bigint
+  );
+  CREATE TABLE api_keys (
+    id text PRIMARY KEY, source_id text NOT NULL, hash bytea NOT NULL UNIQUE, last_four text NOT NULL,
+    created_at bigint NOT NULL, last_used_at bigint, expires_at bigint, revoked_at bigint
+  );
+  CREATE INDEX api_keys_source ON api_keys (source_id);
+
+  CREATE TABLE persons (
+    project_id text NOT NULL, id text NOT NULL, kind text NOT NULL CHECK (kind IN ('browser', 'server')),
+    merged_into text, created_at bigint NOT NULL,
+    PRIMARY KEY (project_id, id)
+  );
+  CREATE INDEX persons_merged_into ON persons (project_id, merged_into) WHERE merged_into IS NOT NULL;
+  CREATE TABLE person_links (
+    project_id text NOT NULL, distinct_id text NOT NULL, person_id text NOT NULL,
+    PRIMARY KEY (project_id, distinct_id)
+  );
+  CREATE INDEX person_links_person ON person_links (project_id, person_id);
+  CREATE TABLE person_traits (
+    project_id text NOT NULL, person_id text NOT NULL, key text NOT NULL,
+    value jsonb NOT NULL, set_at bigint NOT NULL,
+    PRIMARY KEY (project_id, person_id, key)
+  );
+
+  -- Events are partitioned by day of their timestamp: analytics reads a time
+  -- range, which then touches only the days it names, and retention drops a
+  -- whole day's table instead of deleting rows one by one (no bloat, no long
+  -- vacuum). Day tables are made ahead of time, outside any ingest transaction
+  -- (see inlet_ensure_event_partition); a row whose day has no table yet lands
+  -- in the default partition, so an insert never fails for want of one.
+  -- There is no unique constraint here: on a partitioned table it would have
+  -- to include the timestamp, so idempotency lives in insert_ids instead.
+  CREATE TABLE events (
+    seq bigserial NOT NULL, id uuid NOT NULL, project_id text NOT NULL, source_id text NOT NULL,
+    event text NOT NULL, distinct_id text, anonymous_id text, person_id text NOT NULL, session_id text,
+    "timestamp" bigint NOT NULL, received_at bigint NOT NULL, insert_id text, properties jsonb NOT NULL
+  ) PARTITION BY RANGE ("timestamp");
+  CREATE TABLE events_default PARTITION OF events DEFAULT;
+  CREATE INDEX events_source_time ON events (source_id, "timestamp", seq);
+  CREATE INDEX events_project_time ON events (project_id, "timestamp");
+
+  CREATE TABLE insert_ids (
+    source_id text NOT NULL, insert_id text NOT NULL, event_id uuid,
+    PRIMARY KEY (source_id, insert_id)
+  );
+  CREATE TABLE usage (
+    project_id text NOT NULL, month text NOT NULL, events bigint NOT NULL,
+    PRIMARY KEY (project_id, month)
+  );
+
+  -- Makes the table of one UTC day (day_start in epoch ms) unless it exists.
+  -- Rows of that day already in the default partition are moved into it in the
+  -- same transaction, since a partition cannot be attached while the default
+  -- one still holds rows of its range. Names and bounds are formatted here,
+  -- from the one bigint argument, so callers pass it as a parameter.
+  CREATE FUNCTION inlet_ensure_event_partition(day_start bigint) RETURNS boolean
+  LANGUAGE plpgsql AS $fn$
+  DECLARE
+    day_end bigint := day_start + 86400000;
+    part text := 'events_' || to_char(to_timestamp(day_start / 1000) AT TIME ZONE 'UTC', 'YYYYMMDD');
+  BEGIN
+    IF day_start % 86400000 <> 0 THEN
+      RAISE EXCEPTION 'day_start % is not midnight UTC', day_start;
+    END IF;
+    IF to_regclass(part) IS NOT NULL THEN
+      RETURN false;
+    END IF;
+    -- Attaching locks the default partition; ingest must wait for it briefly
+    -- at most, so give up rather than queue (the next run tries again).
+    PERFORM set_config('lock_timeout', '2s', true);
+    PERFORM pg_advisory_xact_lock(${LOCK_NS.partitions}, 0);
+    IF to_regclass(part) IS NOT NULL THEN
+      RETURN false;
+    END IF;
+    EXECUTE format('CREATE TABLE %I (LIKE events)', part);
+    EXECUTE format(
+      'WITH moved AS (DELETE FROM events_default WHERE "timestamp" >= %s AND "timestamp" < %s RETURNING *) INSERT INTO %I SELECT * FROM moved',
+      day_start, day_end, part);
+    EXECUTE format('ALTER TABLE events ATTACH PARTITION %I FOR VALUES FROM (%s) TO (%s)', part, day_start, day_end);
+    RETURN true;
+  END
+  $fn$;
+  `,
+];
+
+/**
+ * Brings the schema up to date. A session advisory lock makes servers that
+ * start at once take turns: the first applies what is missing, the others
+ * then find nothing left to do. Each version commits with its own row in
+ * schema_migrations, so a failed start leaves a consistent version behind.
+ */
+export async function migrate(url: string, connectMs: number): Promise<void> {
+  // A connection of its own, without the pool's statement timeout: waiting
+  // for another server's migration, or a long one, is expected at start-up.
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectMs, application_name: 'inlet-migrate' });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1::int, 0)', [LOCK_NS.migrations]);
+    await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)');
+    const { rows } = await client.query<{ v: number | null }>('SELECT max(version) AS v FROM schema_migrations');
+    for (let v = (rows[0]?.v ?? 0) + 1; v <= PG_MIGRATIONS.length; v++) {
+      await client.query('BEGIN');
+      try {
+        await client.query(PG_MIGRATIONS[v - 1]!);
+        await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [v, Date.now()]);
+        await client.query('COMMIT');
+      } catch (e) {
+        await client.query('ROLLBACK');
+        throw e;
+      }
+    }
+  } finally {
+    // Ending the session releases the advisory lock too.
+    await client.end();
+  }
+}

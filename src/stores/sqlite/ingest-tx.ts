@@ -1,0 +1,126 @@
+import type { IngestTx, NewEventRow, PersonKind, PersonRef, TraitWrite } from '../port.js';
+import type { Db } from './open.js';
+
+// Lists travel as one JSON array parameter read with json_each, so a lookup
+// of 500 ids is one statement, and no SQL is ever built from values.
+const IN_LIST = 'IN (SELECT value FROM json_each(?))';
+
+/**
+ * The ingest transaction on SQLite. Every method runs synchronously inside the
+ * transaction the caller holds; the single writer lock makes lockProject free.
+ */
+export class SqliteIngestTx implements IngestTx {
+  private readonly s;
+
+  constructor(db: Db) {
+    this.s = {
+      limit: db.prepare('SELECT monthly_event_limit AS l FROM projects WHERE id = ?'),
+      usage: db.prepare('SELECT events FROM usage WHERE project_id = ? AND month = ?'),
+      addUsage: db.prepare(
+        'INSERT INTO usage (project_id, month, events) VALUES (?, ?, ?) ON CONFLICT (project_id, month) DO UPDATE SET events = events + excluded.events',
+      ),
+      findInsertIds: db.prepare(`SELECT insert_id, event_id FROM insert_ids WHERE source_id = ? AND insert_id ${IN_LIST}`),
+      addInsertId: db.prepare('INSERT INTO insert_ids (source_id, insert_id, event_id) VALUES (?, ?, ?)'),
+      findLinks: db.prepare(
+        `SELECT l.distinct_id AS key, coalesce(m.id, p.id) AS id, coalesce(m.kind, p.kind) AS kind
+         FROM person_links l
+         JOIN persons p ON p.project_id = l.project_id AND p.id = l.person_id
+         LEFT JOIN persons m ON m.project_id = p.project_id AND m.id = p.merged_into
+         WHERE l.project_id = ? AND l.distinct_id ${IN_LIST}`,
+      ),
+      findPersons: db.prepare(
+        `SELECT p.id AS key, coalesce(m.id, p.id) AS id, coalesce(m.kind, p.kind) AS kind
+         FROM persons p LEFT JOIN persons m ON m.project_id = p.project_id AND m.id = p.merged_into
+         WHERE p.project_id = ? AND p.id ${IN_LIST}`,
+      ),
+      createPerson: db.prepare('INSERT INTO persons (project_id, id, kind, created_at) VALUES (?, ?, ?, ?)'),
+      setLink: db.prepare(
+        'INSERT INTO person_links (project_id, distinct_id, person_id) VALUES (?, ?, ?) ON CONFLICT (project_id, distinct_id) DO UPDATE SET person_id = excluded.person_id',
+      ),
+      mergeMark: db.prepare('UPDATE persons SET merged_into = ? WHERE project_id = ? AND (id = ? OR merged_into = ?)'),
+      mergeLinks: db.prepare('UPDATE person_links SET person_id = ? WHERE project_id = ? AND person_id = ?'),
+      mergeTraits: db.prepare(
+        `INSERT INTO person_traits (project_id, person_id, key, value, set_at)
+         SELECT project_id, ?, key, value, set_at FROM person_traits WHERE project_id = ? AND person_id = ?
+         ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at
+         WHERE excluded.set_at > person_traits.set_at`,
+      ),
+      dropTraits: db.prepare('DELETE FROM person_traits WHERE project_id = ? AND person_id = ?'),
+      upsertTrait: db.prepare(
+        `INSERT INTO person_traits (project_id, person_id, key, value, set_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at
+         WHERE excluded.set_at >= person_traits.set_at`,
+      ),
+      insertEvent: db.prepare(
+        `INSERT INTO events (id, project_id, source_id, event, distinct_id, anonymous_id, person_id, session_id,
+           timestamp, received_at, insert_id, properties) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+    };
+  }
+
+  lockProject(): void {}
+
+  monthlyEventLimit(projectId: string): number | null {
+    const row = this.s.limit.get(projectId) as { l: number | null } | undefined;
+    return row?.l ?? null;
+  }
+
+  usage(projectId: string, month: string): number {
+    const row = this.s.usage.get(projectId, month) as { events: number } | undefined;
+    return row?.events ?? 0;
+  }
+
+  addUsage(projectId: string, month: string, events: number): void {
+    this.s.addUsage.run(projectId, month, events);
+  }
+
+  findInsertIds(sourceId: string, insertIds: string[]): Map<string, string | null> {
+    const rows = this.s.findInsertIds.all(sourceId, JSON.stringify(insertIds)) as { insert_id: string; event_id: string | null }[];
+    return new Map(rows.map((r) => [r.insert_id, r.event_id]));
+  }
+
+  addInsertIds(sourceId: string, rows: { insertId: string; eventId: string | null }[]): void {
+    for (const r of rows) this.s.addInsertId.run(sourceId, r.insertId, r.eventId);
+  }
+
+  findLinks(projectId: string, distinctIds: string[]): Map<string, PersonRef> {
+    return refs(this.s.findLinks.all(projectId, JSON.stringify(distinctIds)));
+  }
+
+  findPersons(projectId: string, personIds: string[]): Map<string, PersonRef> {
+    return refs(this.s.findPersons.all(projectId, JSON.stringify(personIds)));
+  }
+
+  createPersons(projectId: string, persons: { id: string; kind: PersonKind }[], createdAt: number): void {
+    for (const p of persons) this.s.createPerson.run(projectId, p.id, p.kind, createdAt);
+  }
+
+  setLinks(projectId: string, links: { distinctId: string; personId: string }[]): void {
+    for (const l of links) this.s.setLink.run(projectId, l.distinctId, l.personId);
+  }
+
+  mergePerson(projectId: string, from: string, into: string): void {
+    if (from === into) return;
+    this.s.mergeMark.run(into, projectId, from, from);
+    this.s.mergeLinks.run(into, projectId, from);
+    this.s.mergeTraits.run(into, projectId, from);
+    this.s.dropTraits.run(projectId, from);
+  }
+
+  upsertTraits(projectId: string, traits: TraitWrite[]): void {
+    for (const t of traits) this.s.upsertTrait.run(projectId, t.personId, t.key, t.value, t.setAt);
+  }
+
+  insertEvents(rows: NewEventRow[]): void {
+    for (const e of rows) {
+      this.s.insertEvent.run(
+        e.id, e.projectId, e.sourceId, e.event, e.distinctId, e.anonymousId, e.personId, e.sessionId,
+        e.timestamp, e.receivedAt, e.insertId, e.properties,
+      );
+    }
+  }
+}
+
+function refs(rows: unknown[]): Map<string, PersonRef> {
+  return new Map((rows as { key: string; id: string; kind: PersonKind }[]).map((r) => [r.key, { id: r.id, kind: r.kind }]));
+}

@@ -1,0 +1,61 @@
+/**
+ * Versioned schema of the embedded store. A migration is never edited once
+ * shipped; a change is a new entry at the end.
+ */
+export const SQLITE_MIGRATIONS: string[] = [
+  `
+  CREATE TABLE orgs (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, is_default INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL, deleted_at INTEGER
+  );
+  CREATE TABLE projects (
+    id TEXT PRIMARY KEY, org_id TEXT NOT NULL, name TEXT NOT NULL,
+    api_enabled INTEGER NOT NULL, monthly_event_limit INTEGER,
+    created_at INTEGER NOT NULL, deleted_at INTEGER
+  );
+  CREATE TABLE sources (
+    id TEXT PRIMARY KEY, project_id TEXT NOT NULL, name TEXT NOT NULL,
+    filter_bots INTEGER NOT NULL, record_ip INTEGER NOT NULL,
+    created_at INTEGER NOT NULL, deleted_at INTEGER
+  );
+  CREATE TABLE api_keys (
+    id TEXT PRIMARY KEY, source_id TEXT NOT NULL, hash BLOB NOT NULL UNIQUE, last_four TEXT NOT NULL,
+    created_at INTEGER NOT NULL, last_used_at INTEGER, expires_at INTEGER, revoked_at INTEGER
+  );
+  CREATE INDEX api_keys_source ON api_keys (source_id);
+
+  CREATE TABLE persons (
+    project_id TEXT NOT NULL, id TEXT NOT NULL, kind TEXT NOT NULL, merged_into TEXT,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (project_id, id)
+  ) WITHOUT ROWID;
+  CREATE INDEX persons_merged_into ON persons (project_id, merged_into) WHERE merged_into IS NOT NULL;
+  CREATE TABLE person_links (
+    project_id TEXT NOT NULL, distinct_id TEXT NOT NULL, person_id TEXT NOT NULL,
+    PRIMARY KEY (project_id, distinct_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX person_links_person ON person_links (project_id, person_id);
+  CREATE TABLE person_traits (
+    project_id TEXT NOT NULL, person_id TEXT NOT NULL, key TEXT NOT NULL,
+    value TEXT NOT NULL, set_at INTEGER NOT NULL,
+    PRIMARY KEY (project_id, person_id, key)
+  ) WITHOUT ROWID;
+
+  -- seq is the rowid: appends stay at the end of the table.
+  CREATE TABLE events (
+    seq INTEGER PRIMARY KEY, id TEXT NOT NULL, project_id TEXT NOT NULL, source_id TEXT NOT NULL,
+    event TEXT NOT NULL, distinct_id TEXT, anonymous_id TEXT, person_id TEXT NOT NULL, session_id TEXT,
+    timestamp INTEGER NOT NULL, received_at INTEGER NOT NULL, insert_id TEXT, properties TEXT NOT NULL
+  );
+  CREATE INDEX events_source_time ON events (source_id, timestamp, seq);
+  -- Idempotency lives in its own table, so the events table can be laid out for reads.
+  CREATE TABLE insert_ids (
+    source_id TEXT NOT NULL, insert_id TEXT NOT NULL, event_id TEXT,
+    PRIMARY KEY (source_id, insert_id)
+  ) WITHOUT ROWID;
+  CREATE TABLE usage (
+    project_id TEXT NOT NULL, month TEXT NOT NULL, events INTEGER NOT NULL,
+    PRIMARY KEY (project_id, month)
+  ) WITHOUT ROWID;
+  `,
+];

@@ -1,0 +1,40 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { SQLITE_MIGRATIONS } from './migrations.js';
+
+export type Db = Database.Database;
+
+/** Opens (creating if needed) the embedded database in `dataDir` and brings its schema up to date. */
+export function openSqlite(dataDir: string): Db {
+  mkdirSync(dataDir, { recursive: true });
+  const db = new Database(join(dataDir, 'inlet.db'));
+  // WAL lets the admin command and the server read while one writes;
+  // synchronous=FULL makes every commit survive power loss, which is what a
+  // 202 promises.
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  // The admin command and the server write the same file; a short wait beats
+  // failing a write that overlaps another process's commit.
+  db.pragma('busy_timeout = 5000');
+  migrate(db);
+  return db;
+}
+
+function migrate(db: Db): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+  // IMMEDIATE takes the write lock first, so two processes starting at once
+  // do not both apply the same migration.
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const row = db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null };
+    for (let v = (row.v ?? 0) + 1; v <= SQLITE_MIGRATIONS.length; v++) {
+      db.exec(SQLITE_MIGRATIONS[v - 1]!);
+      db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(v, Date.now());
+    }
+    db.exec('COMMIT');
+  } catch (e) {
+    db.exec('ROLLBACK');
+    throw e;
+  }
+}

@@ -1,0 +1,145 @@
+import type {
+  AuthRecord,
+  IngestJob,
+  IngestTx,
+  ItemOutcome,
+  PersonLookup,
+  PersonView,
+  Store,
+  StoredEvent,
+} from '../port.js';
+import { SqliteAdmin, toProject, toSource } from './admin.js';
+import { GroupCommitter } from './group-commit.js';
+import { SqliteIngestTx } from './ingest-tx.js';
+import { type Db, openSqlite } from './open.js';
+
+/** How often key last-used times reach the disk when no batch commits them sooner. */
+const KEY_USE_FLUSH_MS = 1000;
+
+/** The embedded store: one SQLite file in the data directory. */
+export class SqliteStore implements Store {
+  readonly admin: SqliteAdmin;
+  private readonly committer: GroupCommitter;
+  private readonly timer: NodeJS.Timeout;
+  private readonly authStmt;
+
+  constructor(private readonly db: Db) {
+    this.admin = new SqliteAdmin(db);
+    this.committer = new GroupCommitter(db);
+    this.timer = setInterval(() => void this.committer.drain(), KEY_USE_FLUSH_MS).unref();
+    this.authStmt = db.prepare(
+      `SELECT k.id AS key_id, k.hash, k.expires_at, k.revoked_at,
+              s.id AS s_id, s.project_id AS s_project_id, s.name AS s_name, s.filter_bots, s.record_ip, s.created_at AS s_created_at,
+              p.id, p.org_id, p.name, p.api_enabled, p.monthly_event_limit, p.created_at
+       FROM api_keys k
+       JOIN sources s ON s.id = k.source_id AND s.deleted_at IS NULL
+       JOIN projects p ON p.id = s.project_id AND p.deleted_at IS NULL
+       JOIN orgs o ON o.id = p.org_id AND o.deleted_at IS NULL
+       WHERE k.hash = ?`,
+    );
+  }
+
+  static open(dataDir: string): SqliteStore {
+    return new SqliteStore(openSqlite(dataDir));
+  }
+
+  async authenticate(hash: Buffer): Promise<AuthRecord | null> {
+    const r = this.authStmt.get(hash) as Record<string, never> | undefined;
+    if (r === undefined) return null;
+    return {
+      keyId: r.key_id,
+      hash: r.hash,
+      expiresAt: r.expires_at,
+      revokedAt: r.revoked_at,
+      source: toSource({
+        id: r.s_id, project_id: r.s_project_id, name: r.s_name, filter_bots: r.filter_bots,
+        record_ip: r.record_ip, created_at: r.s_created_at,
+      }),
+      project: toProject(r as never),
+    };
+  }
+
+  recordKeyUse(keyId: string, at: number): void {
+    this.committer.noteKeyUse(keyId, at);
+  }
+
+  ingest(job: IngestJob): Promise<ItemOutcome[]> {
+    return this.committer.submit(job);
+  }
+
+  async transaction<T>(fn: (tx: IngestTx) => Promise<T>): Promise<T> {
+    await this.committer.drain();
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      const out = await fn(new SqliteIngestTx(this.db));
+      this.db.exec('COMMIT');
+      return out;
+    } catch (e) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw e;
+    }
+  }
+
+  async listEvents(sourceId: string, limit: number): Promise<StoredEvent[]> {
+    const rows = this.db
+      .prepare(
+        `SELECT e.*, coalesce(p.merged_into, e.person_id) AS current_person
+         FROM events e LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
+         WHERE e.source_id = ? ORDER BY e.timestamp DESC, e.seq DESC LIMIT ?`,
+      )
+      .all(sourceId, limit) as Record<string, never>[];
+    return rows.map((r) => ({
+      id: r.id,
+      event: r.event,
+      distinctId: r.distinct_id,
+      anonymousId: r.anonymous_id,
+      personId: r.current_person,
+      sessionId: r.session_id,
+      timestamp: r.timestamp,
+      receivedAt: r.received_at,
+      insertId: r.insert_id,
+      properties: JSON.parse(r.properties) as Record<string, unknown>,
+    }));
+  }
+
+  async findPerson(projectId: string, lookup: PersonLookup): Promise<PersonView | null> {
+    const start =
+      'distinctId' in lookup
+        ? (this.db.prepare('SELECT person_id AS id FROM person_links WHERE project_id = ? AND distinct_id = ?').get(projectId, lookup.distinctId) as
+            | { id: string }
+            | undefined)
+        : { id: lookup.personId };
+    if (start === undefined) return null;
+    const p = this.db
+      .prepare(
+        `SELECT coalesce(m.id, p.id) AS id, coalesce(m.created_at, p.created_at) AS created_at
+         FROM persons p LEFT JOIN persons m ON m.project_id = p.project_id AND m.id = p.merged_into
+         WHERE p.project_id = ? AND p.id = ?`,
+      )
+      .get(projectId, start.id) as { id: string; created_at: number } | undefined;
+    if (p === undefined) return null;
+    const ids = this.db
+      .prepare('SELECT distinct_id FROM person_links WHERE project_id = ? AND person_id = ? ORDER BY distinct_id')
+      .all(projectId, p.id) as { distinct_id: string }[];
+    const traits = this.db
+      .prepare('SELECT key, value FROM person_traits WHERE project_id = ? AND person_id = ? ORDER BY key')
+      .all(projectId, p.id) as { key: string; value: string }[];
+    return {
+      id: p.id,
+      distinctIds: ids.map((r) => r.distinct_id),
+      traits: Object.fromEntries(traits.map((t) => [t.key, JSON.parse(t.value)])),
+      createdAt: p.created_at,
+    };
+  }
+
+  async usage(projectId: string, month: string): Promise<number> {
+    const r = this.db.prepare('SELECT events FROM usage WHERE project_id = ? AND month = ?').get(projectId, month) as { events: number } | undefined;
+    return r?.events ?? 0;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.committer.drain();
+    this.db.close();
+  }
+}

@@ -1,0 +1,99 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { createAdmin } from '../../src/domain/admin.js';
+import { LocalLimiter } from '../../src/domain/limits/local-limiter.js';
+import { DEFAULT_LIMITS, type LimitSettings, RateLimits } from '../../src/domain/limits/policies.js';
+import { buildApp } from '../../src/edge/app.js';
+import type { Store } from '../../src/stores/port.js';
+import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
+
+/** A clock tests move by hand. */
+export class TestClock {
+  constructor(public ms = Date.UTC(2026, 10, 22, 12, 0, 0)) {}
+  now = (): number => this.ms;
+  advance(ms: number): void {
+    this.ms += ms;
+  }
+}
+
+export function tempDir(prefix = 'inlet-test-'): { dir: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface Fixture {
+  app: FastifyInstance;
+  store: Store;
+  clock: TestClock;
+  key: string;
+  orgId: string;
+  projectId: string;
+  sourceId: string;
+  admin: ReturnType<typeof createAdmin>;
+  close: () => Promise<void>;
+}
+
+export interface FixtureOptions {
+  store?: Store;
+  limits?: Partial<LimitSettings>;
+  apiEnabled?: boolean;
+  filterBots?: boolean;
+  recordIp?: boolean;
+  trackerHosts?: string[];
+  retiredVersions?: string[];
+  clock?: TestClock;
+}
+
+/** A server on a fresh embedded store with one org, project (API enabled), source and key. */
+export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
+  const tmp = opts.store ? null : tempDir();
+  const store = opts.store ?? SqliteStore.open(tmp!.dir);
+  const clock = opts.clock ?? new TestClock();
+  const admin = createAdmin(store, clock.now);
+  const org = await admin.createOrg('Acme');
+  const project = await admin.createProject({ name: 'Web', orgId: org.id, apiEnabled: opts.apiEnabled ?? true });
+  const source = await admin.createSource({ projectId: project.id, name: 'Billing', filterBots: opts.filterBots, recordIp: opts.recordIp });
+  const key = await admin.createKey(source.id);
+  const limiter = new LocalLimiter();
+  const app = buildApp({
+    store,
+    limits: new RateLimits(limiter, { ...DEFAULT_LIMITS, ...opts.limits }),
+    clock: clock.now,
+    baseUrl: 'http://inlet.test',
+    trackerHosts: new Set(opts.trackerHosts ?? []),
+    retiredVersions: new Set(opts.retiredVersions ?? []),
+  });
+  await app.ready();
+  return {
+    app,
+    store,
+    clock,
+    key: key.key,
+    orgId: org.id,
+    projectId: project.id,
+    sourceId: source.id,
+    admin,
+    close: async () => {
+      await app.close();
+      await store.close();
+      await limiter.close();
+      tmp?.remove();
+    },
+  };
+}
+
+/** POSTs a batch with the fixture's key. */
+export function send(
+  f: Pick<Fixture, 'app' | 'key'>,
+  body: unknown,
+  opts: { query?: string; headers?: Record<string, string>; raw?: string | Buffer } = {},
+) {
+  return f.app.inject({
+    method: 'POST',
+    url: `/api/v1/batch${opts.query ? `?${opts.query}` : ''}`,
+    headers: { authorization: `Bearer ${f.key}`, 'content-type': 'application/json', ...opts.headers },
+    payload: opts.raw ?? JSON.stringify(body),
+  });
+}

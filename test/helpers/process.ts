@@ -1,0 +1,67 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const BIN = fileURLToPath(new URL('../../bin/inlet', import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `bin/inlet` to completion. */
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => (stdout += d));
+    p.stderr.on('data', (d) => (stderr += d));
+    p.on('error', reject);
+    p.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Runs `bin/inlet … --json` and parses its one JSON value, failing loudly otherwise. */
+export async function cliJson<T = any>(args: string[], env: Record<string, string> = {}): Promise<T> {
+  const r = await runCli([...args, '--json'], env);
+  if (r.code !== 0) throw new Error(`inlet ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+  return JSON.parse(r.stdout) as T;
+}
+
+export interface Server {
+  url: string;
+  proc: ChildProcess;
+  exited: Promise<number | null>;
+  stderr: () => string;
+}
+
+/** Starts `inlet serve --port 0` and waits for its "listening" line. */
+export function startServer(args: string[], env: Record<string, string> = {}): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], {
+      env: { ...process.env, INLET_LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
+    proc.stderr!.on('data', (d) => (err += d));
+    proc.stdout!.on('data', (d) => {
+      out += d;
+      const m = /inlet listening on (http:\/\/\S+)/.exec(out);
+      if (m) resolve({ url: m[1]!, proc, exited, stderr: () => err });
+    });
+    proc.on('exit', (code) => reject(new Error(`inlet serve exited ${code} before listening: ${err}`)));
+  });
+}
+
+/** Creates org, project (API on), source and key through the command; returns ids and the key. */
+export async function provision(env: Record<string, string>, dataDir?: string) {
+  const dd = dataDir ? ['--data-dir', dataDir] : [];
+  const org = await cliJson(['org', 'create', '--name', 'Acme', ...dd], env);
+  const project = await cliJson(['project', 'create', '--name', 'Web', '--org', org.id, '--api-enabled', ...dd], env);
+  const source = await cliJson(['source', 'create', '--project', project.id, '--name', 'Billing', ...dd], env);
+  const key = await cliJson(['key', 'create', '--source', source.id, ...dd], env);
+  return { org, project, source, key };
+}
