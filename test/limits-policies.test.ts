@@ -78,7 +78,11 @@ describe('RateLimits: per key', () => {
   it('admits 100 requests a second, refuses the 101st, and admits again a second later', async () => {
     const rl = limits();
     for (let i = 0; i < 100; i++) expect((await rl.checkKey('key_1', T + i)).allowed).toBe(true);
-    expect(await rl.checkKey('key_1', T + 999)).toEqual({ allowed: false, retryAfter: 10, headers: {} });
+    expect(await rl.checkKey('key_1', T + 999)).toEqual({
+      allowed: false,
+      retryAfter: 10,
+      headers: { 'RateLimit-Policy': '"per_key";q=100;w=1', RateLimit: '"per_key";r=0;t=1' },
+    });
     expect((await rl.checkKey('key_2', T + 999)).allowed).toBe(true);
     // The request of T leaves at T+1,000; the refused one never counted.
     expect((await rl.checkKey('key_1', T + 1_000)).allowed).toBe(true);

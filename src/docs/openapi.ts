@@ -5,6 +5,8 @@
 import { STATUS_CODES } from 'node:http';
 import { REQUEST_ERRORS, type RequestErrorCode } from '../errors/codes.js';
 import { envelope } from '../edge/envelope.js';
+import type { Refusal } from '../edge/request-checks.js';
+import type { ItemError } from '../pipeline/field-error.js';
 import { BATCH_PATH, DEFAULT_POLICY_HEADER, DOCS_PATH, EXAMPLE_RATELIMIT_HEADER, KEY_PREFIX, MAX_BODY_BYTES, RETRY_AFTER_STATUSES } from './facts.js';
 import { type Schema, componentSchemas, ref } from './schemas.js';
 
@@ -49,6 +51,19 @@ function headers(): Record<string, Schema> {
 
 const RATE_LIMIT_HEADERS = { RateLimit: header('RateLimit'), 'RateLimit-Policy': header('RateLimit-Policy') };
 
+const EXAMPLE_REQUEST_ID = 'req_3fZ9aQ1xLm0bT7Kc';
+
+// These two answers carry the item errors, so their examples show one.
+const EXAMPLE_ITEM_ERRORS: Partial<Record<RequestErrorCode, ItemError[]>> = {
+  all_items_invalid: [{ index: 0, code: 'missing_event_name', field: 'event', message: 'A track item needs an "event" name.' }],
+  strict_item_invalid: [{ index: 3, code: 'invalid_timestamp', field: 'timestamp', message: '"timestamp" 1767225600 looks like epoch seconds; send epoch milliseconds (1767225600000) or an ISO 8601 string.' }],
+};
+
+function exampleRefusal(code: RequestErrorCode): Refusal {
+  const errors = EXAMPLE_ITEM_ERRORS[code];
+  return errors === undefined ? { code } : { code, errors };
+}
+
 function errorResponse(baseUrl: string, status: number, codes: RequestErrorCode[]): Schema {
   const h: Record<string, Schema> = { 'Request-Id': header('Request-Id') };
   if (RETRY_AFTER_STATUSES.has(status)) h['Retry-After'] = header('Retry-After');
@@ -69,7 +84,7 @@ function errorResponse(baseUrl: string, status: number, codes: RequestErrorCode[
           ],
         },
         examples: Object.fromEntries(
-          codes.map((c) => [c, { summary: REQUEST_ERRORS[c].when, value: envelope(baseUrl, 'req_3fZ9aQ1xLm0bT7Kc', { code: c }) }]),
+          codes.map((c) => [c, { summary: REQUEST_ERRORS[c].when, value: envelope(baseUrl, EXAMPLE_REQUEST_ID, exampleRefusal(c)) }]),
         ),
       },
     },
@@ -77,7 +92,8 @@ function errorResponse(baseUrl: string, status: number, codes: RequestErrorCode[
 }
 
 function queryFlag(name: string, description: string): Schema {
-  return { name, in: 'query', required: false, description, schema: { type: 'string', enum: ['true', 'false'], default: 'false' } };
+  // Serialised as the words true and false, the only values the endpoint takes.
+  return { name, in: 'query', required: false, description, schema: { type: 'boolean', default: false } };
 }
 
 /** Builds the OpenAPI 3.1 document of the batch endpoint for a deployment at `baseUrl`. */

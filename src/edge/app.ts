@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { newId } from '../domain/ids.js';
 import type { RateLimits } from '../domain/limits/policies.js';
 import type { Store } from '../stores/port.js';
@@ -25,7 +25,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     genReqId: () => newId('req'),
     requestIdHeader: false,
     // Fastify's own per-request lines would log the URL twice; one line is written below.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     requestTimeout: 30_000,
     return503OnClosing: true,
   });

@@ -48,7 +48,13 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
     checkBrowser(req.headers);
   if (refused !== null) return refused;
 
-  const auth = await authenticate(deps, req.headers.authorization);
+  let auth: AuthRecord | Refusal;
+  try {
+    auth = await authenticate(deps, req.headers.authorization);
+  } catch (e) {
+    // The key cannot be checked while the store is away: as retryable as a failed write.
+    return unavailable(req, e);
+  }
   if (isRefusal(auth)) return auth;
   const now = deps.clock();
   deps.store.recordKeyUse(auth.keyId, now);
@@ -57,7 +63,11 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
   }
   const keyVerdict = await deps.limits.checkKey(auth.keyId, now);
   if (!keyVerdict.allowed) {
-    return { code: 'rate_limited', message: 'This key sent more than its requests per second; resend after Retry-After seconds.', headers: { 'Retry-After': String(keyVerdict.retryAfter) } };
+    return {
+      code: 'rate_limited',
+      message: 'This key sent more requests per second than it may; nothing was stored. Resend after Retry-After seconds.',
+      headers: { ...keyVerdict.headers, 'Retry-After': String(keyVerdict.retryAfter) },
+    };
   }
 
   const options = checkQuery(q === -1 ? '' : url.slice(q + 1));
@@ -104,9 +114,7 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
             dryRun: options.validate,
           });
   } catch (e) {
-    if (!(e instanceof StoreUnavailableError)) throw e;
-    req.log.error({ err: e.cause ?? e }, 'durable write failed');
-    return { code: 'collection_unavailable', headers: { 'Retry-After': '5' } };
+    return unavailable(req, e);
   }
   if (options.validate) {
     reply.code(200).send(dryRunAnswer(enriched.items, outcomes, enriched.dropped, checked.errors, batch.droppedKeys, req.id));
@@ -114,6 +122,13 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
     reply.code(202).send(batchAnswer(outcomes, enriched.dropped, checked.errors, req.id));
   }
   return null;
+}
+
+/** A store failure answered as 503 collection_unavailable; anything else is a bug and propagates. */
+function unavailable(req: FastifyRequest, e: unknown): Refusal {
+  if (!(e instanceof StoreUnavailableError)) throw e;
+  req.log.error({ err: e.cause ?? e }, 'store unavailable');
+  return { code: 'collection_unavailable', headers: { 'Retry-After': '5' } };
 }
 
 /** Steps 5 and 6: a Bearer key that exists and still works, with its source, project and org alive. */

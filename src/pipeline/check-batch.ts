@@ -1,6 +1,7 @@
 import type { Refusal } from '../edge/request-checks.js';
 import { type ItemContext, type PreparedItem, checkItem } from './check-item.js';
 import type { ItemError } from './field-error.js';
+import { INSERT_ID } from './ids.js';
 import { isPlainObject } from './text.js';
 
 export const MAX_ITEMS = 500;
@@ -63,5 +64,5 @@ export function checkItems(items: unknown[], ctx: ItemContext): BatchCheck {
 function candidateInsertId(raw: unknown): string | null {
   if (!isPlainObject(raw)) return null;
   const id = raw.insert_id ?? (isPlainObject(raw.properties) ? raw.properties.$insert_id : undefined);
-  return typeof id === 'string' && /^[A-Za-z0-9_-]{1,80}$/.test(id) ? id : null;
+  return typeof id === 'string' && INSERT_ID.test(id) ? id : null;
 }

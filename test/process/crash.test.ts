@@ -9,7 +9,8 @@ afterAll(() => tmp.remove());
 it('after SIGKILL mid-load, every insert_id that got a 202 is stored, each exactly once', async () => {
   const dd = ['--data-dir', tmp.dir];
   const { source, key } = await provision({}, tmp.dir);
-  const server = await startServer(dd);
+  const noLimits = { INLET_LIMIT_BURST: '0', INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '0' };
+  const server = await startServer(dd, noLimits);
   const acked = new Set<string>();
   const sent: { batch: object; ids: string[] }[] = [];
   let stop = false;
@@ -42,7 +43,7 @@ it('after SIGKILL mid-load, every insert_id that got a 202 is stored, each exact
   expect(acked.size).toBeGreaterThan(0);
 
   // Restart on the same data and resend everything, acknowledged or not.
-  const again = await startServer(dd);
+  const again = await startServer(dd, noLimits);
   for (const { batch } of sent) {
     const res = await fetch(`${again.url}/api/v1/batch`, {
       method: 'POST',

@@ -6,6 +6,9 @@ import { buildApp } from '../../edge/app.js';
 import { openStore } from '../../stores/open-store.js';
 import { fail } from '../context.js';
 
+/** How long requests in flight get to finish after SIGTERM before their connections are cut. */
+const SHUTDOWN_DEADLINE_MS = 25_000;
+
 /** `inlet serve`: the batch API until SIGTERM or SIGINT. */
 export function registerServe(program: Command): void {
   program
@@ -28,7 +31,12 @@ async function serve(flags: { port?: string; host?: string; dataDir?: string; ba
   const cfg = loadConfig(process.env, flags);
   const store = await openStore(cfg);
   const logger = { level: cfg.logLevel, stream: process.stderr };
-  const limiter = openLimiter(cfg.redisUrl);
+  // The limiter exists before the app (the app needs it), so its warnings reach
+  // the app's log through this late-bound function.
+  let warn = (msg: string): void => void process.stderr.write(`${msg}\n`);
+  const limiter = openLimiter(cfg.redisUrl, {
+    onError: (err) => warn(`Redis unavailable for rate limits; each server counts alone until it answers again: ${err.message}`),
+  });
   const app = buildApp({
     store,
     limits: new RateLimits(limiter, cfg.limits),
@@ -38,6 +46,7 @@ async function serve(flags: { port?: string; host?: string; dataDir?: string; ba
     retiredVersions: cfg.retiredVersions,
     logger,
   });
+  warn = (msg) => app.log.warn(msg);
   await app.listen({ port: cfg.port, host: cfg.host });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr !== null ? addr.port : cfg.port;
@@ -49,9 +58,15 @@ async function serve(flags: { port?: string; host?: string; dataDir?: string; ba
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, 'stopping: finishing requests in flight');
-    // close() stops accepting, waits for requests in flight (their commits
-    // included), then the store writes what is still pending.
+    // close() stops accepting and waits for requests in flight, their commits
+    // included. Keep-alive connections that were busy when it began turn idle
+    // only afterwards, and Node would wait out their 72 s timeout: sweep them
+    // as they go idle, and cut whatever is left after a deadline.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+    const deadline = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_DEADLINE_MS);
     await app.close();
+    clearInterval(sweep);
+    clearTimeout(deadline);
     await store.close();
     await limiter.close();
     process.exit(0);

@@ -5,6 +5,7 @@ import type { LimitResult, Limiter, WindowSpec, WindowUse } from './limiter.js';
  * entry (time, cost), and a running sum makes every check amortised O(1).
  */
 class SlidingLog {
+  constructor(readonly windowMs: number) {}
   private times: number[] = [];
   private costs: number[] = [];
   private head = 0;
@@ -51,7 +52,7 @@ export class LocalLimiter implements Limiter {
   takeNow(windows: WindowSpec[], cost: number, now: number): LimitResult {
     const logs = windows.map((w) => {
       let log = this.logs.get(w.key);
-      if (log === undefined) this.logs.set(w.key, (log = new SlidingLog()));
+      if (log === undefined) this.logs.set(w.key, (log = new SlidingLog(w.windowMs)));
       log.evict(now - w.windowMs);
       return log;
     });
@@ -72,7 +73,7 @@ export class LocalLimiter implements Limiter {
   /** Forgets counters that have emptied, so idle projects and keys cost nothing. */
   private sweep(now: number): void {
     for (const [key, log] of this.logs) {
-      log.evict(now - 60 * 60_000);
+      log.evict(now - log.windowMs);
       if (log.empty) this.logs.delete(key);
     }
   }

@@ -49,8 +49,15 @@ export class RateLimits {
   /** Step 8: one request against the key's 1-second window. */
   async checkKey(keyId: string, now: number): Promise<Verdict> {
     if (this.settings.keyRps <= 0) return { allowed: true, retryAfter: 0, headers: {} };
-    const r = await this.limiter.take([{ key: `key:${keyId}`, limit: this.settings.keyRps, windowMs: 1000 }], 1, now);
-    return { allowed: r.allowed, retryAfter: 10, headers: {} };
+    const limit = this.settings.keyRps;
+    const r = await this.limiter.take([{ key: `key:${keyId}`, limit, windowMs: 1000 }], 1, now);
+    if (r.allowed) return { allowed: true, retryAfter: 0, headers: {} };
+    // The refusal names the limit that tripped, in the same header fields as the project windows.
+    return {
+      allowed: false,
+      retryAfter: 10,
+      headers: { 'RateLimit-Policy': `"per_key";q=${limit};w=1`, RateLimit: `"per_key";r=0;t=${this.resetSeconds(r.windows[0]!.oldestExpiresAt, now)}` },
+    };
   }
 
   /** Step 16: every item of the request against the project's windows, all or nothing. */
@@ -70,12 +77,16 @@ export class RateLimits {
     return r.allowed ? 0 : wait;
   }
 
+  /** Whole seconds until the oldest count leaves its window. */
+  private resetSeconds(oldestExpiresAt: number | null, now: number): number {
+    return oldestExpiresAt === null ? 0 : Math.max(0, Math.ceil((oldestExpiresAt - now) / 1000));
+  }
+
   private headers(r: LimitResult, now: number): Record<string, string> {
     const state = this.projectPolicies.map((p, i) => {
       const w = r.windows[i]!;
       const remaining = Math.max(0, p.limit - w.used);
-      const reset = w.oldestExpiresAt === null ? 0 : Math.max(0, Math.ceil((w.oldestExpiresAt - now) / 1000));
-      return `"${p.name}";r=${remaining};t=${reset}`;
+      return `"${p.name}";r=${remaining};t=${this.resetSeconds(w.oldestExpiresAt, now)}`;
     });
     return { 'RateLimit-Policy': this.policyHeader, RateLimit: state.join(', ') };
   }

@@ -131,7 +131,8 @@ export async function migrate(url: string, connectMs: number): Promise<void> {
         await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [v, Date.now()]);
         await client.query('COMMIT');
       } catch (e) {
-        await client.query('ROLLBACK');
+        // The migration's own error is the one worth reporting.
+        await client.query('ROLLBACK').catch(() => {});
         throw e;
       }
     }

@@ -55,7 +55,7 @@ export function isServerError(e: unknown): boolean {
 /** Wraps a driver failure as the port's error; everything else passes through. */
 export function unavailable(e: unknown): StoreUnavailableError {
   if (e instanceof StoreUnavailableError) return e;
-  return new StoreUnavailableError('PostgreSQL could not complete the write.', { cause: e });
+  return new StoreUnavailableError('PostgreSQL could not be reached, or it refused the statement.', { cause: e });
 }
 
 /**

@@ -56,7 +56,8 @@ export class GroupCommitter {
   }
 
   private runFlush(): Promise<void> {
-    this.running = this.running.then(() => this.flush());
+    // A failed flush must never break the chain, or every later write would stall.
+    this.running = this.running.then(() => this.flush()).catch(() => undefined);
     return this.running;
   }
 
@@ -65,38 +66,44 @@ export class GroupCommitter {
     const batch = this.queue;
     this.queue = [];
     if (batch.length === 0 && this.touches.size === 0) return;
+    const touches = this.touches;
+    this.touches = new Map();
     const done: [Pending, ItemOutcome[]][] = [];
     try {
       this.db.exec('BEGIN IMMEDIATE');
-    } catch (e) {
-      for (const p of batch) p.reject(unavailable(e));
-      return;
-    }
-    for (const p of batch) {
-      this.db.exec('SAVEPOINT job');
-      try {
-        const out = await ingestInTx(this.tx, p.job);
-        if (p.job.dryRun) this.db.exec('ROLLBACK TO job');
-        this.db.exec('RELEASE job');
-        done.push([p, out]);
-      } catch (e) {
-        this.db.exec('ROLLBACK TO job');
-        this.db.exec('RELEASE job');
-        p.reject(unavailable(e));
+      for (const p of batch) {
+        const out = await this.runJob(p);
+        if (out !== null) done.push([p, out]);
       }
-    }
-    const touches = this.touches;
-    this.touches = new Map();
-    try {
       for (const [id, at] of touches) this.touchKey.run(at, id);
       this.db.exec('COMMIT');
     } catch (e) {
+      // BEGIN, a savepoint or COMMIT itself failed: nothing of this group is kept.
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       for (const [p] of done) p.reject(unavailable(e));
+      for (const p of batch) if (!done.some(([q]) => q === p)) p.reject(unavailable(e));
       return;
+    } finally {
+      if (this.queue.length > 0) this.schedule();
     }
     for (const [p, out] of done) p.resolve(out);
-    if (this.queue.length > 0) this.schedule();
+  }
+
+  /** One job under its own savepoint; a job that fails is rolled back and rejected alone. */
+  private async runJob(p: Pending): Promise<ItemOutcome[] | null> {
+    this.db.exec('SAVEPOINT job');
+    try {
+      const out = await ingestInTx(this.tx, p.job);
+      if (p.job.dryRun) this.db.exec('ROLLBACK TO job');
+      this.db.exec('RELEASE job');
+      return out;
+    } catch (e) {
+      // If SQLite already rolled the whole transaction back, these throw and fail the group.
+      this.db.exec('ROLLBACK TO job');
+      this.db.exec('RELEASE job');
+      p.reject(unavailable(e));
+      return null;
+    }
   }
 }
 

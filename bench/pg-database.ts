@@ -1,0 +1,33 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+/** A database made for one run beside the one the URL names, and its removal. */
+export interface ScratchDatabase {
+  url: string;
+  drop: () => Promise<void>;
+}
+
+/**
+ * Each run writes into empty databases of its own, so figures never depend on
+ * what earlier runs left behind, and nothing of the operator's is touched.
+ */
+export async function createScratchDatabase(baseUrl: string, label: string): Promise<ScratchDatabase> {
+  const name = `inlet_bench_${label}_${randomBytes(4).toString('hex')}`;
+  await withClient(baseUrl, (c) => c.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`));
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: () => withClient(baseUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`)).then(() => {}),
+  };
+}
+
+async function withClient<T>(url: string, f: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  await c.connect();
+  try {
+    return await f(c);
+  } finally {
+    await c.end();
+  }
+}

@@ -1,0 +1,117 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The command the benchmark drives, as users run it. */
+export const INLET_BIN = fileURLToPath(new URL('../../bin/inlet', import.meta.url));
+
+/** A script compiled beside this one (the baselines). */
+export function benchScript(name: string): string {
+  return fileURLToPath(new URL(`./${name}`, import.meta.url));
+}
+
+const children = new Set<ChildProcess>();
+
+// Whatever way the run ends, nothing it started may outlive it.
+process.once('exit', () => {
+  for (const c of children) if (c.exitCode === null && c.pid !== undefined) process.kill(c.pid, 'SIGKILL');
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    process.stderr.write(`\nbench: ${signal}, stopping what it started\n`);
+    process.exit(130);
+  });
+}
+
+export interface Listening {
+  url: string;
+  proc: ChildProcess;
+  pid: number;
+  stderr: () => string;
+}
+
+/**
+ * Starts a node process that prints "… listening on http://…" once ready.
+ * Its stderr is kept (the server logs at warn) and shown if it dies.
+ */
+export function startListening(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 30_000): Promise<Listening> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(proc);
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`${args.join(' ')} did not listen within ${timeoutMs} ms: ${err}`));
+    }, timeoutMs);
+    proc.stderr!.on('data', (d) => {
+      // Bounded: a server that logs every request must not grow the bench's memory.
+      if (err.length < 64 * 1024) err += d;
+    });
+    proc.stdout!.on('data', (d) => {
+      out += d;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m !== null) {
+        clearTimeout(timer);
+        resolve({ url: m[1]!, proc, pid: proc.pid!, stderr: () => err });
+      }
+    });
+    proc.on('exit', (code) => {
+      children.delete(proc);
+      clearTimeout(timer);
+      reject(new Error(`${args.join(' ')} exited ${code} before listening: ${err}`));
+    });
+  });
+}
+
+/** SIGTERM, then SIGKILL if it has not exited in time; resolves with the exit code. */
+export function stopProcess(proc: ChildProcess, graceMs = 20_000): Promise<number | null> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve(proc.exitCode);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      children.delete(proc);
+      resolve(code);
+    });
+    proc.kill('SIGTERM');
+  });
+}
+
+/** Runs a node script to completion and parses the one JSON value it prints. */
+export function runJson<T>(args: string[], env: NodeJS.ProcessEnv): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(proc);
+    let out = '';
+    let err = '';
+    proc.stdout!.on('data', (d) => (out += d));
+    proc.stderr!.on('data', (d) => (err += d));
+    proc.on('error', reject);
+    proc.on('exit', (code) => {
+      children.delete(proc);
+      if (code !== 0) return reject(new Error(`${args.join(' ')} exited ${code}: ${err}`));
+      try {
+        resolve(JSON.parse(out) as T);
+      } catch (e) {
+        reject(new Error(`${args.join(' ')} printed no JSON (${(e as Error).message}): ${out}${err}`));
+      }
+    });
+  });
+}
+
+/** What a run needs to send batches: a key whose project has the API on. */
+export interface Provisioned {
+  key: string;
+  projectId: string;
+  sourceId: string;
+}
+
+/** Creates org, project, source and key through the command, as an operator would. */
+export async function provision(env: NodeJS.ProcessEnv, dataDir: string): Promise<Provisioned> {
+  const cli = (args: string[]) => runJson<Record<string, string>>([INLET_BIN, ...args, '--data-dir', dataDir, '--json'], env);
+  const org = await cli(['org', 'create', '--name', 'Bench']);
+  const project = await cli(['project', 'create', '--name', 'Bench', '--org', org.id!, '--api-enabled']);
+  const source = await cli(['source', 'create', '--project', project.id!, '--name', 'Bench']);
+  const key = await cli(['key', 'create', '--source', source.id!]);
+  return { key: key.key!, projectId: project.id!, sourceId: source.id! };
+}

@@ -1,0 +1,93 @@
+import { randomBytes } from 'node:crypto';
+import { type BodyPool, type PoolSpec, ROUNDS, generatePool } from './payloads.js';
+
+/** One item as the storage baselines write it: the columns Inlet's events table has. */
+export interface BaselineRow {
+  event: string;
+  distinctId: string;
+  personId: string;
+  timestamp: number;
+  insertId: string;
+  properties: string;
+}
+
+export const BASELINE_PROJECT = 'prj_benchbaseline0000';
+export const BASELINE_SOURCE = 'src_benchbaseline0000';
+
+/**
+ * The items of a pool as rows, repeats left out (a repeat stores nothing).
+ * Identify items become rows too, so rows/s compares with Inlet's items/s.
+ */
+export function baselineRows(spec: PoolSpec): { rows: BaselineRow[]; pool: BodyPool } {
+  const pool = generatePool({ ...spec, gzip: false });
+  const seen = new Set<string>();
+  const rows: BaselineRow[] = [];
+  for (const raw of pool.raw) {
+    const body = JSON.parse(raw.toString('utf8')) as { items: Record<string, any>[] };
+    for (const item of body.items) {
+      if (seen.has(item.insert_id)) continue;
+      seen.add(item.insert_id);
+      const { $user_agent, ...properties } = item.properties as Record<string, unknown>;
+      // Roughly what enrichment leaves in place of the user agent.
+      if ($user_agent !== undefined) Object.assign(properties, { $browser: 'Chrome', $browser_version: '124.0.0.0', $os: 'Windows', $os_version: '10', $device_type: 'desktop' });
+      properties.$source_id = BASELINE_SOURCE;
+      rows.push({
+        event: item.type === 'identify' ? '$identify' : item.event,
+        distinctId: item.distinct_id,
+        personId: `per_${item.distinct_id.padEnd(22, '0')}`,
+        timestamp: typeof item.timestamp === 'number' ? item.timestamp : Date.parse(item.timestamp),
+        insertId: item.insert_id,
+        properties: JSON.stringify(properties),
+      });
+    }
+  }
+  return { rows, pool };
+}
+
+/** Hands out rows in order; past the end, again with a fresh round character in every insert_id. */
+export class RowCursor {
+  private n = 0;
+
+  constructor(
+    private readonly rows: BaselineRow[],
+    private readonly roundIndex: number,
+  ) {}
+
+  next(): BaselineRow {
+    const round = Math.floor(this.n / this.rows.length) % ROUNDS.length;
+    const row = this.rows[this.n++ % this.rows.length]!;
+    if (round === 0) return row;
+    const id = row.insertId;
+    return { ...row, insertId: id.slice(0, this.roundIndex) + ROUNDS[round] + id.slice(this.roundIndex + 1) };
+  }
+}
+
+/** A UUIDv7, made the way Inlet makes event ids, so the baseline pays the same per row. */
+export function eventId(now: number): string {
+  const b = randomBytes(16);
+  b.writeUIntBE(now, 0, 6);
+  b[6] = (b[6]! & 0x0f) | 0x70;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const h = b.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+/** What a storage baseline prints when done. */
+export interface StorageFigures {
+  engine: string;
+  rows: number;
+  seconds: number;
+  rowsPerSec: number;
+  transactions: number;
+  rowsPerTransaction: number;
+  cpuSec: number;
+  peakRssMiB: number;
+  writers: number;
+}
+
+/** Reads `--name value` pairs. */
+export function args(argv: string[]): Map<string, string> {
+  const m = new Map<string, string>();
+  for (let i = 0; i + 1 < argv.length; i += 2) m.set(argv[i]!.replace(/^--/, ''), argv[i + 1]!);
+  return m;
+}

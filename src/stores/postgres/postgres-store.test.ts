@@ -1,0 +1,233 @@
+/**
+ * What only the PostgreSQL engine has: migrations raced by several servers,
+ * day partitions, and outages of the database. The port's behaviour is
+ * tested for every engine in test/conformance.
+ */
+import net from 'node:net';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STORES, TEST_DATABASE_URL, createTestDatabase } from '../../../test/conformance/stores.js';
+import { TestClock } from '../../../test/helpers/fixture.js';
+import { createAdmin } from '../../domain/admin.js';
+import { hashKey } from '../../domain/keys.js';
+import type { EnrichedItem, IngestJob } from '../port.js';
+import { StoreUnavailableError } from '../port.js';
+import { PG_MIGRATIONS } from './migrations.js';
+import { PostgresStore } from './postgres-store.js';
+
+const enabled = STORES.some((e) => e.name === 'postgres');
+const DAY = 86_400_000;
+
+/** A TCP hop in front of PostgreSQL that can stop answering or refuse, as a dead or unreachable server would. */
+class FlakyProxy {
+  mode: 'up' | 'hang' | 'down' = 'up';
+  private readonly sockets = new Set<net.Socket>();
+  private readonly server: net.Server;
+
+  constructor(private readonly target: { host: string; port: number }) {
+    this.server = net.createServer((client) => this.accept(client));
+  }
+
+  async listen(): Promise<number> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return (this.server.address() as net.AddressInfo).port;
+  }
+
+  set(mode: FlakyProxy['mode']): void {
+    // Bytes swallowed while hanging leave every open stream corrupt, and a
+    // stopped server drops its connections: either way they end here.
+    if (mode === 'down' || (mode === 'up' && this.mode === 'hang')) for (const s of this.sockets) s.destroy();
+    this.mode = mode;
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+
+  private accept(client: net.Socket): void {
+    if (this.mode === 'down') return void client.destroy();
+    this.track(client);
+    if (this.mode === 'hang') return;
+    const upstream = net.connect(this.target);
+    this.track(upstream);
+    client.on('data', (d) => this.mode === 'up' && upstream.write(d));
+    upstream.on('data', (d) => this.mode === 'up' && client.write(d));
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  }
+
+  private track(s: net.Socket): void {
+    this.sockets.add(s);
+    s.on('error', () => {});
+    s.on('close', () => this.sockets.delete(s));
+  }
+}
+
+function item(o: Partial<EnrichedItem>): EnrichedItem {
+  return {
+    index: 0, type: 'track', event: 'Viewed', distinctId: 'u1', anonymousId: null, sessionId: null, insertId: null,
+    timestamp: Date.now(), properties: {}, userAgent: null, droppedKeys: [], enrichment: {}, ...o,
+  };
+}
+
+describe.runIf(enabled)('postgres engine', () => {
+  let db: { url: string; drop: () => Promise<void> };
+  let direct: pg.Client;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    direct = new pg.Client({ connectionString: db.url });
+    await direct.connect();
+  });
+  afterAll(async () => {
+    await direct?.end();
+    await db?.drop();
+  });
+
+  it('servers starting at once apply each migration once', async () => {
+    const stores = await Promise.all([1, 2, 3, 4].map(() => PostgresStore.connect(db.url)));
+    const { rows } = await direct.query('SELECT version FROM schema_migrations ORDER BY version');
+    expect(rows.map((r) => r.version)).toEqual(PG_MIGRATIONS.map((_, i) => i + 1));
+    await Promise.all(stores.map((s) => s.close()));
+  });
+
+  it('makes day partitions ahead, and a late day table takes over its rows from the default partition', async () => {
+    const store = await PostgresStore.connect(db.url);
+    try {
+      const { rows } = await direct.query<{ name: string }>(
+        `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+         WHERE i.inhparent = 'events'::regclass ORDER BY 1`,
+      );
+      const today = Math.floor(Date.now() / DAY) * DAY;
+      const dayName = (ms: number) => `events_${new Date(ms).toISOString().slice(0, 10).replace(/-/g, '')}`;
+      expect(rows.map((r) => r.name)).toEqual(expect.arrayContaining([dayName(today - 8 * DAY), dayName(today), dayName(today + 2 * DAY), 'events_default']));
+
+      const admin = createAdmin(store, Date.now);
+      const project = await admin.createProject({ name: 'P', apiEnabled: true });
+      const source = await admin.createSource({ projectId: project.id, name: 'S' });
+      const old = Date.UTC(2020, 1, 29, 13, 0, 0);
+      const job: IngestJob = {
+        projectId: project.id, sourceId: source.id, keyId: 'key_x', receivedAt: Date.now(), dryRun: false,
+        items: [item({ index: 0, timestamp: Date.now() }), item({ index: 1, timestamp: old })],
+      };
+      await store.ingest(job);
+      const where = async () =>
+        (await direct.query<{ t: string; ts: number }>('SELECT tableoid::regclass::text AS t, "timestamp"::float8 AS ts FROM events ORDER BY 2')).rows.map((r) => r.t);
+      expect(await where()).toEqual(['events_default', dayName(today)]);
+      await direct.query('SELECT inlet_ensure_event_partition($1::bigint)', [Date.UTC(2020, 1, 29)]);
+      expect(await where()).toEqual(['events_20200229', dayName(today)]);
+      expect((await store.listEvents(source.id, 10)).map((e) => e.timestamp)).toContain(old);
+    } finally {
+      await store.close();
+    }
+  });
+
+  describe('when the database goes away', () => {
+    let proxy: FlakyProxy;
+    let store: PostgresStore;
+    let admin: ReturnType<typeof createAdmin>;
+    let projectId: string;
+    let sourceId: string;
+    let key: string;
+    const backgroundErrors: unknown[] = [];
+    const clock = new TestClock(Date.now());
+
+    beforeAll(async () => {
+      const target = new URL(TEST_DATABASE_URL);
+      proxy = new FlakyProxy({ host: target.hostname, port: Number(target.port || 5432) });
+      const url = new URL(db.url);
+      url.port = String(await proxy.listen());
+      url.hostname = '127.0.0.1';
+      store = await PostgresStore.connect(url.toString(), {
+        timeouts: { connectMs: 500, statementMs: 1000 },
+        onBackgroundError: (e) => backgroundErrors.push(e),
+      });
+      admin = createAdmin(store, clock.now);
+      const project = await admin.createProject({ name: 'Outage', apiEnabled: true });
+      const source = await admin.createSource({ projectId: project.id, name: 'S' });
+      key = (await admin.createKey(source.id)).key;
+      projectId = project.id;
+      sourceId = source.id;
+    });
+    afterAll(async () => {
+      proxy.set('up');
+      await store?.close();
+      await proxy?.close();
+    });
+
+    const job = (insertId: string): IngestJob => ({
+      projectId, sourceId, keyId: 'key_x', receivedAt: clock.now(), dryRun: false,
+      items: [item({ index: 0, type: 'identify', event: null, distinctId: insertId, properties: { plan: 'pro' } }), item({ index: 1, insertId })],
+    });
+
+    async function timed<T>(p: Promise<T>): Promise<{ ms: number; result: PromiseSettledResult<T> }> {
+      const start = performance.now();
+      const [result] = await Promise.allSettled([p]);
+      return { ms: performance.now() - start, result: result! };
+    }
+
+    async function storedRows(insertId: string) {
+      const { rows } = await direct.query<{ n: number }>(
+        `SELECT (SELECT count(*) FROM events WHERE insert_id = $1)::int + (SELECT count(*) FROM insert_ids WHERE insert_id = $1)::int
+          + (SELECT count(*) FROM person_links WHERE distinct_id = $1)::int AS n`,
+        [insertId],
+      );
+      return rows[0]!.n;
+    }
+
+    it('a server that stops answering fails requests within the time limits, and nothing is half written', async () => {
+      await store.ingest(job('before'));
+      proxy.set('hang');
+      const calls: (() => Promise<unknown>)[] = [() => store.ingest(job('hung')), () => store.authenticate(hashKey(key)), () => store.ingest(job('hung2'))];
+      for (const call of calls) {
+        const { ms, result } = await timed(call());
+        expect(result.status).toBe('rejected');
+        expect((result as PromiseRejectedResult).reason).toBeInstanceOf(StoreUnavailableError);
+        // connect (0.5 s) + one statement (1 s server-side, 2 s client-side), with slack.
+        expect(ms).toBeLessThan(4000);
+      }
+      proxy.set('up');
+      expect(await storedRows('hung')).toBe(0);
+      expect((await store.ingest(job('hung')))[1]!.status).toBe('accepted');
+      expect(await storedRows('hung')).toBe(3);
+    });
+
+    it('a stopped server is refused at once, and the store recovers by itself when it is back', async () => {
+      proxy.set('down');
+      const { ms, result } = await timed(store.ingest(job('down')));
+      expect(result.status).toBe('rejected');
+      expect((result as PromiseRejectedResult).reason).toBeInstanceOf(StoreUnavailableError);
+      expect(ms).toBeLessThan(2000);
+      await expect(store.listEvents(sourceId, 1)).rejects.toBeInstanceOf(StoreUnavailableError);
+      proxy.set('up');
+      expect((await store.ingest(job('down')))[1]!.status).toBe('accepted');
+      expect(await store.authenticate(hashKey(key))).not.toBeNull();
+    });
+
+    it('a connection lost inside a transaction rolls back what it wrote', async () => {
+      await expect(
+        store.transaction(async (tx) => {
+          await tx.lockProject(projectId);
+          await tx.createPersons(projectId, [{ id: 'per_lost', kind: 'browser' }], clock.now());
+          await tx.setLinks(projectId, [{ distinctId: 'lost', personId: 'per_lost' }]);
+          proxy.set('down');
+          await tx.insertEvents([]);
+          await tx.addUsage(projectId, '2026-01', 1);
+        }),
+      ).rejects.toBeInstanceOf(StoreUnavailableError);
+      proxy.set('up');
+      const { rows } = await direct.query('SELECT 1 FROM persons WHERE id = $1 UNION ALL SELECT 1 FROM person_links WHERE distinct_id = $2', ['per_lost', 'lost']);
+      expect(rows).toEqual([]);
+    });
+
+    it('a database restart that ends every session is survived without a crash', async () => {
+      await store.ingest(job('pre-restart'));
+      await direct.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name = 'inlet'");
+      // Let the pool notice its idle connections were closed.
+      await new Promise((r) => setTimeout(r, 200));
+      expect((await store.ingest(job('post-restart')))[1]!.status).toBe('accepted');
+      expect(backgroundErrors.length).toBeGreaterThan(0);
+    });
+  });
+});

@@ -1,0 +1,202 @@
+import type pg from 'pg';
+import { ingestInTx } from '../../domain/ingest.js';
+import type {
+  AuthRecord,
+  IngestJob,
+  IngestTx,
+  ItemOutcome,
+  PersonLookup,
+  PersonView,
+  Store,
+  StoredEvent,
+} from '../port.js';
+import { PgAdmin, toProject, toSource } from './admin.js';
+import { PgIngestTx } from './ingest-tx.js';
+import { migrate } from './migrations.js';
+import { ensureDayPartitions } from './partitions.js';
+import { DEFAULT_TIMEOUTS, type PgTimeouts, createPool, inTransaction, unavailable } from './pool.js';
+
+/** How often key last-used times are written. */
+const KEY_USE_FLUSH_MS = 1000;
+/** How often each server checks that the coming days have their event tables. */
+const PARTITION_CHECK_MS = 3600_000;
+
+/** Settings of the PostgreSQL store; the defaults suit a server. */
+export interface PostgresStoreOptions {
+  timeouts?: Partial<PgTimeouts>;
+  /** Told of failures nobody waits for (a dropped idle connection, a background write). */
+  onBackgroundError?: (e: unknown) => void;
+  /** The clock that decides which days get event tables ahead of time. */
+  clock?: () => number;
+}
+
+const AUTH_SQL = `SELECT k.id AS key_id, k.hash, k.expires_at, k.revoked_at,
+    s.id AS s_id, s.project_id AS s_project_id, s.name AS s_name, s.filter_bots, s.record_ip, s.created_at AS s_created_at,
+    p.id, p.org_id, p.name, p.api_enabled, p.monthly_event_limit, p.created_at
+  FROM api_keys k
+  JOIN sources s ON s.id = k.source_id AND s.deleted_at IS NULL
+  JOIN projects p ON p.id = s.project_id AND p.deleted_at IS NULL
+  JOIN orgs o ON o.id = p.org_id AND o.deleted_at IS NULL
+  WHERE k.hash = $1`;
+
+const EVENTS_SQL = `SELECT e.*, coalesce(p.merged_into, e.person_id) AS current_person
+  FROM events e LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
+  WHERE e.source_id = $1 ORDER BY e."timestamp" DESC, e.seq DESC LIMIT $2`;
+
+const PERSON_SQL = `SELECT coalesce(m.id, p.id) AS id, coalesce(m.created_at, p.created_at) AS created_at
+  FROM persons p LEFT JOIN persons m ON m.project_id = p.project_id AND m.id = p.merged_into
+  WHERE p.project_id = $1 AND p.id = $2`;
+
+/** The shared store: every server of a deployment on one PostgreSQL database. */
+export class PostgresStore implements Store {
+  readonly admin: PgAdmin;
+  private touches = new Map<string, number>();
+  private flushing: Promise<void> = Promise.resolve();
+  private readonly keyTimer: NodeJS.Timeout;
+  private readonly partitionTimer: NodeJS.Timeout;
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly onBackgroundError: (e: unknown) => void,
+    clock: () => number,
+  ) {
+    this.admin = new PgAdmin(pool);
+    this.keyTimer = setInterval(() => void this.flushKeyUses(), KEY_USE_FLUSH_MS).unref();
+    this.partitionTimer = setInterval(
+      () => void ensureDayPartitions(pool, clock()).catch(onBackgroundError),
+      PARTITION_CHECK_MS,
+    ).unref();
+  }
+
+  /** Connects, brings the schema up to date and makes the coming days' event tables. */
+  static async connect(url: string, opts: PostgresStoreOptions = {}): Promise<PostgresStore> {
+    const timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
+    const onError = opts.onBackgroundError ?? (() => {});
+    const clock = opts.clock ?? Date.now;
+    await migrate(url, timeouts.connectMs);
+    const pool = createPool(url, timeouts, onError);
+    // Not fatal: without a day's table its rows go to the default partition.
+    await ensureDayPartitions(pool, clock()).catch(onError);
+    return new PostgresStore(pool, onError, clock);
+  }
+
+  async authenticate(hash: Buffer): Promise<AuthRecord | null> {
+    const { rows } = await this.query<Record<string, never>>(AUTH_SQL, [hash]);
+    const r = rows[0];
+    if (r === undefined) return null;
+    return {
+      keyId: r.key_id,
+      hash: r.hash,
+      expiresAt: r.expires_at,
+      revokedAt: r.revoked_at,
+      source: toSource({
+        id: r.s_id, project_id: r.s_project_id, name: r.s_name, filter_bots: r.filter_bots,
+        record_ip: r.record_ip, created_at: r.s_created_at,
+      }),
+      project: toProject(r as never),
+    };
+  }
+
+  recordKeyUse(keyId: string, at: number): void {
+    this.touches.set(keyId, Math.max(at, this.touches.get(keyId) ?? 0));
+  }
+
+  async ingest(job: IngestJob): Promise<ItemOutcome[]> {
+    try {
+      return await inTransaction(this.pool, (c) => ingestInTx(new PgIngestTx(c), job), !job.dryRun);
+    } catch (e) {
+      throw unavailable(e);
+    }
+  }
+
+  async transaction<T>(fn: (tx: IngestTx) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, (c) => fn(new PgIngestTx(c)));
+  }
+
+  async listEvents(sourceId: string, limit: number): Promise<StoredEvent[]> {
+    const { rows } = await this.query<Record<string, never>>(EVENTS_SQL, [sourceId, limit]);
+    return rows.map((r) => ({
+      id: r.id,
+      event: r.event,
+      distinctId: r.distinct_id,
+      anonymousId: r.anonymous_id,
+      personId: r.current_person,
+      sessionId: r.session_id,
+      timestamp: r.timestamp,
+      receivedAt: r.received_at,
+      insertId: r.insert_id,
+      properties: r.properties,
+    }));
+  }
+
+  async findPerson(projectId: string, lookup: PersonLookup): Promise<PersonView | null> {
+    let startId: string;
+    if ('distinctId' in lookup) {
+      const { rows } = await this.query<{ id: string }>(
+        'SELECT person_id AS id FROM person_links WHERE project_id = $1 AND distinct_id = $2',
+        [projectId, lookup.distinctId],
+      );
+      if (rows[0] === undefined) return null;
+      startId = rows[0].id;
+    } else {
+      startId = lookup.personId;
+    }
+    const p = (await this.query<{ id: string; created_at: number }>(PERSON_SQL, [projectId, startId])).rows[0];
+    if (p === undefined) return null;
+    // Byte order, as on every engine, whatever the database's collation.
+    const ids = await this.query<{ distinct_id: string }>(
+      'SELECT distinct_id FROM person_links WHERE project_id = $1 AND person_id = $2 ORDER BY distinct_id COLLATE "C"',
+      [projectId, p.id],
+    );
+    const traits = await this.query<{ key: string; value: unknown }>(
+      'SELECT key, value FROM person_traits WHERE project_id = $1 AND person_id = $2 ORDER BY key COLLATE "C"',
+      [projectId, p.id],
+    );
+    return {
+      id: p.id,
+      distinctIds: ids.rows.map((r) => r.distinct_id),
+      traits: Object.fromEntries(traits.rows.map((t) => [t.key, t.value])),
+      createdAt: p.created_at,
+    };
+  }
+
+  async usage(projectId: string, month: string): Promise<number> {
+    const { rows } = await this.query<{ events: number }>('SELECT events FROM usage WHERE project_id = $1 AND month = $2', [projectId, month]);
+    return rows[0]?.events ?? 0;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.keyTimer);
+    clearInterval(this.partitionTimer);
+    await this.flushKeyUses();
+    await this.pool.end();
+  }
+
+  /** Writes the key uses noted since the last flush in one statement; on failure they wait for the next. */
+  private flushKeyUses(): Promise<void> {
+    this.flushing = this.flushing.then(async () => {
+      if (this.touches.size === 0) return;
+      const touches = this.touches;
+      this.touches = new Map();
+      try {
+        await this.pool.query(
+          `UPDATE api_keys k SET last_used_at = greatest(coalesce(k.last_used_at, 0), u.at)
+           FROM unnest($1::text[], $2::bigint[]) AS u(id, at) WHERE k.id = u.id`,
+          [[...touches.keys()], [...touches.values()]],
+        );
+      } catch (e) {
+        for (const [id, at] of touches) this.recordKeyUse(id, at);
+        this.onBackgroundError(e);
+      }
+    });
+    return this.flushing;
+  }
+
+  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.pool.query<R>(text, values);
+    } catch (e) {
+      throw unavailable(e);
+    }
+  }
+}
