@@ -2,9 +2,11 @@
  * The figures both reference documents state, taken from the code that
  * enforces them, so a changed limit changes the docs with it.
  */
-import { DEFAULT_LIMITS } from '../domain/limits/policies.js';
+import { KEY_PREFIX } from '../domain/keys.js';
+import { DEFAULT_LIMITS, KEY_RETRY_AFTER, PROJECT_WINDOWS } from '../domain/limits/policies.js';
 import { MAX_BODY_BYTES } from '../edge/read-body.js';
 import { MAX_ITEMS } from '../pipeline/check-batch.js';
+import { MAX_NAME_LENGTH } from '../pipeline/check-item.js';
 import { MAX_PROPERTY_BYTES, MAX_PROPERTY_DEPTH, MAX_PROPERTY_KEYS } from '../pipeline/properties.js';
 import { MAX_FUTURE_MS, MAX_PAST_MS } from '../pipeline/timestamp.js';
 
@@ -14,22 +16,22 @@ export const BATCH_PATH = '/api/v1/batch';
 export const DOCS_PATH = '/docs/api';
 export const OPENAPI_PATH = `${DOCS_PATH}/openapi.json`;
 
-export const MAX_NAME_LENGTH = 128;
 export const MAX_INSERT_ID_LENGTH = 80;
-export const KEY_PREFIX = 'srv_live_';
 
-export { MAX_BODY_BYTES, MAX_ITEMS, MAX_PROPERTY_BYTES, MAX_PROPERTY_DEPTH, MAX_PROPERTY_KEYS };
+export { KEY_PREFIX, KEY_RETRY_AFTER, MAX_BODY_BYTES, MAX_ITEMS, MAX_NAME_LENGTH, MAX_PROPERTY_BYTES, MAX_PROPERTY_DEPTH, MAX_PROPERTY_KEYS };
 
 export const PAST_DAYS = MAX_PAST_MS / 86_400_000;
 export const FUTURE_MINUTES = MAX_FUTURE_MS / 60_000;
 
 /** The default windows of decisions §3; the window lengths are fixed, the quotas configurable. */
-export const POLICIES = [
-  { name: 'burst', quota: DEFAULT_LIMITS.burst, windowSeconds: 10, retryAfter: 10, env: 'INLET_LIMIT_BURST' },
-  { name: 'sustained', quota: DEFAULT_LIMITS.sustained, windowSeconds: 60, retryAfter: 60, env: 'INLET_LIMIT_SUSTAINED' },
-] as const;
+export const POLICIES = PROJECT_WINDOWS.map((w) => ({
+  name: w.name,
+  quota: DEFAULT_LIMITS[w.setting],
+  windowSeconds: w.windowMs / 1000,
+  retryAfter: w.retryAfter,
+  env: `INLET_LIMIT_${w.setting.toUpperCase()}`,
+}));
 export const KEY_RPS = DEFAULT_LIMITS.keyRps;
-export const KEY_RETRY_AFTER = 10;
 
 /** The RateLimit-Policy header as it reads with the default limits. */
 export const DEFAULT_POLICY_HEADER = POLICIES.map((p) => `"${p.name}";q=${p.quota};w=${p.windowSeconds}`).join(', ');

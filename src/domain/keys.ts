@@ -57,3 +57,17 @@ export function readBearer(header: string | undefined): BearerResult {
   const m = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
   return m === null ? { kind: 'missing' } : { kind: 'token', token: m[1]! };
 }
+
+/**
+ * Whether one more key fits in a source that holds `keys`, once `replaces`
+ * (if any) is set to expire. Stores call it inside the transaction that adds the key.
+ */
+export function roomForKey(
+  keys: Pick<KeyRecord, 'id' | 'revokedAt' | 'expiresAt'>[],
+  opts: { now: number; maxWorking: number; replaces?: { keyId: string; expiresAt: number } },
+): boolean {
+  const working = keys.filter((k) =>
+    keyWorks(opts.replaces?.keyId === k.id ? { ...k, expiresAt: opts.replaces.expiresAt } : k, opts.now),
+  );
+  return working.length + 1 <= opts.maxWorking;
+}

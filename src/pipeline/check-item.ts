@@ -36,7 +36,8 @@ export interface ItemContext {
 }
 
 const KNOWN_FIELDS = new Set(['type', 'event', 'distinct_id', 'anonymous_id', 'session_id', 'insert_id', 'timestamp', 'properties']);
-const MAX_NAME_LENGTH = 128;
+/** Longest event name or distinct_id, in code points. */
+export const MAX_NAME_LENGTH = 128;
 
 // A JSON null stands for "not sent" in optional fields: many serialisers write
 // unset fields as null, and refusing them would refuse whole client libraries.

@@ -9,8 +9,17 @@ export interface LimitSettings {
 
 export const DEFAULT_LIMITS: LimitSettings = { burst: 50_000, sustained: 60_000, keyRps: 100 };
 
+/** The project windows of decisions §3: their lengths are fixed, their quotas configurable. */
+export const PROJECT_WINDOWS = [
+  { name: 'burst', setting: 'burst', windowMs: 10_000, retryAfter: 10 },
+  { name: 'sustained', setting: 'sustained', windowMs: 60_000, retryAfter: 60 },
+] as const;
+
+/** Retry-After of a refusal by the per-key requests-per-second limit. */
+export const KEY_RETRY_AFTER = 10;
+
 interface Policy {
-  name: 'burst' | 'sustained';
+  name: (typeof PROJECT_WINDOWS)[number]['name'];
   limit: number;
   windowMs: number;
   retryAfter: number;
@@ -38,11 +47,9 @@ export class RateLimits {
     private readonly limiter: Limiter,
     private readonly settings: LimitSettings,
   ) {
-    const all: Policy[] = [
-      { name: 'burst', limit: settings.burst, windowMs: 10_000, retryAfter: 10 },
-      { name: 'sustained', limit: settings.sustained, windowMs: 60_000, retryAfter: 60 },
-    ];
-    this.projectPolicies = all.filter((p) => p.limit > 0);
+    this.projectPolicies = PROJECT_WINDOWS.map((w) => ({ name: w.name, limit: settings[w.setting], windowMs: w.windowMs, retryAfter: w.retryAfter })).filter(
+      (p) => p.limit > 0,
+    );
     this.policyHeader = this.projectPolicies.map((p) => `"${p.name}";q=${p.limit};w=${p.windowMs / 1000}`).join(', ');
   }
 
@@ -55,7 +62,7 @@ export class RateLimits {
     // The refusal names the limit that tripped, in the same header fields as the project windows.
     return {
       allowed: false,
-      retryAfter: 10,
+      retryAfter: KEY_RETRY_AFTER,
       headers: { 'RateLimit-Policy': `"per_key";q=${limit};w=1`, RateLimit: `"per_key";r=0;t=${this.resetSeconds(r.windows[0]!.oldestExpiresAt, now)}` },
     };
   }

@@ -17,6 +17,8 @@ export class PersonResolver {
   private readonly links = new Map<string, PersonRef>();
   private readonly persons = new Map<string, PersonRef>();
   private readonly created = new Set<string>();
+  /** Person ids already looked up, found or not: never asked for twice. */
+  private readonly looked = new Set<string>();
   private pendingPersons: { id: string; kind: PersonKind }[] = [];
   private pendingLinks = new Map<string, string>();
   /** Traits waiting to be written; a merge re-points them. */
@@ -35,14 +37,16 @@ export class PersonResolver {
     }
     if (personIds.length > 0) {
       for (const [id, ref] of await this.tx.findPersons(this.projectId, personIds)) this.persons.set(id, ref);
+      for (const id of personIds) this.looked.add(id);
     }
   }
 
   /** The person behind a browser person key, recorded as a browser person if unseen. */
   async byAnonymousId(anonymousId: string): Promise<Resolved> {
     let ref = this.persons.get(anonymousId);
-    if (ref === undefined) {
+    if (ref === undefined && !this.looked.has(anonymousId)) {
       ref = (await this.tx.findPersons(this.projectId, [anonymousId])).get(anonymousId);
+      this.looked.add(anonymousId);
     }
     if (ref === undefined) {
       ref = { id: anonymousId, kind: 'browser' };

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { keyWorks } from '../../domain/keys.js';
+import { roomForKey } from '../../domain/keys.js';
 import type { AdminStore, KeyRecord, Org, Project, Source } from '../port.js';
 import { inTransaction } from './pool.js';
 
@@ -130,11 +130,7 @@ export class PgAdmin implements AdminStore {
       // on every server; the count below then sees the other's commit.
       await c.query('SELECT 1 FROM sources WHERE id = $1 FOR UPDATE', [key.sourceId]);
       const { rows } = await c.query<KeyRow>('SELECT * FROM api_keys WHERE source_id = $1', [key.sourceId]);
-      const working = rows.map(toKey).filter((k) => {
-        if (opts.replaces?.keyId === k.id) return keyWorks({ ...k, expiresAt: opts.replaces.expiresAt }, opts.now);
-        return keyWorks(k, opts.now);
-      });
-      if (working.length + 1 > opts.maxWorking) return 'too_many_keys';
+      if (!roomForKey(rows.map(toKey), opts)) return 'too_many_keys';
       if (opts.replaces) {
         await c.query('UPDATE api_keys SET expires_at = $1 WHERE id = $2', [opts.replaces.expiresAt, opts.replaces.keyId]);
       }

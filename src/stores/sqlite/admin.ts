@@ -1,4 +1,4 @@
-import { keyWorks } from '../../domain/keys.js';
+import { roomForKey } from '../../domain/keys.js';
 import type { AdminStore, KeyRecord, Org, Project, Source } from '../port.js';
 import type { Db } from './open.js';
 
@@ -110,11 +110,7 @@ export class SqliteAdmin implements AdminStore {
   ): Promise<'ok' | 'too_many_keys'> {
     return this.db.transaction((): 'ok' | 'too_many_keys' => {
       const rows = this.db.prepare('SELECT * FROM api_keys WHERE source_id = ?').all(key.sourceId) as KeyRow[];
-      const working = rows.map(toKey).filter((k) => {
-        if (opts.replaces?.keyId === k.id) return keyWorks({ ...k, expiresAt: opts.replaces.expiresAt }, opts.now);
-        return keyWorks(k, opts.now);
-      });
-      if (working.length + 1 > opts.maxWorking) return 'too_many_keys';
+      if (!roomForKey(rows.map(toKey), opts)) return 'too_many_keys';
       if (opts.replaces) {
         this.db.prepare('UPDATE api_keys SET expires_at = ? WHERE id = ?').run(opts.replaces.expiresAt, opts.replaces.keyId);
       }
