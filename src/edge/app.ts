@@ -30,6 +30,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     return503OnClosing: true,
   });
   app.decorate('inletBaseUrl', deps.baseUrl);
+  app.decorateRequest('refusedWith', null);
 
   // The API reads its own body (after the key and header checks, with its own
   // gzip limit), so no parser may consume it first.
@@ -40,7 +41,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     reply.header('Request-Id', req.id);
   });
   app.addHook('onResponse', async (req, reply) => {
-    req.log.info({ method: req.method, path: req.routeOptions.url ?? 'unknown', status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    // One line per request: never headers, keys, bodies or properties.
+    req.log.info(
+      { method: req.method, route: req.routeOptions.url ?? 'none', status: reply.statusCode, code: req.refusedWith ?? undefined, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
   });
 
   const api = batchRoute(deps);

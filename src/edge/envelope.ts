@@ -20,6 +20,10 @@ declare module 'fastify' {
     /** Base URL of this deployment, for docs links. */
     inletBaseUrl: string;
   }
+  interface FastifyRequest {
+    /** The code a refused request was answered with, for the request log line. */
+    refusedWith: RequestErrorCode | null;
+  }
 }
 
 export function envelope(baseUrl: string, requestId: string, r: Refusal): ErrorEnvelope {
@@ -37,6 +41,7 @@ export function envelope(baseUrl: string, requestId: string, r: Refusal): ErrorE
 
 /** Answers a refusal with its status, headers and the envelope. */
 export function sendRefusal(req: FastifyRequest, reply: FastifyReply, r: Refusal): void {
+  req.refusedWith = r.code;
   if (r.headers) reply.headers(r.headers);
   reply.code(REQUEST_ERRORS[r.code].status).send(envelope(req.server.inletBaseUrl, req.id, r));
 }

@@ -44,6 +44,8 @@ export interface FixtureOptions {
   trackerHosts?: string[];
   retiredVersions?: string[];
   clock?: TestClock;
+  /** Where the app's JSON log lines go; none when absent. */
+  logStream?: NodeJS.WritableStream;
 }
 
 /** A server on a fresh embedded store with one org, project (API enabled), source and key. */
@@ -64,6 +66,7 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
     baseUrl: 'http://inlet.test',
     trackerHosts: new Set(opts.trackerHosts ?? []),
     retiredVersions: new Set(opts.retiredVersions ?? []),
+    logger: opts.logStream ? { level: 'info', stream: opts.logStream } : false,
   });
   await app.ready();
   return {
