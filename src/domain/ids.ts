@@ -1,6 +1,23 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+// Ids are made for every event, person and request; one call into the system's
+// random source per id cost more than the rest of id making. The same
+// generator fills a pool instead, and ids take from it.
+const POOL_SIZE = 64 * 1024;
+const pool = Buffer.allocUnsafe(POOL_SIZE);
+let poolAt = POOL_SIZE;
+
+/** `n` bytes from the cryptographic random source (a view into the pool: copy to keep). */
+function randomBytes(n: number): Buffer {
+  if (poolAt + n > POOL_SIZE) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  poolAt += n;
+  return pool.subarray(poolAt - n, poolAt);
+}
 
 /** `n` random base62 characters, without modulo bias. */
 export function randomBase62(n: number): string {
@@ -30,7 +47,7 @@ export function newPersonId(): string {
  * at the end of indexes and lets stores range-scan by id.
  */
 export function newEventId(now: number): string {
-  const b = randomBytes(16);
+  const b = Buffer.from(randomBytes(16));
   b.writeUIntBE(now, 0, 6);
   b[6] = (b[6]! & 0x0f) | 0x70;
   b[8] = (b[8]! & 0x3f) | 0x80;

@@ -3,6 +3,9 @@ import { type IngestJob, type ItemOutcome, StoreUnavailableError } from '../port
 import { SqliteIngestTx } from './ingest-tx.js';
 import type { Db } from './open.js';
 
+/** Items one commit takes before the rest wait for the next one. */
+const MAX_ITEMS_PER_COMMIT = 2000;
+
 interface Pending {
   job: IngestJob;
   resolve: (o: ItemOutcome[]) => void;
@@ -63,8 +66,7 @@ export class GroupCommitter {
 
   private async flush(): Promise<void> {
     this.scheduled = false;
-    const batch = this.queue;
-    this.queue = [];
+    const batch = this.takeBatch();
     if (batch.length === 0 && this.touches.size === 0) return;
     const touches = this.touches;
     this.touches = new Map();
@@ -87,6 +89,21 @@ export class GroupCommitter {
       if (this.queue.length > 0) this.schedule();
     }
     for (const [p, out] of done) p.resolve(out);
+  }
+
+  /**
+   * The jobs of the next commit: all that wait, up to about MAX_ITEMS_PER_COMMIT
+   * items. A bigger commit would hold the event loop (and every answer in it)
+   * for longer than sharing the flush saves; the rest goes in the next turn.
+   */
+  private takeBatch(): Pending[] {
+    let items = 0;
+    let n = 0;
+    while (n < this.queue.length && (n === 0 || items + this.queue[n]!.job.items.length <= MAX_ITEMS_PER_COMMIT)) {
+      items += this.queue[n]!.job.items.length;
+      n++;
+    }
+    return this.queue.splice(0, n);
   }
 
   /** One job under its own savepoint; a job that fails is rolled back and rejected alone. */

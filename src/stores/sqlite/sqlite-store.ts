@@ -9,6 +9,7 @@ import type {
   StoredEvent,
 } from '../port.js';
 import { SqliteAdmin, toProject, toSource } from './admin.js';
+import { Checkpointer } from './checkpointer.js';
 import { GroupCommitter } from './group-commit.js';
 import { SqliteIngestTx } from './ingest-tx.js';
 import { type Db, openSqlite } from './open.js';
@@ -22,8 +23,12 @@ export class SqliteStore implements Store {
   private readonly committer: GroupCommitter;
   private readonly timer: NodeJS.Timeout;
   private readonly authStmt;
+  private readonly checkpointer: Checkpointer;
 
   constructor(private readonly db: Db) {
+    // Checkpoints run in a thread of their own (see checkpointer.ts), not inside our commits.
+    db.pragma('wal_autocheckpoint = 0');
+    this.checkpointer = new Checkpointer(db.name);
     this.admin = new SqliteAdmin(db);
     this.committer = new GroupCommitter(db);
     this.timer = setInterval(() => void this.committer.drain(), KEY_USE_FLUSH_MS).unref();
@@ -140,6 +145,9 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     clearInterval(this.timer);
     await this.committer.drain();
+    await this.checkpointer.stop();
+    // Leave a short WAL behind for the next process that opens the file.
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
     this.db.close();
   }
 }
