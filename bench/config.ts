@@ -36,7 +36,7 @@ export function loadBenchConfig(env: Env, defaultOut: string): BenchConfig {
     warmupSeconds: positive(env, 'BENCH_WARMUP_SECONDS', 2, true),
     connections: positive(env, 'BENCH_CONNECTIONS', 8),
     smallConnections: positive(env, 'BENCH_SMALL_CONNECTIONS', 32),
-    bigBodies: positive(env, 'BENCH_BIG_BODIES', 200),
+    bigBodies: positive(env, 'BENCH_BIG_BODIES', 400),
     smallBodies: positive(env, 'BENCH_SMALL_BODIES', 20_000),
     workloads: new Set(workloads as WorkloadName[]),
     databaseUrl: url ? url : null,

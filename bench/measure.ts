@@ -3,7 +3,7 @@ import type { BenchConfig, WorkloadName } from './config.js';
 import { type LoadFigures, type Target, closedLoop } from './load.js';
 import { constantRate } from './paced-load.js';
 import { BodyCursor, type BodyPool } from './payloads.js';
-import { RssWatch, cpuSeconds } from './proc-stats.js';
+import { RssWatch, cpuSeconds, machineBusySeconds } from './proc-stats.js';
 
 /** The share of the peak rate at which the latency target is checked. */
 export const SLO_LOAD = 0.8;
@@ -21,6 +21,12 @@ export interface WorkloadFigures extends LoadFigures {
   offeredPerSec?: number;
   /** Times the body pool was re-sent with fresh insert_ids (0 is the plain case). */
   poolWraps: number;
+  /**
+   * CPU seconds used meanwhile by everything but the server and the load
+   * generator (the database server among them): other work on the machine
+   * shows here, and makes the figures noisy.
+   */
+  otherCpuSec: number;
 }
 
 export interface SystemRun {
@@ -35,7 +41,8 @@ export type Log = (line: string) => void;
 /**
  * Runs every workload against one server: a warm-up, the measured closed-loop
  * run, and after the big batches (when asked) the constant-rate run at 80 %
- * of the rate just measured.
+ * of the rate just measured. A server that `stores` gets fresh insert_ids
+ * however long the run.
  */
 export async function measureSystem(
   system: string,
@@ -43,7 +50,7 @@ export async function measureSystem(
   pid: number,
   pools: Record<WorkloadName, BodyPool>,
   cfg: BenchConfig,
-  withSlo: boolean,
+  opts: { withSlo: boolean; stores: boolean },
   log: Log,
 ): Promise<SystemRun> {
   const rss = new RssWatch(pid);
@@ -51,7 +58,7 @@ export async function measureSystem(
   try {
     for (const name of cfg.workloads) {
       const pool = pools[name];
-      const cursor = new BodyCursor(pool);
+      const cursor = new BodyCursor(pool, opts.stores);
       const connections = name === 'small' ? cfg.smallConnections : cfg.connections;
       if (cfg.warmupSeconds > 0) {
         await closedLoop(target, cursor, connections, cfg.warmupSeconds);
@@ -60,9 +67,10 @@ export async function measureSystem(
       const peak = await phase(pid, rss, pool, cursor, connections, () => closedLoop(target, cursor, connections, cfg.seconds));
       run.workloads[name] = { ...peak, workload: name };
       log(`  ${system} ${name}: ${fmt(peak.eventsPerSec)} events/s, ${fmt(peak.requestsPerSec)} req/s, p99 ${peak.p99Ms.toFixed(1)} ms`);
+      if (peak.otherCpuSec > 0.1 * peak.seconds) log(`  ! ${system} ${name}: other processes used ${peak.otherCpuSec.toFixed(1)} CPU s meanwhile (a database server counts here)`);
       if (peak.non2xx + peak.errors + peak.refusedItems > 0) log(`  ! ${system} ${name}: ${peak.non2xx} non-2xx, ${peak.errors} errors, ${peak.refusedItems} refused items; first: ${peak.firstRefusal ?? '-'}`);
       await sleep(1000);
-      if (name === 'big' && withSlo) {
+      if (name === 'big' && opts.withSlo) {
         const rate = Math.max(1, peak.requestsPerSec * SLO_LOAD);
         const slo = await phase(pid, rss, pool, cursor, 64, () => constantRate(target, cursor, rate, cfg.seconds, 64));
         run.workloads.big_at_80 = { ...slo, workload: 'big_at_80', offeredPerSec: rate };
@@ -88,8 +96,10 @@ async function phase(
   rss.takePhasePeakMiB();
   const wraps0 = cursor.wraps;
   const cpu0 = cpuSeconds(pid);
+  const machine0 = machineBusySeconds();
   const f = await load();
   const serverCpuSec = cpuSeconds(pid) - cpu0;
+  const machineSec = machineBusySeconds() - machine0;
   const events = f.eventsPerSec * f.seconds;
   return {
     ...f,
@@ -99,6 +109,7 @@ async function phase(
     serverCpuSec,
     cpuSecPerMillionEvents: events > 0 ? (serverCpuSec / events) * 1e6 : 0,
     poolWraps: cursor.wraps - wraps0,
+    otherCpuSec: Math.max(0, machineSec - serverCpuSec - f.loadgenCpuSec),
   };
 }
 

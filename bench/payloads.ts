@@ -42,10 +42,10 @@ const REPEAT_WINDOW_ITEMS = 10_000;
 
 /**
  * Each round re-sends the pool with this character changed in every insert_id,
- * so a long run never turns into a stream of duplicates; 36 rounds is far more
- * than any run needs.
+ * so a long run never turns into a stream of duplicates. These are the 64
+ * characters an insert_id may hold; past 64 rounds the ids come round again.
  */
-export const ROUNDS = '0123456789abcdefghijklmnopqrstuvwxyz';
+export const ROUNDS = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_-';
 
 const EVENTS = [
   'invoice_paid',
@@ -190,7 +190,15 @@ function roundOffsets(text: string, roundIndex: number): Int32Array {
 export class BodyCursor {
   private sent = 0;
 
-  constructor(readonly pool: BodyPool) {}
+  /**
+   * `freshIds: false` cycles through the pool as it is: for a server that
+   * stores nothing, where patching (and re-gzipping) each body would only
+   * slow the load generator down.
+   */
+  constructor(
+    readonly pool: BodyPool,
+    private readonly freshIds = true,
+  ) {}
 
   /** How many times the pool was gone through and re-sent with new insert_ids. */
   get wraps(): number {
@@ -202,7 +210,7 @@ export class BodyCursor {
     const round = Math.floor(this.sent / n) % ROUNDS.length;
     const k = this.sent % n;
     this.sent++;
-    if (round === 0) return this.pool.wire[k]!;
+    if (round === 0 || !this.freshIds) return this.pool.wire[k]!;
     const body = Buffer.from(this.pool.raw[k]!);
     const c = ROUNDS.charCodeAt(round);
     for (const at of this.pool.roundAt[k]!) body[at] = c;

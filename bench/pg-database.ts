@@ -3,6 +3,7 @@ import pg from 'pg';
 
 /** A database made for one run beside the one the URL names, and its removal. */
 export interface ScratchDatabase {
+  name: string;
   url: string;
   drop: () => Promise<void>;
 }
@@ -17,6 +18,7 @@ export async function createScratchDatabase(baseUrl: string, label: string): Pro
   const url = new URL(baseUrl);
   url.pathname = `/${name}`;
   return {
+    name,
     url: url.toString(),
     drop: () => withClient(baseUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`)).then(() => {}),
   };

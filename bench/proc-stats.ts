@@ -1,8 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
-const MiB = 1024 * 1024;
-
 function clockTicks(): number {
   try {
     return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
@@ -54,13 +52,13 @@ export class RssWatch {
     this.sample();
     const peak = this.phasePeak;
     this.phasePeak = 0;
-    return (peak * 1024) / MiB;
+    return peak / 1024;
   }
 
   /** The peak over the whole life of the process, in MiB. */
   lifetimePeakMiB(): number {
     try {
-      return (statusKiB(this.pid, 'VmHWM') * 1024) / MiB;
+      return statusKiB(this.pid, 'VmHWM') / 1024;
     } catch {
       return 0;
     }
@@ -69,4 +67,31 @@ export class RssWatch {
   stop(): void {
     clearInterval(this.timer);
   }
+}
+
+function cpuTimes(): { busy: number; total: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
+  const v = line.trim().split(/\s+/).slice(1).map(Number);
+  // user, nice and system: the time processes are charged with. Interrupts
+  // (loopback traffic is handled there) and steal are charged to no process,
+  // so counting them would show the benchmark's own traffic as someone else's.
+  const busy = (v[0] ?? 0) + (v[1] ?? 0) + (v[2] ?? 0);
+  const total = v.reduce((a, b) => a + b, 0);
+  return { busy, total };
+}
+
+/**
+ * The share of all CPUs busy over the next `ms`: the load average lags by
+ * minutes, and other work on the machine moves every figure of the run.
+ */
+export async function machineBusyShare(ms = 1000): Promise<number> {
+  const a = cpuTimes();
+  await new Promise((r) => setTimeout(r, ms));
+  const b = cpuTimes();
+  return b.total === a.total ? 0 : (b.busy - a.busy) / (b.total - a.total);
+}
+
+/** CPU seconds spent so far by the whole machine, all processes together. */
+export function machineBusySeconds(): number {
+  return cpuTimes().busy / TICKS;
 }

@@ -15,6 +15,7 @@ import { type SystemRun, fmt, measureSystem } from './measure.js';
 import { type BodyPool, type PoolSpec, REPEAT_SHARE, USERS, generatePool } from './payloads.js';
 import { createScratchDatabase } from './pg-database.js';
 import { INLET_BIN, type Provisioned, benchScript, provision, runJson, startListening, stopProcess } from './processes.js';
+import { machineBusyShare } from './proc-stats.js';
 import { type StoreResult, type TargetResult, checkTargets, ratiosOf, table, targetLines } from './report.js';
 import type { StorageFigures } from './rows.js';
 
@@ -27,8 +28,9 @@ process.once('exit', () => rmSync(scratch, { recursive: true, force: true }));
 
 const startedAt = new Date();
 const loadAtStart = os.loadavg();
-log(`bench: ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load average ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}, node ${process.version}`);
-if (loadAtStart[0]! > 0.5) log('bench: the machine is already busy; figures will be noisy.');
+const busyAtStart = await machineBusyShare();
+log(`bench: ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), ${(busyAtStart * 100).toFixed(0)}% busy before the run, node ${process.version}`);
+if (busyAtStart > 0.15) log('bench: something else is using the CPUs; figures will be noisy.');
 
 // Timestamps are anchored to now (the API takes 7 days back at most); all else follows from the seeds.
 const now = Date.now();
@@ -65,8 +67,8 @@ if (cfg.databaseUrl !== null) {
     stores.postgres = { run: run.run, storage: pgStorage, ratios: ratiosOf(run.run, http, pgStorage) };
     stored.postgres = run.storedEvents;
   } finally {
-    await baseDb.drop().catch((e) => log(`bench: could not drop ${baseDb.url}: ${(e as Error).message}`));
-    await inletDb.drop().catch((e) => log(`bench: could not drop ${inletDb.url}: ${(e as Error).message}`));
+    await baseDb.drop().catch((e) => log(`bench: could not drop database ${baseDb.name}: ${(e as Error).message}`));
+    await inletDb.drop().catch((e) => log(`bench: could not drop database ${inletDb.name}: ${(e as Error).message}`));
   }
 }
 
@@ -75,7 +77,7 @@ process.stdout.write(`\n${table(http, storage, stores)}\n\n${targetLines(targets
 const result = {
   startedAt: startedAt.toISOString(),
   seconds: (Date.now() - startedAt.getTime()) / 1000,
-  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model ?? null, memoryMiB: Math.round(os.totalmem() / 1048576), loadAtStart, loadAtEnd: os.loadavg(), node: process.version },
+  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model ?? null, memoryMiB: Math.round(os.totalmem() / 1048576), busyAtStart, loadAtStart, loadAtEnd: os.loadavg(), node: process.version },
   commit: gitCommit(),
   config: { ...cfg, workloads: [...cfg.workloads], databaseUrl: cfg.databaseUrl === null ? null : '(set)' },
   payload: {
@@ -96,7 +98,7 @@ async function httpBaseline(): Promise<SystemRun> {
   log('bench: HTTP baseline (read body, JSON.parse, 202)');
   const server = await startListening([benchScript('http-baseline.js')], process.env);
   try {
-    return await measureSystem('http baseline', { url: server.url, key: 'none' }, server.pid, pools, cfg, false, log);
+    return await measureSystem('http baseline', { url: server.url, key: 'none' }, server.pid, pools, cfg, { withSlo: false, stores: false }, log);
   } finally {
     await stopProcess(server.proc);
   }
@@ -131,7 +133,7 @@ async function inletRun(store: 'sqlite' | 'postgres', databaseUrl: string | null
   let run: SystemRun;
   try {
     await probe(server.url, ids, probePool);
-    run = await measureSystem(`inlet ${store}`, { url: server.url, key: ids.key }, server.pid, pools, cfg, true, log);
+    run = await measureSystem(`inlet ${store}`, { url: server.url, key: ids.key }, server.pid, pools, cfg, { withSlo: true, stores: true }, log);
   } finally {
     const code = await stopProcess(server.proc);
     if (code !== 0) log(`bench: inlet serve exited ${code}`);
