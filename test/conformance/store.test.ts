@@ -111,6 +111,20 @@ for (const engine of STORES) {
         expect(keyWorks(auth!, w.clock.now())).toBe(false);
       });
 
+      it('a key looked up before a change made elsewhere is not answered from a stale cache', async () => {
+        const w = await world();
+        expect(keyWorks((await second.authenticate(hashKey(w.key)))!, w.clock.now())).toBe(true);
+        await w.admin.revokeKey(w.keyId);
+        expect(keyWorks((await second.authenticate(hashKey(w.key)))!, w.clock.now())).toBe(false);
+        await w.admin.updateProject(w.projectId, { apiEnabled: false });
+        expect((await second.authenticate(hashKey(w.key)))!.project.apiEnabled).toBe(false);
+        expect(await store.authenticate(hashKey(w.key))).not.toBeNull();
+        const k2 = await w.admin.createKey(w.sourceId);
+        expect(await store.authenticate(hashKey(k2.key))).not.toBeNull();
+        await second.admin.deleteSource(w.sourceId, w.clock.now());
+        expect(await store.authenticate(hashKey(k2.key))).toBeNull();
+      });
+
       it('keys of a deleted source, project or organization are not found', async () => {
         const a = await world();
         await a.admin.deleteSource(a.sourceId);

@@ -26,10 +26,15 @@ const toKey = (r: KeyRow): KeyRecord => ({
 
 /** Organizations, projects, sources and keys on SQLite. Deletion is a mark, so history stays readable. */
 export class SqliteAdmin implements AdminStore {
-  constructor(private readonly db: Db) {}
+  /** `changed` is called after every write, so caches of keys and their owners can be dropped. */
+  constructor(
+    private readonly db: Db,
+    private readonly changed: () => void = () => {},
+  ) {}
 
   async createOrg(o: Org): Promise<void> {
     this.db.prepare('INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)').run(o.id, o.name, o.createdAt);
+    this.changed();
   }
 
   async getOrg(id: string): Promise<Org | null> {
@@ -55,6 +60,7 @@ export class SqliteAdmin implements AdminStore {
     this.db
       .prepare('INSERT INTO projects (id, org_id, name, api_enabled, monthly_event_limit, created_at) VALUES (?, ?, ?, ?, ?, ?)')
       .run(p.id, p.orgId, p.name, p.apiEnabled ? 1 : 0, p.monthlyEventLimit, p.createdAt);
+    this.changed();
   }
 
   async getProject(id: string): Promise<Project | null> {
@@ -71,6 +77,7 @@ export class SqliteAdmin implements AdminStore {
     if (patch.monthlyEventLimit !== undefined) {
       this.db.prepare('UPDATE projects SET monthly_event_limit = ? WHERE id = ?').run(patch.monthlyEventLimit, id);
     }
+    this.changed();
     return this.getProject(id);
   }
 
@@ -82,6 +89,7 @@ export class SqliteAdmin implements AdminStore {
     this.db
       .prepare('INSERT INTO sources (id, project_id, name, filter_bots, record_ip, created_at) VALUES (?, ?, ?, ?, ?, ?)')
       .run(s.id, s.projectId, s.name, s.filterBots ? 1 : 0, s.recordIp ? 1 : 0, s.createdAt);
+    this.changed();
   }
 
   async getSource(id: string): Promise<Source | null> {
@@ -97,6 +105,7 @@ export class SqliteAdmin implements AdminStore {
   async updateSource(id: string, patch: Partial<Pick<Source, 'filterBots' | 'recordIp'>>): Promise<Source | null> {
     if (patch.filterBots !== undefined) this.db.prepare('UPDATE sources SET filter_bots = ? WHERE id = ?').run(patch.filterBots ? 1 : 0, id);
     if (patch.recordIp !== undefined) this.db.prepare('UPDATE sources SET record_ip = ? WHERE id = ?').run(patch.recordIp ? 1 : 0, id);
+    this.changed();
     return this.getSource(id);
   }
 
@@ -108,7 +117,7 @@ export class SqliteAdmin implements AdminStore {
     key: KeyRecord,
     opts: { now: number; maxWorking: number; replaces?: { keyId: string; expiresAt: number } },
   ): Promise<'ok' | 'too_many_keys'> {
-    return this.db.transaction((): 'ok' | 'too_many_keys' => {
+    const result = this.db.transaction((): 'ok' | 'too_many_keys' => {
       const rows = this.db.prepare('SELECT * FROM api_keys WHERE source_id = ?').all(key.sourceId) as KeyRow[];
       if (!roomForKey(rows.map(toKey), opts)) return 'too_many_keys';
       if (opts.replaces) {
@@ -119,6 +128,8 @@ export class SqliteAdmin implements AdminStore {
         .run(key.id, key.sourceId, key.hash, key.lastFour, key.createdAt);
       return 'ok';
     }).immediate();
+    this.changed();
+    return result;
   }
 
   async getKey(id: string): Promise<KeyRecord | null> {
@@ -132,11 +143,15 @@ export class SqliteAdmin implements AdminStore {
   }
 
   async revokeKey(id: string, at: number): Promise<boolean> {
-    return this.db.prepare('UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?').run(at, id).changes > 0;
+    const done = this.db.prepare('UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?').run(at, id).changes > 0;
+    this.changed();
+    return done;
   }
 
   private mark(table: 'orgs' | 'projects' | 'sources', id: string, at: number): boolean {
     // The table name comes from the fixed union above, never from input.
-    return this.db.prepare(`UPDATE ${table} SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL`).run(at, id).changes > 0;
+    const done = this.db.prepare(`UPDATE ${table} SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL`).run(at, id).changes > 0;
+    this.changed();
+    return done;
   }
 }

@@ -14,6 +14,9 @@ import { GroupCommitter } from './group-commit.js';
 import { SqliteIngestTx } from './ingest-tx.js';
 import { type Db, openSqlite } from './open.js';
 
+/** Keys remembered at most; the cache starts over past this. */
+const AUTH_CACHE_LIMIT = 10_000;
+
 /** How often key last-used times reach the disk when no batch commits them sooner. */
 const KEY_USE_FLUSH_MS = 1000;
 
@@ -23,13 +26,23 @@ export class SqliteStore implements Store {
   private readonly committer: GroupCommitter;
   private readonly timer: NodeJS.Timeout;
   private readonly authStmt;
+  private readonly dataVersion;
+  /**
+   * Working keys by hash. Valid while `PRAGMA data_version` stands still, that
+   * is until another connection (the admin command, another process) commits,
+   * and cleared by every admin change made here: revocation, expiry changes
+   * and deletions still count from the very next request.
+   */
+  private authCache = new Map<string, AuthRecord>();
+  private authVersion = -1;
   private readonly checkpointer: Checkpointer;
 
   constructor(private readonly db: Db) {
     // Checkpoints run in a thread of their own (see checkpointer.ts), not inside our commits.
     db.pragma('wal_autocheckpoint = 0');
     this.checkpointer = new Checkpointer(db.name);
-    this.admin = new SqliteAdmin(db);
+    this.admin = new SqliteAdmin(db, () => this.authCache.clear());
+    this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.committer = new GroupCommitter(db);
     this.timer = setInterval(() => void this.committer.drain(), KEY_USE_FLUSH_MS).unref();
     this.authStmt = db.prepare(
@@ -49,6 +62,24 @@ export class SqliteStore implements Store {
   }
 
   async authenticate(hash: Buffer): Promise<AuthRecord | null> {
+    const version = this.dataVersion.get() as number;
+    if (version !== this.authVersion) {
+      this.authCache.clear();
+      this.authVersion = version;
+    }
+    const cacheKey = hash.toString('base64');
+    const hit = this.authCache.get(cacheKey);
+    if (hit !== undefined) return hit;
+    const found = this.lookUpKey(hash);
+    // Unknown keys are not remembered: guessing must not grow the cache.
+    if (found !== null) {
+      if (this.authCache.size >= AUTH_CACHE_LIMIT) this.authCache.clear();
+      this.authCache.set(cacheKey, found);
+    }
+    return found;
+  }
+
+  private lookUpKey(hash: Buffer): AuthRecord | null {
     const r = this.authStmt.get(hash) as Record<string, never> | undefined;
     if (r === undefined) return null;
     return {
