@@ -3,83 +3,113 @@ import { newEventId } from './ids.js';
 import { monthOf } from './month.js';
 import { PersonResolver, newestTraits } from './people/resolver.js';
 
+/** Writes one job inside a transaction the store opened. See ingestJobsInTx. */
+export async function ingestInTx(tx: IngestTx, job: IngestJob): Promise<ItemOutcome[]> {
+  return (await ingestJobsInTx(tx, [job]))[0]!;
+}
+
 /**
- * Writes one job inside a transaction the store opened, with the same rules on
+ * Writes jobs of one project and source inside a transaction the store
+ * opened, exactly as if they came one after the other, with the same rules on
  * every engine: repeats of a stored insert_id are answered as duplicates and
  * not metered; track items beyond the monthly limit are dropped in order;
  * people are resolved in bulk; traits keep the newest value per key.
+ *
+ * Taking many jobs at once is group commit at the level of the algorithm: a
+ * burst of one-item requests costs one lookup of each kind and one insert per
+ * table, not one each.
  */
-export async function ingestInTx(tx: IngestTx, job: IngestJob): Promise<ItemOutcome[]> {
-  const { projectId, sourceId, receivedAt, items } = job;
+export async function ingestJobsInTx(tx: IngestTx, jobs: IngestJob[]): Promise<ItemOutcome[][]> {
+  const { projectId, sourceId } = jobs[0]!;
+  if (jobs.some((j) => j.projectId !== projectId || j.sourceId !== sourceId)) {
+    throw new Error('ingestJobsInTx takes jobs of one project and source');
+  }
+  const items = jobs.flatMap((j) => j.items);
   // One writer per project at a time: the meter, the plan limit, insert_ids
   // and person links are then decided on data no one else is changing.
   await tx.lockProject(projectId);
-  const month = monthOf(receivedAt);
   const limit = await tx.monthlyEventLimit(projectId);
-  let room = limit === null ? Infinity : Math.max(0, limit - (await tx.usage(projectId, month)));
+  const room = new Map<string, number>();
+  const roomIn = async (month: string): Promise<number> => {
+    if (!room.has(month)) room.set(month, limit === null ? Infinity : Math.max(0, limit - (await tx.usage(projectId, month))));
+    return room.get(month)!;
+  };
 
   const insertIds = items.flatMap((i) => (i.insertId === null ? [] : [i.insertId]));
   const stored = insertIds.length > 0 ? await tx.findInsertIds(sourceId, insertIds) : new Map<string, string | null>();
 
-  const people = new PersonResolver(tx, projectId, receivedAt);
+  const people = new PersonResolver(tx, projectId, jobs[0]!.receivedAt);
   await people.preload(
     unique(items.flatMap((i) => (i.distinctId !== null && (i.anonymousId === null || i.type === 'identify') ? [i.distinctId] : []))),
     unique(items.flatMap((i) => (i.anonymousId === null ? [] : [i.anonymousId]))),
   );
 
-  const outcomes: ItemOutcome[] = [];
+  const all: ItemOutcome[][] = [];
   const events: NewEventRow[] = [];
+  const metered = new Map<string, number>();
   const claims: { insertId: string; eventId: string | null }[] = [];
-  for (const item of items) {
-    if (item.insertId !== null && stored.has(item.insertId)) {
-      outcomes.push({ index: item.index, status: 'duplicate', eventId: stored.get(item.insertId) ?? null });
-      continue;
-    }
-    if (item.type === 'track') {
-      if (room <= 0) {
-        outcomes.push({ index: item.index, status: 'dropped', reason: 'collection_paused' });
+  // A person made in this pass is new only to the job that made it.
+  const madeBy = new Map<string, number>();
+  for (const [j, { items: jobItems, receivedAt }] of jobs.entries()) {
+    const month = monthOf(receivedAt);
+    const outcomes: ItemOutcome[] = [];
+    all.push(outcomes);
+    for (const item of jobItems) {
+      if (item.insertId !== null && stored.has(item.insertId)) {
+        outcomes.push({ index: item.index, status: 'duplicate', eventId: stored.get(item.insertId) ?? null });
         continue;
       }
-      room--;
-      const person = item.anonymousId !== null ? await people.byAnonymousId(item.anonymousId) : await people.byDistinctId(item.distinctId!);
-      const eventId = newEventId(receivedAt);
-      events.push({
-        id: eventId,
-        projectId,
-        sourceId,
-        event: item.event!,
-        distinctId: item.distinctId,
-        anonymousId: item.anonymousId,
-        personId: person.id,
-        sessionId: item.sessionId,
-        timestamp: item.timestamp,
-        receivedAt,
-        insertId: item.insertId,
-        properties: JSON.stringify({ ...item.properties, ...item.enrichment }),
-      });
-      if (item.insertId !== null) claims.push({ insertId: item.insertId, eventId });
-      outcomes.push({ index: item.index, status: 'accepted', eventId, personId: person.id, personIsNew: person.isNew });
-    } else {
-      const person =
-        item.anonymousId !== null
-          ? await people.linkToBrowserPerson(item.distinctId!, item.anonymousId)
-          : await people.byDistinctId(item.distinctId!);
-      for (const [key, value] of Object.entries(item.properties)) {
-        people.traits.push({ personId: person.id, key, value: JSON.stringify(value), setAt: item.timestamp });
+      let eventId: string | null = null;
+      let person;
+      if (item.type === 'track') {
+        const left = await roomIn(month);
+        if (left <= 0) {
+          outcomes.push({ index: item.index, status: 'dropped', reason: 'collection_paused' });
+          continue;
+        }
+        room.set(month, left - 1);
+        metered.set(month, (metered.get(month) ?? 0) + 1);
+        person = item.anonymousId !== null ? await people.byAnonymousId(item.anonymousId) : await people.byDistinctId(item.distinctId!);
+        eventId = newEventId(receivedAt);
+        events.push({
+          id: eventId,
+          projectId,
+          sourceId,
+          event: item.event!,
+          distinctId: item.distinctId,
+          anonymousId: item.anonymousId,
+          personId: person.id,
+          sessionId: item.sessionId,
+          timestamp: item.timestamp,
+          receivedAt,
+          insertId: item.insertId,
+          properties: JSON.stringify({ ...item.properties, ...item.enrichment }),
+        });
+      } else {
+        person =
+          item.anonymousId !== null
+            ? await people.linkToBrowserPerson(item.distinctId!, item.anonymousId)
+            : await people.byDistinctId(item.distinctId!);
+        for (const [key, value] of Object.entries(item.properties)) {
+          people.traits.push({ personId: person.id, key, value: JSON.stringify(value), setAt: item.timestamp });
+        }
       }
-      if (item.insertId !== null) claims.push({ insertId: item.insertId, eventId: null });
-      outcomes.push({ index: item.index, status: 'accepted', eventId: null, personId: person.id, personIsNew: person.isNew });
+      if (item.insertId !== null) {
+        claims.push({ insertId: item.insertId, eventId });
+        // A later item with this insert_id (in another job of the group) is a repeat of this one.
+        stored.set(item.insertId, eventId);
+      }
+      if (person.isNew && !madeBy.has(person.id)) madeBy.set(person.id, j);
+      outcomes.push({ index: item.index, status: 'accepted', eventId, personId: person.id, personIsNew: person.isNew && madeBy.get(person.id) === j });
     }
-    // A later item of the same job with this insert_id is a repeat of this one.
-    if (item.insertId !== null) stored.set(item.insertId, claims[claims.length - 1]!.eventId);
   }
 
   await people.flush();
   if (people.traits.length > 0) await tx.upsertTraits(projectId, newestTraits(people.traits));
   if (events.length > 0) await tx.insertEvents(events);
   if (claims.length > 0) await tx.addInsertIds(sourceId, claims);
-  if (events.length > 0) await tx.addUsage(projectId, month, events.length);
-  return outcomes;
+  for (const [month, n] of metered) await tx.addUsage(projectId, month, n);
+  return all;
 }
 
 function unique(xs: string[]): string[] {

@@ -1,10 +1,10 @@
-import { ingestInTx } from '../../domain/ingest.js';
+import { ingestJobsInTx } from '../../domain/ingest.js';
 import { type IngestJob, type ItemOutcome, StoreUnavailableError } from '../port.js';
 import { SqliteIngestTx } from './ingest-tx.js';
 import type { Db } from './open.js';
 
 /** Items one commit takes before the rest wait for the next one. */
-const MAX_ITEMS_PER_COMMIT = 2000;
+const MAX_ITEMS_PER_COMMIT = 1000;
 
 interface Pending {
   job: IngestJob;
@@ -73,9 +73,11 @@ export class GroupCommitter {
     const done: [Pending, ItemOutcome[]][] = [];
     try {
       this.db.exec('BEGIN IMMEDIATE');
-      for (const p of batch) {
-        const out = await this.runJob(p);
-        if (out !== null) done.push([p, out]);
+      for (const group of groupJobs(batch)) {
+        const outs = await this.runGroup(group);
+        group.forEach((p, i) => {
+          if (outs[i] !== null) done.push([p, outs[i]!]);
+        });
       }
       for (const [id, at] of touches) this.touchKey.run(at, id);
       this.db.exec('COMMIT');
@@ -106,22 +108,55 @@ export class GroupCommitter {
     return this.queue.splice(0, n);
   }
 
-  /** One job under its own savepoint; a job that fails is rolled back and rejected alone. */
-  private async runJob(p: Pending): Promise<ItemOutcome[] | null> {
+  /**
+   * Jobs of one project and source, written in one pass under one savepoint.
+   * If the pass fails, each job is tried again alone, so one failing job
+   * takes no other down; a job that fails alone is answered 503.
+   */
+  private async runGroup(group: Pending[]): Promise<(ItemOutcome[] | null)[]> {
     this.db.exec('SAVEPOINT job');
     try {
-      const out = await ingestInTx(this.tx, p.job);
-      if (p.job.dryRun) this.db.exec('ROLLBACK TO job');
+      const outs = await ingestJobsInTx(this.tx, group.map((p) => p.job));
+      if (group[0]!.job.dryRun) this.db.exec('ROLLBACK TO job');
       this.db.exec('RELEASE job');
-      return out;
+      return outs;
     } catch (e) {
-      // If SQLite already rolled the whole transaction back, these throw and fail the group.
+      // If SQLite already rolled the whole transaction back, these throw and fail the commit.
       this.db.exec('ROLLBACK TO job');
       this.db.exec('RELEASE job');
-      p.reject(unavailable(e));
-      return null;
+      if (group.length === 1) {
+        group[0]!.reject(unavailable(e));
+        return [null];
+      }
+      const outs: (ItemOutcome[] | null)[] = [];
+      for (const p of group) outs.push((await this.runGroup([p]))[0]!);
+      return outs;
     }
   }
+}
+
+/**
+ * Splits a commit's jobs into groups written in one pass each: the jobs of one
+ * project and source, in arrival order. A dry run is a group of its own, since
+ * it is rolled back.
+ */
+function groupJobs(batch: Pending[]): Pending[][] {
+  const groups = new Map<string, Pending[]>();
+  const out: Pending[][] = [];
+  for (const p of batch) {
+    if (p.job.dryRun) {
+      out.push([p]);
+      continue;
+    }
+    const key = `${p.job.projectId}\u0000${p.job.sourceId}`;
+    let g = groups.get(key);
+    if (g === undefined) {
+      groups.set(key, (g = []));
+      out.push(g);
+    }
+    g.push(p);
+  }
+  return out;
 }
 
 function unavailable(cause: unknown): StoreUnavailableError {
