@@ -65,3 +65,12 @@ export async function provision(env: Record<string, string>, dataDir?: string) {
   const key = await cliJson(['key', 'create', '--source', source.id, ...dd], env);
   return { org, project, source, key };
 }
+
+/** Stops a server with SIGTERM (SIGKILL after 10 s) and waits for it to exit. */
+export async function stopServer(s: Server): Promise<void> {
+  if (s.proc.exitCode !== null || s.proc.signalCode !== null) return;
+  s.proc.kill('SIGTERM');
+  const force = setTimeout(() => s.proc.kill('SIGKILL'), 10_000);
+  await s.exited;
+  clearTimeout(force);
+}

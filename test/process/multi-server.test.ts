@@ -5,11 +5,11 @@
  * this file fails (it never skips), saying which and where.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../conformance/stores.js';
-import { type Server, cliJson, startServer } from '../helpers/process.js';
+import { type Server, cliJson, startServer, stopServer } from '../helpers/process.js';
+import { requireRedis } from '../helpers/services.js';
 
 const TEST_REDIS_URL = process.env.INLET_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -30,27 +30,7 @@ function post(server: Server, index: number, key: string, items: unknown[]): Pro
   }).then(async (res) => ({ status: res.status, body: await res.json(), headers: res.headers, server: index }));
 }
 
-/** Fails with a clear sentence when Redis does not answer a PING. */
-async function requireRedis(url: string): Promise<void> {
-  const r = new Redis(url, { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  r.on('error', () => {});
-  try {
-    await r.connect();
-    await r.ping();
-  } catch (e) {
-    throw new Error(`Redis is not reachable at ${url} (${(e as Error).message}). Start it, or point INLET_TEST_REDIS_URL at one.`, { cause: e });
-  } finally {
-    r.disconnect();
-  }
-}
 
-async function stopServer(s: Server): Promise<void> {
-  if (s.proc.exitCode !== null || s.proc.signalCode !== null) return;
-  s.proc.kill('SIGTERM');
-  const force = setTimeout(() => s.proc.kill('SIGKILL'), 10_000);
-  await s.exited;
-  clearTimeout(force);
-}
 
 const tag = () => randomBytes(4).toString('hex');
 

@@ -16,7 +16,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../conformance/stores.js';
-import { type Server, cliJson, startServer } from '../helpers/process.js';
+import { type Server, cliJson, startServer, stopServer } from '../helpers/process.js';
 import { type ProxyMode, TcpProxy } from '../helpers/tcp-proxy.js';
 
 /** Longest any request may take, whatever the database does (pool: connect 2 s, statement 5 s + 1 s client-side). */
@@ -54,13 +54,6 @@ async function send(server: Server, key: string, items: unknown[]): Promise<{ st
   }
 }
 
-async function stopServer(s: Server): Promise<void> {
-  if (s.proc.exitCode !== null || s.proc.signalCode !== null) return;
-  s.proc.kill('SIGTERM');
-  const force = setTimeout(() => s.proc.kill('SIGKILL'), 10_000);
-  await s.exited;
-  clearTimeout(force);
-}
 
 describe('PostgreSQL stops and starts again under load', () => {
   let db: { url: string; drop: () => Promise<void> };
@@ -285,10 +278,13 @@ describe('PostgreSQL stops and starts again under load', () => {
       await settled();
       const counts = await storedCounts();
       const stored = ids.filter((id) => counts.has(id)).length;
-      // Cut before the COMMIT reached the database: nothing. Cut after: all of it, its person link included.
-      expect(stored).toBe(when === 'before' ? 0 : BATCH);
+      // Cut before the COMMIT was sent: nothing. Cut just after: whether the database acted on a
+      // COMMIT that arrived with the end of its connection is a race of the network, so either
+      // all of it (its person link included) or none, never part.
+      if (when === 'before') expect(stored).toBe(0);
+      else expect([0, BATCH]).toContain(stored);
       const { rows } = await direct.query('SELECT 1 FROM person_links WHERE project_id = $1 AND distinct_id = $2', [projectId, distinctId]);
-      expect(rows.length).toBe(when === 'before' ? 0 : 1);
+      expect(rows.length).toBe(stored === 0 ? 0 : 1);
       await expectConsistent();
 
       // The client resends, as Retry-After asks: each insert_id ends up stored once, metered once.
@@ -301,7 +297,7 @@ describe('PostgreSQL stops and starts again under load', () => {
       expect(res.status).toBe(202);
       const body = (await res.json()) as { accepted: number; duplicates: number[] };
       expect(body.accepted).toBe(BATCH);
-      expect(body.duplicates).toEqual(when === 'before' ? [] : [...ids.keys()]);
+      expect(body.duplicates).toEqual(stored === 0 ? [] : [...ids.keys()]);
       const after = await storedCounts();
       for (const id of ids) expect(after.get(id), id).toBe(1);
       await expectConsistent();

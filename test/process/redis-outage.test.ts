@@ -13,10 +13,10 @@
  * PostgreSQL and Redis must be reachable: when one is not, this file fails.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../conformance/stores.js';
-import { type Server, cliJson, startServer } from '../helpers/process.js';
+import { type Server, cliJson, startServer, stopServer } from '../helpers/process.js';
+import { requireRedis } from '../helpers/services.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 
 const TEST_REDIS_URL = process.env.INLET_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -51,26 +51,7 @@ async function post(server: Server, key: string, count: number, tagged: string):
   };
 }
 
-async function requireRedis(url: string): Promise<void> {
-  const r = new Redis(url, { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  r.on('error', () => {});
-  try {
-    await r.connect();
-    await r.ping();
-  } catch (e) {
-    throw new Error(`Redis is not reachable at ${url} (${(e as Error).message}). Start it, or point INLET_TEST_REDIS_URL at one.`, { cause: e });
-  } finally {
-    r.disconnect();
-  }
-}
 
-async function stopServer(s: Server): Promise<void> {
-  if (s.proc.exitCode !== null || s.proc.signalCode !== null) return;
-  s.proc.kill('SIGTERM');
-  const force = setTimeout(() => s.proc.kill('SIGKILL'), 10_000);
-  await s.exited;
-  clearTimeout(force);
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
