@@ -5,8 +5,8 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
-  /** Where the reference pages are linked from in every error. */
-  baseUrl: string;
+  /** Where the reference pages are linked from in every error; null: http://localhost:<bound port>. */
+  baseUrl: string | null;
   databaseUrl: string | null;
   redisUrl: string | null;
   /** Custom tracker domains: they serve browser traffic, never the API. */
@@ -25,10 +25,9 @@ type Env = Record<string, string | undefined>;
 export function loadConfig(env: Env, flags: { port?: string; host?: string; dataDir?: string; baseUrl?: string } = {}): Config {
   const port = wholeNumber(flags.port ?? env.INLET_PORT ?? '8080', '--port / INLET_PORT', 65535);
   const host = flags.host ?? env.INLET_HOST ?? '127.0.0.1';
-  const baseUrl = (flags.baseUrl ?? env.INLET_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
-  try {
-    new URL(baseUrl);
-  } catch {
+  const given = flags.baseUrl ?? nonEmpty(env.INLET_BASE_URL);
+  const baseUrl = given === null ? null : given.replace(/\/+$/, '');
+  if (baseUrl !== null && !URL.canParse(baseUrl)) {
     throw new ConfigError(`--base-url / INLET_BASE_URL "${baseUrl}" is not an absolute URL; give one such as https://inlet.example.com.`);
   }
   const databaseUrl = nonEmpty(env.INLET_DATABASE_URL);

@@ -27,7 +27,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // Fastify's own per-request lines would log the URL twice; one line is written below.
     logController: new LogController({ disableRequestLogging: true }),
     requestTimeout: 30_000,
-    return503OnClosing: true,
+    // While closing, requests get our own 503 (envelope, Request-Id), below.
+    return503OnClosing: false,
+    // A URL Fastify cannot decode is a path that does not exist, in our envelope.
+    frameworkErrors: (_err, req, reply) => sendRefusal(req, reply, { code: 'not_found' }),
+  });
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
   });
   app.decorate('inletBaseUrl', deps.baseUrl);
   app.decorateRequest('refusedWith', null);
@@ -39,6 +46,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   app.addHook('onRequest', async (req, reply) => {
     reply.header('Request-Id', req.id);
+    if (closing) {
+      sendRefusal(req, reply, { code: 'collection_unavailable', message: 'This server is shutting down; resend the request (another server, or this one once restarted, will take it).', headers: { 'Retry-After': '5', Connection: 'close' } });
+      return reply;
+    }
   });
   app.addHook('onResponse', async (req, reply) => {
     // One line per request: never headers, keys, bodies or properties.
@@ -50,18 +61,20 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   const api = batchRoute(deps);
   app.all('/api/*', api);
-  app.register(docsRoutes(deps.baseUrl));
+  app.register(docsRoutes());
   app.setNotFoundHandler(async (req, reply) => {
     // Methods Fastify has no route table for still get the API's checks.
     if ((req.raw.url ?? '').startsWith('/api/')) return api(req, reply);
     sendRefusal(req, reply, { code: 'not_found', message: 'There is nothing here. Send batches to POST /api/v1/batch; the reference is at /docs/api.' });
   });
-  app.setErrorHandler(async (err: Error & { statusCode?: number }, req, reply) => {
+  app.setErrorHandler(async (err: Error & { statusCode?: number; code?: string }, req, reply) => {
     const status = err.statusCode ?? 500;
-    if (status === 413) return sendRefusal(req, reply, { code: 'payload_too_large', headers: { Connection: 'close' } });
+    // Fastify reads Content-Type before any handler; a header it cannot parse
+    // (the body still unread) must still go through the API's checks, in order.
+    if (err.code?.startsWith('FST_ERR_CTP_') && (req.raw.url ?? '').startsWith('/api/')) return api(req, reply);
     if (status >= 500) req.log.error({ err }, 'unexpected failure');
     // A 500 tells the client what to do, never what broke inside.
-    sendRefusal(req, reply, status === 404 ? { code: 'not_found' } : { code: status >= 500 ? 'internal_error' : 'invalid_body' });
+    sendRefusal(req, reply, { code: status >= 500 ? 'internal_error' : 'not_found' });
   });
   return app;
 }

@@ -17,12 +17,22 @@ const JSON_HEADERS = {
   'Cache-Control': 'public, max-age=300',
 };
 
-/** Serves the reference page and the OpenAPI document, both built once when the app is built. */
-export function docsRoutes(baseUrl: string): FastifyPluginAsync {
-  const page = referencePage(baseUrl);
-  const openapi = JSON.stringify(openApiDocument(baseUrl), null, 2);
+/**
+ * Serves the reference page and the OpenAPI document, each built once for the
+ * server's base URL (known only after listening when the port was 0).
+ */
+export function docsRoutes(): FastifyPluginAsync {
+  const built = new Map<string, { page: string; openapi: string }>();
+  const docsFor = (baseUrl: string) => {
+    let d = built.get(baseUrl);
+    if (d === undefined) {
+      d = { page: referencePage(baseUrl), openapi: JSON.stringify(openApiDocument(baseUrl), null, 2) };
+      built.set(baseUrl, d);
+    }
+    return d;
+  };
   return async (app) => {
-    app.get(DOCS_PATH, async (_req, reply) => reply.headers(PAGE_HEADERS).send(page));
-    app.get(OPENAPI_PATH, async (_req, reply) => reply.headers(JSON_HEADERS).send(openapi));
+    app.get(DOCS_PATH, async (req, reply) => reply.headers(PAGE_HEADERS).send(docsFor(req.server.inletBaseUrl).page));
+    app.get(OPENAPI_PATH, async (req, reply) => reply.headers(JSON_HEADERS).send(docsFor(req.server.inletBaseUrl).openapi));
   };
 }

@@ -42,6 +42,8 @@ export function envelope(baseUrl: string, requestId: string, r: Refusal): ErrorE
 /** Answers a refusal with its status, headers and the envelope. */
 export function sendRefusal(req: FastifyRequest, reply: FastifyReply, r: Refusal): void {
   req.refusedWith = r.code;
+  // Set here too: Fastify answers some errors before the onRequest hook runs.
+  reply.header('Request-Id', req.id);
   if (r.headers) reply.headers(r.headers);
   reply.code(REQUEST_ERRORS[r.code].status).send(envelope(req.server.inletBaseUrl, req.id, r));
 }

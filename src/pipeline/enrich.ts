@@ -20,8 +20,15 @@ export interface ParsedUserAgent {
 const CACHE_LIMIT = 2000;
 const cache = new Map<string, ParsedUserAgent>();
 
+/**
+ * No real user agent is longer; the rest of a longer one is not read, so a
+ * huge $user_agent cannot fill the cache or slow the parser.
+ */
+const MAX_USER_AGENT_LENGTH = 1024;
+
 /** Parses a user agent into browser, OS and device, and tells whether it is a bot. */
-export function parseUserAgent(ua: string): ParsedUserAgent {
+export function parseUserAgent(raw: string): ParsedUserAgent {
+  const ua = raw.length > MAX_USER_AGENT_LENGTH ? raw.slice(0, MAX_USER_AGENT_LENGTH) : raw;
   const hit = cache.get(ua);
   if (hit !== undefined) return hit;
   const r = new UAParser(ua).getResult();

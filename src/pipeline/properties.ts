@@ -76,13 +76,8 @@ function dollarKeyStays(key: string, value: unknown, recordIp: boolean, out: Nor
   return true;
 }
 
-/** Key count, depth, exact numbers, storable strings, then size: first fault wins. */
+/** Key count, then depth, exact numbers and storable strings, then size (decisions §2): first fault wins. */
 function checkShape(props: JsonObject, errors: FieldError[]): void {
-  const fault = findFault(props, 1);
-  if (fault !== null) {
-    errors.push({ code: 'invalid_properties', field: 'properties', message: fault });
-    return;
-  }
   const count = Object.keys(props).length;
   if (count > MAX_PROPERTY_KEYS) {
     errors.push({
@@ -90,6 +85,11 @@ function checkShape(props: JsonObject, errors: FieldError[]): void {
       field: 'properties',
       message: `"properties" has ${count} keys; at most ${MAX_PROPERTY_KEYS} are allowed. Nest related values in an object or drop some.`,
     });
+    return;
+  }
+  const fault = findFault(props, 1);
+  if (fault !== null) {
+    errors.push({ code: 'invalid_properties', field: 'properties', message: fault });
     return;
   }
   const bytes = Buffer.byteLength(JSON.stringify(props));

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import currencyCodes from 'currency-codes';
 import { iso31661 } from 'iso-3166';
 import { INSERT_ID } from './ids.js';
 import { isPlainObject } from './text.js';
@@ -22,7 +23,9 @@ export const ENRICHMENT_KEYS = new Set([
 ]);
 
 const COUNTRIES = new Set(iso31661.map((c) => c.alpha2));
-const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
+// The ISO 4217 list as published (Intl's list varies by Node version and
+// keeps withdrawn codes while missing metals and fund codes).
+const CURRENCIES = new Set(currencyCodes.codes());
 
 /** A check of one accepted `$` key: null when the value is fine, else why not. */
 type ValueCheck = (value: unknown) => string | null;

@@ -8,7 +8,7 @@ export type TimestampResult = { ok: true; ms: number } | { ok: false; code: Item
 
 // Date and time are required, and so is an offset: a time without one would be
 // read in whatever zone the sender's server happens to run in.
-const ISO = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?([Zz]|[+-]\d{2}:?\d{2})$/;
+const ISO = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?([Zz]|[+-]\d{2}:\d{2})$/;
 
 /** Epoch milliseconds below this are almost surely epoch seconds (before 1973 as ms). */
 const LOOKS_LIKE_SECONDS = 1e11;
@@ -74,9 +74,8 @@ export function parseIso(s: string): number | null {
   const zone = m[8]!;
   if (zone !== 'Z' && zone !== 'z') {
     const sign = zone[0] === '-' ? -1 : 1;
-    const digits = zone.slice(1).replace(':', '');
-    const oh = Number(digits.slice(0, 2));
-    const om = Number(digits.slice(2));
+    const oh = Number(zone.slice(1, 3));
+    const om = Number(zone.slice(4, 6));
     if (oh > 23 || om > 59) return null;
     offsetMinutes = sign * (oh * 60 + om);
   }

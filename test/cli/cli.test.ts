@@ -117,7 +117,13 @@ describe('the inlet command (docs: shared/spec/cli.md)', () => {
       const keys = await cliJson(['key', 'list', '--source', source.id], env);
       expect(keys[0].last_used_at).not.toBeNull();
       await cliJson(['key', 'revoke', key.id], env);
-      expect((await post({ items: [{ event: 'x', distinct_id: 'u' }] })).status).toBe(401);
+      const revoked = await post({ items: [{ event: 'x', distinct_id: 'u' }] });
+      expect(revoked.status).toBe(401);
+      // Started with --port 0: links name the port it got, not 0.
+      const port = new URL(server.url).port;
+      expect((await revoked.json()).error.docs_url).toBe(`http://localhost:${port}/docs/api#invalid_key`);
+      const docs = await fetch(`${server.url}/docs/api/openapi.json`).then((r) => r.json());
+      expect(docs.servers).toEqual([{ url: `http://localhost:${port}` }]);
 
       const human = await runCli(['events', 'list', '--source', source.id], env);
       expect(human.stdout).toMatch(/invoice_paid/);

@@ -190,6 +190,35 @@ describe('item rules of decisions §2', () => {
     expect(await codesOf({ event: 'e', distinct_id: 'u', properties: { $country: 'EU' } })).toEqual(['invalid_reserved_property@properties.$country']);
   });
 
+  it('currencies follow the published ISO 4217 list, not the runtime', async () => {
+    for (const c of ['XAU', 'VED', 'CLF', 'CHE', 'ZWG']) expect(await codesOf({ event: 'e', distinct_id: 'u', properties: { $currency: c } }), c).toEqual([]);
+    for (const c of ['HRK', 'ZWL', 'EURO']) {
+      expect(await codesOf({ event: 'e', distinct_id: 'u', properties: { $currency: c } }), c).toEqual(['invalid_reserved_property@properties.$currency']);
+    }
+  });
+
+  it('too many keys is reported before depth (decisions §2 order)', async () => {
+    const props: Record<string, unknown> = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`k${i}`, i]));
+    props.deep = { a: { b: { c: { d: { e: 1 } } } } };
+    expect(await codesOf({ event: 'e', distinct_id: 'u', properties: props })).toEqual(['too_many_properties@properties']);
+  });
+
+  it('timestamps take "T" and an offset of Z or ±hh:mm only', async () => {
+    for (const ts of ['2026-11-22T11:00:00+0100', '2026-11-22 11:00:00Z', '2026-11-22T11:00:00+01']) {
+      expect(await codesOf({ event: 'e', distinct_id: 'u', timestamp: ts }), ts).toEqual(['invalid_timestamp@timestamp']);
+    }
+    expect(await codesOf({ event: 'e', distinct_id: 'u', timestamp: '2026-11-22T12:30:00+01:00' })).toEqual([]);
+  });
+
+  it('a huge $user_agent is parsed from its start and never kept, so it cannot fill memory', async () => {
+    const ua = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36 ' + 'x'.repeat(200_000);
+    const res = await send(f, { items: [{ event: 'big_ua', distinct_id: 'u', properties: { $user_agent: ua } }] });
+    expect(res.json()).toMatchObject({ accepted: 1 });
+    const ev = (await f.store.listEvents(f.sourceId, 10)).find((e) => e.event === 'big_ua');
+    expect(ev!.properties).toMatchObject({ $browser: 'Chrome', $os: 'Windows' });
+    expect(JSON.stringify(ev)).not.toContain('xxxx');
+  });
+
   it('$insert_id stands for insert_id; a different insert_id is refused', async () => {
     expect(await codesOf({ event: 'e', distinct_id: 'u', insert_id: 'a', properties: { $insert_id: 'b' } })).toEqual([
       'invalid_reserved_property@properties.$insert_id',

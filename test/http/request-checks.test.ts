@@ -285,3 +285,24 @@ describe('failures of the durable write', () => {
     expect(JSON.stringify(body)).not.toContain('secret');
   });
 });
+
+describe('regressions', () => {
+  it('a Content-Type Fastify cannot parse still goes through the checks in order', async () => {
+    await fixture();
+    const post = (headers: Record<string, string>, url = '/api/v1/batch', method: 'POST' | 'OPTIONS' = 'POST') =>
+      f.app.inject({ method, url, headers, payload: JSON.stringify(ok) });
+    for (const ct of ['foo', '', '/', 'application/']) {
+      expectError(await post({ 'content-type': ct }), 'missing_key');
+      expectError(await post({ 'content-type': ct, authorization: `Bearer ${f.key}` }), 'unsupported_media_type');
+      expectError(await post({ 'content-type': ct, origin: 'https://x.example' }), 'browser_not_allowed');
+      expectError(await post({ 'content-type': ct }, '/api/v1/batch', 'OPTIONS'), 'method_not_allowed');
+      expectError(await post({ 'content-type': ct }, '/api/v1/nope'), 'not_found');
+    }
+  });
+
+  it('a URL Fastify cannot decode is a 404 in the envelope, with Request-Id', async () => {
+    await fixture();
+    expectError(await f.app.inject({ method: 'POST', url: '/api/v1/%zz' }), 'not_found');
+    expectError(await f.app.inject({ method: 'GET', url: '/%zz' }), 'not_found');
+  });
+});

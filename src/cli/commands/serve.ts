@@ -41,7 +41,7 @@ async function serve(flags: { port?: string; host?: string; dataDir?: string; ba
     store,
     limits: new RateLimits(limiter, cfg.limits),
     clock: Date.now,
-    baseUrl: cfg.baseUrl,
+    baseUrl: cfg.baseUrl ?? `http://localhost:${cfg.port}`,
     trackerHosts: cfg.trackerHosts,
     retiredVersions: cfg.retiredVersions,
     logger,
@@ -50,6 +50,8 @@ async function serve(flags: { port?: string; host?: string; dataDir?: string; ba
   await app.listen({ port: cfg.port, host: cfg.host });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr !== null ? addr.port : cfg.port;
+  // With --port 0 the port is known only now: links in errors and docs must name it.
+  if (cfg.baseUrl === null) app.inletBaseUrl = `http://localhost:${port}`;
   const host = cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host;
   process.stdout.write(`inlet listening on http://${host}:${port}\n`);
 
