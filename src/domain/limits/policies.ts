@@ -70,7 +70,9 @@ export class RateLimits {
   /** Step 16: every item of the request against the project's windows, all or nothing. */
   async checkItems(projectId: string, items: number, now: number): Promise<Verdict> {
     if (this.projectPolicies.length === 0) return { allowed: true, retryAfter: 0, headers: {} };
-    const specs: WindowSpec[] = this.projectPolicies.map((p) => ({ key: `${p.name}:${projectId}`, limit: p.limit, windowMs: p.windowMs }));
+    // The braces are a Redis hash tag: a project's windows share one slot, so
+    // the one script that checks them all also runs on Redis Cluster.
+    const specs: WindowSpec[] = this.projectPolicies.map((p) => ({ key: `${p.name}:{${projectId}}`, limit: p.limit, windowMs: p.windowMs }));
     const r = await this.limiter.take(specs, items, now);
     return { allowed: r.allowed, retryAfter: this.retryAfter(r, items), headers: this.headers(r, now) };
   }
