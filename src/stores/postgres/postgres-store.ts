@@ -10,6 +10,7 @@ import type {
   Store,
   StoredEvent,
 } from '../port.js';
+import { authFromRow, storedEventFromRow } from '../rows.js';
 import { PgAdmin, toProject, toSource } from './admin.js';
 import { PgIngestTx } from './ingest-tx.js';
 import { migrate } from './migrations.js';
@@ -96,17 +97,7 @@ export class PostgresStore implements Store {
     const { rows } = await this.query<Record<string, never>>(AUTH_SQL, [hash]);
     const r = rows[0];
     if (r === undefined) return null;
-    return {
-      keyId: r.key_id,
-      hash: r.hash,
-      expiresAt: r.expires_at,
-      revokedAt: r.revoked_at,
-      source: toSource({
-        id: r.s_id, project_id: r.s_project_id, name: r.s_name, filter_bots: r.filter_bots,
-        record_ip: r.record_ip, created_at: r.s_created_at,
-      }),
-      project: toProject(r as never),
-    };
+    return authFromRow(r, toSource, toProject);
   }
 
   recordKeyUse(keyId: string, at: number): void {
@@ -174,18 +165,7 @@ export class PostgresStore implements Store {
 
   async listEvents(sourceId: string, limit: number): Promise<StoredEvent[]> {
     const { rows } = await this.query<Record<string, never>>(EVENTS_SQL, [sourceId, limit]);
-    return rows.map((r) => ({
-      id: r.id,
-      event: r.event,
-      distinctId: r.distinct_id,
-      anonymousId: r.anonymous_id,
-      personId: r.current_person,
-      sessionId: r.session_id,
-      timestamp: r.timestamp,
-      receivedAt: r.received_at,
-      insertId: r.insert_id,
-      properties: r.properties,
-    }));
+    return rows.map((r) => storedEventFromRow(r, r.properties));
   }
 
   async findPerson(projectId: string, lookup: PersonLookup): Promise<PersonView | null> {

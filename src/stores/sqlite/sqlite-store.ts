@@ -8,6 +8,7 @@ import type {
   Store,
   StoredEvent,
 } from '../port.js';
+import { authFromRow, storedEventFromRow } from '../rows.js';
 import { SqliteAdmin, toProject, toSource } from './admin.js';
 import { Checkpointer } from './checkpointer.js';
 import { GroupCommitter } from './group-commit.js';
@@ -82,17 +83,7 @@ export class SqliteStore implements Store {
   private lookUpKey(hash: Buffer): AuthRecord | null {
     const r = this.authStmt.get(hash) as Record<string, never> | undefined;
     if (r === undefined) return null;
-    return {
-      keyId: r.key_id,
-      hash: r.hash,
-      expiresAt: r.expires_at,
-      revokedAt: r.revoked_at,
-      source: toSource({
-        id: r.s_id, project_id: r.s_project_id, name: r.s_name, filter_bots: r.filter_bots,
-        record_ip: r.record_ip, created_at: r.s_created_at,
-      }),
-      project: toProject(r as never),
-    };
+    return authFromRow(r, toSource, toProject);
   }
 
   recordKeyUse(keyId: string, at: number): void {
@@ -124,18 +115,7 @@ export class SqliteStore implements Store {
          WHERE e.source_id = ? ORDER BY e.timestamp DESC, e.seq DESC LIMIT ?`,
       )
       .all(sourceId, limit) as Record<string, never>[];
-    return rows.map((r) => ({
-      id: r.id,
-      event: r.event,
-      distinctId: r.distinct_id,
-      anonymousId: r.anonymous_id,
-      personId: r.current_person,
-      sessionId: r.session_id,
-      timestamp: r.timestamp,
-      receivedAt: r.received_at,
-      insertId: r.insert_id,
-      properties: JSON.parse(r.properties) as Record<string, unknown>,
-    }));
+    return rows.map((r) => storedEventFromRow(r, JSON.parse(r.properties) as Record<string, unknown>));
   }
 
   async findPerson(projectId: string, lookup: PersonLookup): Promise<PersonView | null> {
