@@ -164,7 +164,10 @@ export interface IngestTx {
   addUsage(projectId: string, month: string, events: number): Awaitable<void>;
   /** insert_id → event id (null for an identify) of those already stored. */
   findInsertIds(sourceId: string, insertIds: string[]): Awaitable<Map<string, string | null>>;
-  /** Records insert_ids as stored; a conflict must throw (it cannot happen under lockProject). */
+  /**
+   * Records insert_ids as stored, after insertEvents has inserted the events
+   * they name. A conflict must throw (it cannot happen under lockProject).
+   */
   addInsertIds(sourceId: string, rows: { insertId: string; eventId: string | null }[]): Awaitable<void>;
   /** distinct_id → the person it is linked to now. */
   findLinks(projectId: string, distinctIds: string[]): Awaitable<Map<string, PersonRef>>;

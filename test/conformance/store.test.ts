@@ -218,6 +218,21 @@ for (const engine of STORES) {
         });
         expect(await store.listEvents(w.sourceId, 1)).toHaveLength(1);
       });
+
+      it('newest first means by timestamp, not arrival, across minutes and days; ties go to the later arrival', async () => {
+        const w = await world();
+        const t = w.clock.now();
+        // Sent out of order, in several jobs: late events, two in one millisecond, one minute apart, a day back.
+        const stamps = [t - 61_000, t - 5, t - DAY, t - 60_000, t - 5, t - 59_999, t - 2 * HOUR, t - 1];
+        for (let i = 0; i < stamps.length; i += 3) {
+          await store.ingest(job(w, stamps.slice(i, i + 3).map((ts, k) => track({ event: `e${i + k}`, distinctId: 'u', timestamp: ts }))));
+        }
+        const expected = ['e7', 'e4', 'e1', 'e5', 'e3', 'e0', 'e6', 'e2'];
+        expect((await store.listEvents(w.sourceId, 100)).map((e) => e.event)).toEqual(expected);
+        for (const limit of [1, 2, 3, 5, 7]) {
+          expect((await store.listEvents(w.sourceId, limit)).map((e) => e.event)).toEqual(expected.slice(0, limit));
+        }
+      });
     });
 
     describe('idempotency', () => {

@@ -1,4 +1,5 @@
 import type { IngestTx, NewEventRow, PersonKind, PersonRef, TraitWrite } from '../port.js';
+import { InsertIdSlots, type SlotOf } from './insert-id-slots.js';
 import type { Db } from './open.js';
 
 // Lists travel as one JSON array parameter read with json_each, so a lookup
@@ -11,16 +12,19 @@ const IN_LIST = 'IN (SELECT value FROM json_each(?))';
  */
 export class SqliteIngestTx implements IngestTx {
   private readonly s;
+  private readonly slots: InsertIdSlots;
+  /** Rows of the events inserted in this pass, for the insert_id claims that follow. */
+  private readonly seqOfEvent = new Map<string, number>();
 
-  constructor(db: Db) {
+  /** `slotOf` is for tests that force hash collisions. */
+  constructor(db: Db, slotOf?: SlotOf) {
+    this.slots = new InsertIdSlots(db, slotOf);
     this.s = {
       limit: db.prepare('SELECT monthly_event_limit AS l FROM projects WHERE id = ?'),
       usage: db.prepare('SELECT events FROM usage WHERE project_id = ? AND month = ?'),
       addUsage: db.prepare(
         'INSERT INTO usage (project_id, month, events) VALUES (?, ?, ?) ON CONFLICT (project_id, month) DO UPDATE SET events = events + excluded.events',
       ),
-      findInsertIds: db.prepare(`SELECT insert_id, event_id FROM insert_ids WHERE source_id = ? AND insert_id ${IN_LIST}`),
-      addInsertId: db.prepare('INSERT INTO insert_ids (source_id, insert_id, event_id) VALUES (?, ?, ?)'),
       findLinks: db.prepare(
         `SELECT l.distinct_id AS key, coalesce(m.id, p.id) AS id, coalesce(m.kind, p.kind) AS kind
          FROM person_links l
@@ -75,12 +79,20 @@ export class SqliteIngestTx implements IngestTx {
   }
 
   findInsertIds(sourceId: string, insertIds: string[]): Map<string, string | null> {
-    const rows = this.s.findInsertIds.all(sourceId, JSON.stringify(insertIds)) as { insert_id: string; event_id: string | null }[];
-    return new Map(rows.map((r) => [r.insert_id, r.event_id]));
+    return this.slots.find(sourceId, insertIds);
   }
 
   addInsertIds(sourceId: string, rows: { insertId: string; eventId: string | null }[]): void {
-    for (const r of rows) this.s.addInsertId.run(sourceId, r.insertId, r.eventId);
+    for (const r of rows) {
+      if (r.eventId === null) {
+        this.slots.claimWithoutEvent(sourceId, r.insertId);
+        continue;
+      }
+      const seq = this.seqOfEvent.get(r.eventId);
+      if (seq === undefined) throw new Error(`event ${r.eventId} was not inserted in this pass`);
+      this.seqOfEvent.delete(r.eventId);
+      this.slots.claimForEvent(sourceId, r.insertId, seq);
+    }
   }
 
   findLinks(projectId: string, distinctIds: string[]): Map<string, PersonRef> {
@@ -112,11 +124,14 @@ export class SqliteIngestTx implements IngestTx {
   }
 
   insertEvents(rows: NewEventRow[]): void {
+    // A pass that failed before its claims must not leave rows behind for the next.
+    this.seqOfEvent.clear();
     for (const e of rows) {
-      this.s.insertEvent.run(
+      const { lastInsertRowid } = this.s.insertEvent.run(
         e.id, e.projectId, e.sourceId, e.event, e.distinctId, e.anonymousId, e.personId, e.sessionId,
         e.timestamp, e.receivedAt, e.insertId, e.properties,
       );
+      if (e.insertId !== null) this.seqOfEvent.set(e.id, Number(lastInsertRowid));
     }
   }
 }

@@ -29,7 +29,9 @@ function migrate(db: Db): void {
   try {
     const row = db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null };
     for (let v = (row.v ?? 0) + 1; v <= SQLITE_MIGRATIONS.length; v++) {
-      db.exec(SQLITE_MIGRATIONS[v - 1]!);
+      const step = SQLITE_MIGRATIONS[v - 1]!;
+      if (typeof step === 'string') db.exec(step);
+      else step(db);
       db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(v, Date.now());
     }
     db.exec('COMMIT');

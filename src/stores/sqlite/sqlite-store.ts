@@ -37,6 +37,7 @@ export class SqliteStore implements Store {
   private authCache = new Map<string, AuthRecord>();
   private authVersion = -1;
   private readonly checkpointer: Checkpointer;
+  private readonly listStmts;
 
   constructor(private readonly db: Db) {
     // Checkpoints run in a thread of their own (see checkpointer.ts), not inside our commits.
@@ -46,6 +47,17 @@ export class SqliteStore implements Store {
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.committer = new GroupCommitter(db);
     this.timer = setInterval(() => void this.committer.drain(), KEY_USE_FLUSH_MS).unref();
+    this.listStmts = {
+      newestMinute: db.prepare('SELECT timestamp / 60000 FROM events WHERE source_id = ? ORDER BY timestamp / 60000 DESC LIMIT 1').pluck(),
+      minuteBefore: db
+        .prepare('SELECT timestamp / 60000 FROM events WHERE source_id = ? AND timestamp / 60000 < ? ORDER BY timestamp / 60000 DESC LIMIT 1')
+        .pluck(),
+      inMinute: db.prepare(
+        `SELECT e.*, coalesce(p.merged_into, e.person_id) AS current_person
+         FROM events e LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
+         WHERE e.source_id = ? AND e.timestamp / 60000 = ? ORDER BY e.timestamp DESC, e.seq DESC LIMIT ?`,
+      ),
+    };
     this.authStmt = db.prepare(
       `SELECT k.id AS key_id, k.hash, k.expires_at, k.revoked_at,
               s.id AS s_id, s.project_id AS s_project_id, s.name AS s_name, s.filter_bots, s.record_ip, s.created_at AS s_created_at,
@@ -107,15 +119,20 @@ export class SqliteStore implements Store {
     }
   }
 
+  /**
+   * Newest first by timestamp. The index orders events by minute and, within
+   * a minute, by arrival, so each minute that holds events is read and sorted
+   * on its own, newest minute first, until `limit` events are found.
+   */
   async listEvents(sourceId: string, limit: number): Promise<StoredEvent[]> {
-    const rows = this.db
-      .prepare(
-        `SELECT e.*, coalesce(p.merged_into, e.person_id) AS current_person
-         FROM events e LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
-         WHERE e.source_id = ? ORDER BY e.timestamp DESC, e.seq DESC LIMIT ?`,
-      )
-      .all(sourceId, limit) as Record<string, never>[];
-    return rows.map((r) => storedEventFromRow(r, JSON.parse(r.properties) as Record<string, unknown>));
+    const out: StoredEvent[] = [];
+    let minute = this.listStmts.newestMinute.get(sourceId) as number | undefined;
+    while (minute !== undefined && out.length < limit) {
+      const rows = this.listStmts.inMinute.all(sourceId, minute, limit - out.length) as Record<string, never>[];
+      for (const r of rows) out.push(storedEventFromRow(r, JSON.parse(r.properties) as Record<string, unknown>));
+      minute = this.listStmts.minuteBefore.get(sourceId, minute) as number | undefined;
+    }
+    return out;
   }
 
   async findPerson(projectId: string, lookup: PersonLookup): Promise<PersonView | null> {
