@@ -6,19 +6,40 @@ const SQLITE_MODULE = createRequire(import.meta.url).resolve('better-sqlite3');
 /** How often the WAL is copied back into the database file. */
 const CHECKPOINT_EVERY_MS = 250;
 
+/** WAL frames (pages) past which the writer is asked to pause so the WAL can start over. */
+export const LONG_WAL_FRAMES = 8192;
+
+/** The longest a catch-up may hold writes, should the thread not answer. */
+const CATCH_UP_TIMEOUT_MS = 2000;
+
 // A plain script, run in a thread of its own with a connection of its own:
 // copying WAL pages back into the database file (and fsyncing it) then never
 // happens inside a COMMIT on the request thread. PASSIVE never waits for or
 // blocks a writer; durability is unchanged, since a commit is durable once
 // its WAL frames are synced.
+//
+// PASSIVE alone cannot keep the WAL short under steady writes: SQLite starts
+// the WAL over only when a write begins after every frame has been copied
+// back, and with commits arriving all the time a new frame always lands
+// first, so the file grew without end (3 GB in 80 s of big batches). So when
+// the WAL gets long the thread says so, the server holds its writes for one
+// catch-up pass, and its next write starts the WAL from the beginning.
 const SCRIPT = `
 const { workerData, parentPort } = require('node:worker_threads');
 const Database = require(workerData.module);
 const db = new Database(workerData.file);
 db.pragma('busy_timeout = 0');
-const checkpoint = () => { try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {} };
-const timer = setInterval(checkpoint, workerData.everyMs);
-parentPort.on('message', () => {
+const checkpoint = () => { try { return db.pragma('wal_checkpoint(PASSIVE)')[0]; } catch { return null; } };
+const timer = setInterval(() => {
+  const r = checkpoint();
+  if (r && r.log >= workerData.longFrames) parentPort.postMessage('long');
+}, workerData.everyMs);
+parentPort.on('message', (m) => {
+  if (m === 'catch-up') {
+    checkpoint();
+    parentPort.postMessage('caught-up');
+    return;
+  }
   clearInterval(timer);
   checkpoint();
   db.close();
@@ -30,21 +51,60 @@ parentPort.on('message', () => {
 export class Checkpointer {
   private readonly worker: Worker;
   private readonly stopped: Promise<void>;
+  private waiting: (() => void) | null = null;
+  private onLong: () => void = () => undefined;
 
-  constructor(file: string) {
-    this.worker = new Worker(SCRIPT, { eval: true, workerData: { module: SQLITE_MODULE, file, everyMs: CHECKPOINT_EVERY_MS } });
+  constructor(file: string, longFrames = LONG_WAL_FRAMES) {
+    this.worker = new Worker(SCRIPT, { eval: true, workerData: { module: SQLITE_MODULE, file, everyMs: CHECKPOINT_EVERY_MS, longFrames } });
     this.worker.unref();
+    this.worker.on('message', (m) => {
+      if (m === 'long') this.onLong();
+      else if (m === 'caught-up') this.settle();
+    });
     this.stopped = new Promise((resolve) => {
-      this.worker.once('message', () => resolve());
       this.worker.once('exit', () => resolve());
       this.worker.once('error', () => resolve());
     });
+    // A thread that is gone must never leave writes held.
+    void this.stopped.then(() => this.settle());
+  }
+
+  /** Called (repeatedly) while the WAL is longer than it should be. */
+  whenLong(fn: () => void): void {
+    this.onLong = fn;
+  }
+
+  /**
+   * One checkpoint pass, to be run while the writer holds its writes: it
+   * copies every frame back, so the next write starts the WAL over.
+   */
+  catchUp(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.settle(), CATCH_UP_TIMEOUT_MS);
+      this.waiting = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.worker.postMessage('catch-up');
+    });
+  }
+
+  private settle(): void {
+    const w = this.waiting;
+    this.waiting = null;
+    w?.();
   }
 
   /** Runs a last checkpoint and ends the thread. */
   async stop(): Promise<void> {
     this.worker.postMessage('stop');
-    await this.stopped;
+    await new Promise<void>((resolve) => {
+      const done = (m: unknown) => {
+        if (m === 'stopped') resolve();
+      };
+      this.worker.on('message', done);
+      void this.stopped.then(() => resolve());
+    });
     await this.worker.terminate();
   }
 }

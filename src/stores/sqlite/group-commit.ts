@@ -50,6 +50,15 @@ export class GroupCommitter {
     await this.runFlush();
   }
 
+  /**
+   * Runs `fn` between two commits: none is in progress while it runs, and
+   * none starts before it ends. Jobs keep queueing meanwhile.
+   */
+  between(fn: () => Promise<void>): Promise<void> {
+    this.running = this.running.then(fn).catch(() => undefined);
+    return this.running;
+  }
+
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;

@@ -15,11 +15,20 @@ import { GroupCommitter } from './group-commit.js';
 import { SqliteIngestTx } from './ingest-tx.js';
 import { type Db, openSqlite } from './open.js';
 
+/** The WAL's size on disk after it starts over. */
+const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+
 /** Keys remembered at most; the cache starts over past this. */
 const AUTH_CACHE_LIMIT = 10_000;
 
 /** How often key last-used times reach the disk when no batch commits them sooner. */
 const KEY_USE_FLUSH_MS = 1000;
+
+/** For tests: a short WAL without writing hundreds of megabytes. */
+export interface WalTuning {
+  longFrames?: number;
+  sizeLimitBytes?: number;
+}
 
 /** The embedded store: one SQLite file in the data directory. */
 export class SqliteStore implements Store {
@@ -37,15 +46,26 @@ export class SqliteStore implements Store {
   private authCache = new Map<string, AuthRecord>();
   private authVersion = -1;
   private readonly checkpointer: Checkpointer;
+  private catchingUp = false;
   private readonly listStmts;
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    wal: WalTuning = {},
+  ) {
     // Checkpoints run in a thread of their own (see checkpointer.ts), not inside our commits.
     db.pragma('wal_autocheckpoint = 0');
-    this.checkpointer = new Checkpointer(db.name);
+    this.checkpointer = new Checkpointer(db.name, wal.longFrames);
+    // When the WAL starts over after a catch-up, it is also cut back to this size on disk.
+    db.pragma(`journal_size_limit = ${wal.sizeLimitBytes ?? WAL_SIZE_LIMIT_BYTES}`);
     this.admin = new SqliteAdmin(db, () => this.authCache.clear());
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.committer = new GroupCommitter(db);
+    this.checkpointer.whenLong(() => {
+      if (this.catchingUp) return;
+      this.catchingUp = true;
+      void this.committer.between(() => this.checkpointer.catchUp()).finally(() => (this.catchingUp = false));
+    });
     this.timer = setInterval(() => void this.committer.drain(), KEY_USE_FLUSH_MS).unref();
     this.listStmts = {
       newestMinute: db.prepare('SELECT timestamp / 60000 FROM events WHERE source_id = ? ORDER BY timestamp / 60000 DESC LIMIT 1').pluck(),
@@ -70,8 +90,8 @@ export class SqliteStore implements Store {
     );
   }
 
-  static open(dataDir: string): SqliteStore {
-    return new SqliteStore(openSqlite(dataDir));
+  static open(dataDir: string, wal?: WalTuning): SqliteStore {
+    return new SqliteStore(openSqlite(dataDir), wal);
   }
 
   async authenticate(hash: Buffer): Promise<AuthRecord | null> {
