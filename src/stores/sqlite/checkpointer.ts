@@ -4,10 +4,10 @@ import { Worker } from 'node:worker_threads';
 const SQLITE_MODULE = createRequire(import.meta.url).resolve('better-sqlite3');
 
 /** How often the WAL is copied back into the database file. */
-const CHECKPOINT_EVERY_MS = 250;
+const CHECKPOINT_EVERY_MS = 1000;
 
 /** WAL frames (pages) past which the writer is asked to pause so the WAL can start over. */
-export const LONG_WAL_FRAMES = 8192;
+export const LONG_WAL_FRAMES = 16_384;
 
 /** The longest a catch-up may hold writes, should the thread not answer. */
 const CATCH_UP_TIMEOUT_MS = 2000;
@@ -54,8 +54,8 @@ export class Checkpointer {
   private waiting: (() => void) | null = null;
   private onLong: () => void = () => undefined;
 
-  constructor(file: string, longFrames = LONG_WAL_FRAMES) {
-    this.worker = new Worker(SCRIPT, { eval: true, workerData: { module: SQLITE_MODULE, file, everyMs: CHECKPOINT_EVERY_MS, longFrames } });
+  constructor(file: string, longFrames = LONG_WAL_FRAMES, everyMs = CHECKPOINT_EVERY_MS) {
+    this.worker = new Worker(SCRIPT, { eval: true, workerData: { module: SQLITE_MODULE, file, everyMs, longFrames } });
     this.worker.unref();
     this.worker.on('message', (m) => {
       if (m === 'long') this.onLong();

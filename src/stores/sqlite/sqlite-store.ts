@@ -27,6 +27,7 @@ const KEY_USE_FLUSH_MS = 1000;
 /** For tests: a short WAL without writing hundreds of megabytes. */
 export interface WalTuning {
   longFrames?: number;
+  checkpointEveryMs?: number;
   sizeLimitBytes?: number;
 }
 
@@ -55,7 +56,7 @@ export class SqliteStore implements Store {
   ) {
     // Checkpoints run in a thread of their own (see checkpointer.ts), not inside our commits.
     db.pragma('wal_autocheckpoint = 0');
-    this.checkpointer = new Checkpointer(db.name, wal.longFrames);
+    this.checkpointer = new Checkpointer(db.name, wal.longFrames, wal.checkpointEveryMs);
     // When the WAL starts over after a catch-up, it is also cut back to this size on disk.
     db.pragma(`journal_size_limit = ${wal.sizeLimitBytes ?? WAL_SIZE_LIMIT_BYTES}`);
     this.admin = new SqliteAdmin(db, () => this.authCache.clear());
