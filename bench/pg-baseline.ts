@@ -7,7 +7,8 @@
  */
 import pg from 'pg';
 import type { PoolSpec } from './payloads.js';
-import { BASELINE_PROJECT, BASELINE_SOURCE, RowCursor, type StorageFigures, args, baselineRows, eventId } from './rows.js';
+import { newEventId } from '../src/domain/ids.js';
+import { BASELINE_PROJECT, BASELINE_SOURCE, RowCursor, type StorageFigures, args, baselineRows } from './rows.js';
 
 const a = args(process.argv.slice(2));
 const spec = JSON.parse(a.get('spec')!) as PoolSpec;
@@ -53,7 +54,7 @@ async function writer(): Promise<void> {
     while (performance.now() < end) {
       const now = Date.now();
       const batch = Array.from({ length: perTx }, () => cursor.next());
-      const ids = batch.map(() => eventId(now));
+      const ids = batch.map(() => newEventId(now));
       await c.query('BEGIN');
       await c.query(INSERT_EVENTS, [
         BASELINE_PROJECT, BASELINE_SOURCE, now, ids,

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 /** The command the benchmark drives, as users run it. */
-export const INLET_BIN = fileURLToPath(new URL('../../bin/inlet', import.meta.url));
+export const INLET_BIN = fileURLToPath(new URL('../../../bin/inlet', import.meta.url));
 
 /** A script compiled beside this one (the baselines). */
 export function benchScript(name: string): string {
@@ -45,6 +45,7 @@ export function startListening(args: string[], env: NodeJS.ProcessEnv, timeoutMs
     }, timeoutMs);
     proc.stderr!.on('data', (d) => {
       // Bounded: a server that logs every request must not grow the bench's memory.
+      if (process.env.BENCH_SERVER_STDERR) process.stderr.write(d);
       if (err.length < 64 * 1024) err += d;
     });
     proc.stdout!.on('data', (d) => {

@@ -1,5 +1,5 @@
 /**
- * `node dist/bench/profile-top.js FILE.cpuprofile [N]`: where a V8 CPU profile
+ * `node dist/bench/bench/profile-top.js FILE.cpuprofile [N]`: where a V8 CPU profile
  * (from BENCH_CPU_PROF) spent its time: the top functions by self time, and
  * by total time (self and callees) for Inlet's own code.
  */
@@ -29,7 +29,7 @@ const selfUs = new Map<number, number>();
 p.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (p.timeDeltas[i] ?? 0)));
 const totalUs = [...selfUs.values()].reduce((a, b) => a + b, 0);
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 /** The file a frame runs in, relative to the repository when inside it. */
 const fileOf = (n: Node): string => {
   const path = n.callFrame.url.replace(/^file:\/\//, '');

@@ -1,4 +1,3 @@
-import { randomFillSync } from 'node:crypto';
 import { type BodyPool, type PoolSpec, ROUNDS, generatePool } from './payloads.js';
 
 /** One item as the storage baselines write it: the columns Inlet's events table has. */
@@ -60,26 +59,6 @@ export class RowCursor {
     const id = row.insertId;
     return { ...row, insertId: id.slice(0, this.roundIndex) + ROUNDS[round] + id.slice(this.roundIndex + 1) };
   }
-}
-
-// Random bytes drawn in bulk: one call per 4096 ids, not one per id, so the
-// baseline measures storage and not the cost of asking for entropy.
-const entropy = Buffer.alloc(16 * 4096);
-let entropyAt = entropy.length;
-
-/** A UUIDv7 of the same shape as Inlet's event ids. */
-export function eventId(now: number): string {
-  if (entropyAt === entropy.length) {
-    randomFillSync(entropy);
-    entropyAt = 0;
-  }
-  const b = entropy.subarray(entropyAt, entropyAt + 16);
-  entropyAt += 16;
-  b.writeUIntBE(now, 0, 6);
-  b[6] = (b[6]! & 0x0f) | 0x70;
-  b[8] = (b[8]! & 0x3f) | 0x80;
-  const h = b.toString('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
 /** What a storage baseline prints when done. */

@@ -19,7 +19,7 @@ import { machineBusyShare } from './proc-stats.js';
 import { type StoreResult, type TargetResult, checkTargets, ratiosOf, table, targetLines } from './report.js';
 import type { StorageFigures } from './rows.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const cfg = loadBenchConfig(process.env, join(ROOT, 'bench', 'results', 'latest.json'));
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -105,7 +105,7 @@ async function httpBaseline(): Promise<SystemRun> {
 }
 
 async function sqliteBaseline(): Promise<StorageFigures> {
-  log('bench: SQLite storage baseline (WAL, synchronous=FULL, 500 rows per transaction)');
+  log("bench: SQLite storage baseline (Inlet's schema, WAL, synchronous=FULL, 500 rows per transaction)");
   const dir = mkdtempSync(join(scratch, 'sqlite-baseline-'));
   const f = await runJson<StorageFigures>([benchScript('sqlite-baseline.js'), '--spec', JSON.stringify(specs.big), '--seconds', String(cfg.seconds), '--dir', dir], process.env);
   log(`  sqlite storage: ${fmt(f.rowsPerSec)} rows/s`);
