@@ -40,6 +40,19 @@ export class AnswerTally {
   statuses = new Map<number, number>();
   firstRefusal: string | null = null;
 
+  /** The item counts and the load generator's CPU since `cpu0`, as LoadFigures holds them. */
+  figures(cpu0: NodeJS.CpuUsage): Pick<LoadFigures, 'accepted' | 'duplicates' | 'refusedItems' | 'droppedItems' | 'loadgenCpuSec' | 'firstRefusal'> {
+    const cpu = process.cpuUsage(cpu0);
+    return {
+      accepted: this.accepted,
+      duplicates: this.duplicates,
+      refusedItems: this.refused,
+      droppedItems: this.dropped,
+      loadgenCpuSec: (cpu.user + cpu.system) / 1e6,
+      ...(this.firstRefusal !== null ? { firstRefusal: this.firstRefusal } : {}),
+    };
+  }
+
   record(status: number, body: string): void {
     this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);
     if (status < 200 || status > 299) {
@@ -91,7 +104,6 @@ export async function closedLoop(target: Target, cursor: BodyCursor, connections
       },
     ],
   });
-  const cpu = process.cpuUsage(cpu0);
   const ok = r['2xx'];
   return {
     seconds: r.duration,
@@ -105,11 +117,6 @@ export async function closedLoop(target: Target, cursor: BodyCursor, connections
     non2xx: r.non2xx,
     errors: r.errors,
     timeouts: r.timeouts,
-    accepted: tally.accepted,
-    duplicates: tally.duplicates,
-    refusedItems: tally.refused,
-    droppedItems: tally.dropped,
-    loadgenCpuSec: (cpu.user + cpu.system) / 1e6,
-    ...(tally.firstRefusal !== null ? { firstRefusal: tally.firstRefusal } : {}),
+    ...tally.figures(cpu0),
   };
 }

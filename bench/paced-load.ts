@@ -63,7 +63,6 @@ export async function constantRate(target: Target, cursor: BodyCursor, perSecond
   tick();
   await drained;
   const elapsed = (performance.now() - start) / 1000;
-  const cpu = process.cpuUsage(cpu0);
   agent.destroy();
 
   latencies.sort((a, b) => a - b);
@@ -83,11 +82,6 @@ export async function constantRate(target: Target, cursor: BodyCursor, perSecond
     non2xx,
     errors,
     timeouts: 0,
-    accepted: tally.accepted,
-    duplicates: tally.duplicates,
-    refusedItems: tally.refused,
-    droppedItems: tally.dropped,
-    loadgenCpuSec: (cpu.user + cpu.system) / 1e6,
-    ...(tally.firstRefusal !== null ? { firstRefusal: tally.firstRefusal } : {}),
+    ...tally.figures(cpu0),
   };
 }
