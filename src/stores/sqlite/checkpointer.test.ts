@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { tempDir } from '../../../test/helpers/fixture.js';
 import type { EnrichedItem, IngestJob } from '../port.js';
+import { Checkpointer } from './checkpointer.js';
+import { openSqlite } from './open.js';
 import { SqliteStore } from './sqlite-store.js';
 
 const tmp = tempDir('inlet-checkpointer-');
@@ -36,4 +38,41 @@ it('under writes that never pause, the WAL still starts over and stays short on 
   // here (284 MB for 32 MB); starting over keeps it under the database's size,
   // give or take what is written between two passes of the thread.
   expect(largest).toBeLessThan(3 * dbSize);
+});
+
+it('an idle WAL, however long, asks for no hold; writes do; a stopped thread holds nothing', async () => {
+  const db = openSqlite(tmp.dir);
+  db.pragma('wal_autocheckpoint = 0');
+  db.exec('CREATE TABLE filler (x TEXT)');
+  const add = db.prepare('INSERT INTO filler (x) VALUES (?)');
+  db.transaction(() => {
+    for (let i = 0; i < 2000; i++) add.run('y'.repeat(1000));
+  })();
+  const checkpointer = new Checkpointer(db.name, 100, 50);
+  let asked = 0;
+  checkpointer.whenLong(() => asked++);
+  // Long but idle: one ask at most, for the writes made before the thread's first look.
+  await new Promise((r) => setTimeout(r, 600));
+  expect(asked).toBeLessThanOrEqual(1);
+  const idle = asked;
+  await new Promise((r) => setTimeout(r, 400));
+  expect(asked).toBe(idle);
+  await checkpointer.catchUp();
+
+  // Writes that the thread has not copied yet make it ask.
+  const stopWriting = Date.now() + 400;
+  while (Date.now() < stopWriting) {
+    db.transaction(() => {
+      for (let i = 0; i < 200; i++) add.run('z'.repeat(1000));
+    })();
+    await new Promise((r) => setImmediate(r));
+  }
+  await new Promise((r) => setTimeout(r, 100));
+  expect(asked).toBeGreaterThan(idle);
+
+  await checkpointer.stop();
+  const started = Date.now();
+  await checkpointer.catchUp();
+  expect(Date.now() - started).toBeLessThan(50);
+  db.close();
 });

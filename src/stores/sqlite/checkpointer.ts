@@ -30,9 +30,12 @@ const Database = require(workerData.module);
 const db = new Database(workerData.file);
 db.pragma('busy_timeout = 0');
 const checkpoint = () => { try { return db.pragma('wal_checkpoint(PASSIVE)')[0]; } catch { return null; } };
+let lastLog = -1;
 const timer = setInterval(() => {
   const r = checkpoint();
-  if (r && r.log >= workerData.longFrames) parentPort.postMessage('long');
+  // Only while writes come in: an idle WAL, however long, starts over at the next write.
+  if (r && r.log >= workerData.longFrames && r.log !== lastLog) parentPort.postMessage('long');
+  lastLog = r ? r.log : lastLog;
 }, workerData.everyMs);
 parentPort.on('message', (m) => {
   if (m === 'catch-up') {
@@ -53,12 +56,13 @@ export class Checkpointer {
   private readonly stopped: Promise<void>;
   private waiting: (() => void) | null = null;
   private onLong: () => void = () => undefined;
+  private stopping = false;
 
   constructor(file: string, longFrames = LONG_WAL_FRAMES, everyMs = CHECKPOINT_EVERY_MS) {
     this.worker = new Worker(SCRIPT, { eval: true, workerData: { module: SQLITE_MODULE, file, everyMs, longFrames } });
     this.worker.unref();
     this.worker.on('message', (m) => {
-      if (m === 'long') this.onLong();
+      if (m === 'long' && !this.stopping) this.onLong();
       else if (m === 'caught-up') this.settle();
     });
     this.stopped = new Promise((resolve) => {
@@ -79,8 +83,10 @@ export class Checkpointer {
    * copies every frame back, so the next write starts the WAL over.
    */
   catchUp(): Promise<void> {
+    if (this.stopping) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(() => this.settle(), CATCH_UP_TIMEOUT_MS);
+      timer.unref();
       this.waiting = () => {
         clearTimeout(timer);
         resolve();
@@ -97,14 +103,18 @@ export class Checkpointer {
 
   /** Runs a last checkpoint and ends the thread. */
   async stop(): Promise<void> {
-    this.worker.postMessage('stop');
+    this.stopping = true;
+    this.settle();
+    let done: (m: unknown) => void = () => undefined;
     await new Promise<void>((resolve) => {
-      const done = (m: unknown) => {
+      done = (m) => {
         if (m === 'stopped') resolve();
       };
       this.worker.on('message', done);
+      this.worker.postMessage('stop');
       void this.stopped.then(() => resolve());
     });
+    this.worker.off('message', done);
     await this.worker.terminate();
   }
 }

@@ -40,6 +40,12 @@ describe('insert_id slots', () => {
     expect(slotOf('a', 'bc')).not.toBe(slotOf('ab', 'c'));
   });
 
+  it('start slots never change: stores on disk rely on them (values computed apart, with Python hashlib)', () => {
+    expect(slotOf('src_1', 'order-1')).toBe(8159483041229831);
+    expect(slotOf('src_ae29intQ9vAM2YG6', 'inv_2026_000913')).toBe(3947623930811012);
+    expect(slotOf('a', 'bc')).toBe(2277546258492791);
+  });
+
   it('answer exactly when every pair collides, wrapping past the last slot', () => {
     const db = openSqlite(tmp.dir);
     const slots = new InsertIdSlots(db, threeSlots);

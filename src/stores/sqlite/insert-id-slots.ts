@@ -1,4 +1,4 @@
-import { hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Db } from './open.js';
 
 /** Slots are integers below 2^53, so they travel as plain JS numbers. */
@@ -7,9 +7,14 @@ const SLOT_SPACE = 2 ** 53;
 /** Where a (source, insert_id) pair starts looking for its slot. */
 export type SlotOf = (sourceId: string, insertId: string) => number;
 
-/** The first 53 bits of SHA-256 over the source and the insert_id. */
+/**
+ * The first 53 bits of SHA-256 over the source and the insert_id. This is an
+ * on-disk format: stores already hold pairs placed by it, so changing it
+ * needs a migration that places every pair again (a test pins its values).
+ */
 export const slotOf: SlotOf = (sourceId, insertId) => {
-  const d = hash('sha256', `${sourceId}\u0000${insertId}`, 'buffer');
+  // createHash, not crypto.hash: the one-shot form needs Node 20.12.
+  const d = createHash('sha256').update(`${sourceId}\u0000${insertId}`).digest();
   return d.readUIntBE(0, 6) * 32 + (d[6]! >> 3);
 };
 

@@ -73,10 +73,15 @@ export class SqliteStore implements Store {
       minuteBefore: db
         .prepare('SELECT timestamp / 60000 FROM events WHERE source_id = ? AND timestamp / 60000 < ? ORDER BY timestamp / 60000 DESC LIMIT 1')
         .pluck(),
-      inMinute: db.prepare(
+      // The index orders a minute by arrival, so the newest rows of a minute
+      // are found by reading each row's timestamp; only those are then read whole.
+      newestInMinute: db
+        .prepare('SELECT seq FROM events WHERE source_id = ? AND timestamp / 60000 = ? ORDER BY timestamp DESC, seq DESC LIMIT ?')
+        .pluck(),
+      rows: db.prepare(
         `SELECT e.*, coalesce(p.merged_into, e.person_id) AS current_person
          FROM events e LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
-         WHERE e.source_id = ? AND e.timestamp / 60000 = ? ORDER BY e.timestamp DESC, e.seq DESC LIMIT ?`,
+         WHERE e.seq IN (SELECT value FROM json_each(?)) ORDER BY e.timestamp DESC, e.seq DESC`,
       ),
     };
     this.authStmt = db.prepare(
@@ -149,7 +154,8 @@ export class SqliteStore implements Store {
     const out: StoredEvent[] = [];
     let minute = this.listStmts.newestMinute.get(sourceId) as number | undefined;
     while (minute !== undefined && out.length < limit) {
-      const rows = this.listStmts.inMinute.all(sourceId, minute, limit - out.length) as Record<string, never>[];
+      const seqs = this.listStmts.newestInMinute.all(sourceId, minute, limit - out.length);
+      const rows = this.listStmts.rows.all(JSON.stringify(seqs)) as Record<string, never>[];
       for (const r of rows) out.push(storedEventFromRow(r, JSON.parse(r.properties) as Record<string, unknown>));
       minute = this.listStmts.minuteBefore.get(sourceId, minute) as number | undefined;
     }
