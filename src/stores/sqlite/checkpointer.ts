@@ -32,9 +32,21 @@ db.pragma('busy_timeout = 0');
 const checkpoint = () => { try { return db.pragma('wal_checkpoint(PASSIVE)')[0]; } catch { return null; } };
 let lastLog = -1;
 const timer = setInterval(() => {
-  const r = checkpoint();
+  let r = checkpoint();
   // Only while writes come in: an idle WAL, however long, starts over at the next write.
-  if (r && r.log >= workerData.longFrames && r.log !== lastLog) parentPort.postMessage('long');
+  if (r && r.log >= workerData.longFrames && r.log !== lastLog) {
+    // Before asking for a hold, copy again what arrived during the last pass,
+    // until a pass copies little: the hold then only covers that remainder.
+    for (let i = 0; i < workerData.maxPrePasses; i++) {
+      const next = checkpoint();
+      if (!next) break;
+      const copied = next.log < r.log ? next.checkpointed : next.checkpointed - r.checkpointed;
+      r = next;
+      if (copied < workerData.smallPassFrames) break;
+    }
+    // The passes may have let the WAL start over already.
+    if (r.log >= workerData.longFrames) parentPort.postMessage('long');
+  }
   lastLog = r ? r.log : lastLog;
 }, workerData.everyMs);
 parentPort.on('message', (m) => {
@@ -59,7 +71,7 @@ export class Checkpointer {
   private stopping = false;
 
   constructor(file: string, longFrames = LONG_WAL_FRAMES, everyMs = CHECKPOINT_EVERY_MS) {
-    this.worker = new Worker(SCRIPT, { eval: true, workerData: { module: SQLITE_MODULE, file, everyMs, longFrames } });
+    this.worker = new Worker(SCRIPT, { eval: true, workerData: { module: SQLITE_MODULE, file, everyMs, longFrames, maxPrePasses: 8, smallPassFrames: 1024 } });
     this.worker.unref();
     this.worker.on('message', (m) => {
       if (m === 'long' && !this.stopping) this.onLong();
