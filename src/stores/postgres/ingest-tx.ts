@@ -68,55 +68,55 @@ export class PgIngestTx implements IngestTx {
   async lockProject(projectId: string): Promise<void> {
     // Writers of one project take turns on every server; a hash collision
     // only makes two projects take turns too.
-    await this.q(SQL.lock, [LOCK_NS.project, projectId]);
+    await this.q('lock', [LOCK_NS.project, projectId]);
   }
 
   async monthlyEventLimit(projectId: string): Promise<number | null> {
-    const rows = await this.q<{ l: number | null }>(SQL.limit, [projectId]);
+    const rows = await this.q<{ l: number | null }>('limit', [projectId]);
     return rows[0]?.l ?? null;
   }
 
   async usage(projectId: string, month: string): Promise<number> {
-    const rows = await this.q<{ events: number }>(SQL.usage, [projectId, month]);
+    const rows = await this.q<{ events: number }>('usage', [projectId, month]);
     return rows[0]?.events ?? 0;
   }
 
   async addUsage(projectId: string, month: string, events: number): Promise<void> {
-    await this.q(SQL.addUsage, [projectId, month, events]);
+    await this.q('addUsage', [projectId, month, events]);
   }
 
   async findInsertIds(sourceId: string, insertIds: string[]): Promise<Map<string, string | null>> {
-    const rows = await this.q<{ insert_id: string; event_id: string | null }>(SQL.findInsertIds, [sourceId, insertIds]);
+    const rows = await this.q<{ insert_id: string; event_id: string | null }>('findInsertIds', [sourceId, insertIds]);
     return new Map(rows.map((r) => [r.insert_id, r.event_id]));
   }
 
   async addInsertIds(sourceId: string, rows: { insertId: string; eventId: string | null }[]): Promise<void> {
-    await this.q(SQL.addInsertIds, [sourceId, rows.map((r) => r.insertId), rows.map((r) => r.eventId)]);
+    await this.q('addInsertIds', [sourceId, rows.map((r) => r.insertId), rows.map((r) => r.eventId)]);
   }
 
   async findLinks(projectId: string, distinctIds: string[]): Promise<Map<string, PersonRef>> {
-    return refs(await this.q<RefRow>(SQL.findLinks, [projectId, distinctIds]));
+    return refs(await this.q<RefRow>('findLinks', [projectId, distinctIds]));
   }
 
   async findPersons(projectId: string, personIds: string[]): Promise<Map<string, PersonRef>> {
-    return refs(await this.q<RefRow>(SQL.findPersons, [projectId, personIds]));
+    return refs(await this.q<RefRow>('findPersons', [projectId, personIds]));
   }
 
   async createPersons(projectId: string, persons: { id: string; kind: PersonKind }[], createdAt: number): Promise<void> {
-    await this.q(SQL.createPersons, [projectId, persons.map((p) => p.id), persons.map((p) => p.kind), createdAt]);
+    await this.q('createPersons', [projectId, persons.map((p) => p.id), persons.map((p) => p.kind), createdAt]);
   }
 
   async setLinks(projectId: string, links: { distinctId: string; personId: string }[]): Promise<void> {
-    await this.q(SQL.setLinks, [projectId, links.map((l) => l.distinctId), links.map((l) => l.personId)]);
+    await this.q('setLinks', [projectId, links.map((l) => l.distinctId), links.map((l) => l.personId)]);
   }
 
   async mergePerson(projectId: string, from: string, into: string): Promise<void> {
     if (from === into) return;
-    await this.q(SQL.mergePerson, [projectId, from, into]);
+    await this.q('mergePerson', [projectId, from, into]);
   }
 
   async upsertTraits(projectId: string, traits: TraitWrite[]): Promise<void> {
-    await this.q(SQL.upsertTraits, [
+    await this.q('upsertTraits', [
       projectId,
       traits.map((t) => t.personId),
       traits.map((t) => t.key),
@@ -127,15 +127,16 @@ export class PgIngestTx implements IngestTx {
 
   async insertEvents(rows: NewEventRow[]): Promise<void> {
     const col = <K extends keyof NewEventRow>(k: K): NewEventRow[K][] => rows.map((r) => r[k]);
-    await this.q(SQL.insertEvents, [
+    await this.q('insertEvents', [
       col('id'), col('projectId'), col('sourceId'), col('event'), col('distinctId'), col('anonymousId'),
       col('personId'), col('sessionId'), col('timestamp'), col('receivedAt'), col('insertId'), col('properties'),
     ]);
   }
 
-  private async q<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[]): Promise<R[]> {
+  private async q<R extends pg.QueryResultRow = pg.QueryResultRow>(name: keyof typeof SQL, values: unknown[]): Promise<R[]> {
     try {
-      return (await this.client.query<R>(text, values)).rows;
+      // Named, so each connection parses and plans each statement once.
+      return (await this.client.query<R>({ name: `inlet_ingest_${name}`, text: SQL[name], values })).rows;
     } catch (e) {
       throw unavailable(e);
     }

@@ -35,6 +35,10 @@ export function createPool(url: string, t: PgTimeouts, onError: (e: Error) => vo
     keepAlive: true,
     idleTimeoutMillis: 30_000,
     application_name: 'inlet',
+    // Statements are prepared once per connection (named), but planned for
+    // each run's values: a generic plan made while a table was small (a fresh
+    // store) stayed in use as it grew and cut big batches to a quarter.
+    options: '-c plan_cache_mode=force_custom_plan',
   });
   // An idle client whose server went away is dropped by the pool, which then
   // emits the error: without a listener that would end the process. The pool

@@ -94,7 +94,7 @@ export class PostgresStore implements Store {
   }
 
   async authenticate(hash: Buffer): Promise<AuthRecord | null> {
-    const { rows } = await this.query<Record<string, never>>(AUTH_SQL, [hash]);
+    const { rows } = await this.query<Record<string, never>>(AUTH_SQL, [hash], 'inlet_authenticate');
     const r = rows[0];
     if (r === undefined) return null;
     return authFromRow(r, toSource, toProject);
@@ -231,9 +231,10 @@ export class PostgresStore implements Store {
     return this.flushing;
   }
 
-  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+  /** `name`: for statements run on every request, parsed and planned once per connection. */
+  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[], name?: string): Promise<pg.QueryResult<R>> {
     try {
-      return await this.pool.query<R>(text, values);
+      return await this.pool.query<R>({ text, values, ...(name !== undefined ? { name } : {}) });
     } catch (e) {
       throw unavailable(e);
     }
