@@ -8,7 +8,7 @@
 import pg from 'pg';
 import type { PoolSpec } from './payloads.js';
 import { newEventId } from '../src/domain/ids.js';
-import { BASELINE_PROJECT, BASELINE_SOURCE, RowCursor, type StorageFigures, args, baselineRows } from './rows.js';
+import { BASELINE_PROJECT, BASELINE_SOURCE, RowCursor, args, baselineRows, printStorageFigures } from './rows.js';
 
 const a = args(process.argv.slice(2));
 const spec = JSON.parse(a.get('spec')!) as PoolSpec;
@@ -72,18 +72,5 @@ async function writer(): Promise<void> {
 }
 
 await Promise.all(Array.from({ length: writers }, () => writer()));
-const elapsed = (performance.now() - start) / 1000;
-const cpu = process.cpuUsage(cpu0);
+printStorageFigures('postgres', { written, transactions, perTx, writers, start, cpu0 });
 await pool.end();
-const figures: StorageFigures = {
-  engine: 'postgres',
-  rows: written,
-  seconds: elapsed,
-  rowsPerSec: written / elapsed,
-  transactions,
-  rowsPerTransaction: perTx,
-  cpuSec: (cpu.user + cpu.system) / 1e6,
-  peakRssMiB: process.resourceUsage().maxRSS / 1024,
-  writers,
-};
-process.stdout.write(`${JSON.stringify(figures)}\n`);

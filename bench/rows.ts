@@ -74,6 +74,27 @@ export interface StorageFigures {
   writers: number;
 }
 
+/** Prints a baseline's figures as the one JSON line run.ts reads; `start` and `cpu0` are from when writing began. */
+export function printStorageFigures(
+  engine: string,
+  run: { written: number; transactions: number; perTx: number; writers: number; start: number; cpu0: NodeJS.CpuUsage },
+): void {
+  const seconds = (performance.now() - run.start) / 1000;
+  const cpu = process.cpuUsage(run.cpu0);
+  const figures: StorageFigures = {
+    engine,
+    rows: run.written,
+    seconds,
+    rowsPerSec: run.written / seconds,
+    transactions: run.transactions,
+    rowsPerTransaction: run.perTx,
+    cpuSec: (cpu.user + cpu.system) / 1e6,
+    peakRssMiB: process.resourceUsage().maxRSS / 1024,
+    writers: run.writers,
+  };
+  process.stdout.write(`${JSON.stringify(figures)}\n`);
+}
+
 /** Reads `--name value` pairs. */
 export function args(argv: string[]): Map<string, string> {
   const m = new Map<string, string>();

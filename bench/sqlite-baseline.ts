@@ -10,7 +10,7 @@ import { newEventId } from '../src/domain/ids.js';
 import { InsertIdSlots } from '../src/stores/sqlite/insert-id-slots.js';
 import { openSqlite } from '../src/stores/sqlite/open.js';
 import type { PoolSpec } from './payloads.js';
-import { BASELINE_PROJECT, BASELINE_SOURCE, RowCursor, type StorageFigures, args, baselineRows } from './rows.js';
+import { BASELINE_PROJECT, BASELINE_SOURCE, RowCursor, args, baselineRows, printStorageFigures } from './rows.js';
 
 const a = args(process.argv.slice(2));
 const spec = JSON.parse(a.get('spec')!) as PoolSpec;
@@ -45,18 +45,5 @@ while (performance.now() < end) {
   written += perTx;
   transactions++;
 }
-const elapsed = (performance.now() - start) / 1000;
-const cpu = process.cpuUsage(cpu0);
+printStorageFigures('sqlite', { written, transactions, perTx, writers: 1, start, cpu0 });
 db.close();
-const figures: StorageFigures = {
-  engine: 'sqlite',
-  rows: written,
-  seconds: elapsed,
-  rowsPerSec: written / elapsed,
-  transactions,
-  rowsPerTransaction: perTx,
-  cpuSec: (cpu.user + cpu.system) / 1e6,
-  peakRssMiB: process.resourceUsage().maxRSS / 1024,
-  writers: 1,
-};
-process.stdout.write(`${JSON.stringify(figures)}\n`);

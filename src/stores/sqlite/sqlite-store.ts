@@ -69,7 +69,6 @@ export class SqliteStore implements Store {
     });
     this.timer = setInterval(() => void this.committer.drain(), KEY_USE_FLUSH_MS).unref();
     this.listStmts = {
-      newestMinute: db.prepare('SELECT timestamp / 60000 FROM events WHERE source_id = ? ORDER BY timestamp / 60000 DESC LIMIT 1').pluck(),
       minuteBefore: db
         .prepare('SELECT timestamp / 60000 FROM events WHERE source_id = ? AND timestamp / 60000 < ? ORDER BY timestamp / 60000 DESC LIMIT 1')
         .pluck(),
@@ -152,7 +151,7 @@ export class SqliteStore implements Store {
    */
   async listEvents(sourceId: string, limit: number): Promise<StoredEvent[]> {
     const out: StoredEvent[] = [];
-    let minute = this.listStmts.newestMinute.get(sourceId) as number | undefined;
+    let minute = this.listStmts.minuteBefore.get(sourceId, Number.MAX_SAFE_INTEGER) as number | undefined;
     while (minute !== undefined && out.length < limit) {
       const seqs = this.listStmts.newestInMinute.all(sourceId, minute, limit - out.length);
       const rows = this.listStmts.rows.all(JSON.stringify(seqs)) as Record<string, never>[];
