@@ -3,11 +3,11 @@
  * inserted into a fresh database for a fixed time, 500 rows per transaction.
  * The database is opened by Inlet's own code (its migrations, WAL,
  * synchronous=FULL), and each row is written as Inlet writes it: the event,
- * then its insert_id's slot, so a change of schema moves the baseline too.
+ * then its insert_id (InsertIdIndex), so a change of schema moves the baseline too.
  * Checkpoints are SQLite's own, inside COMMIT.
  */
 import { newEventId } from '../src/domain/ids.js';
-import { InsertIdSlots } from '../src/stores/sqlite/insert-id-slots.js';
+import { InsertIdIndex } from '../src/stores/sqlite/insert-id-index.js';
 import { openSqlite } from '../src/stores/sqlite/open.js';
 import type { PoolSpec } from './payloads.js';
 import { BASELINE_PROJECT, BASELINE_SOURCE, RowCursor, args, baselineRows, printStorageFigures } from './rows.js';
@@ -23,7 +23,7 @@ const insertEvent = db.prepare(
   `INSERT INTO events (id, project_id, source_id, event, distinct_id, anonymous_id, person_id, session_id,
      timestamp, received_at, insert_id, properties) VALUES (?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, ?)`,
 );
-const slots = new InsertIdSlots(db);
+const insertIds = new InsertIdIndex(db);
 
 const cursor = new RowCursor(rows, pool.roundIndex);
 const cpu0 = process.cpuUsage();
@@ -34,13 +34,16 @@ let transactions = 0;
 while (performance.now() < end) {
   const now = Date.now();
   db.exec('BEGIN IMMEDIATE');
+  insertIds.beginWrite();
   for (let i = 0; i < perTx; i++) {
     const r = cursor.next();
+    const id = newEventId(now);
     const { lastInsertRowid } = insertEvent.run(
-      newEventId(now), BASELINE_PROJECT, BASELINE_SOURCE, r.event, r.distinctId, r.personId, r.timestamp, now, r.insertId, r.properties,
+      id, BASELINE_PROJECT, BASELINE_SOURCE, r.event, r.distinctId, r.personId, r.timestamp, now, r.insertId, r.properties,
     );
-    slots.claimForEvent(BASELINE_SOURCE, r.insertId, Number(lastInsertRowid));
+    insertIds.addEvent(BASELINE_SOURCE, r.insertId, Number(lastInsertRowid), id);
   }
+  insertIds.endWrite(perTx);
   db.exec('COMMIT');
   written += perTx;
   transactions++;

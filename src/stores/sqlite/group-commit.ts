@@ -1,6 +1,7 @@
 import { ingestJobsInTx } from '../../domain/ingest.js';
 import { type IngestJob, type ItemOutcome, StoreUnavailableError } from '../port.js';
 import { SqliteIngestTx } from './ingest-tx.js';
+import type { InsertIdIndex } from './insert-id-index.js';
 import type { Db } from './open.js';
 
 /** Items one commit takes before the rest wait for the next one. */
@@ -27,8 +28,11 @@ export class GroupCommitter {
   private readonly touchKey;
   private touches = new Map<string, number>();
 
-  constructor(private readonly db: Db) {
-    this.tx = new SqliteIngestTx(db);
+  constructor(
+    private readonly db: Db,
+    insertIds: InsertIdIndex,
+  ) {
+    this.tx = new SqliteIngestTx(db, insertIds);
     this.touchKey = db.prepare('UPDATE api_keys SET last_used_at = max(coalesce(last_used_at, 0), ?) WHERE id = ?');
   }
 
@@ -86,6 +90,7 @@ export class GroupCommitter {
     const done: [Pending, ItemOutcome[]][] = [];
     try {
       this.db.exec('BEGIN IMMEDIATE');
+      this.tx.beginWrite();
       for (const group of groupJobs(batch)) {
         const outs = await this.runGroup(group);
         group.forEach((p, i) => {
@@ -93,6 +98,7 @@ export class GroupCommitter {
         });
       }
       for (const [id, at] of touches) this.touchKey.run(at, id);
+      this.tx.endWrite();
       this.db.exec('COMMIT');
     } catch (e) {
       // BEGIN, a savepoint or COMMIT itself failed: nothing of this group is kept.

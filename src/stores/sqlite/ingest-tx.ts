@@ -1,5 +1,5 @@
 import type { IngestTx, NewEventRow, PersonKind, PersonRef, TraitWrite } from '../port.js';
-import { InsertIdSlots, type SlotOf } from './insert-id-slots.js';
+import { InsertIdIndex } from './insert-id-index.js';
 import type { Db } from './open.js';
 
 // Lists travel as one JSON array parameter read with json_each, so a lookup
@@ -12,13 +12,15 @@ const IN_LIST = 'IN (SELECT value FROM json_each(?))';
  */
 export class SqliteIngestTx implements IngestTx {
   private readonly s;
-  private readonly slots: InsertIdSlots;
   /** Rows of the events inserted in this pass, for the insert_id claims that follow. */
   private readonly seqOfEvent = new Map<string, number>();
+  /** insert_ids recorded since beginWrite, which sets the merge's pace. */
+  private written = 0;
 
-  /** `slotOf` is for tests that force hash collisions. */
-  constructor(db: Db, slotOf?: SlotOf) {
-    this.slots = new InsertIdSlots(db, slotOf);
+  constructor(
+    db: Db,
+    private readonly insertIds: InsertIdIndex = new InsertIdIndex(db),
+  ) {
     this.s = {
       limit: db.prepare('SELECT monthly_event_limit AS l FROM projects WHERE id = ?'),
       usage: db.prepare('SELECT events FROM usage WHERE project_id = ? AND month = ?'),
@@ -62,6 +64,17 @@ export class SqliteIngestTx implements IngestTx {
     };
   }
 
+  /** Call right after BEGIN IMMEDIATE. */
+  beginWrite(): void {
+    this.written = 0;
+    this.insertIds.beginWrite();
+  }
+
+  /** Call right before COMMIT. */
+  endWrite(): void {
+    this.insertIds.endWrite(this.written);
+  }
+
   lockProject(): void {}
 
   monthlyEventLimit(projectId: string): number | null {
@@ -79,20 +92,21 @@ export class SqliteIngestTx implements IngestTx {
   }
 
   findInsertIds(sourceId: string, insertIds: string[]): Map<string, string | null> {
-    return this.slots.find(sourceId, insertIds);
+    return this.insertIds.find(sourceId, insertIds);
   }
 
   addInsertIds(sourceId: string, rows: { insertId: string; eventId: string | null }[]): void {
     for (const r of rows) {
       if (r.eventId === null) {
-        this.slots.claimWithoutEvent(sourceId, r.insertId);
+        this.insertIds.addClaim(sourceId, r.insertId);
         continue;
       }
       const seq = this.seqOfEvent.get(r.eventId);
       if (seq === undefined) throw new Error(`event ${r.eventId} was not inserted in this pass`);
       this.seqOfEvent.delete(r.eventId);
-      this.slots.claimForEvent(sourceId, r.insertId, seq);
+      this.insertIds.addEvent(sourceId, r.insertId, seq, r.eventId);
     }
+    this.written += rows.length;
   }
 
   findLinks(projectId: string, distinctIds: string[]): Map<string, PersonRef> {

@@ -6,6 +6,7 @@ import { tempDir } from '../../../test/helpers/fixture.js';
 import { ingestJobsInTx } from '../../domain/ingest.js';
 import type { EnrichedItem, IngestJob } from '../port.js';
 import { SqliteIngestTx } from './ingest-tx.js';
+import { InsertIdIndex } from './insert-id-index.js';
 import { InsertIdSlots, type SlotOf, slotOf } from './insert-id-slots.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 import { type Db, openSqlite } from './open.js';
@@ -89,7 +90,8 @@ describe('insert_id slots', () => {
   it('the ingest algorithm keeps exactly-once when every insert_id collides', async () => {
     const db = openSqlite(tmp.dir);
     db.prepare("INSERT INTO projects (id, org_id, name, api_enabled, created_at) VALUES ('prj_1', 'org_1', 'p', 1, 0)").run();
-    const tx = new SqliteIngestTx(db, threeSlots);
+    // Every pass merges all it wrote, so the second and third passes find pairs in the slots.
+    const tx = new SqliteIngestTx(db, new InsertIdIndex(db, { slotOf: threeSlots, mergeAt: 1 }));
     const item = (index: number, insertId: string, type: 'track' | 'identify' = 'track'): EnrichedItem => ({
       index, type, event: type === 'track' ? 'e' : null, distinctId: `u${index}`, anonymousId: null, sessionId: null,
       insertId, timestamp: 1_795_000_000_000, properties: {}, userAgent: null, droppedKeys: [], enrichment: {},
@@ -97,7 +99,13 @@ describe('insert_id slots', () => {
     const job = (items: EnrichedItem[]): IngestJob => ({
       projectId: 'prj_1', sourceId: 'src_1', keyId: 'key_1', receivedAt: 1_795_000_000_000, items, dryRun: false,
     });
-    const pass = (jobs: IngestJob[]) => ingestJobsInTx(tx, jobs);
+    const pass = async (jobs: IngestJob[]) => {
+      tx.beginWrite();
+      const out = await ingestJobsInTx(tx, jobs);
+      tx.endWrite();
+      expect(db.prepare('SELECT count(*) FROM temp.pending_insert_ids').pluck().get()).toBe(0);
+      return out;
+    };
 
     const [first, second] = await pass([job([item(0, 'a'), item(1, 'bb'), item(2, 'ccc', 'identify')]), job([item(0, 'a'), item(1, 'dddd')])]);
     expect(first!.map((o) => o.status)).toEqual(['accepted', 'accepted', 'accepted']);
@@ -107,6 +115,7 @@ describe('insert_id slots', () => {
     expect(again![4]).toEqual({ index: 4, status: 'duplicate', eventId: (first![0] as { eventId: string }).eventId });
     expect(again![1]).toEqual({ index: 1, status: 'duplicate', eventId: null });
     expect(db.prepare('SELECT count(*) FROM events').pluck().get()).toBe(4);
+    expect(db.prepare('SELECT count(*) FROM insert_id_slots').pluck().get()).toBe(5);
   });
 
   it('a store made before slots is moved to them: every stored pair still counts as stored', () => {

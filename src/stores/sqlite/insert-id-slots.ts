@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Db } from './open.js';
 
 /** Slots are integers below 2^53, so they travel as plain JS numbers. */
-const SLOT_SPACE = 2 ** 53;
+export const SLOT_SPACE = 2 ** 53;
 
 /** Where a (source, insert_id) pair starts looking for its slot. */
 export type SlotOf = (sourceId: string, insertId: string) => number;
@@ -33,6 +33,9 @@ export const slotOf: SlotOf = (sourceId, insertId) => {
  * that text. A slot taken by another pair sends the search on to the next
  * slot (linear probing); an empty slot ends it. Slots are never emptied, so a
  * pair that was stored is always found before an empty slot.
+ *
+ * New pairs do not come here one by one: insert-id-index.ts keeps them
+ * pending and merges them in slot order.
  */
 export class InsertIdSlots {
   private readonly s;
@@ -64,8 +67,13 @@ export class InsertIdSlots {
 
   /** insert_id → event id (null for an identify) of those stored for the source. */
   find(sourceId: string, insertIds: string[]): Map<string, string | null> {
+    return this.findFrom(sourceId, insertIds.map((id) => ({ id, slot: this.startSlot(sourceId, id) })));
+  }
+
+  /** As find, for insert_ids whose start slots the caller has already worked out. */
+  findFrom(sourceId: string, start: { id: string; slot: number }[]): Map<string, string | null> {
     const found = new Map<string, string | null>();
-    let pending = insertIds.map((id) => ({ id, slot: this.startSlot(sourceId, id) }));
+    let pending = start;
     // One statement per probe round; a second round is needed only after a
     // hash collision, which is rare.
     while (pending.length > 0) {
@@ -94,12 +102,22 @@ export class InsertIdSlots {
     this.claim(sourceId, insertId, null, seq);
   }
 
-  private claim(sourceId: string, insertId: string, eventSeq: number | null, claimSeq: number | null): void {
+  /**
+   * Gives a pending pair (insert-id-index.ts) its slot. A pair that already
+   * has one is left as it is: a merge cut short by a crash, or done by
+   * another connection, is done again from the rows.
+   */
+  place(sourceId: string, insertId: string, eventSeq: number | null, claimSeq: number | null): void {
+    this.claim(sourceId, insertId, eventSeq, claimSeq, true);
+  }
+
+  private claim(sourceId: string, insertId: string, eventSeq: number | null, claimSeq: number | null, again = false): void {
     for (let slot = this.startSlot(sourceId, insertId); ; slot = following(slot)) {
       if (this.s.take.run(slot, eventSeq, claimSeq).changes === 1) return;
       const holder = this.s.probeOne.get(slot) as { source_id: string | null; insert_id: string | null };
-      // The caller looked first under the write lock, so this means a bug, not a race.
       if (holder.source_id === sourceId && holder.insert_id === insertId) {
+        if (again) return;
+        // The caller looked first under the write lock, so this means a bug, not a race.
         throw new Error(`insert_id ${insertId} is already stored for source ${sourceId}`);
       }
     }

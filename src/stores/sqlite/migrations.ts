@@ -65,6 +65,16 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   ) WITHOUT ROWID;
   `,
   moveToInsertIdSlots,
+  // Version 3: new insert_ids wait in memory and reach the slots a slice per
+  // commit (insert-id-index.ts). Every pair stored so far already has its slot.
+  `
+  CREATE TABLE insert_id_index_state (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    events_through INTEGER NOT NULL, claims_through INTEGER NOT NULL
+  );
+  INSERT INTO insert_id_index_state (id, events_through, claims_through)
+    VALUES (1, coalesce((SELECT max(seq) FROM events), 0), coalesce((SELECT max(seq) FROM identify_claims), 0));
+  `,
 ];
 
 /**

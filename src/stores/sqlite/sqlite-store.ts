@@ -13,6 +13,7 @@ import { SqliteAdmin, toProject, toSource } from './admin.js';
 import { Checkpointer } from './checkpointer.js';
 import { GroupCommitter } from './group-commit.js';
 import { SqliteIngestTx } from './ingest-tx.js';
+import { InsertIdIndex } from './insert-id-index.js';
 import { type Db, openSqlite } from './open.js';
 
 /** The WAL's size on disk after it starts over. */
@@ -49,6 +50,7 @@ export class SqliteStore implements Store {
   private readonly checkpointer: Checkpointer;
   private catchingUp = false;
   private readonly listStmts;
+  private readonly insertIds: InsertIdIndex;
 
   constructor(
     private readonly db: Db,
@@ -61,7 +63,8 @@ export class SqliteStore implements Store {
     db.pragma(`journal_size_limit = ${wal.sizeLimitBytes ?? WAL_SIZE_LIMIT_BYTES}`);
     this.admin = new SqliteAdmin(db, () => this.authCache.clear());
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
-    this.committer = new GroupCommitter(db);
+    this.insertIds = new InsertIdIndex(db);
+    this.committer = new GroupCommitter(db, this.insertIds);
     this.checkpointer.whenLong(() => {
       if (this.catchingUp) return;
       this.catchingUp = true;
@@ -135,7 +138,10 @@ export class SqliteStore implements Store {
     await this.committer.drain();
     this.db.exec('BEGIN IMMEDIATE');
     try {
-      const out = await fn(new SqliteIngestTx(this.db));
+      const tx = new SqliteIngestTx(this.db, this.insertIds);
+      tx.beginWrite();
+      const out = await fn(tx);
+      tx.endWrite();
       this.db.exec('COMMIT');
       return out;
     } catch (e) {

@@ -1,0 +1,248 @@
+import { InsertIdSlots, SLOT_SPACE, type SlotOf, slotOf } from './insert-id-slots.js';
+import type { Db } from './open.js';
+
+/** Pending pairs that start a merge into the slots. */
+const MERGE_AT = 100_000;
+
+/** Pairs a commit merges at least, so that a quiet store still finishes its merge. */
+const MERGE_FLOOR = 256;
+
+export interface InsertIdIndexOptions {
+  /** For tests that force hash collisions. */
+  slotOf?: SlotOf;
+  /** For tests: pending pairs that start a merge. */
+  mergeAt?: number;
+}
+
+/**
+ * Every insert_id the embedded store holds, as a two-level index: the slots
+ * table on disk (insert-id-slots.ts), and the pairs not yet merged into it,
+ * kept per connection in an in-memory TEMP table.
+ *
+ * Why two levels: insert_ids are random, so a commit of n pairs wrote n
+ * scattered slot pages (4 KiB each, twice: WAL, then checkpoint). That was two
+ * thirds of the cost of a stored event. Pending pairs are instead merged in
+ * slot order, a slice of the slot space per commit; a slice of thousands of
+ * pairs shares its pages (bench/README.md has the figures).
+ *
+ * Nothing is lost with the memory: the event rows and identify claims that
+ * hold the pairs are written and made durable by the commit, and they are the
+ * truth. The TEMP table is rebuilt from them: at open, from the rows past the
+ * merged mark kept on disk, and at the start of every write, from the rows
+ * other connections (another process on the same file) committed since.
+ * TEMP tables roll back with the transaction and its savepoints, so a job that
+ * fails, a dry run or a failed COMMIT leaves no pending pair behind.
+ *
+ * Contract: every event or claim row with an insert_id is written through
+ * addEvent/addClaim, between beginWrite and endWrite, in a transaction that
+ * holds the write lock (BEGIN IMMEDIATE).
+ */
+export class InsertIdIndex {
+  private readonly slots: InsertIdSlots;
+  private readonly startSlot: SlotOf;
+  private readonly mergeAt: number;
+  private readonly s;
+  private lastLookup: { sourceId: string; slotOfId: Map<string, number> } | null = null;
+  /**
+   * Whether pending pairs were read from disk on this connection. Not done
+   * in the constructor: an admin command that opens the store to read
+   * should not pay for it.
+   */
+  private loaded = false;
+
+  constructor(
+    private readonly db: Db,
+    opts: InsertIdIndexOptions = {},
+  ) {
+    this.startSlot = opts.slotOf ?? slotOf;
+    this.mergeAt = opts.mergeAt ?? MERGE_AT;
+    this.slots = new InsertIdSlots(db, this.startSlot);
+    // The tables belong to the connection; every index object on it shares them.
+    db.exec(`
+      -- One B-tree in slot order: a pair is found by its start slot, and a merge reads a range.
+      CREATE TEMP TABLE IF NOT EXISTS pending_insert_ids (
+        slot INTEGER NOT NULL, source_id TEXT NOT NULL, insert_id TEXT NOT NULL,
+        event_seq INTEGER, claim_seq INTEGER, event_id TEXT,
+        PRIMARY KEY (slot, source_id, insert_id)
+      ) WITHOUT ROWID;
+      -- seen: the newest rows already in pending_insert_ids or in the slots.
+      -- pruned: the merged mark on disk when pairs it covers were last dropped from here.
+      -- merge_*: the merge under way, if any: the rows it covers, and where its next slice starts.
+      CREATE TEMP TABLE IF NOT EXISTS pending_insert_id_marks (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        events_seen INTEGER NOT NULL, claims_seen INTEGER NOT NULL,
+        pruned_events INTEGER NOT NULL, pruned_claims INTEGER NOT NULL,
+        merge_events INTEGER, merge_claims INTEGER, merge_size INTEGER, merge_next INTEGER
+      );
+      INSERT OR IGNORE INTO pending_insert_id_marks (id, events_seen, claims_seen, pruned_events, pruned_claims)
+        SELECT 1, events_through, claims_through, events_through, claims_through FROM insert_id_index_state;
+    `);
+    this.s = {
+      newest: db.prepare(
+        `SELECT (SELECT coalesce(max(seq), 0) FROM events) AS e, (SELECT coalesce(max(seq), 0) FROM identify_claims) AS c,
+                events_through AS merged_e, claims_through AS merged_c
+         FROM insert_id_index_state`,
+      ),
+      marks: db.prepare('SELECT * FROM pending_insert_id_marks'),
+      seen: db.prepare('UPDATE pending_insert_id_marks SET events_seen = ?, claims_seen = ?'),
+      prune: db.prepare('DELETE FROM pending_insert_ids WHERE event_seq <= ? OR claim_seq <= ?'),
+      pruned: db.prepare('UPDATE pending_insert_id_marks SET pruned_events = ?, pruned_claims = ?'),
+      // In chunks: better-sqlite3 cannot write while a read is open, and a backlog must not be read whole.
+      eventsAfter: db.prepare(
+        'SELECT seq, source_id, insert_id, id FROM events WHERE seq > ? AND seq <= ? AND insert_id IS NOT NULL ORDER BY seq LIMIT 10000',
+      ),
+      claimsAfter: db.prepare('SELECT seq, source_id, insert_id FROM identify_claims WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT 10000'),
+      addLoaded: db.prepare(
+        'INSERT OR IGNORE INTO pending_insert_ids (slot, source_id, insert_id, event_seq, claim_seq, event_id) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
+      add: db.prepare('INSERT INTO pending_insert_ids (slot, source_id, insert_id, event_seq, claim_seq, event_id) VALUES (?, ?, ?, ?, ?, ?)'),
+      addClaimRow: db.prepare('INSERT INTO identify_claims (source_id, insert_id) VALUES (?, ?)'),
+      find: db.prepare(
+        `SELECT p.insert_id, p.event_id FROM json_each(?) j
+         JOIN pending_insert_ids p ON p.slot = j.value AND p.source_id = ?`,
+      ),
+      startMerge: db.prepare('UPDATE pending_insert_id_marks SET merge_events = ?, merge_claims = ?, merge_size = ?, merge_next = 0'),
+      slice: db.prepare(
+        `SELECT source_id, insert_id, slot, event_seq, claim_seq FROM pending_insert_ids
+         WHERE slot >= ? AND slot < ? AND (event_seq <= ? OR claim_seq <= ?) ORDER BY slot`,
+      ),
+      dropSlice: db.prepare('DELETE FROM pending_insert_ids WHERE slot >= ? AND slot < ? AND (event_seq <= ? OR claim_seq <= ?)'),
+      nextSlice: db.prepare('UPDATE pending_insert_id_marks SET merge_next = ?'),
+      endMerge: db.prepare('UPDATE pending_insert_id_marks SET merge_events = NULL, merge_claims = NULL, merge_size = NULL, merge_next = NULL'),
+      setMerged: db.prepare(
+        'UPDATE insert_id_index_state SET events_through = max(events_through, ?), claims_through = max(claims_through, ?)',
+      ),
+    };
+  }
+
+  /** Call first in every write transaction: takes in what other connections committed. */
+  beginWrite(): void {
+    this.catchUp();
+    this.loaded = true;
+  }
+
+  /**
+   * Call last before COMMIT: marks this transaction's rows as seen, and
+   * merges the next slice of pending pairs into the slots. `written` is the
+   * number of pairs the transaction added; a merge goes at twice that pace,
+   * so pending pairs stay bounded under any load.
+   */
+  endWrite(written: number): void {
+    const n = this.s.newest.get() as Newest;
+    this.s.seen.run(n.e, n.c);
+    let m = this.s.marks.get() as Marks;
+    if (m.merge_next === null) {
+      // Seq distance counts events without an insert_id too: an upper bound, and free.
+      const size = n.e - n.merged_e + (n.c - n.merged_c);
+      if (size < this.mergeAt) return;
+      this.s.startMerge.run(n.e, n.c, size);
+      m = this.s.marks.get() as Marks;
+    }
+    this.mergeSlice(m, Math.max(MERGE_FLOOR, 2 * written));
+  }
+
+  /** insert_id → event id (null for an identify) of the pairs stored for the source. */
+  find(sourceId: string, insertIds: string[]): Map<string, string | null> {
+    if (!this.loaded) {
+      // A read transaction, so the rows and the newest seqs come from one snapshot.
+      this.db.transaction(() => this.catchUp())();
+      this.loaded = true;
+    }
+    // The pass that looks pairs up then adds them: their slots are hashed once.
+    const slotOfId = new Map(insertIds.map((id) => [id, this.startSlot(sourceId, id)]));
+    this.lastLookup = { sourceId, slotOfId };
+    const found = new Map<string, string | null>();
+    const rows = this.s.find.all(JSON.stringify([...slotOfId.values()]), sourceId) as { insert_id: string; event_id: string | null }[];
+    // A slot can hold other pairs too; only the insert_ids asked for count.
+    for (const r of rows) if (slotOfId.has(r.insert_id)) found.set(r.insert_id, r.event_id);
+    const rest: { id: string; slot: number }[] = [];
+    for (const [id, slot] of slotOfId) if (!found.has(id)) rest.push({ id, slot });
+    if (rest.length > 0) for (const [id, eventId] of this.slots.findFrom(sourceId, rest)) found.set(id, eventId);
+    return found;
+  }
+
+  /** Records a stored event's insert_id; `eventSeq` is the event's row. */
+  addEvent(sourceId: string, insertId: string, eventSeq: number, eventId: string): void {
+    this.s.add.run(this.slotFor(sourceId, insertId), sourceId, insertId, eventSeq, null, eventId);
+  }
+
+  /** Records an insert_id that stored no event (an identify). */
+  addClaim(sourceId: string, insertId: string): void {
+    const seq = Number(this.s.addClaimRow.run(sourceId, insertId).lastInsertRowid);
+    this.s.add.run(this.slotFor(sourceId, insertId), sourceId, insertId, null, seq, null);
+  }
+
+  private slotFor(sourceId: string, insertId: string): number {
+    const l = this.lastLookup;
+    return (l?.sourceId === sourceId ? l.slotOfId.get(insertId) : undefined) ?? this.startSlot(sourceId, insertId);
+  }
+
+  private catchUp(): void {
+    const n = this.s.newest.get() as Newest;
+    const m = this.s.marks.get() as Marks;
+    // Another connection finished a merge: what it covers is in the slots now.
+    if (n.merged_e > m.pruned_events || n.merged_c > m.pruned_claims) {
+      this.s.prune.run(n.merged_e, n.merged_c);
+      this.s.pruned.run(n.merged_e, n.merged_c);
+    }
+    if (n.e === m.events_seen && n.c === m.claims_seen) return;
+    // Rows up to the merged mark are in the slots already.
+    for (let after = Math.max(m.events_seen, n.merged_e); after < n.e; ) {
+      const rows = this.s.eventsAfter.all(after, n.e) as { seq: number; source_id: string; insert_id: string; id: string }[];
+      for (const r of rows) this.s.addLoaded.run(this.startSlot(r.source_id, r.insert_id), r.source_id, r.insert_id, r.seq, null, r.id);
+      after = rows.length === 0 ? n.e : rows.at(-1)!.seq;
+    }
+    for (let after = Math.max(m.claims_seen, n.merged_c); after < n.c; ) {
+      const rows = this.s.claimsAfter.all(after, n.c) as { seq: number; source_id: string; insert_id: string }[];
+      for (const r of rows) this.s.addLoaded.run(this.startSlot(r.source_id, r.insert_id), r.source_id, r.insert_id, null, r.seq, null);
+      after = rows.length === 0 ? n.c : rows.at(-1)!.seq;
+    }
+    this.s.seen.run(n.e, n.c);
+  }
+
+  /**
+   * Merges the pending pairs of the merge's next slice of the slot space. The
+   * slice is sized to hold about `pairs` of them. When the last slice is done,
+   * the merged mark on disk moves up in the same transaction.
+   */
+  private mergeSlice(m: Marks, pairs: number): void {
+    const from = m.merge_next!;
+    const width = Math.max(1, Math.floor((SLOT_SPACE * pairs) / m.merge_size!));
+    const to = Math.min(SLOT_SPACE, from + width);
+    const rows = this.s.slice.all(from, to, m.merge_events, m.merge_claims) as PendingRow[];
+    for (const r of rows) this.slots.place(r.source_id, r.insert_id, r.event_seq, r.claim_seq);
+    this.s.dropSlice.run(from, to, m.merge_events, m.merge_claims);
+    if (to < SLOT_SPACE) {
+      this.s.nextSlice.run(to);
+      return;
+    }
+    this.s.setMerged.run(m.merge_events, m.merge_claims);
+    this.s.pruned.run(m.merge_events, m.merge_claims);
+    this.s.endMerge.run();
+  }
+}
+
+interface Newest {
+  e: number;
+  c: number;
+  merged_e: number;
+  merged_c: number;
+}
+
+interface Marks {
+  events_seen: number;
+  claims_seen: number;
+  pruned_events: number;
+  pruned_claims: number;
+  merge_events: number | null;
+  merge_claims: number | null;
+  merge_size: number | null;
+  merge_next: number | null;
+}
+
+interface PendingRow {
+  source_id: string;
+  insert_id: string;
+  event_seq: number | null;
+  claim_seq: number | null;
+}
