@@ -3,7 +3,8 @@
  * inserted into a fresh database for a fixed time, 500 rows per transaction.
  * The database is opened by Inlet's own code (its migrations, WAL,
  * synchronous=FULL), and each row is written as Inlet writes it: the event,
- * then its insert_id (InsertIdIndex), so a change of schema moves the baseline too.
+ * then its insert_id (InsertIdIndex: looked up first, then added; merged
+ * into the slots as the server merges it), so a change of schema moves the baseline too.
  * Checkpoints are SQLite's own, inside COMMIT.
  */
 import { newEventId } from '../src/domain/ids.js';
@@ -33,17 +34,19 @@ let written = 0;
 let transactions = 0;
 while (performance.now() < end) {
   const now = Date.now();
+  const batch = Array.from({ length: perTx }, () => cursor.next());
   db.exec('BEGIN IMMEDIATE');
   insertIds.beginWrite();
-  for (let i = 0; i < perTx; i++) {
-    const r = cursor.next();
+  // Inlet looks every insert_id up before it writes; none is found here.
+  insertIds.find(BASELINE_SOURCE, batch.map((r) => r.insertId));
+  for (const r of batch) {
     const id = newEventId(now);
     const { lastInsertRowid } = insertEvent.run(
       id, BASELINE_PROJECT, BASELINE_SOURCE, r.event, r.distinctId, r.personId, r.timestamp, now, r.insertId, r.properties,
     );
     insertIds.addEvent(BASELINE_SOURCE, r.insertId, Number(lastInsertRowid), id);
   }
-  insertIds.endWrite(perTx);
+  insertIds.endWrite();
   db.exec('COMMIT');
   written += perTx;
   transactions++;

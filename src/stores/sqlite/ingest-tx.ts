@@ -14,8 +14,6 @@ export class SqliteIngestTx implements IngestTx {
   private readonly s;
   /** Rows of the events inserted in this pass, for the insert_id claims that follow. */
   private readonly seqOfEvent = new Map<string, number>();
-  /** insert_ids recorded since beginWrite, which sets the merge's pace. */
-  private written = 0;
 
   constructor(
     db: Db,
@@ -66,13 +64,12 @@ export class SqliteIngestTx implements IngestTx {
 
   /** Call right after BEGIN IMMEDIATE. */
   beginWrite(): void {
-    this.written = 0;
     this.insertIds.beginWrite();
   }
 
   /** Call right before COMMIT. */
   endWrite(): void {
-    this.insertIds.endWrite(this.written);
+    this.insertIds.endWrite();
   }
 
   lockProject(): void {}
@@ -106,7 +103,6 @@ export class SqliteIngestTx implements IngestTx {
       this.seqOfEvent.delete(r.eventId);
       this.insertIds.addEvent(sourceId, r.insertId, seq, r.eventId);
     }
-    this.written += rows.length;
   }
 
   findLinks(projectId: string, distinctIds: string[]): Map<string, PersonRef> {

@@ -16,8 +16,9 @@ function open(): Db {
   return db;
 }
 
-const addEvent = (db: Db, sourceId: string, insertId: string): { seq: number; id: string } => {
-  const id = `evt_${sourceId}_${insertId}`;
+let plain = 0;
+const addEvent = (db: Db, sourceId: string, insertId: string | null): { seq: number; id: string } => {
+  const id = insertId === null ? `evt_plain_${plain++}` : `evt_${sourceId}_${insertId}`;
   const r = db
     .prepare(
       `INSERT INTO events (id, project_id, source_id, event, person_id, timestamp, received_at, insert_id, properties)
@@ -27,10 +28,14 @@ const addEvent = (db: Db, sourceId: string, insertId: string): { seq: number; id
   return { seq: Number(r.lastInsertRowid), id };
 };
 
-/** One write transaction as the store runs it: pairs are events, except those named `claim-…`. */
-function write(db: Db, index: InsertIdIndex, insertIds: string[], sourceId = 'src_1'): void {
+/**
+ * One write transaction as the store runs it: pairs are events, except those
+ * named `claim-…`; `plainEvents` more events carry no insert_id.
+ */
+function write(db: Db, index: InsertIdIndex, insertIds: string[], sourceId = 'src_1', plainEvents = 0): void {
   db.exec('BEGIN IMMEDIATE');
   index.beginWrite();
+  for (let i = 0; i < plainEvents; i++) addEvent(db, sourceId, null);
   for (const insertId of insertIds) {
     if (insertId.startsWith('claim-')) {
       index.addClaim(sourceId, insertId);
@@ -39,7 +44,7 @@ function write(db: Db, index: InsertIdIndex, insertIds: string[], sourceId = 'sr
     const e = addEvent(db, sourceId, insertId);
     index.addEvent(sourceId, insertId, e.seq, e.id);
   }
-  index.endWrite(insertIds.length);
+  index.endWrite();
   db.exec('COMMIT');
 }
 
@@ -49,7 +54,9 @@ const ids = (prefix: string, n: number): string[] => Array.from({ length: n }, (
 describe('insert_id index', () => {
   it('pairs not yet merged are found at once, and again after the process restarts', () => {
     let db = open();
-    write(db, new InsertIdIndex(db, { mergeAt: 1_000_000 }), ['a', 'claim-b']);
+    const first = new InsertIdIndex(db, { mergeAt: 1_000_000 });
+    write(db, first, ['a', 'claim-b']);
+    expect(first.find('src_1', ['a', 'claim-b'])).toEqual(new Map([['a', 'evt_src_1_a'], ['claim-b', null]]));
     expect(count(db, 'insert_id_slots')).toBe(0);
     db.close();
 
@@ -90,8 +97,7 @@ describe('insert_id index', () => {
     const slotsBefore = count(db, 'insert_id_slots');
     expect(slotsBefore).toBeGreaterThan(0);
     expect(slotsBefore).toBeLessThan(1000);
-    // No close: the process is gone, the merge half done.
-    opened.pop();
+    // No close: the process is gone, the merge half done (the handle is closed after the test).
 
     db = open();
     index = new InsertIdIndex(db, { mergeAt: 1000 });
@@ -107,27 +113,50 @@ describe('insert_id index', () => {
     expect(index.find('src_1', all).size).toBe(1500);
   });
 
-  it('a pair another connection wrote is found from the next write on; its merge there is not done twice', () => {
+  it('a pair another connection wrote is found from its next write on', () => {
     const a = open();
     const b = open();
-    const indexA = new InsertIdIndex(a, { mergeAt: 100 });
-    const indexB = new InsertIdIndex(b, { mergeAt: 100 });
+    const indexA = new InsertIdIndex(a);
+    const indexB = new InsertIdIndex(b);
     write(a, indexA, ['from-a']);
     b.exec('BEGIN IMMEDIATE');
     indexB.beginWrite();
     expect(indexB.find('src_1', ['from-a'])).toEqual(new Map([['from-a', 'evt_src_1_from-a']]));
-    indexB.endWrite(0);
+    indexB.endWrite();
     b.exec('COMMIT');
+  });
 
-    // Both connections now merge the same pairs; each must end up in one slot.
-    write(a, indexA, ids('a', 150));
-    for (let i = 0; i < 20; i++) {
-      write(b, indexB, []);
-      write(a, indexA, []);
+  it('three connections merging the same pairs at once place each pair once, and none falls behind', () => {
+    const dbs = [open(), open(), open()];
+    const indexes = dbs.map((db) => new InsertIdIndex(db, { mergeAt: 1000 }));
+    const merging = new Set<number>();
+    for (let round = 0; round < 40; round++) {
+      dbs.forEach((db, k) => {
+        write(db, indexes[k]!, ids(`r${round}-c${k}`, 100));
+        if (db.prepare('SELECT merge_next FROM temp.pending_insert_id_marks').pluck().get() !== null) merging.add(k);
+      });
     }
-    expect(count(a, 'insert_id_slots')).toBe(151);
-    expect(count(a, 'temp.pending_insert_ids')).toBe(0);
-    expect(count(b, 'temp.pending_insert_ids')).toBe(0);
+    expect([...merging].sort()).toEqual([0, 1, 2]);
+    const mark = dbs[0]!.prepare('SELECT events_through FROM insert_id_index_state').pluck().get() as number;
+    // 12,000 pairs written; the mark trails by at most a couple of merges.
+    expect(mark).toBeGreaterThan(12_000 - 3000);
+    for (const db of dbs) expect(count(db, 'temp.pending_insert_ids')).toBeLessThan(3000);
+    // Every pair up to the mark has a slot, and no pair has two (merges under way may have placed more).
+    const placed = dbs[0]!.prepare('SELECT count(*) AS slots, count(DISTINCT event_seq) AS pairs, sum(event_seq <= ?) AS upToMark FROM insert_id_slots');
+    const p = placed.get(mark) as { slots: number; pairs: number; upToMark: number };
+    expect(p.slots).toBe(p.pairs);
+    expect(p.upToMark).toBe(mark);
+    for (const [k, index] of indexes.entries()) expect(index.find('src_1', ids(`r${k}-c2`, 100)).size).toBe(100);
+  });
+
+  it('events without an insert_id count toward the pace, so pending pairs stay bounded', () => {
+    const db = open();
+    const index = new InsertIdIndex(db, { mergeAt: 2000 });
+    // 1000 events a commit, 20 of them with an insert_id.
+    for (let c = 0; c < 100; c++) write(db, index, ids(`c${c}`, 20), 'src_1', 980);
+    const mark = db.prepare('SELECT events_through FROM insert_id_index_state').pluck().get() as number;
+    expect(mark).toBeGreaterThan(100_000 - 5000);
+    expect(count(db, 'temp.pending_insert_ids')).toBeLessThan(120);
   });
 
   it('a pair written in a transaction or savepoint that rolls back is not found', () => {
@@ -147,7 +176,7 @@ describe('insert_id index', () => {
     index.addClaim('src_1', 'dry');
     db.exec('ROLLBACK TO job');
     db.exec('RELEASE job');
-    index.endWrite(1);
+    index.endWrite();
     db.exec('COMMIT');
     expect(index.find('src_1', ['kept', 'dry'])).toEqual(new Map([['kept', null]]));
   });
@@ -157,5 +186,12 @@ describe('insert_id index', () => {
     const index = new InsertIdIndex(db);
     index.addClaim('src_1', 'once');
     expect(() => index.addClaim('src_1', 'once')).toThrow();
+  });
+
+  it('a data directory from a newer Inlet is refused, not written to', () => {
+    const db = open();
+    db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (99, 0)').run();
+    db.close();
+    expect(() => open()).toThrow(/newer Inlet \(schema version 99/);
   });
 });

@@ -2,9 +2,9 @@ import { InsertIdSlots, SLOT_SPACE, type SlotOf, slotOf } from './insert-id-slot
 import type { Db } from './open.js';
 
 /** Pending pairs that start a merge into the slots. */
-const MERGE_AT = 100_000;
+const MERGE_AT = 50_000;
 
-/** Pairs a commit merges at least, so that a quiet store still finishes its merge. */
+/** Seqs' worth of slots a commit merges at least, so that a quiet store still finishes its merge. */
 const MERGE_FLOOR = 256;
 
 export interface InsertIdIndexOptions {
@@ -49,6 +49,8 @@ export class InsertIdIndex {
    * should not pay for it.
    */
   private loaded = false;
+  /** events_seen + claims_seen when the current write began, before its catch-up. */
+  private seqAtBegin: number | null = null;
 
   constructor(
     private readonly db: Db,
@@ -117,34 +119,48 @@ export class InsertIdIndex {
 
   /** Call first in every write transaction: takes in what other connections committed. */
   beginWrite(): void {
+    const m = this.s.marks.get() as Marks;
+    this.seqAtBegin = m.events_seen + m.claims_seen;
     this.catchUp();
     this.loaded = true;
   }
 
   /**
    * Call last before COMMIT: marks this transaction's rows as seen, and
-   * merges the next slice of pending pairs into the slots. `written` is the
-   * number of pairs the transaction added; a merge goes at twice that pace,
-   * so pending pairs stay bounded under any load.
+   * merges the next slice of pending pairs into the slots.
+   *
+   * Pace: a merge's size and each slice are counted in seqs (rows of events
+   * and claims, with or without an insert_id, from every connection), and a
+   * commit merges twice the seqs that arrived since the last one. A merge
+   * therefore ends before the rows that came in meanwhile reach its own size,
+   * and pending pairs stay bounded whatever the mix of writers.
    */
-  endWrite(written: number): void {
+  endWrite(): void {
     const n = this.s.newest.get() as Newest;
-    this.s.seen.run(n.e, n.c);
     let m = this.s.marks.get() as Marks;
+    const grown = n.e + n.c - (this.seqAtBegin ?? m.events_seen + m.claims_seen);
+    this.seqAtBegin = null;
+    this.s.seen.run(n.e, n.c);
+    // Another connection finished a merge that covers this one: nothing left to do.
+    if (m.merge_next !== null && n.merged_e >= m.merge_events! && n.merged_c >= m.merge_claims!) {
+      this.s.endMerge.run();
+      m = this.s.marks.get() as Marks;
+    }
     if (m.merge_next === null) {
-      // Seq distance counts events without an insert_id too: an upper bound, and free.
+      // Seqs of events without an insert_id count too: an upper bound, and free.
       const size = n.e - n.merged_e + (n.c - n.merged_c);
       if (size < this.mergeAt) return;
       this.s.startMerge.run(n.e, n.c, size);
       m = this.s.marks.get() as Marks;
     }
-    this.mergeSlice(m, Math.max(MERGE_FLOOR, 2 * written));
+    this.mergeSlice(m, Math.max(MERGE_FLOOR, 2 * grown));
   }
 
   /** insert_id → event id (null for an identify) of the pairs stored for the source. */
   find(sourceId: string, insertIds: string[]): Map<string, string | null> {
-    if (!this.loaded) {
-      // A read transaction, so the rows and the newest seqs come from one snapshot.
+    if (!this.db.inTransaction || !this.loaded) {
+      // Outside a write (tests, tools), catch up first, in a read transaction
+      // so the rows and the newest seqs come from one snapshot.
       this.db.transaction(() => this.catchUp())();
       this.loaded = true;
     }
@@ -201,13 +217,13 @@ export class InsertIdIndex {
   }
 
   /**
-   * Merges the pending pairs of the merge's next slice of the slot space. The
-   * slice is sized to hold about `pairs` of them. When the last slice is done,
-   * the merged mark on disk moves up in the same transaction.
+   * Merges the pending pairs of the merge's next slice of the slot space: the
+   * share `seqs / merge_size` of it. When the last slice is done, the merged
+   * mark on disk moves up in the same transaction.
    */
-  private mergeSlice(m: Marks, pairs: number): void {
+  private mergeSlice(m: Marks, seqs: number): void {
     const from = m.merge_next!;
-    const width = Math.max(1, Math.floor((SLOT_SPACE * pairs) / m.merge_size!));
+    const width = Math.max(1, Math.floor((SLOT_SPACE * seqs) / m.merge_size!));
     const to = Math.min(SLOT_SPACE, from + width);
     const rows = this.s.slice.all(from, to, m.merge_events, m.merge_claims) as PendingRow[];
     for (const r of rows) this.slots.place(r.source_id, r.insert_id, r.event_seq, r.claim_seq);

@@ -30,6 +30,13 @@ function migrate(db: Db): void {
   db.exec('BEGIN IMMEDIATE');
   try {
     const row = db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null };
+    // A newer Inlet has changed the file in ways this one does not know; writing
+    // to it could break them (an older server would not see pending insert_ids).
+    if ((row.v ?? 0) > SQLITE_MIGRATIONS.length) {
+      throw new Error(
+        `The data directory was last opened by a newer Inlet (schema version ${row.v}; this one knows up to ${SQLITE_MIGRATIONS.length}). Run that version, or a newer one.`,
+      );
+    }
     for (let v = (row.v ?? 0) + 1; v <= SQLITE_MIGRATIONS.length; v++) {
       const step = SQLITE_MIGRATIONS[v - 1]!;
       if (typeof step === 'string') db.exec(step);
