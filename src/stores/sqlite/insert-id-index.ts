@@ -104,9 +104,21 @@ export class InsertIdIndex {
          JOIN pending_insert_ids p ON p.slot = j.value AND p.source_id = ?`,
       ),
       startMerge: db.prepare('UPDATE pending_insert_id_marks SET merge_events = ?, merge_claims = ?, merge_size = ?, merge_next = 0'),
-      slice: db.prepare(
-        `SELECT source_id, insert_id, slot, event_seq, claim_seq FROM pending_insert_ids
-         WHERE slot >= ? AND slot < ? AND (event_seq <= ? OR claim_seq <= ?) ORDER BY slot`,
+      // A slice goes in with one statement; the pairs whose start slot was
+      // taken (by another pair, or by themselves in an earlier, cut-short
+      // merge) are then read back and placed one by one.
+      placeSlice: db.prepare(
+        `INSERT INTO insert_id_slots (slot, event_seq, claim_seq)
+         SELECT slot, event_seq, claim_seq FROM pending_insert_ids
+         WHERE slot >= ? AND slot < ? AND (event_seq <= ? OR claim_seq <= ?)
+         ORDER BY slot
+         ON CONFLICT (slot) DO NOTHING`,
+      ),
+      notPlaced: db.prepare(
+        `SELECT p.source_id, p.insert_id, p.event_seq, p.claim_seq
+         FROM pending_insert_ids p JOIN insert_id_slots s ON s.slot = p.slot
+         WHERE p.slot >= ? AND p.slot < ? AND (p.event_seq <= ? OR p.claim_seq <= ?)
+           AND (s.event_seq IS NOT p.event_seq OR s.claim_seq IS NOT p.claim_seq)`,
       ),
       dropSlice: db.prepare('DELETE FROM pending_insert_ids WHERE slot >= ? AND slot < ? AND (event_seq <= ? OR claim_seq <= ?)'),
       nextSlice: db.prepare('UPDATE pending_insert_id_marks SET merge_next = ?'),
@@ -225,8 +237,9 @@ export class InsertIdIndex {
     const from = m.merge_next!;
     const width = Math.max(1, Math.floor((SLOT_SPACE * seqs) / m.merge_size!));
     const to = Math.min(SLOT_SPACE, from + width);
-    const rows = this.s.slice.all(from, to, m.merge_events, m.merge_claims) as PendingRow[];
-    for (const r of rows) this.slots.place(r.source_id, r.insert_id, r.event_seq, r.claim_seq);
+    this.s.placeSlice.run(from, to, m.merge_events, m.merge_claims);
+    const rest = this.s.notPlaced.all(from, to, m.merge_events, m.merge_claims) as PendingRow[];
+    for (const r of rest) this.slots.place(r.source_id, r.insert_id, r.event_seq, r.claim_seq);
     this.s.dropSlice.run(from, to, m.merge_events, m.merge_claims);
     if (to < SLOT_SPACE) {
       this.s.nextSlice.run(to);
