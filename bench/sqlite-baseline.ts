@@ -39,13 +39,14 @@ while (performance.now() < end) {
   insertIds.beginWrite();
   // Inlet looks every insert_id up before it writes; none is found here.
   insertIds.find(BASELINE_SOURCE, batch.map((r) => r.insertId));
-  for (const r of batch) {
+  const pairs = batch.map((r) => {
     const id = newEventId(now);
     const { lastInsertRowid } = insertEvent.run(
       id, BASELINE_PROJECT, BASELINE_SOURCE, r.event, r.distinctId, r.personId, r.timestamp, now, r.insertId, r.properties,
     );
-    insertIds.addEvent(BASELINE_SOURCE, r.insertId, Number(lastInsertRowid), id);
-  }
+    return { insertId: r.insertId, eventSeq: Number(lastInsertRowid), eventId: id };
+  });
+  insertIds.add(BASELINE_SOURCE, pairs);
   insertIds.endWrite();
   db.exec('COMMIT');
   written += perTx;

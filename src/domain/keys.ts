@@ -1,6 +1,7 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { KeyRecord } from '../stores/port.js';
 import { randomBase62 } from './ids.js';
+import { sha256 } from './sha256.js';
 
 export const KEY_PREFIX = 'srv_live_';
 const KEY_FORM = /^srv_live_[0-9A-Za-z]{32}$/;
@@ -18,7 +19,7 @@ export function generateKey(): string {
 }
 
 export function hashKey(key: string): Buffer {
-  return createHash('sha256').update(key).digest();
+  return sha256(key);
 }
 
 /** Whether a string has the form of a key, so malformed ones never reach the store. */

@@ -93,16 +93,14 @@ export class SqliteIngestTx implements IngestTx {
   }
 
   addInsertIds(sourceId: string, rows: { insertId: string; eventId: string | null }[]): void {
-    for (const r of rows) {
-      if (r.eventId === null) {
-        this.insertIds.addClaim(sourceId, r.insertId);
-        continue;
-      }
+    const pairs = rows.map((r) => {
+      if (r.eventId === null) return { insertId: r.insertId, eventSeq: null, eventId: null };
       const seq = this.seqOfEvent.get(r.eventId);
       if (seq === undefined) throw new Error(`event ${r.eventId} was not inserted in this pass`);
       this.seqOfEvent.delete(r.eventId);
-      this.insertIds.addEvent(sourceId, r.insertId, seq, r.eventId);
-    }
+      return { insertId: r.insertId, eventSeq: seq, eventId: r.eventId };
+    });
+    this.insertIds.add(sourceId, pairs);
   }
 
   findLinks(projectId: string, distinctIds: string[]): Map<string, PersonRef> {

@@ -36,14 +36,12 @@ function write(db: Db, index: InsertIdIndex, insertIds: string[], sourceId = 'sr
   db.exec('BEGIN IMMEDIATE');
   index.beginWrite();
   for (let i = 0; i < plainEvents; i++) addEvent(db, sourceId, null);
-  for (const insertId of insertIds) {
-    if (insertId.startsWith('claim-')) {
-      index.addClaim(sourceId, insertId);
-      continue;
-    }
+  const pairs = insertIds.map((insertId) => {
+    if (insertId.startsWith('claim-')) return { insertId, eventSeq: null, eventId: null };
     const e = addEvent(db, sourceId, insertId);
-    index.addEvent(sourceId, insertId, e.seq, e.id);
-  }
+    return { insertId, eventSeq: e.seq, eventId: e.id };
+  });
+  index.add(sourceId, pairs);
   index.endWrite();
   db.exec('COMMIT');
 }
@@ -165,15 +163,15 @@ describe('insert_id index', () => {
     db.exec('BEGIN IMMEDIATE');
     index.beginWrite();
     const e = addEvent(db, 'src_1', 'gone');
-    index.addEvent('src_1', 'gone', e.seq, e.id);
+    index.add('src_1', [{ insertId: 'gone', eventSeq: e.seq, eventId: e.id }]);
     db.exec('ROLLBACK');
     expect(index.find('src_1', ['gone'])).toEqual(new Map());
 
     db.exec('BEGIN IMMEDIATE');
     index.beginWrite();
-    index.addClaim('src_1', 'kept');
+    index.add('src_1', [{ insertId: 'kept', eventSeq: null, eventId: null }]);
     db.exec('SAVEPOINT job');
-    index.addClaim('src_1', 'dry');
+    index.add('src_1', [{ insertId: 'dry', eventSeq: null, eventId: null }]);
     db.exec('ROLLBACK TO job');
     db.exec('RELEASE job');
     index.endWrite();
@@ -184,8 +182,9 @@ describe('insert_id index', () => {
   it('a pair already pending cannot be added again', () => {
     const db = open();
     const index = new InsertIdIndex(db);
-    index.addClaim('src_1', 'once');
-    expect(() => index.addClaim('src_1', 'once')).toThrow();
+    const claim = [{ insertId: 'once', eventSeq: null, eventId: null }];
+    index.add('src_1', claim);
+    expect(() => index.add('src_1', claim)).toThrow();
   });
 
   it('a data directory from a newer Inlet is refused, not written to', () => {

@@ -34,7 +34,7 @@ export interface InsertIdIndexOptions {
  * fails, a dry run or a failed COMMIT leaves no pending pair behind.
  *
  * Contract: every event or claim row with an insert_id is written through
- * addEvent/addClaim, between beginWrite and endWrite, in a transaction that
+ * add(), between beginWrite and endWrite, in a transaction that
  * holds the write lock (BEGIN IMMEDIATE).
  */
 export class InsertIdIndex {
@@ -97,7 +97,10 @@ export class InsertIdIndex {
       addLoaded: db.prepare(
         'INSERT OR IGNORE INTO pending_insert_ids (slot, source_id, insert_id, event_seq, claim_seq, event_id) VALUES (?, ?, ?, ?, ?, ?)',
       ),
-      add: db.prepare('INSERT INTO pending_insert_ids (slot, source_id, insert_id, event_seq, claim_seq, event_id) VALUES (?, ?, ?, ?, ?, ?)'),
+      addMany: db.prepare(
+        `INSERT INTO pending_insert_ids (slot, source_id, insert_id, event_seq, claim_seq, event_id)
+         SELECT value ->> 0, ?, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?)`,
+      ),
       addClaimRow: db.prepare('INSERT INTO identify_claims (source_id, insert_id) VALUES (?, ?)'),
       find: db.prepare(
         `SELECT p.insert_id, p.event_id FROM json_each(?) j
@@ -189,15 +192,18 @@ export class InsertIdIndex {
     return found;
   }
 
-  /** Records a stored event's insert_id; `eventSeq` is the event's row. */
-  addEvent(sourceId: string, insertId: string, eventSeq: number, eventId: string): void {
-    this.s.add.run(this.slotFor(sourceId, insertId), sourceId, insertId, eventSeq, null, eventId);
-  }
-
-  /** Records an insert_id that stored no event (an identify). */
-  addClaim(sourceId: string, insertId: string): void {
-    const seq = Number(this.s.addClaimRow.run(sourceId, insertId).lastInsertRowid);
-    this.s.add.run(this.slotFor(sourceId, insertId), sourceId, insertId, null, seq, null);
+  /**
+   * Records stored pairs: an event's (its row and id), or an identify's
+   * (`eventSeq` null), whose claim row is written here. One statement for
+   * all, in slot order, so the in-memory B-tree is walked once.
+   */
+  add(sourceId: string, pairs: { insertId: string; eventSeq: number | null; eventId: string | null }[]): void {
+    const rows = pairs.map((p) => {
+      const claimSeq = p.eventSeq === null ? Number(this.s.addClaimRow.run(sourceId, p.insertId).lastInsertRowid) : null;
+      return [this.slotFor(sourceId, p.insertId), p.insertId, p.eventSeq, claimSeq, p.eventId] as const;
+    });
+    rows.sort((a, b) => a[0] - b[0]);
+    this.s.addMany.run(sourceId, JSON.stringify(rows));
   }
 
   private slotFor(sourceId: string, insertId: string): number {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256 } from '../../domain/sha256.js';
 import type { Db } from './open.js';
 
 /** Slots are integers below 2^53, so they travel as plain JS numbers. */
@@ -13,8 +13,7 @@ export type SlotOf = (sourceId: string, insertId: string) => number;
  * needs a migration that places every pair again (a test pins its values).
  */
 export const slotOf: SlotOf = (sourceId, insertId) => {
-  // createHash, not crypto.hash: the one-shot form needs Node 20.12.
-  const d = createHash('sha256').update(`${sourceId}\u0000${insertId}`).digest();
+  const d = sha256(`${sourceId}\u0000${insertId}`);
   return d.readUIntBE(0, 6) * 32 + (d[6]! >> 3);
 };
 
