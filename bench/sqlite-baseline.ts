@@ -49,6 +49,7 @@ while (performance.now() < end) {
   insertIds.add(BASELINE_SOURCE, pairs);
   insertIds.endWrite();
   db.exec('COMMIT');
+  insertIds.committed();
   written += perTx;
   transactions++;
 }

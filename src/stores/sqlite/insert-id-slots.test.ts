@@ -3,8 +3,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../../../test/helpers/fixture.js';
+import { type ItemSpec, ingestJob } from '../../../test/helpers/items.js';
 import { ingestJobsInTx } from '../../domain/ingest.js';
-import type { EnrichedItem, IngestJob } from '../port.js';
+import type { IngestJob } from '../port.js';
 import { SqliteIngestTx } from './ingest-tx.js';
 import { InsertIdIndex } from './insert-id-index.js';
 import { InsertIdSlots, type SlotOf, slotOf } from './insert-id-slots.js';
@@ -90,20 +91,24 @@ describe('insert_id slots', () => {
   it('the ingest algorithm keeps exactly-once when every insert_id collides', async () => {
     const db = openSqlite(tmp.dir);
     db.prepare("INSERT INTO projects (id, org_id, name, api_enabled, created_at) VALUES ('prj_1', 'org_1', 'p', 1, 0)").run();
-    // Every pass merges all it wrote, so the second and third passes find pairs in the slots.
-    const tx = new SqliteIngestTx(db, new InsertIdIndex(db, { slotOf: threeSlots, mergeAt: 1 }));
-    const item = (index: number, insertId: string, type: 'track' | 'identify' = 'track'): EnrichedItem => ({
-      index, type, event: type === 'track' ? 'e' : null, distinctId: `u${index}`, anonymousId: null, sessionId: null,
-      insertId, timestamp: 1_795_000_000_000, properties: {}, userAgent: null, droppedKeys: [], enrichment: {},
-    });
-    const job = (items: EnrichedItem[]): IngestJob => ({
-      projectId: 'prj_1', sourceId: 'src_1', keyId: 'key_1', receivedAt: 1_795_000_000_000, items, dryRun: false,
-    });
+    // An empty write after each pass merges all it wrote, so later passes find pairs in the slots.
+    const index = new InsertIdIndex(db, { slotOf: threeSlots, mergeAt: 1 });
+    const tx = new SqliteIngestTx(db, index);
+    const item = (index: number, insertId: string, type: 'track' | 'identify' = 'track'): ItemSpec => ({ type, distinctId: `u${index}`, insertId });
+    const job = (items: ItemSpec[]): IngestJob => ingestJob(items);
     const pass = async (jobs: IngestJob[]) => {
+      db.exec('BEGIN IMMEDIATE');
       tx.beginWrite();
       const out = await ingestJobsInTx(tx, jobs);
       tx.endWrite();
-      expect(db.prepare('SELECT count(*) FROM temp.pending_insert_ids').pluck().get()).toBe(0);
+      db.exec('COMMIT');
+      tx.committed();
+      db.exec('BEGIN IMMEDIATE');
+      tx.beginWrite();
+      tx.endWrite();
+      db.exec('COMMIT');
+      tx.committed();
+      expect(index.pendingCount).toBe(0);
       return out;
     };
 

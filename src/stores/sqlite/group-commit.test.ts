@@ -1,0 +1,51 @@
+import { afterEach, expect, it } from 'vitest';
+import { tempDir } from '../../../test/helpers/fixture.js';
+import { ingestJob } from '../../../test/helpers/items.js';
+import { StoreUnavailableError } from '../port.js';
+import { GroupCommitter } from './group-commit.js';
+import { InsertIdIndex } from './insert-id-index.js';
+import { type Db, openSqlite } from './open.js';
+
+const tmp = tempDir('inlet-group-commit-');
+const opened: Db[] = [];
+afterEach(() => {
+  for (const db of opened.splice(0)) db.close();
+  tmp.remove();
+});
+
+function setUp(): { db: Db; committer: GroupCommitter } {
+  const db = openSqlite(tmp.dir);
+  opened.push(db);
+  db.prepare("INSERT INTO projects (id, org_id, name, api_enabled, created_at) VALUES ('prj_1', 'org_1', 'p', 1, 0)").run();
+  return { db, committer: new GroupCommitter(db, new InsertIdIndex(db)) };
+}
+
+const send = (committer: GroupCommitter, insertId: string) =>
+  committer.submit(ingestJob([{ distinctId: 'u1', insertId }, { type: 'identify', distinctId: 'u1', insertId: `${insertId}-identify` }]));
+
+// Both failures strike after the job has recorded its insert_ids, which live
+// in memory until COMMIT: they must go with the rest of the job.
+it('a job that fails after recording its insert_ids leaves none of them behind', async () => {
+  const { db, committer } = setUp();
+  db.exec("CREATE TRIGGER usage_fails BEFORE INSERT ON usage BEGIN SELECT RAISE(ABORT, 'usage fails'); END");
+  await expect(send(committer, 'a')).rejects.toBeInstanceOf(StoreUnavailableError);
+  db.exec('DROP TRIGGER usage_fails');
+  expect((await send(committer, 'a')).map((o) => o.status)).toEqual(['accepted', 'accepted']);
+  expect((await send(committer, 'a')).map((o) => o.status)).toEqual(['duplicate', 'duplicate']);
+});
+
+it('a COMMIT that fails leaves none of the insert_ids of its jobs behind', async () => {
+  const { db, committer } = setUp();
+  // A deferred foreign key is checked at COMMIT, so COMMIT itself fails.
+  db.pragma('foreign_keys = ON');
+  db.exec(`
+    CREATE TABLE parent (id TEXT PRIMARY KEY);
+    CREATE TABLE child (parent_id TEXT REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED);
+    CREATE TRIGGER commit_fails AFTER INSERT ON events BEGIN INSERT INTO child VALUES ('none'); END;
+  `);
+  await expect(send(committer, 'b')).rejects.toBeInstanceOf(StoreUnavailableError);
+  expect(db.inTransaction).toBe(false);
+  db.exec('DROP TRIGGER commit_fails');
+  expect((await send(committer, 'b')).map((o) => o.status)).toEqual(['accepted', 'accepted']);
+  expect(db.prepare('SELECT count(*) FROM events').pluck().get()).toBe(1);
+});
