@@ -88,7 +88,12 @@ export class TcpProxy {
    * `before` the bytes reach the server (it never sees them), or `after`
    * (the server gets them and then the end of the stream; the client never
    * hears back). With `COMMIT` this is a database lost at the worst moment.
-   * Resolves once it happened.
+   * Resolves once the proxy's connection to the server has closed as well.
+   * With `after` that is the server ending the session, which it does only
+   * after acting on every byte it got: whatever it did with them (a COMMIT
+   * carried out) is final and visible by then, whereas the client's error
+   * comes at once, while the server may still be committing. With `before`
+   * it is at once: the server never gets the bytes to act on.
    */
   cutAt(marker: string, when: 'before' | 'after'): Promise<void> {
     return new Promise((sprung) => {
@@ -120,6 +125,8 @@ export class TcpProxy {
       const trap = this.trap;
       if (trap !== null && d.includes(trap.marker)) {
         this.trap = null;
+        if (upstream.closed) trap.sprung();
+        else upstream.once('close', () => trap.sprung());
         if (trap.when === 'after') {
           draining = true;
           upstream.end(d);
@@ -127,7 +134,6 @@ export class TcpProxy {
           upstream.destroy();
         }
         client.destroy();
-        trap.sprung();
         return;
       }
       if (this.mode_ === 'up') upstream.write(d);
