@@ -49,7 +49,6 @@ while (performance.now() < end) {
   insertIds.add(BASELINE_SOURCE, pairs);
   insertIds.endWrite();
   db.exec('COMMIT');
-  insertIds.committed();
   written += perTx;
   transactions++;
 }

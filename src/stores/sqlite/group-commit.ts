@@ -100,11 +100,9 @@ export class GroupCommitter {
       for (const [id, at] of touches) this.touchKey.run(at, id);
       this.tx.endWrite();
       this.db.exec('COMMIT');
-      this.tx.committed();
     } catch (e) {
       // BEGIN, a savepoint or COMMIT itself failed: nothing of this group is kept.
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      this.tx.rolledBack();
       for (const [p] of done) p.reject(unavailable(e));
       for (const p of batch) if (!done.some(([q]) => q === p)) p.reject(unavailable(e));
       return;
@@ -136,19 +134,14 @@ export class GroupCommitter {
    */
   private async runGroup(group: Pending[]): Promise<(ItemOutcome[] | null)[]> {
     this.db.exec('SAVEPOINT job');
-    const mark = this.tx.savepoint();
     try {
       const outs = await ingestJobsInTx(this.tx, group.map((p) => p.job));
-      if (group[0]!.job.dryRun) {
-        this.db.exec('ROLLBACK TO job');
-        this.tx.rollbackTo(mark);
-      }
+      if (group[0]!.job.dryRun) this.db.exec('ROLLBACK TO job');
       this.db.exec('RELEASE job');
       return outs;
     } catch (e) {
       // If SQLite already rolled the whole transaction back, these throw and fail the commit.
       this.db.exec('ROLLBACK TO job');
-      this.tx.rollbackTo(mark);
       this.db.exec('RELEASE job');
       if (group.length === 1) {
         group[0]!.reject(unavailable(e));

@@ -72,26 +72,6 @@ export class SqliteIngestTx implements IngestTx {
     this.insertIds.endWrite();
   }
 
-  /** Call right after COMMIT succeeded. */
-  committed(): void {
-    this.insertIds.committed();
-  }
-
-  /** Call after ROLLBACK, or when COMMIT failed. */
-  rolledBack(): void {
-    this.insertIds.rolledBack();
-  }
-
-  /** Call after SAVEPOINT; the result goes to rollbackTo. */
-  savepoint(): number {
-    return this.insertIds.savepoint();
-  }
-
-  /** Call after ROLLBACK TO the savepoint `mark` came from. */
-  rollbackTo(mark: number): void {
-    this.insertIds.rollbackTo(mark);
-  }
-
   lockProject(): void {}
 
   monthlyEventLimit(projectId: string): number | null {

@@ -66,8 +66,7 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   `,
   moveToInsertIdSlots,
   // Version 3: new insert_ids wait in memory and reach the slots a slice per
-  // commit (insert-id-index.ts); this row says up to which rows all have. Every
-  // pair stored so far already has its slot.
+  // commit (insert-id-index.ts). Every pair stored so far already has its slot.
   `
   CREATE TABLE insert_id_index_state (
     id INTEGER PRIMARY KEY CHECK (id = 1),

@@ -137,17 +137,15 @@ export class SqliteStore implements Store {
   async transaction<T>(fn: (tx: IngestTx) => Promise<T>): Promise<T> {
     await this.committer.drain();
     this.db.exec('BEGIN IMMEDIATE');
-    const tx = new SqliteIngestTx(this.db, this.insertIds);
     try {
+      const tx = new SqliteIngestTx(this.db, this.insertIds);
       tx.beginWrite();
       const out = await fn(tx);
       tx.endWrite();
       this.db.exec('COMMIT');
-      tx.committed();
       return out;
     } catch (e) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      tx.rolledBack();
       throw e;
     }
   }
