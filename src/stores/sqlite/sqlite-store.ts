@@ -10,14 +10,11 @@ import type {
 } from '../port.js';
 import { authFromRow, storedEventFromRow } from '../rows.js';
 import { SqliteAdmin, toProject, toSource } from './admin.js';
-import { Checkpointer } from './checkpointer.js';
+import { Checkpointer, LONG_WAL_FRAMES } from './checkpointer.js';
 import { GroupCommitter } from './group-commit.js';
 import { SqliteIngestTx } from './ingest-tx.js';
 import { InsertIdIndex } from './insert-id-index.js';
 import { type Db, openSqlite } from './open.js';
-
-/** The WAL's size on disk after it starts over. */
-const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
 /** Keys remembered at most; the cache starts over past this. */
 const AUTH_CACHE_LIMIT = 10_000;
@@ -59,8 +56,10 @@ export class SqliteStore implements Store {
     // Checkpoints run in a thread of their own (see checkpointer.ts), not inside our commits.
     db.pragma('wal_autocheckpoint = 0');
     this.checkpointer = new Checkpointer(db.name, wal.longFrames, wal.checkpointEveryMs);
-    // When the WAL starts over after a catch-up, it is also cut back to this size on disk.
-    db.pragma(`journal_size_limit = ${wal.sizeLimitBytes ?? WAL_SIZE_LIMIT_BYTES}`);
+    // When the WAL starts over after a catch-up, it is also cut back on disk to
+    // the length that asks for a catch-up (64 MiB with 4 KiB pages).
+    const pageSize = db.pragma('page_size', { simple: true }) as number;
+    db.pragma(`journal_size_limit = ${wal.sizeLimitBytes ?? (wal.longFrames ?? LONG_WAL_FRAMES) * pageSize}`);
     this.admin = new SqliteAdmin(db, () => this.authCache.clear());
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.insertIds = new InsertIdIndex(db);
