@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../../test/helpers/fixture.js';
 import { InsertIdIndex } from './insert-id-index.js';
+import { InsertIdSlots, type SlotOf } from './insert-id-slots.js';
 import { type Db, openSqlite } from './open.js';
 
 const tmp = tempDir('inlet-insert-id-index-');
@@ -108,6 +109,35 @@ describe('insert_id index', () => {
     for (let i = 0; i < 10; i++) write(db, index, []);
     expect(count(db, 'insert_id_slots')).toBe(1200);
     expect(count(db, 'temp.pending_insert_ids')).toBe(300);
+    expect(index.find('src_1', all).size).toBe(1500);
+  });
+
+  it('a merge redone over collision chains, across its slices and past 2^53, leaves each pair in one slot, found', () => {
+    // Pairs start at three slots only, one of them the last: chains hundreds long that wrap to 0.
+    const crowded: SlotOf = (_source, insertId) => [5, 6, 2 ** 53 - 1][Number(insertId.split('-')[1]) % 3]!;
+    let db = open();
+    let index = new InsertIdIndex(db, { slotOf: crowded, mergeAt: 1000 });
+    const all = [...ids('e', 1200), ...ids('claim', 300)];
+    const order = all.map((_, i) => all[(i * 7) % all.length]!);
+    // The merge starts at 1000 and goes about 256 seqs a commit: the process stops after its first slices.
+    for (let i = 0; i < 1100; i += 100) write(db, index, order.slice(i, i + 100));
+    const before = count(db, 'insert_id_slots');
+    expect(before).toBeGreaterThan(0);
+    expect(before).toBeLessThan(1000);
+
+    db = open();
+    index = new InsertIdIndex(db, { slotOf: crowded, mergeAt: 1000 });
+    for (let i = 1100; i < 1500; i += 100) write(db, index, order.slice(i, i + 100));
+    for (let i = 0; i < 10; i++) write(db, index, []);
+    const placed = db.prepare('SELECT count(*) AS slots, count(DISTINCT event_seq) + count(DISTINCT claim_seq) AS rows FROM insert_id_slots').get() as {
+      slots: number;
+      rows: number;
+    };
+    expect(placed.slots).toBe(placed.rows);
+    expect(placed.slots).toBeGreaterThanOrEqual(1100);
+    const slotsOnly = new InsertIdSlots(db, crowded);
+    const merged = order.filter((id) => slotsOnly.find('src_1', [id]).size === 1);
+    expect(merged.length).toBe(placed.slots);
     expect(index.find('src_1', all).size).toBe(1500);
   });
 
