@@ -89,8 +89,7 @@ export class GroupCommitter {
     this.touches = new Map();
     const done: [Pending, ItemOutcome[]][] = [];
     try {
-      this.db.exec('BEGIN IMMEDIATE');
-      this.tx.beginWrite();
+      this.tx.begin();
       for (const group of groupJobs(batch)) {
         const outs = await this.runGroup(group);
         group.forEach((p, i) => {
@@ -98,8 +97,7 @@ export class GroupCommitter {
         });
       }
       for (const [id, at] of touches) this.touchKey.run(at, id);
-      this.tx.endWrite();
-      this.db.exec('COMMIT');
+      this.tx.commit();
     } catch (e) {
       // BEGIN, a savepoint or COMMIT itself failed: nothing of this group is kept.
       if (this.db.inTransaction) this.db.exec('ROLLBACK');

@@ -16,7 +16,7 @@ export class SqliteIngestTx implements IngestTx {
   private readonly seqOfEvent = new Map<string, number>();
 
   constructor(
-    db: Db,
+    private readonly db: Db,
     private readonly insertIds: InsertIdIndex = new InsertIdIndex(db),
   ) {
     this.s = {
@@ -62,14 +62,19 @@ export class SqliteIngestTx implements IngestTx {
     };
   }
 
-  /** Call right after BEGIN IMMEDIATE. */
-  beginWrite(): void {
+  /**
+   * Opens the write transaction. Every write goes through begin and commit,
+   * so the insert_id index sees each one start and end (insert-id-index.ts).
+   */
+  begin(): void {
+    this.db.exec('BEGIN IMMEDIATE');
     this.insertIds.beginWrite();
   }
 
-  /** Call right before COMMIT. */
-  endWrite(): void {
+  /** Commits it; with synchronous=FULL, durably once this returns. */
+  commit(): void {
     this.insertIds.endWrite();
+    this.db.exec('COMMIT');
   }
 
   lockProject(): void {}

@@ -1,4 +1,5 @@
 import { InsertIdSlots, SLOT_SPACE, type SlotOf, slotOf } from './insert-id-slots.js';
+import type { Statement } from 'better-sqlite3';
 import type { Db } from './open.js';
 
 /** Pending pairs that start a merge into the slots. */
@@ -100,7 +101,6 @@ export class InsertIdIndex {
         'INSERT OR IGNORE INTO pending_insert_ids (slot, source_id, insert_id, event_seq, claim_seq, event_id) VALUES (?, ?, ?, ?, ?, ?)',
       ),
       add: db.prepare('INSERT INTO pending_insert_ids (slot, source_id, insert_id, event_seq, claim_seq, event_id) VALUES (?, ?, ?, ?, ?, ?)'),
-      addClaimRow: db.prepare('INSERT INTO identify_claims (source_id, insert_id) VALUES (?, ?)'),
       find: db.prepare(
         `SELECT p.insert_id, p.event_id FROM json_each(?) j
          JOIN pending_insert_ids p ON p.slot = j.value AND p.source_id = ?`,
@@ -133,9 +133,7 @@ export class InsertIdIndex {
 
   /** Call first in every write transaction: takes in what other connections committed. */
   beginWrite(): void {
-    const m = this.s.marks.get() as Marks;
-    this.seqAtBegin = m.events_seen + m.claims_seen;
-    this.catchUp();
+    this.seqAtBegin = this.catchUp();
     this.loaded = true;
   }
 
@@ -158,14 +156,14 @@ export class InsertIdIndex {
     // Another connection finished a merge that covers this one: nothing left to do.
     if (m.merge_next !== null && n.merged_e >= m.merge_events! && n.merged_c >= m.merge_claims!) {
       this.s.endMerge.run();
-      m = this.s.marks.get() as Marks;
+      m = { ...m, merge_events: null, merge_claims: null, merge_size: null, merge_next: null };
     }
     if (m.merge_next === null) {
       // Seqs of events without an insert_id count too: an upper bound, and free.
       const size = n.e - n.merged_e + (n.c - n.merged_c);
       if (size < this.mergeAt) return;
       this.s.startMerge.run(n.e, n.c, size);
-      m = this.s.marks.get() as Marks;
+      m = { ...m, merge_events: n.e, merge_claims: n.c, merge_size: size, merge_next: 0 };
     }
     this.mergeSlice(m, Math.max(MERGE_FLOOR, 2 * grown));
   }
@@ -199,7 +197,7 @@ export class InsertIdIndex {
    */
   add(sourceId: string, pairs: { insertId: string; eventSeq: number | null; eventId: string | null }[]): void {
     const rows = pairs.map((p) => {
-      const claimSeq = p.eventSeq === null ? Number(this.s.addClaimRow.run(sourceId, p.insertId).lastInsertRowid) : null;
+      const claimSeq = p.eventSeq === null ? this.slots.addClaimRow(sourceId, p.insertId) : null;
       return { slot: this.slotFor(sourceId, p.insertId), insertId: p.insertId, eventSeq: p.eventSeq, claimSeq, eventId: p.eventId };
     });
     rows.sort((a, b) => a.slot - b.slot);
@@ -211,7 +209,11 @@ export class InsertIdIndex {
     return (l?.sourceId === sourceId ? l.slotOfId.get(insertId) : undefined) ?? this.startSlot(sourceId, insertId);
   }
 
-  private catchUp(): void {
+  /**
+   * Takes in the rows committed since this connection last looked, and
+   * returns how many seqs it had seen before (the merge's pace counts from there).
+   */
+  private catchUp(): number {
     const n = this.s.newest.get() as Newest;
     const m = this.s.marks.get() as Marks;
     // Another connection finished a merge: what it covers is in the slots now.
@@ -219,19 +221,27 @@ export class InsertIdIndex {
       this.s.prune.run(n.merged_e, n.merged_c);
       this.s.pruned.run(n.merged_e, n.merged_c);
     }
-    if (n.e === m.events_seen && n.c === m.claims_seen) return;
+    const seenBefore = m.events_seen + m.claims_seen;
+    if (n.e === m.events_seen && n.c === m.claims_seen) return seenBefore;
     // Rows up to the merged mark are in the slots already.
-    for (let after = Math.max(m.events_seen, n.merged_e); after < n.e; ) {
-      const rows = this.s.eventsAfter.all(after, n.e) as { seq: number; source_id: string; insert_id: string; id: string }[];
-      for (const r of rows) this.s.addLoaded.run(this.startSlot(r.source_id, r.insert_id), r.source_id, r.insert_id, r.seq, null, r.id);
-      after = rows.length === 0 ? n.e : rows.at(-1)!.seq;
-    }
-    for (let after = Math.max(m.claims_seen, n.merged_c); after < n.c; ) {
-      const rows = this.s.claimsAfter.all(after, n.c) as { seq: number; source_id: string; insert_id: string }[];
-      for (const r of rows) this.s.addLoaded.run(this.startSlot(r.source_id, r.insert_id), r.source_id, r.insert_id, null, r.seq, null);
-      after = rows.length === 0 ? n.c : rows.at(-1)!.seq;
-    }
+    this.loadAfter(this.s.eventsAfter, Math.max(m.events_seen, n.merged_e), n.e, (r) => [r.seq, null, r.id!]);
+    this.loadAfter(this.s.claimsAfter, Math.max(m.claims_seen, n.merged_c), n.c, (r) => [null, r.seq, null]);
     this.s.seen.run(n.e, n.c);
+    return seenBefore;
+  }
+
+  /** Adds the pairs of the rows with seq in (after, upTo], read in chunks. */
+  private loadAfter(
+    stmt: Statement,
+    after: number,
+    upTo: number,
+    refs: (r: LoadedRow) => [eventSeq: number | null, claimSeq: number | null, eventId: string | null],
+  ): void {
+    while (after < upTo) {
+      const rows = stmt.all(after, upTo) as LoadedRow[];
+      for (const r of rows) this.s.addLoaded.run(this.startSlot(r.source_id, r.insert_id), r.source_id, r.insert_id, ...refs(r));
+      after = rows.length === 0 ? upTo : rows.at(-1)!.seq;
+    }
   }
 
   /**
@@ -273,6 +283,14 @@ interface Marks {
   merge_claims: number | null;
   merge_size: number | null;
   merge_next: number | null;
+}
+
+/** An event (with its id) or an identify claim read back from disk. */
+interface LoadedRow {
+  seq: number;
+  source_id: string;
+  insert_id: string;
+  id?: string;
 }
 
 interface PendingRow {

@@ -96,9 +96,9 @@ describe('insert_id slots', () => {
     const item = (index: number, insertId: string, type: 'track' | 'identify' = 'track'): ItemSpec => ({ type, distinctId: `u${index}`, insertId });
     const job = (items: ItemSpec[]): IngestJob => ingestJob(items);
     const pass = async (jobs: IngestJob[]) => {
-      tx.beginWrite();
+      tx.begin();
       const out = await ingestJobsInTx(tx, jobs);
-      tx.endWrite();
+      tx.commit();
       expect(db.prepare('SELECT count(*) FROM temp.pending_insert_ids').pluck().get()).toBe(0);
       return out;
     };

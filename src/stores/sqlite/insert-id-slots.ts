@@ -97,8 +97,12 @@ export class InsertIdSlots {
 
   /** Records an insert_id that stored no event (an identify). */
   claimWithoutEvent(sourceId: string, insertId: string): void {
-    const seq = Number(this.s.addClaim.run(sourceId, insertId).lastInsertRowid);
-    this.claim(sourceId, insertId, null, seq);
+    this.claim(sourceId, insertId, null, this.addClaimRow(sourceId, insertId));
+  }
+
+  /** Writes the row that holds an identify's pair (a slot points at it); returns its seq. */
+  addClaimRow(sourceId: string, insertId: string): number {
+    return Number(this.s.addClaim.run(sourceId, insertId).lastInsertRowid);
   }
 
   /**

@@ -135,13 +135,11 @@ export class SqliteStore implements Store {
 
   async transaction<T>(fn: (tx: IngestTx) => Promise<T>): Promise<T> {
     await this.committer.drain();
-    this.db.exec('BEGIN IMMEDIATE');
+    const tx = new SqliteIngestTx(this.db, this.insertIds);
+    tx.begin();
     try {
-      const tx = new SqliteIngestTx(this.db, this.insertIds);
-      tx.beginWrite();
       const out = await fn(tx);
-      tx.endWrite();
-      this.db.exec('COMMIT');
+      tx.commit();
       return out;
     } catch (e) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
