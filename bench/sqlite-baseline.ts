@@ -3,11 +3,14 @@
  * inserted into a fresh database for a fixed time, 500 rows per transaction.
  * The database is opened by Inlet's own code (its migrations, WAL,
  * synchronous=FULL), and each row is written as Inlet writes it: the event,
- * then its insert_id (InsertIdIndex: looked up first, then added; merged
- * into the slots as the server merges it), so a change of schema moves the baseline too.
+ * then its insert_id (InsertIdIndex: looked up first, then added). Each
+ * transaction opens and commits through SqliteIngestTx, so the indexes do at
+ * both ends what they do in the server (the insert_id merge, the minute
+ * index), and a change of schema moves the baseline too.
  * Checkpoints are SQLite's own, inside COMMIT.
  */
 import { newEventId } from '../src/domain/ids.js';
+import { SqliteIngestTx } from '../src/stores/sqlite/ingest-tx.js';
 import { InsertIdIndex } from '../src/stores/sqlite/insert-id-index.js';
 import { openSqlite } from '../src/stores/sqlite/open.js';
 import type { PoolSpec } from './payloads.js';
@@ -25,6 +28,7 @@ const insertEvent = db.prepare(
      timestamp, received_at, insert_id, properties) VALUES (?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, ?)`,
 );
 const insertIds = new InsertIdIndex(db);
+const tx = new SqliteIngestTx(db, insertIds);
 
 const cursor = new RowCursor(rows, pool.roundIndex);
 const cpu0 = process.cpuUsage();
@@ -35,8 +39,7 @@ let transactions = 0;
 while (performance.now() < end) {
   const now = Date.now();
   const batch = Array.from({ length: perTx }, () => cursor.next());
-  db.exec('BEGIN IMMEDIATE');
-  insertIds.beginWrite();
+  tx.begin();
   // Inlet looks every insert_id up before it writes; none is found here.
   insertIds.find(BASELINE_SOURCE, batch.map((r) => r.insertId));
   const pairs = batch.map((r) => {
@@ -47,8 +50,7 @@ while (performance.now() < end) {
     return { insertId: r.insertId, eventSeq: Number(lastInsertRowid), eventId: id };
   });
   insertIds.add(BASELINE_SOURCE, pairs);
-  insertIds.endWrite();
-  db.exec('COMMIT');
+  tx.commit();
   written += perTx;
   transactions++;
 }

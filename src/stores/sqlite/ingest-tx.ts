@@ -1,4 +1,5 @@
 import type { IngestTx, NewEventRow, PersonKind, PersonRef, TraitWrite } from '../port.js';
+import { EventMinuteIndex } from './event-minute-index.js';
 import { InsertIdIndex } from './insert-id-index.js';
 import type { Db } from './open.js';
 
@@ -18,6 +19,7 @@ export class SqliteIngestTx implements IngestTx {
   constructor(
     private readonly db: Db,
     private readonly insertIds: InsertIdIndex = new InsertIdIndex(db),
+    private readonly minutes: EventMinuteIndex = new EventMinuteIndex(db),
   ) {
     this.s = {
       limit: db.prepare('SELECT monthly_event_limit AS l FROM projects WHERE id = ?'),
@@ -64,7 +66,8 @@ export class SqliteIngestTx implements IngestTx {
 
   /**
    * Opens the write transaction. Every write goes through begin and commit,
-   * so the insert_id index sees each one start and end (insert-id-index.ts).
+   * so the insert_id index sees each one start and end (insert-id-index.ts),
+   * and the minute index sees each one end (event-minute-index.ts).
    */
   begin(): void {
     this.db.exec('BEGIN IMMEDIATE');
@@ -74,6 +77,7 @@ export class SqliteIngestTx implements IngestTx {
   /** Commits it; with synchronous=FULL, durably once this returns. */
   commit(): void {
     this.insertIds.endWrite();
+    this.minutes.endWrite();
     this.db.exec('COMMIT');
   }
 

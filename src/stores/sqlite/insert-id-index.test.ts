@@ -1,21 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { tempDir } from '../../../test/helpers/fixture.js';
+import { describe, expect, it } from 'vitest';
+import { sqliteTestDir } from '../../../test/helpers/sqlite.js';
 import { InsertIdIndex } from './insert-id-index.js';
 import { InsertIdSlots, type SlotOf } from './insert-id-slots.js';
-import { type Db, openSqlite } from './open.js';
+import type { Db } from './open.js';
 
-const tmp = tempDir('inlet-insert-id-index-');
-const opened: Db[] = [];
-afterEach(() => {
-  for (const db of opened.splice(0)) if (db.open) db.close();
-  tmp.remove();
-});
-
-function open(): Db {
-  const db = openSqlite(tmp.dir);
-  opened.push(db);
-  return db;
-}
+const { open } = sqliteTestDir('inlet-insert-id-index-');
 
 let plain = 0;
 const addEvent = (db: Db, sourceId: string, insertId: string | null): { seq: number; id: string } => {

@@ -75,6 +75,19 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   INSERT INTO insert_id_index_state (id, events_through, claims_through)
     VALUES (1, coalesce((SELECT max(seq) FROM events), 0), coalesce((SELECT max(seq) FROM identify_claims), 0));
   `,
+  // Version 4: events are indexed by minute in a table of their own, a few
+  // thousand at a time (event-minute-index.ts), instead of by an index on the
+  // events table that every commit wrote to in dozens of places.
+  `
+  CREATE TABLE event_minutes (
+    source_id TEXT NOT NULL, minute INTEGER NOT NULL, seq INTEGER NOT NULL,
+    PRIMARY KEY (source_id, minute, seq)
+  ) WITHOUT ROWID;
+  INSERT INTO event_minutes (source_id, minute, seq) SELECT source_id, timestamp / 60000, seq FROM events ORDER BY 1, 2, 3;
+  DROP INDEX events_source_minute;
+  CREATE TABLE event_minutes_state (id INTEGER PRIMARY KEY CHECK (id = 1), through INTEGER NOT NULL);
+  INSERT INTO event_minutes_state (id, through) VALUES (1, coalesce((SELECT max(seq) FROM events), 0));
+  `,
 ];
 
 /**

@@ -13,6 +13,7 @@ import { SqliteAdmin, toProject, toSource } from './admin.js';
 import { Checkpointer, LONG_WAL_FRAMES } from './checkpointer.js';
 import { GroupCommitter } from './group-commit.js';
 import { SqliteIngestTx } from './ingest-tx.js';
+import { EventMinuteIndex } from './event-minute-index.js';
 import { InsertIdIndex } from './insert-id-index.js';
 import { type Db, openSqlite } from './open.js';
 
@@ -46,8 +47,9 @@ export class SqliteStore implements Store {
   private authVersion = -1;
   private readonly checkpointer: Checkpointer;
   private catchingUp = false;
-  private readonly listStmts;
+  private readonly eventRows;
   private readonly insertIds: InsertIdIndex;
+  private readonly minutes: EventMinuteIndex;
 
   constructor(
     private readonly db: Db,
@@ -63,6 +65,7 @@ export class SqliteStore implements Store {
     this.admin = new SqliteAdmin(db, () => this.authCache.clear());
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.insertIds = new InsertIdIndex(db);
+    this.minutes = new EventMinuteIndex(db);
     this.committer = new GroupCommitter(db, this.insertIds);
     this.checkpointer.whenLong(() => {
       if (this.catchingUp) return;
@@ -70,21 +73,11 @@ export class SqliteStore implements Store {
       void this.committer.between(() => this.checkpointer.catchUp()).finally(() => (this.catchingUp = false));
     });
     this.timer = setInterval(() => void this.committer.drain(), KEY_USE_FLUSH_MS).unref();
-    this.listStmts = {
-      minuteBefore: db
-        .prepare('SELECT timestamp / 60000 FROM events WHERE source_id = ? AND timestamp / 60000 < ? ORDER BY timestamp / 60000 DESC LIMIT 1')
-        .pluck(),
-      // The index orders a minute by arrival, so the newest rows of a minute
-      // are found by reading each row's timestamp; only those are then read whole.
-      newestInMinute: db
-        .prepare('SELECT seq FROM events WHERE source_id = ? AND timestamp / 60000 = ? ORDER BY timestamp DESC, seq DESC LIMIT ?')
-        .pluck(),
-      rows: db.prepare(
-        `SELECT e.*, coalesce(p.merged_into, e.person_id) AS current_person
-         FROM events e LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
-         WHERE e.seq IN (SELECT value FROM json_each(?)) ORDER BY e.timestamp DESC, e.seq DESC`,
-      ),
-    };
+    this.eventRows = db.prepare(
+      `SELECT e.*, coalesce(p.merged_into, e.person_id) AS current_person
+       FROM events e LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
+       WHERE e.seq IN (SELECT value FROM json_each(?)) ORDER BY e.timestamp DESC, e.seq DESC`,
+    );
     this.authStmt = db.prepare(
       `SELECT k.id AS key_id, k.hash, k.expires_at, k.revoked_at,
               s.id AS s_id, s.project_id AS s_project_id, s.name AS s_name, s.filter_bots, s.record_ip, s.created_at AS s_created_at,
@@ -147,21 +140,11 @@ export class SqliteStore implements Store {
     }
   }
 
-  /**
-   * Newest first by timestamp. The index orders events by minute and, within
-   * a minute, by arrival, so each minute that holds events is read and sorted
-   * on its own, newest minute first, until `limit` events are found.
-   */
+  /** Newest first by timestamp (event-minute-index.ts finds them). */
   async listEvents(sourceId: string, limit: number): Promise<StoredEvent[]> {
-    const out: StoredEvent[] = [];
-    let minute = this.listStmts.minuteBefore.get(sourceId, Number.MAX_SAFE_INTEGER) as number | undefined;
-    while (minute !== undefined && out.length < limit) {
-      const seqs = this.listStmts.newestInMinute.all(sourceId, minute, limit - out.length);
-      const rows = this.listStmts.rows.all(JSON.stringify(seqs)) as Record<string, never>[];
-      for (const r of rows) out.push(storedEventFromRow(r, JSON.parse(r.properties) as Record<string, unknown>));
-      minute = this.listStmts.minuteBefore.get(sourceId, minute) as number | undefined;
-    }
-    return out;
+    const seqs = this.minutes.newest(sourceId, limit);
+    const rows = this.eventRows.all(JSON.stringify(seqs)) as Record<string, never>[];
+    return rows.map((r) => storedEventFromRow(r, JSON.parse(r.properties) as Record<string, unknown>));
   }
 
   async findPerson(projectId: string, lookup: PersonLookup): Promise<PersonView | null> {
