@@ -47,7 +47,7 @@ while (performance.now() < end) {
     const { lastInsertRowid } = insertEvent.run(
       id, BASELINE_PROJECT, BASELINE_SOURCE, r.event, r.distinctId, r.personId, r.timestamp, now, r.insertId, r.properties,
     );
-    return { insertId: r.insertId, eventSeq: Number(lastInsertRowid), eventId: id };
+    return { insertId: r.insertId, eventSeq: Number(lastInsertRowid) };
   });
   insertIds.add(BASELINE_SOURCE, pairs);
   tx.commit();

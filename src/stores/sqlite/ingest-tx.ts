@@ -103,11 +103,11 @@ export class SqliteIngestTx implements IngestTx {
 
   addInsertIds(sourceId: string, rows: { insertId: string; eventId: string | null }[]): void {
     const pairs = rows.map((r) => {
-      if (r.eventId === null) return { insertId: r.insertId, eventSeq: null, eventId: null };
+      if (r.eventId === null) return { insertId: r.insertId, eventSeq: null };
       const seq = this.seqOfEvent.get(r.eventId);
       if (seq === undefined) throw new Error(`event ${r.eventId} was not inserted in this pass`);
       this.seqOfEvent.delete(r.eventId);
-      return { insertId: r.insertId, eventSeq: seq, eventId: r.eventId };
+      return { insertId: r.insertId, eventSeq: seq };
     });
     this.insertIds.add(sourceId, pairs);
   }

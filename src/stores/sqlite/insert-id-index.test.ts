@@ -27,9 +27,9 @@ function write(db: Db, index: InsertIdIndex, insertIds: string[], sourceId = 'sr
   index.beginWrite();
   for (let i = 0; i < plainEvents; i++) addEvent(db, sourceId, null);
   const pairs = insertIds.map((insertId) => {
-    if (insertId.startsWith('claim-')) return { insertId, eventSeq: null, eventId: null };
+    if (insertId.startsWith('claim-')) return { insertId, eventSeq: null };
     const e = addEvent(db, sourceId, insertId);
-    return { insertId, eventSeq: e.seq, eventId: e.id };
+    return { insertId, eventSeq: e.seq };
   });
   index.add(sourceId, pairs);
   index.endWrite();
@@ -182,15 +182,15 @@ describe('insert_id index', () => {
     db.exec('BEGIN IMMEDIATE');
     index.beginWrite();
     const e = addEvent(db, 'src_1', 'gone');
-    index.add('src_1', [{ insertId: 'gone', eventSeq: e.seq, eventId: e.id }]);
+    index.add('src_1', [{ insertId: 'gone', eventSeq: e.seq }]);
     db.exec('ROLLBACK');
     expect(index.find('src_1', ['gone'])).toEqual(new Map());
 
     db.exec('BEGIN IMMEDIATE');
     index.beginWrite();
-    index.add('src_1', [{ insertId: 'kept', eventSeq: null, eventId: null }]);
+    index.add('src_1', [{ insertId: 'kept', eventSeq: null }]);
     db.exec('SAVEPOINT job');
-    index.add('src_1', [{ insertId: 'dry', eventSeq: null, eventId: null }]);
+    index.add('src_1', [{ insertId: 'dry', eventSeq: null }]);
     db.exec('ROLLBACK TO job');
     db.exec('RELEASE job');
     index.endWrite();
@@ -198,12 +198,24 @@ describe('insert_id index', () => {
     expect(index.find('src_1', ['kept', 'dry'])).toEqual(new Map([['kept', null]]));
   });
 
-  it('a pair already pending cannot be added again', () => {
+  it('a pair the lookup before found stored, pending or in the slots, cannot be added again', () => {
     const db = open();
+    write(db, new InsertIdIndex(db, { mergeAt: 2 }), ['claim-merged', 'merged']);
     const index = new InsertIdIndex(db);
-    const claim = [{ insertId: 'once', eventSeq: null, eventId: null }];
-    index.add('src_1', claim);
-    expect(() => index.add('src_1', claim)).toThrow();
+    write(db, index, ['claim-pending', 'pending']);
+    expect(count(db, 'insert_id_slots')).toBe(2);
+    db.exec('BEGIN IMMEDIATE');
+    index.beginWrite();
+    const asked = ['claim-merged', 'merged', 'claim-pending', 'pending', 'new'];
+    expect([...index.find('src_1', asked).keys()].sort()).toEqual(asked.slice(0, 4).sort());
+    for (const insertId of asked.slice(0, 4)) {
+      expect(() => index.add('src_1', [{ insertId, eventSeq: null }])).toThrow(/already stored/);
+    }
+    index.add('src_1', [{ insertId: 'new', eventSeq: null }]);
+    expect(() => index.add('src_1', [{ insertId: 'new', eventSeq: null }])).toThrow(/already stored/);
+    // Without a lookup first, add looks itself.
+    expect(() => new InsertIdIndex(db).add('src_1', [{ insertId: 'merged', eventSeq: null }])).toThrow(/already stored/);
+    db.exec('ROLLBACK');
   });
 
   it('a data directory from a newer Inlet is refused, not written to', () => {

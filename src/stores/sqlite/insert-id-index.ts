@@ -2,6 +2,15 @@ import { InsertIdSlots, SLOT_SPACE, type SlotOf, slotOf } from './insert-id-slot
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './open.js';
 
+// A pending pair's ref, as the slot table's two columns, and whether a
+// merge covering events and claims up to the two bound seqs (in that order) covers it.
+const EVENT_SEQ = 'CASE WHEN ref > 0 THEN ref END';
+const CLAIM_SEQ = 'CASE WHEN ref < 0 THEN -ref END';
+const COVERED = '((ref > 0 AND ref <= ?) OR (ref < 0 AND -ref <= ?))';
+/** The event or identify claim that holds a pending pair `p`: `e` or `c`. */
+const HOLDERS = `LEFT JOIN events e ON p.ref > 0 AND e.seq = p.ref
+         LEFT JOIN identify_claims c ON p.ref < 0 AND c.seq = -p.ref`;
+
 /** Pending pairs that start a merge into the slots. */
 const MERGE_AT = 50_000;
 
@@ -45,7 +54,7 @@ export class InsertIdIndex {
   private readonly startSlot: SlotOf;
   private readonly mergeAt: number;
   private readonly s;
-  private lastLookup: { sourceId: string; slotOfId: Map<string, number> } | null = null;
+  private lastLookup: { sourceId: string; slotOfId: Map<string, number>; found: Set<string> } | null = null;
   /**
    * Whether pending pairs were read from disk on this connection. Not done
    * in the constructor: an admin command that opens the store to read
@@ -65,10 +74,12 @@ export class InsertIdIndex {
     // The tables belong to the connection; every index object on it shares them.
     db.exec(`
       -- One B-tree in slot order: a pair is found by its start slot, and a merge reads a range.
+      -- ref is the row that holds the pair: an event's seq, or minus an identify claim's seq.
+      -- Only integers: the text is in that row, and rows of two integers cost a
+      -- third of what rows with the text did to add.
       CREATE TEMP TABLE IF NOT EXISTS pending_insert_ids (
-        slot INTEGER NOT NULL, source_id TEXT NOT NULL, insert_id TEXT NOT NULL,
-        event_seq INTEGER, claim_seq INTEGER, event_id TEXT,
-        PRIMARY KEY (slot, source_id, insert_id)
+        slot INTEGER NOT NULL, ref INTEGER NOT NULL,
+        PRIMARY KEY (slot, ref)
       ) WITHOUT ROWID;
       -- seen: the newest rows already in pending_insert_ids or in the slots.
       -- pruned: the merged mark on disk when pairs it covers were last dropped from here.
@@ -90,20 +101,21 @@ export class InsertIdIndex {
       ),
       marks: db.prepare('SELECT * FROM pending_insert_id_marks'),
       seen: db.prepare('UPDATE pending_insert_id_marks SET events_seen = ?, claims_seen = ?'),
-      prune: db.prepare('DELETE FROM pending_insert_ids WHERE event_seq <= ? OR claim_seq <= ?'),
+      prune: db.prepare(`DELETE FROM pending_insert_ids WHERE ${COVERED}`),
       pruned: db.prepare('UPDATE pending_insert_id_marks SET pruned_events = ?, pruned_claims = ?'),
       // In chunks: better-sqlite3 cannot write while a read is open, and a backlog must not be read whole.
       eventsAfter: db.prepare(
-        'SELECT seq, source_id, insert_id, id FROM events WHERE seq > ? AND seq <= ? AND insert_id IS NOT NULL ORDER BY seq LIMIT 10000',
+        'SELECT seq, source_id, insert_id FROM events WHERE seq > ? AND seq <= ? AND insert_id IS NOT NULL ORDER BY seq LIMIT 10000',
       ),
       claimsAfter: db.prepare('SELECT seq, source_id, insert_id FROM identify_claims WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT 10000'),
-      addLoaded: db.prepare(
-        'INSERT OR IGNORE INTO pending_insert_ids (slot, source_id, insert_id, event_seq, claim_seq, event_id) VALUES (?, ?, ?, ?, ?, ?)',
-      ),
-      add: db.prepare('INSERT INTO pending_insert_ids (slot, source_id, insert_id, event_seq, claim_seq, event_id) VALUES (?, ?, ?, ?, ?, ?)'),
+      addLoaded: db.prepare('INSERT OR IGNORE INTO pending_insert_ids (slot, ref) VALUES (?, ?)'),
+      add: db.prepare('INSERT INTO pending_insert_ids (slot, ref) VALUES (?, ?)'),
       find: db.prepare(
-        `SELECT p.insert_id, p.event_id FROM json_each(?) j
-         JOIN pending_insert_ids p ON p.slot = j.value AND p.source_id = ?`,
+        `SELECT coalesce(e.insert_id, c.insert_id) AS insert_id, e.id AS event_id
+         FROM json_each(?) j
+         JOIN pending_insert_ids p ON p.slot = j.value
+         ${HOLDERS}
+         WHERE coalesce(e.source_id, c.source_id) = ?`,
       ),
       startMerge: db.prepare('UPDATE pending_insert_id_marks SET merge_events = ?, merge_claims = ?, merge_size = ?, merge_next = 0'),
       // A slice goes in with one statement; the pairs whose start slot was
@@ -111,18 +123,19 @@ export class InsertIdIndex {
       // merge) are then read back and placed one by one.
       placeSlice: db.prepare(
         `INSERT INTO insert_id_slots (slot, event_seq, claim_seq)
-         SELECT slot, event_seq, claim_seq FROM pending_insert_ids
-         WHERE slot >= ? AND slot < ? AND (event_seq <= ? OR claim_seq <= ?)
+         SELECT slot, ${EVENT_SEQ}, ${CLAIM_SEQ} FROM pending_insert_ids
+         WHERE slot >= ? AND slot < ? AND ${COVERED}
          ORDER BY slot
          ON CONFLICT (slot) DO NOTHING`,
       ),
       notPlaced: db.prepare(
-        `SELECT p.source_id, p.insert_id, p.event_seq, p.claim_seq
+        `SELECT coalesce(e.source_id, c.source_id) AS source_id, coalesce(e.insert_id, c.insert_id) AS insert_id, p.ref
          FROM pending_insert_ids p JOIN insert_id_slots s ON s.slot = p.slot
-         WHERE p.slot >= ? AND p.slot < ? AND (p.event_seq <= ? OR p.claim_seq <= ?)
-           AND (s.event_seq IS NOT p.event_seq OR s.claim_seq IS NOT p.claim_seq)`,
+         ${HOLDERS}
+         WHERE p.slot >= ? AND p.slot < ? AND ${COVERED}
+           AND (s.event_seq IS NOT ${EVENT_SEQ} OR s.claim_seq IS NOT ${CLAIM_SEQ})`,
       ),
-      dropSlice: db.prepare('DELETE FROM pending_insert_ids WHERE slot >= ? AND slot < ? AND (event_seq <= ? OR claim_seq <= ?)'),
+      dropSlice: db.prepare(`DELETE FROM pending_insert_ids WHERE slot >= ? AND slot < ? AND ${COVERED}`),
       nextSlice: db.prepare('UPDATE pending_insert_id_marks SET merge_next = ?'),
       endMerge: db.prepare('UPDATE pending_insert_id_marks SET merge_events = NULL, merge_claims = NULL, merge_size = NULL, merge_next = NULL'),
       setMerged: db.prepare(
@@ -178,7 +191,6 @@ export class InsertIdIndex {
     }
     // The pass that looks pairs up then adds them: their slots are hashed once.
     const slotOfId = new Map(insertIds.map((id) => [id, this.startSlot(sourceId, id)]));
-    this.lastLookup = { sourceId, slotOfId };
     const found = new Map<string, string | null>();
     const rows = this.s.find.all(JSON.stringify([...slotOfId.values()]), sourceId) as { insert_id: string; event_id: string | null }[];
     // A slot can hold other pairs too; only the insert_ids asked for count.
@@ -186,22 +198,36 @@ export class InsertIdIndex {
     const rest: { id: string; slot: number }[] = [];
     for (const [id, slot] of slotOfId) if (!found.has(id)) rest.push({ id, slot });
     if (rest.length > 0) for (const [id, eventId] of this.slots.findFrom(sourceId, rest)) found.set(id, eventId);
+    // A copy: callers add to the map they get back.
+    this.lastLookup = { sourceId, slotOfId, found: new Set(found.keys()) };
     return found;
   }
 
   /**
-   * Records stored pairs: an event's (its row and id), or an identify's
-   * (`eventSeq` null), whose claim row is written here. Added in slot order,
-   * so the in-memory B-tree is walked once. (One row per statement: a single
+   * Records stored pairs: an event's (its row), or an identify's (`eventSeq`
+   * null), whose claim row is written here. Added in slot order, so the
+   * in-memory B-tree is walked once. (One row per statement: a single
    * statement over a JSON array cost more, 7.5 against 5.7 µs a pair.)
+   *
+   * A pair already stored is refused. The pending table holds no text, so
+   * its key cannot tell; the last lookup (which the ingest pass makes for
+   * every insert_id it then adds) can. When it did not cover them all, the
+   * pairs are looked up here.
    */
-  add(sourceId: string, pairs: { insertId: string; eventSeq: number | null; eventId: string | null }[]): void {
+  add(sourceId: string, pairs: { insertId: string; eventSeq: number | null }[]): void {
+    let l = this.lastLookup;
+    if (l === null || l.sourceId !== sourceId || pairs.some((p) => !l!.slotOfId.has(p.insertId))) {
+      this.find(sourceId, pairs.map((p) => p.insertId));
+      l = this.lastLookup!;
+    }
     const rows = pairs.map((p) => {
-      const claimSeq = p.eventSeq === null ? this.slots.addClaimRow(sourceId, p.insertId) : null;
-      return { slot: this.slotFor(sourceId, p.insertId), insertId: p.insertId, eventSeq: p.eventSeq, claimSeq, eventId: p.eventId };
+      if (l.found.has(p.insertId)) throw new Error(`insert_id ${p.insertId} is already stored for source ${sourceId}`);
+      l.found.add(p.insertId);
+      const ref = p.eventSeq ?? -this.slots.addClaimRow(sourceId, p.insertId);
+      return { slot: this.slotFor(sourceId, p.insertId), ref };
     });
     rows.sort((a, b) => a.slot - b.slot);
-    for (const r of rows) this.s.add.run(r.slot, sourceId, r.insertId, r.eventSeq, r.claimSeq, r.eventId);
+    for (const r of rows) this.s.add.run(r.slot, r.ref);
   }
 
   private slotFor(sourceId: string, insertId: string): number {
@@ -224,22 +250,17 @@ export class InsertIdIndex {
     const seenBefore = m.events_seen + m.claims_seen;
     if (n.e === m.events_seen && n.c === m.claims_seen) return seenBefore;
     // Rows up to the merged mark are in the slots already.
-    this.loadAfter(this.s.eventsAfter, Math.max(m.events_seen, n.merged_e), n.e, (r) => [r.seq, null, r.id!]);
-    this.loadAfter(this.s.claimsAfter, Math.max(m.claims_seen, n.merged_c), n.c, (r) => [null, r.seq, null]);
+    this.loadAfter(this.s.eventsAfter, Math.max(m.events_seen, n.merged_e), n.e, 1);
+    this.loadAfter(this.s.claimsAfter, Math.max(m.claims_seen, n.merged_c), n.c, -1);
     this.s.seen.run(n.e, n.c);
     return seenBefore;
   }
 
-  /** Adds the pairs of the rows with seq in (after, upTo], read in chunks. */
-  private loadAfter(
-    stmt: Statement,
-    after: number,
-    upTo: number,
-    refs: (r: LoadedRow) => [eventSeq: number | null, claimSeq: number | null, eventId: string | null],
-  ): void {
+  /** Adds the pairs of the rows with seq in (after, upTo], read in chunks; `sign` makes their refs. */
+  private loadAfter(stmt: Statement, after: number, upTo: number, sign: 1 | -1): void {
     while (after < upTo) {
       const rows = stmt.all(after, upTo) as LoadedRow[];
-      for (const r of rows) this.s.addLoaded.run(this.startSlot(r.source_id, r.insert_id), r.source_id, r.insert_id, ...refs(r));
+      for (const r of rows) this.s.addLoaded.run(this.startSlot(r.source_id, r.insert_id), sign * r.seq);
       after = rows.length === 0 ? upTo : rows.at(-1)!.seq;
     }
   }
@@ -255,7 +276,7 @@ export class InsertIdIndex {
     const to = Math.min(SLOT_SPACE, from + width);
     this.s.placeSlice.run(from, to, m.merge_events, m.merge_claims);
     const rest = this.s.notPlaced.all(from, to, m.merge_events, m.merge_claims) as PendingRow[];
-    for (const r of rest) this.slots.place(r.source_id, r.insert_id, r.event_seq, r.claim_seq);
+    for (const r of rest) this.slots.place(r.source_id, r.insert_id, r.ref > 0 ? r.ref : null, r.ref < 0 ? -r.ref : null);
     this.s.dropSlice.run(from, to, m.merge_events, m.merge_claims);
     if (to < SLOT_SPACE) {
       this.s.nextSlice.run(to);
@@ -285,17 +306,15 @@ interface Marks {
   merge_next: number | null;
 }
 
-/** An event (with its id) or an identify claim read back from disk. */
+/** An event or an identify claim read back from disk. */
 interface LoadedRow {
   seq: number;
   source_id: string;
   insert_id: string;
-  id?: string;
 }
 
 interface PendingRow {
   source_id: string;
   insert_id: string;
-  event_seq: number | null;
-  claim_seq: number | null;
+  ref: number;
 }
