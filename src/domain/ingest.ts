@@ -29,11 +29,14 @@ export async function ingestJobsInTx(tx: IngestTx, jobs: IngestJob[]): Promise<I
   // and person links are then decided on data no one else is changing.
   await tx.lockProject(projectId);
   const limit = await tx.monthlyEventLimit(projectId);
+  // Room left under the plan limit, per metering month of the jobs that carry
+  // track items: read once here, so the loop below never waits on the store.
   const room = new Map<string, number>();
-  const roomIn = async (month: string): Promise<number> => {
-    if (!room.has(month)) room.set(month, limit === null ? Infinity : Math.max(0, limit - (await tx.usage(projectId, month))));
-    return room.get(month)!;
-  };
+  for (const j of jobs) {
+    const month = monthOf(j.receivedAt);
+    if (room.has(month) || !j.items.some((i) => i.type === 'track')) continue;
+    room.set(month, limit === null ? Infinity : Math.max(0, limit - (await tx.usage(projectId, month))));
+  }
 
   const insertIds = items.flatMap((i) => (i.insertId === null ? [] : [i.insertId]));
   const stored = insertIds.length > 0 ? await tx.findInsertIds(sourceId, insertIds) : new Map<string, string | null>();
@@ -62,14 +65,14 @@ export async function ingestJobsInTx(tx: IngestTx, jobs: IngestJob[]): Promise<I
       let eventId: string | null = null;
       let person;
       if (item.type === 'track') {
-        const left = await roomIn(month);
+        const left = room.get(month)!;
         if (left <= 0) {
           outcomes.push({ index: item.index, status: 'dropped', reason: 'collection_paused' });
           continue;
         }
         room.set(month, left - 1);
         metered.set(month, (metered.get(month) ?? 0) + 1);
-        person = item.anonymousId !== null ? await people.byAnonymousId(item.anonymousId) : await people.byDistinctId(item.distinctId!);
+        person = item.anonymousId !== null ? await people.byAnonymousId(item.anonymousId) : people.byDistinctId(item.distinctId!);
         eventId = newEventId(receivedAt);
         events.push({
           id: eventId,
@@ -83,13 +86,13 @@ export async function ingestJobsInTx(tx: IngestTx, jobs: IngestJob[]): Promise<I
           timestamp: item.timestamp,
           receivedAt,
           insertId: item.insertId,
-          properties: JSON.stringify({ ...item.properties, ...item.enrichment }),
+          properties: JSON.stringify(withEnrichment(item.properties, item.enrichment)),
         });
       } else {
         person =
           item.anonymousId !== null
             ? await people.linkToBrowserPerson(item.distinctId!, item.anonymousId)
-            : await people.byDistinctId(item.distinctId!);
+            : people.byDistinctId(item.distinctId!);
         for (const [key, value] of Object.entries(item.properties)) {
           people.traits.push({ personId: person.id, key, value: JSON.stringify(value), setAt: item.timestamp });
         }
@@ -110,6 +113,12 @@ export async function ingestJobsInTx(tx: IngestTx, jobs: IngestJob[]): Promise<I
   if (claims.length > 0) await tx.addInsertIds(sourceId, claims);
   for (const [month, n] of metered) await tx.addUsage(projectId, month, n);
   return all;
+}
+
+/** The properties stored with an event: the item's, then what enrichment added. */
+function withEnrichment(properties: Record<string, unknown>, enrichment: Record<string, unknown>): Record<string, unknown> {
+  for (const _ in enrichment) return { ...properties, ...enrichment };
+  return properties;
 }
 
 function unique(xs: string[]): string[] {

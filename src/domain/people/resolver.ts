@@ -57,7 +57,7 @@ export class PersonResolver {
   }
 
   /** The person a distinct_id is linked to, or a new server person linked to it. */
-  async byDistinctId(distinctId: string): Promise<Resolved> {
+  byDistinctId(distinctId: string): Resolved {
     let ref = this.links.get(distinctId);
     if (ref === undefined) {
       ref = { id: newPersonId(), kind: 'server' };
