@@ -116,6 +116,31 @@ describe('the minute index of events', () => {
     expect(indexedSeqs(a)).toHaveLength(25);
   });
 
+  it('a merge by another connection in the middle of a read neither hides nor repeats an event', () => {
+    const writer = open();
+    const wi = new EventMinuteIndex(writer, 10);
+    const reader = new EventMinuteIndex(open(), 10);
+    const all = write(writer, wi, Array.from({ length: 15 }, (_, i) => ({ sourceId: 'src_a', timestamp: T0 + i * 60_000 })));
+    all.push(...write(writer, wi, Array.from({ length: 5 }, (_, i) => ({ sourceId: 'src_a', timestamp: T0 + i * 1000 }))));
+    const before = expected(all, 'src_a', 100);
+    // Between the reader's first and second statement, the writer adds events
+    // and indexes the tail the reader has already read.
+    const stmts = (reader as unknown as { s: { minuteBefore: { get: (...a: unknown[]) => unknown } } }).s;
+    const minuteBefore = stmts.minuteBefore;
+    let wrote = false;
+    stmts.minuteBefore = {
+      get: (...a: unknown[]) => {
+        if (!wrote) {
+          wrote = true;
+          write(writer, wi, Array.from({ length: 10 }, (_, i) => ({ sourceId: 'src_a', timestamp: T0 + i * 7000 })));
+        }
+        return minuteBefore.get(...a);
+      },
+    };
+    expect(reader.newest('src_a', 100)).toEqual(before);
+    expect(wrote).toBe(true);
+  });
+
   it('a store from before the minute index gets every event it holds indexed, and its old index dropped', () => {
     mkdirSync(dir, { recursive: true });
     const old = new Database(join(dir, 'inlet.db'));

@@ -213,9 +213,41 @@ describe('insert_id index', () => {
     }
     index.add('src_1', [{ insertId: 'new', eventSeq: null }]);
     expect(() => index.add('src_1', [{ insertId: 'new', eventSeq: null }])).toThrow(/already stored/);
-    // Without a lookup first, add looks itself.
-    expect(() => new InsertIdIndex(db).add('src_1', [{ insertId: 'merged', eventSeq: null }])).toThrow(/already stored/);
+    // Without a lookup first (a new write), add looks itself.
+    index.endWrite();
+    index.beginWrite();
+    expect(() => index.add('src_1', [{ insertId: 'merged', eventSeq: null }])).toThrow(/already stored/);
     db.exec('ROLLBACK');
+  });
+
+  it('a lookup vouches only for the write it was made in, on any index object of the connection', () => {
+    const db = open();
+    const other = open();
+    const index = new InsertIdIndex(db);
+    // Looked up outside any write; another process then stores the pair.
+    expect(index.find('src_1', ['x']).size).toBe(0);
+    write(other, new InsertIdIndex(other), ['x']);
+    db.exec('BEGIN IMMEDIATE');
+    index.beginWrite();
+    expect(() => index.add('src_1', [{ insertId: 'x', eventSeq: addEvent(db, 'src_1', 'x').seq }])).toThrow(/already stored/);
+    db.exec('ROLLBACK');
+
+    // Two index objects on one connection share its pending pairs, and so its lookups.
+    const a = new InsertIdIndex(db);
+    const b = new InsertIdIndex(db);
+    db.exec('BEGIN IMMEDIATE');
+    a.beginWrite();
+    b.beginWrite();
+    expect(a.find('src_1', ['y']).size).toBe(0);
+    b.add('src_1', [{ insertId: 'y', eventSeq: null }]);
+    expect(() => a.add('src_1', [{ insertId: 'y', eventSeq: null }])).toThrow(/already stored/);
+    db.exec('ROLLBACK');
+  });
+
+  it('pairs are added only inside a write', () => {
+    const db = open();
+    const index = new InsertIdIndex(db);
+    expect(() => index.add('src_1', [{ insertId: 'z', eventSeq: null }])).toThrow(/between beginWrite/);
   });
 
   it('a data directory from a newer Inlet is refused, not written to', () => {

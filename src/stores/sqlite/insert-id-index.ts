@@ -4,12 +4,20 @@ import type { Db } from './open.js';
 
 // A pending pair's ref, as the slot table's two columns, and whether a
 // merge covering events and claims up to the two bound seqs (in that order) covers it.
-const EVENT_SEQ = 'CASE WHEN ref > 0 THEN ref END';
-const CLAIM_SEQ = 'CASE WHEN ref < 0 THEN -ref END';
-const COVERED = '((ref > 0 AND ref <= ?) OR (ref < 0 AND -ref <= ?))';
+const eventSeq = (ref: string): string => `CASE WHEN ${ref} > 0 THEN ${ref} END`;
+const claimSeq = (ref: string): string => `CASE WHEN ${ref} < 0 THEN -${ref} END`;
+const covered = (ref: string): string => `((${ref} > 0 AND ${ref} <= ?) OR (${ref} < 0 AND -${ref} <= ?))`;
 /** The event or identify claim that holds a pending pair `p`: `e` or `c`. */
 const HOLDERS = `LEFT JOIN events e ON p.ref > 0 AND e.seq = p.ref
          LEFT JOIN identify_claims c ON p.ref < 0 AND c.seq = -p.ref`;
+
+/**
+ * The last lookup of each connection's current write: which insert_ids it
+ * asked about, their start slots, and which were stored then or have been
+ * added since. Per connection, not per index object, since the pending
+ * table is the connection's.
+ */
+const lastLookups = new WeakMap<Db, { sourceId: string; slotOfId: Map<string, number>; found: Set<string> }>();
 
 /** Pending pairs that start a merge into the slots. */
 const MERGE_AT = 50_000;
@@ -54,7 +62,6 @@ export class InsertIdIndex {
   private readonly startSlot: SlotOf;
   private readonly mergeAt: number;
   private readonly s;
-  private lastLookup: { sourceId: string; slotOfId: Map<string, number>; found: Set<string> } | null = null;
   /**
    * Whether pending pairs were read from disk on this connection. Not done
    * in the constructor: an admin command that opens the store to read
@@ -101,7 +108,7 @@ export class InsertIdIndex {
       ),
       marks: db.prepare('SELECT * FROM pending_insert_id_marks'),
       seen: db.prepare('UPDATE pending_insert_id_marks SET events_seen = ?, claims_seen = ?'),
-      prune: db.prepare(`DELETE FROM pending_insert_ids WHERE ${COVERED}`),
+      prune: db.prepare(`DELETE FROM pending_insert_ids WHERE ${covered('ref')}`),
       pruned: db.prepare('UPDATE pending_insert_id_marks SET pruned_events = ?, pruned_claims = ?'),
       // In chunks: better-sqlite3 cannot write while a read is open, and a backlog must not be read whole.
       eventsAfter: db.prepare(
@@ -123,8 +130,8 @@ export class InsertIdIndex {
       // merge) are then read back and placed one by one.
       placeSlice: db.prepare(
         `INSERT INTO insert_id_slots (slot, event_seq, claim_seq)
-         SELECT slot, ${EVENT_SEQ}, ${CLAIM_SEQ} FROM pending_insert_ids
-         WHERE slot >= ? AND slot < ? AND ${COVERED}
+         SELECT slot, ${eventSeq('ref')}, ${claimSeq('ref')} FROM pending_insert_ids
+         WHERE slot >= ? AND slot < ? AND ${covered('ref')}
          ORDER BY slot
          ON CONFLICT (slot) DO NOTHING`,
       ),
@@ -132,10 +139,10 @@ export class InsertIdIndex {
         `SELECT coalesce(e.source_id, c.source_id) AS source_id, coalesce(e.insert_id, c.insert_id) AS insert_id, p.ref
          FROM pending_insert_ids p JOIN insert_id_slots s ON s.slot = p.slot
          ${HOLDERS}
-         WHERE p.slot >= ? AND p.slot < ? AND ${COVERED}
-           AND (s.event_seq IS NOT ${EVENT_SEQ} OR s.claim_seq IS NOT ${CLAIM_SEQ})`,
+         WHERE p.slot >= ? AND p.slot < ? AND ${covered('p.ref')}
+           AND (s.event_seq IS NOT ${eventSeq('p.ref')} OR s.claim_seq IS NOT ${claimSeq('p.ref')})`,
       ),
-      dropSlice: db.prepare(`DELETE FROM pending_insert_ids WHERE slot >= ? AND slot < ? AND ${COVERED}`),
+      dropSlice: db.prepare(`DELETE FROM pending_insert_ids WHERE slot >= ? AND slot < ? AND ${covered('ref')}`),
       nextSlice: db.prepare('UPDATE pending_insert_id_marks SET merge_next = ?'),
       endMerge: db.prepare('UPDATE pending_insert_id_marks SET merge_events = NULL, merge_claims = NULL, merge_size = NULL, merge_next = NULL'),
       setMerged: db.prepare(
@@ -146,6 +153,7 @@ export class InsertIdIndex {
 
   /** Call first in every write transaction: takes in what other connections committed. */
   beginWrite(): void {
+    lastLookups.delete(this.db);
     this.seqAtBegin = this.catchUp();
     this.loaded = true;
   }
@@ -165,6 +173,7 @@ export class InsertIdIndex {
     let m = this.s.marks.get() as Marks;
     const grown = n.e + n.c - (this.seqAtBegin ?? m.events_seen + m.claims_seen);
     this.seqAtBegin = null;
+    lastLookups.delete(this.db);
     this.s.seen.run(n.e, n.c);
     // Another connection finished a merge that covers this one: nothing left to do.
     if (m.merge_next !== null && n.merged_e >= m.merge_events! && n.merged_c >= m.merge_claims!) {
@@ -199,7 +208,7 @@ export class InsertIdIndex {
     for (const [id, slot] of slotOfId) if (!found.has(id)) rest.push({ id, slot });
     if (rest.length > 0) for (const [id, eventId] of this.slots.findFrom(sourceId, rest)) found.set(id, eventId);
     // A copy: callers add to the map they get back.
-    this.lastLookup = { sourceId, slotOfId, found: new Set(found.keys()) };
+    lastLookups.set(this.db, { sourceId, slotOfId, found: new Set(found.keys()) });
     return found;
   }
 
@@ -215,10 +224,11 @@ export class InsertIdIndex {
    * pairs are looked up here.
    */
   add(sourceId: string, pairs: { insertId: string; eventSeq: number | null }[]): void {
-    let l = this.lastLookup;
-    if (l === null || l.sourceId !== sourceId || pairs.some((p) => !l!.slotOfId.has(p.insertId))) {
+    if (this.seqAtBegin === null) throw new Error('InsertIdIndex.add() runs only between beginWrite() and endWrite()');
+    let l = lastLookups.get(this.db);
+    if (l === undefined || l.sourceId !== sourceId || pairs.some((p) => !l!.slotOfId.has(p.insertId))) {
       this.find(sourceId, pairs.map((p) => p.insertId));
-      l = this.lastLookup!;
+      l = lastLookups.get(this.db)!;
     }
     const rows = pairs.map((p) => {
       if (l.found.has(p.insertId)) throw new Error(`insert_id ${p.insertId} is already stored for source ${sourceId}`);
@@ -231,7 +241,7 @@ export class InsertIdIndex {
   }
 
   private slotFor(sourceId: string, insertId: string): number {
-    const l = this.lastLookup;
+    const l = lastLookups.get(this.db);
     return (l?.sourceId === sourceId ? l.slotOfId.get(insertId) : undefined) ?? this.startSlot(sourceId, insertId);
   }
 
