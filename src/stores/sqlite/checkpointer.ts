@@ -3,8 +3,16 @@ import { Worker } from 'node:worker_threads';
 
 const SQLITE_MODULE = createRequire(import.meta.url).resolve('better-sqlite3');
 
-/** How often the WAL is copied back into the database file. */
-const CHECKPOINT_EVERY_MS = 1000;
+/**
+ * How often the WAL is copied back into the database file. Each pass ends
+ * with an fsync of the database file, and a COMMIT whose own fsync lands
+ * during it waits for the disk: timed in the server, such commits took 23 to
+ * 34 ms instead of 3 to 5, once a second, which is most of a 500-item batch's
+ * p99. Four smaller passes a second shorten that wait; now that a commit
+ * dirties few pages, copying a hot page more often costs little
+ * (bench/README.md has both measurements).
+ */
+const CHECKPOINT_EVERY_MS = 250;
 
 /** WAL frames (pages) past which the writer is asked to pause so the WAL can start over. */
 export const LONG_WAL_FRAMES = 16_384;
