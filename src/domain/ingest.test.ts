@@ -8,7 +8,7 @@ import { ingestInTx, ingestJobsInTx } from './ingest.js';
 const tmp = tempDir('inlet-ingest-');
 afterEach(() => tmp.remove());
 
-/** Counts every call the algorithm makes on the transaction: each is one round trip on a networked store. */
+/** Counts every call the algorithm makes on the transaction: each is at most one round trip on a networked store. */
 function counting(tx: IngestTx): { tx: IngestTx; calls: () => number } {
   let n = 0;
   const proxy = new Proxy(tx, {
@@ -18,6 +18,14 @@ function counting(tx: IngestTx): { tx: IngestTx; calls: () => number } {
     },
   });
   return { tx: proxy, calls: () => n };
+}
+
+/** Runs `fn` inside a write transaction, as the store does. */
+async function inWrite<T>(tx: SqliteIngestTx, fn: () => Promise<T>): Promise<T> {
+  tx.begin();
+  const out = await fn();
+  tx.commit();
+  return out;
 }
 
 function items(n: number, offset: number): EnrichedItem[] {
@@ -36,10 +44,12 @@ it('a batch for 500 different people costs as many store round trips as one for 
   const db = openSqlite(tmp.dir);
   db.prepare("INSERT INTO projects (id, org_id, name, api_enabled, created_at) VALUES ('prj_1', 'org_1', 'p', 1, 0)").run();
   const job = (list: EnrichedItem[]) => ({ projectId: 'prj_1', sourceId: 'src_1', keyId: 'key_1', receivedAt: 1_795_000_000_000, items: list, dryRun: false });
-  const small = counting(new SqliteIngestTx(db));
-  await ingestInTx(small.tx, job(items(5, 0)));
-  const big = counting(new SqliteIngestTx(db));
-  const out = await ingestInTx(big.tx, job(items(500, 1000)));
+  const smallTx = new SqliteIngestTx(db);
+  const small = counting(smallTx);
+  await inWrite(smallTx, () => ingestInTx(small.tx, job(items(5, 0))));
+  const bigTx = new SqliteIngestTx(db);
+  const big = counting(bigTx);
+  const out = await inWrite(bigTx, () => ingestInTx(big.tx, job(items(500, 1000))));
   expect(out.filter((o) => o.status === 'accepted')).toHaveLength(500);
   expect(big.calls()).toBe(small.calls());
   expect(big.calls()).toBeLessThanOrEqual(12);
@@ -56,7 +66,7 @@ it('jobs written in one pass come out as if sent one after the other', async () 
     timestamp: at, properties: {}, userAgent: null, droppedKeys: [], enrichment: {},
   });
   const job = (list: EnrichedItem[]) => ({ projectId: 'prj_1', sourceId: 'src_1', keyId: 'k', receivedAt: at, items: list, dryRun: false });
-  const [a, b, c] = await ingestJobsInTx(tx, [job([track(0, 'x'), track(1, 'y')]), job([track(0, 'x'), track(1, null)]), job([track(0, 'z')])]);
+  const [a, b, c] = await inWrite(tx, () => ingestJobsInTx(tx, [job([track(0, 'x'), track(1, 'y')]), job([track(0, 'x'), track(1, null)]), job([track(0, 'z')])]));
   expect(a!.map((o) => o.status)).toEqual(['accepted', 'accepted']);
   expect(b!.map((o) => [o.index, o.status])).toEqual([[0, 'duplicate'], [1, 'accepted']]);
   expect(b![0]).toMatchObject({ eventId: (a![0] as { eventId: string }).eventId });
