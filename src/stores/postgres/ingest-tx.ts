@@ -10,12 +10,7 @@ const SQL = {
   lock: 'SELECT pg_advisory_xact_lock($1::int, hashtext($2::text))',
   limit: 'SELECT monthly_event_limit AS l FROM projects WHERE id = $1',
   usage: 'SELECT events FROM usage WHERE project_id = $1 AND month = $2',
-  addUsage: `INSERT INTO usage (project_id, month, events) VALUES ($1, $2, $3)
-    ON CONFLICT (project_id, month) DO UPDATE SET events = usage.events + excluded.events`,
   findInsertIds: 'SELECT insert_id, event_id FROM insert_ids WHERE source_id = $1 AND insert_id = ANY($2::text[])',
-  // A plain INSERT: a conflict raises, as the port asks.
-  addInsertIds: `INSERT INTO insert_ids (source_id, insert_id, event_id)
-    SELECT $1::text, r.insert_id, r.event_id FROM unnest($2::text[], $3::uuid[]) AS r(insert_id, event_id)`,
   findLinks: `SELECT l.distinct_id AS key, coalesce(m.id, p.id) AS id, coalesce(m.kind, p.kind) AS kind
     FROM person_links l
     JOIN persons p ON p.project_id = l.project_id AND p.id = l.person_id
@@ -24,11 +19,6 @@ const SQL = {
   findPersons: `SELECT p.id AS key, coalesce(m.id, p.id) AS id, coalesce(m.kind, p.kind) AS kind
     FROM persons p LEFT JOIN persons m ON m.project_id = p.project_id AND m.id = p.merged_into
     WHERE p.project_id = $1 AND p.id = ANY($2::text[])`,
-  createPersons: `INSERT INTO persons (project_id, id, kind, created_at)
-    SELECT $1::text, r.id, r.kind, $4::bigint FROM unnest($2::text[], $3::text[]) AS r(id, kind)`,
-  setLinks: `INSERT INTO person_links (project_id, distinct_id, person_id)
-    SELECT $1::text, r.distinct_id, r.person_id FROM unnest($2::text[], $3::text[]) AS r(distinct_id, person_id)
-    ON CONFLICT (project_id, distinct_id) DO UPDATE SET person_id = excluded.person_id`,
   // One statement: the sub-statements share a snapshot, and each touches
   // different rows (the traits moved are those of $2, the conflicts those of $3).
   // On a tie the person merged into keeps its value, as on every engine.
@@ -43,94 +33,180 @@ const SQL = {
     SELECT $1, $3, key, value, set_at FROM moved
     ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at
     WHERE excluded.set_at > person_traits.set_at`,
-  upsertTraits: `INSERT INTO person_traits (project_id, person_id, key, value, set_at)
-    SELECT $1::text, r.person_id, r.key, r.value::jsonb, r.set_at
-    FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[]) AS r(person_id, key, value, set_at)
-    ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at
-    WHERE excluded.set_at >= person_traits.set_at`,
-  insertEvents: `INSERT INTO events (id, project_id, source_id, event, distinct_id, anonymous_id, person_id, session_id,
-      "timestamp", received_at, insert_id, properties)
-    SELECT r.id, r.project_id, r.source_id, r.event, r.distinct_id, r.anonymous_id, r.person_id, r.session_id,
-      r.ts, r.received_at, r.insert_id, r.properties::jsonb
-    FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-      $9::bigint[], $10::bigint[], $11::text[], $12::text[])
-      AS r(id, project_id, source_id, event, distinct_id, anonymous_id, person_id, session_id, ts, received_at, insert_id, properties)`,
+  // Every write of a pass in one statement and one round trip: each part
+  // writes a table of its own and reads none of the others, so sharing one
+  // snapshot changes nothing. An empty array makes its part a no-op.
+  writes: `WITH persons_made AS (
+      INSERT INTO persons (project_id, id, kind, created_at)
+      SELECT $1::text, r.id, r.kind, $4::bigint FROM unnest($2::text[], $3::text[]) AS r(id, kind)
+    ), links_set AS (
+      INSERT INTO person_links (project_id, distinct_id, person_id)
+      SELECT $1::text, r.distinct_id, r.person_id FROM unnest($5::text[], $6::text[]) AS r(distinct_id, person_id)
+      ON CONFLICT (project_id, distinct_id) DO UPDATE SET person_id = excluded.person_id
+    ), traits_set AS (
+      INSERT INTO person_traits (project_id, person_id, key, value, set_at)
+      SELECT $1::text, r.person_id, r.key, r.value::jsonb, r.set_at
+      FROM unnest($7::text[], $8::text[], $9::text[], $10::bigint[]) AS r(person_id, key, value, set_at)
+      ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at
+      WHERE excluded.set_at >= person_traits.set_at
+    ), events_stored AS (
+      INSERT INTO events (id, project_id, source_id, event, distinct_id, anonymous_id, person_id, session_id,
+        "timestamp", received_at, insert_id, properties)
+      SELECT r.id, r.project_id, r.source_id, r.event, r.distinct_id, r.anonymous_id, r.person_id, r.session_id,
+        r.ts, r.received_at, r.insert_id, r.properties::jsonb
+      FROM unnest($11::uuid[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[],
+        $19::bigint[], $20::bigint[], $21::text[], $22::text[])
+        AS r(id, project_id, source_id, event, distinct_id, anonymous_id, person_id, session_id, ts, received_at, insert_id, properties)
+    ), insert_ids_claimed AS (
+      -- A plain INSERT: a conflict raises, as the port asks.
+      INSERT INTO insert_ids (source_id, insert_id, event_id)
+      SELECT $23::text, r.insert_id, r.event_id FROM unnest($24::text[], $25::uuid[]) AS r(insert_id, event_id)
+    ), usage_added AS (
+      INSERT INTO usage (project_id, month, events)
+      SELECT $1::text, r.month, r.events FROM unnest($26::text[], $27::bigint[]) AS r(month, events)
+      ON CONFLICT (project_id, month) DO UPDATE SET events = usage.events + excluded.events
+    )
+    SELECT 1`,
 } as const;
+
+/** Writes waiting for the next round trip; each kind at most once (see buffer). */
+interface PendingWrites {
+  projectId: string | null;
+  persons: { list: { id: string; kind: PersonKind }[]; createdAt: number } | null;
+  links: { distinctId: string; personId: string }[] | null;
+  traits: TraitWrite[] | null;
+  events: NewEventRow[] | null;
+  insertIds: { sourceId: string; rows: { insertId: string; eventId: string | null }[] } | null;
+  usage: Map<string, number> | null;
+}
+
+const noWrites = (): PendingWrites => ({ projectId: null, persons: null, links: null, traits: null, events: null, insertIds: null, usage: null });
 
 /**
  * The ingest transaction on PostgreSQL, over one client that holds an open
- * transaction. Every method is one statement; any failure rejects with
- * StoreUnavailableError and the caller rolls the whole transaction back.
+ * transaction. Reads are one statement each. Writes wait in memory and go
+ * together in one statement (SQL.writes) before the next read, a merge, or
+ * the end of the transaction (flush), so a pass costs one round trip for all
+ * its writes instead of six. Any failure rejects with StoreUnavailableError
+ * and the caller rolls the whole transaction back.
+ *
+ * Contract: whoever opens the transaction calls flush() before COMMIT
+ * (postgres-store.ts does, in withIngestTx).
  */
 export class PgIngestTx implements IngestTx {
+  private pending = noWrites();
+
   constructor(private readonly client: pg.PoolClient) {}
 
   async lockProject(projectId: string): Promise<void> {
     // Writers of one project take turns on every server; a hash collision
     // only makes two projects take turns too.
-    await this.q('lock', [LOCK_NS.project, projectId]);
+    await this.read('lock', [LOCK_NS.project, projectId]);
   }
 
   async monthlyEventLimit(projectId: string): Promise<number | null> {
-    const rows = await this.q<{ l: number | null }>('limit', [projectId]);
+    const rows = await this.read<{ l: number | null }>('limit', [projectId]);
     return rows[0]?.l ?? null;
   }
 
   async usage(projectId: string, month: string): Promise<number> {
-    const rows = await this.q<{ events: number }>('usage', [projectId, month]);
+    const rows = await this.read<{ events: number }>('usage', [projectId, month]);
     return rows[0]?.events ?? 0;
   }
 
   async addUsage(projectId: string, month: string, events: number): Promise<void> {
-    await this.q('addUsage', [projectId, month, events]);
+    const usage = (await this.buffer(projectId, 'usage')) ?? new Map<string, number>();
+    usage.set(month, (usage.get(month) ?? 0) + events);
+    this.pending.usage = usage;
   }
 
   async findInsertIds(sourceId: string, insertIds: string[]): Promise<Map<string, string | null>> {
-    const rows = await this.q<{ insert_id: string; event_id: string | null }>('findInsertIds', [sourceId, insertIds]);
+    const rows = await this.read<{ insert_id: string; event_id: string | null }>('findInsertIds', [sourceId, insertIds]);
     return new Map(rows.map((r) => [r.insert_id, r.event_id]));
   }
 
   async addInsertIds(sourceId: string, rows: { insertId: string; eventId: string | null }[]): Promise<void> {
-    await this.q('addInsertIds', [sourceId, rows.map((r) => r.insertId), rows.map((r) => r.eventId)]);
+    if (this.pending.insertIds !== null && this.pending.insertIds.sourceId !== sourceId) await this.flush();
+    const prev = await this.buffer(this.pending.projectId, 'insertIds');
+    this.pending.insertIds = { sourceId, rows: prev === null ? rows : prev.rows.concat(rows) };
   }
 
   async findLinks(projectId: string, distinctIds: string[]): Promise<Map<string, PersonRef>> {
-    return refs(await this.q<RefRow>('findLinks', [projectId, distinctIds]));
+    return refs(await this.read<RefRow>('findLinks', [projectId, distinctIds]));
   }
 
   async findPersons(projectId: string, personIds: string[]): Promise<Map<string, PersonRef>> {
-    return refs(await this.q<RefRow>('findPersons', [projectId, personIds]));
+    return refs(await this.read<RefRow>('findPersons', [projectId, personIds]));
   }
 
   async createPersons(projectId: string, persons: { id: string; kind: PersonKind }[], createdAt: number): Promise<void> {
-    await this.q('createPersons', [projectId, persons.map((p) => p.id), persons.map((p) => p.kind), createdAt]);
+    if (this.pending.persons !== null) await this.flush();
+    await this.buffer(projectId, 'persons');
+    this.pending.persons = { list: persons, createdAt };
   }
 
   async setLinks(projectId: string, links: { distinctId: string; personId: string }[]): Promise<void> {
-    await this.q('setLinks', [projectId, links.map((l) => l.distinctId), links.map((l) => l.personId)]);
+    if (this.pending.links !== null) await this.flush();
+    await this.buffer(projectId, 'links');
+    this.pending.links = links;
   }
 
   async mergePerson(projectId: string, from: string, into: string): Promise<void> {
     if (from === into) return;
-    await this.q('mergePerson', [projectId, from, into]);
+    await this.read('mergePerson', [projectId, from, into]);
   }
 
   async upsertTraits(projectId: string, traits: TraitWrite[]): Promise<void> {
-    await this.q('upsertTraits', [
-      projectId,
-      traits.map((t) => t.personId),
-      traits.map((t) => t.key),
-      traits.map((t) => t.value),
-      traits.map((t) => t.setAt),
-    ]);
+    if (this.pending.traits !== null) await this.flush();
+    await this.buffer(projectId, 'traits');
+    this.pending.traits = traits;
   }
 
   async insertEvents(rows: NewEventRow[]): Promise<void> {
-    const col = <K extends keyof NewEventRow>(k: K): NewEventRow[K][] => rows.map((r) => r[k]);
-    await this.q('insertEvents', [
+    const prev = await this.buffer(this.pending.projectId, 'events');
+    this.pending.events = prev === null ? rows : prev.concat(rows);
+  }
+
+  /** Sends the writes waiting, if any, in one statement. */
+  async flush(): Promise<void> {
+    const w = this.pending;
+    if (w.persons === null && w.links === null && w.traits === null && w.events === null && w.insertIds === null && w.usage === null) return;
+    this.pending = noWrites();
+    const persons = w.persons?.list ?? [];
+    const links = w.links ?? [];
+    const traits = w.traits ?? [];
+    const events = w.events ?? [];
+    const claims = w.insertIds?.rows ?? [];
+    const usage = [...(w.usage ?? [])];
+    const col = <K extends keyof NewEventRow>(k: K): NewEventRow[K][] => events.map((r) => r[k]);
+    await this.q('writes', [
+      w.projectId, persons.map((p) => p.id), persons.map((p) => p.kind), w.persons?.createdAt ?? 0,
+      links.map((l) => l.distinctId), links.map((l) => l.personId),
+      traits.map((t) => t.personId), traits.map((t) => t.key), traits.map((t) => t.value), traits.map((t) => t.setAt),
       col('id'), col('projectId'), col('sourceId'), col('event'), col('distinctId'), col('anonymousId'),
       col('personId'), col('sessionId'), col('timestamp'), col('receivedAt'), col('insertId'), col('properties'),
+      w.insertIds?.sourceId ?? null, claims.map((c) => c.insertId), claims.map((c) => c.eventId),
+      usage.map(([month]) => month), usage.map(([, n]) => n),
     ]);
+  }
+
+  /**
+   * Makes room for a write of `kind` for `projectId`: sends what waits first
+   * when it belongs to another project. Returns what already waits of that kind.
+   */
+  private async buffer<K extends 'usage' | 'insertIds' | 'events' | 'persons' | 'links' | 'traits'>(
+    projectId: string | null,
+    kind: K,
+  ): Promise<PendingWrites[K]> {
+    if (projectId !== null && this.pending.projectId !== null && this.pending.projectId !== projectId) await this.flush();
+    if (projectId !== null) this.pending.projectId = projectId;
+    return this.pending[kind];
+  }
+
+  /** A statement that reads (or a merge): the writes waiting go first, so it sees them. */
+  private async read<R extends pg.QueryResultRow = pg.QueryResultRow>(name: keyof typeof SQL, values: unknown[]): Promise<R[]> {
+    await this.flush();
+    return this.q<R>(name, values);
   }
 
   private async q<R extends pg.QueryResultRow = pg.QueryResultRow>(name: keyof typeof SQL, values: unknown[]): Promise<R[]> {

@@ -107,7 +107,7 @@ export class PostgresStore implements Store {
   async ingest(job: IngestJob): Promise<ItemOutcome[]> {
     if (job.dryRun) {
       try {
-        return await inTransaction(this.pool, (c) => ingestInTx(new PgIngestTx(c), job), false);
+        return await withIngestTx(this.pool, (tx) => ingestInTx(tx, job), false);
       } catch (e) {
         throw unavailable(e);
       }
@@ -140,7 +140,7 @@ export class PostgresStore implements Store {
       }
       const group = queue.splice(0, n);
       try {
-        const outs = await inTransaction(this.pool, (c) => ingestJobsInTx(new PgIngestTx(c), group.map((g) => g.job)));
+        const outs = await withIngestTx(this.pool, (tx) => ingestJobsInTx(tx, group.map((g) => g.job)));
         group.forEach((g, i) => g.resolve(outs[i]!));
       } catch (e) {
         if (group.length === 1) {
@@ -151,7 +151,7 @@ export class PostgresStore implements Store {
         // when the database itself is away they all fail within one timeout.
         await Promise.all(
           group.map((g) =>
-            inTransaction(this.pool, (c) => ingestInTx(new PgIngestTx(c), g.job)).then(g.resolve, (err) => g.reject(unavailable(err))),
+            withIngestTx(this.pool, (tx) => ingestInTx(tx, g.job)).then(g.resolve, (err) => g.reject(unavailable(err))),
           ),
         );
       }
@@ -160,7 +160,7 @@ export class PostgresStore implements Store {
   }
 
   async transaction<T>(fn: (tx: IngestTx) => Promise<T>): Promise<T> {
-    return inTransaction(this.pool, (c) => fn(new PgIngestTx(c)));
+    return withIngestTx(this.pool, fn);
   }
 
   async listEvents(sourceId: string, limit: number): Promise<StoredEvent[]> {
@@ -239,4 +239,22 @@ export class PostgresStore implements Store {
       throw unavailable(e);
     }
   }
+}
+
+/**
+ * Runs `fn` on an ingest transaction and sends its last writes before the
+ * transaction ends: PgIngestTx holds writes back to send them in one round
+ * trip, so every transaction that gives one out goes through here.
+ */
+function withIngestTx<T>(pool: pg.Pool, fn: (tx: PgIngestTx) => Promise<T>, keep = true): Promise<T> {
+  return inTransaction(
+    pool,
+    async (c) => {
+      const tx = new PgIngestTx(c);
+      const out = await fn(tx);
+      await tx.flush();
+      return out;
+    },
+    keep,
+  );
 }
