@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { ConfigError, loadConfig } from '../config.js';
 import { AdminError, createAdmin } from '../domain/admin.js';
 import { openStore } from '../stores/open-store.js';
-import type { Store } from '../stores/port.js';
+import { type Store, StoreUnavailableError } from '../stores/port.js';
 
 /** Options every admin subcommand takes. */
 export interface CommonOptions {
@@ -43,7 +43,8 @@ export async function runWithStore<T>(
 
 /** Prints what went wrong as a sentence on stderr and sets a failing exit status. */
 export function fail(e: unknown): void {
-  const known = e instanceof AdminError || e instanceof ConfigError || e instanceof UsageError;
+  // A store that cannot be reached is the operator's to fix, not a bug: its message says what to check.
+  const known = e instanceof AdminError || e instanceof ConfigError || e instanceof UsageError || e instanceof StoreUnavailableError;
   process.stderr.write(`inlet: ${known ? (e as Error).message : `unexpected failure: ${(e as Error).message ?? String(e)}`}\n`);
   process.exitCode = known ? 1 : 2;
 }

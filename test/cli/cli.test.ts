@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/fixture.js';
 import { cliJson, runCli, startServer } from '../helpers/process.js';
@@ -64,6 +65,23 @@ describe('the inlet command (docs: shared/spec/cli.md)', () => {
       expect(r.code, args.join(' ')).not.toBe(0);
       expect(r.stdout).toBe('');
       expect(r.stderr).toMatch(/^inlet: .+/);
+    }
+  });
+
+  it('says which PostgreSQL it cannot reach, without its password, and exits 1, for serve and admin commands alike', async () => {
+    // A port nothing listens on.
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const p = (probe.address() as { port: number }).port;
+        probe.close(() => resolve(p));
+      });
+    });
+    const away = { INLET_DATABASE_URL: `postgres://inlet:s3cret@127.0.0.1:${port}/inlet` };
+    for (const args of [['serve', '--port', '0'], ['org', 'create', '--name', 'x', '--json']]) {
+      const r = await runCli(args, away);
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.stderr).toContain(`inlet: Could not reach PostgreSQL at 127.0.0.1:${port}/inlet (`);
+      expect(r.stderr).not.toContain('s3cret');
     }
   });
 

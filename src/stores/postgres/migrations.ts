@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { StoreUnavailableError } from '../port.js';
 import { LOCK_NS } from './pool.js';
 
 /**
@@ -119,7 +120,14 @@ export async function migrate(url: string, connectMs: number): Promise<void> {
   // for another server's migration, or a long one, is expected at start-up.
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectMs, application_name: 'inlet-migrate' });
   client.on('error', () => {});
-  await client.connect();
+  try {
+    await client.connect();
+  } catch (e) {
+    throw new StoreUnavailableError(
+      `Could not reach PostgreSQL at ${whereIs(url)} (${(e as Error).message}). Check that it is running and that INLET_DATABASE_URL names it.`,
+      { cause: e },
+    );
+  }
   try {
     await client.query('SELECT pg_advisory_lock($1::int, 0)', [LOCK_NS.migrations]);
     await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)');
@@ -139,5 +147,15 @@ export async function migrate(url: string, connectMs: number): Promise<void> {
   } finally {
     // Ending the session releases the advisory lock too.
     await client.end();
+  }
+}
+
+/** Host, port and database of a connection URL, for messages: never its user or password. */
+function whereIs(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || '5432'}${u.pathname.length > 1 ? u.pathname : ''}`;
+  } catch {
+    return 'the database URL given';
   }
 }
