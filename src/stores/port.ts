@@ -154,7 +154,10 @@ export interface TraitWrite {
 
 /**
  * The bulk operations the ingest and people algorithms (domain/) need inside
- * one transaction. Each call is one round trip at most, whatever its size.
+ * one transaction. Each call costs one round trip at most, whatever its size;
+ * a store may hold writes back and send them together with the next read or
+ * at the end of the transaction (PostgreSQL does), so a write's failure may
+ * surface there instead, and always before the transaction commits.
  */
 export interface IngestTx {
   /** Serialises writers of one project until the transaction ends. */
@@ -166,7 +169,8 @@ export interface IngestTx {
   findInsertIds(sourceId: string, insertIds: string[]): Awaitable<Map<string, string | null>>;
   /**
    * Records insert_ids as stored, after insertEvents has inserted the events
-   * they name. A conflict must throw (it cannot happen under lockProject).
+   * they name. A conflict must fail the transaction (it cannot happen under
+   * lockProject): here, or when the write is sent.
    */
   addInsertIds(sourceId: string, rows: { insertId: string; eventId: string | null }[]): Awaitable<void>;
   /** distinct_id → the person it is linked to now. */

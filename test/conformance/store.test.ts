@@ -402,6 +402,45 @@ for (const engine of STORES) {
       });
     });
 
+    describe('writes a store holds back until the transaction ends', () => {
+      it('a server person made earlier in the same job is merged by an identify with anonymous_id', async () => {
+        const w = await world();
+        const out = await store.ingest(job(w, [track({ distinctId: 'xena' }), identify('xena', { plan: 'p' }, { anonymousId: 'per_xena' })]));
+        expect(out[1]).toMatchObject({ status: 'accepted', personId: 'per_xena' });
+        expect(await store.findPerson(w.projectId, { distinctId: 'xena' })).toMatchObject({ id: 'per_xena', distinctIds: ['xena'], traits: { plan: 'p' } });
+        expect((await store.listEvents(w.sourceId, 10)).map((e) => e.personId)).toEqual(['per_xena']);
+      });
+
+      it('a merge in store.transaction sees the links and traits written before it', async () => {
+        const w = await world();
+        const t = w.clock.now();
+        await store.transaction(async (tx) => {
+          await tx.lockProject(w.projectId);
+          await tx.createPersons(w.projectId, [{ id: 'per_s', kind: 'server' }, { id: 'per_b', kind: 'browser' }], t);
+          await tx.setLinks(w.projectId, [{ distinctId: 'yan', personId: 'per_s' }]);
+          await tx.upsertTraits(w.projectId, [{ personId: 'per_s', key: 'plan', value: '"x"', setAt: t }]);
+          await tx.mergePerson(w.projectId, 'per_s', 'per_b');
+        });
+        expect(await store.findPerson(w.projectId, { distinctId: 'yan' })).toMatchObject({ id: 'per_b', distinctIds: ['yan'], traits: { plan: 'x' } });
+      });
+
+      it("the admin's browser identify of a new distinct_id keeps its link", async () => {
+        const w = await world();
+        expect((await w.admin.browserIdentify(w.projectId, 'per_zed', 'zed')).id).toBe('per_zed');
+        expect(await store.findPerson(w.projectId, { distinctId: 'zed' })).toMatchObject({ id: 'per_zed', distinctIds: ['zed'] });
+      });
+
+    });
+
+    it('usage added by calls made at the same time on one transaction all counts', async () => {
+      const w = await world();
+      await store.transaction(async (tx) => {
+        await tx.lockProject(w.projectId);
+        await Promise.all([tx.addUsage(w.projectId, '2026-01', 2), tx.addUsage(w.projectId, '2026-02', 3)]);
+      });
+      expect([await store.usage(w.projectId, '2026-01'), await store.usage(w.projectId, '2026-02')]).toEqual([2, 3]);
+    });
+
     describe('traits order', () => {
       it('a late identify with an older timestamp does not overwrite a newer value', async () => {
         const w = await world();

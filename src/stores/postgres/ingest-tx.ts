@@ -69,7 +69,7 @@ const SQL = {
     SELECT 1`,
 } as const;
 
-/** Writes waiting for the next round trip; each kind at most once (see buffer). */
+/** Writes waiting for the next round trip; each kind at most once (see hold). */
 interface PendingWrites {
   projectId: string | null;
   persons: { list: { id: string; kind: PersonKind }[]; createdAt: number } | null;
@@ -115,9 +115,10 @@ export class PgIngestTx implements IngestTx {
   }
 
   async addUsage(projectId: string, month: string, events: number): Promise<void> {
-    const usage = (await this.buffer(projectId, 'usage')) ?? new Map<string, number>();
-    usage.set(month, (usage.get(month) ?? 0) + events);
-    this.pending.usage = usage;
+    await this.hold(projectId, () => false, (w) => {
+      w.usage ??= new Map();
+      w.usage.set(month, (w.usage.get(month) ?? 0) + events);
+    });
   }
 
   async findInsertIds(sourceId: string, insertIds: string[]): Promise<Map<string, string | null>> {
@@ -126,9 +127,11 @@ export class PgIngestTx implements IngestTx {
   }
 
   async addInsertIds(sourceId: string, rows: { insertId: string; eventId: string | null }[]): Promise<void> {
-    if (this.pending.insertIds !== null && this.pending.insertIds.sourceId !== sourceId) await this.flush();
-    const prev = await this.buffer(this.pending.projectId, 'insertIds');
-    this.pending.insertIds = { sourceId, rows: prev === null ? rows : prev.rows.concat(rows) };
+    await this.hold(
+      null,
+      (w) => w.insertIds !== null && w.insertIds.sourceId !== sourceId,
+      (w) => (w.insertIds = { sourceId, rows: w.insertIds === null ? rows : w.insertIds.rows.concat(rows) }),
+    );
   }
 
   async findLinks(projectId: string, distinctIds: string[]): Promise<Map<string, PersonRef>> {
@@ -140,15 +143,11 @@ export class PgIngestTx implements IngestTx {
   }
 
   async createPersons(projectId: string, persons: { id: string; kind: PersonKind }[], createdAt: number): Promise<void> {
-    if (this.pending.persons !== null) await this.flush();
-    await this.buffer(projectId, 'persons');
-    this.pending.persons = { list: persons, createdAt };
+    await this.hold(projectId, (w) => w.persons !== null, (w) => (w.persons = { list: persons, createdAt }));
   }
 
   async setLinks(projectId: string, links: { distinctId: string; personId: string }[]): Promise<void> {
-    if (this.pending.links !== null) await this.flush();
-    await this.buffer(projectId, 'links');
-    this.pending.links = links;
+    await this.hold(projectId, (w) => w.links !== null, (w) => (w.links = links));
   }
 
   async mergePerson(projectId: string, from: string, into: string): Promise<void> {
@@ -157,14 +156,11 @@ export class PgIngestTx implements IngestTx {
   }
 
   async upsertTraits(projectId: string, traits: TraitWrite[]): Promise<void> {
-    if (this.pending.traits !== null) await this.flush();
-    await this.buffer(projectId, 'traits');
-    this.pending.traits = traits;
+    await this.hold(projectId, (w) => w.traits !== null, (w) => (w.traits = traits));
   }
 
   async insertEvents(rows: NewEventRow[]): Promise<void> {
-    const prev = await this.buffer(this.pending.projectId, 'events');
-    this.pending.events = prev === null ? rows : prev.concat(rows);
+    await this.hold(null, () => false, (w) => (w.events = w.events === null ? rows : w.events.concat(rows)));
   }
 
   /** Sends the writes waiting, if any, in one statement. */
@@ -191,16 +187,17 @@ export class PgIngestTx implements IngestTx {
   }
 
   /**
-   * Makes room for a write of `kind` for `projectId`: sends what waits first
-   * when it belongs to another project. Returns what already waits of that kind.
+   * Holds a write back: sends what waits first while it clashes (another
+   * project's writes, or a kind that may appear once per statement, as ON
+   * CONFLICT must not meet one key twice), then records it. The last check
+   * and the record run in one synchronous step, so calls made concurrently
+   * cannot overwrite each other.
    */
-  private async buffer<K extends 'usage' | 'insertIds' | 'events' | 'persons' | 'links' | 'traits'>(
-    projectId: string | null,
-    kind: K,
-  ): Promise<PendingWrites[K]> {
-    if (projectId !== null && this.pending.projectId !== null && this.pending.projectId !== projectId) await this.flush();
+  private async hold(projectId: string | null, clashes: (w: PendingWrites) => boolean, record: (w: PendingWrites) => void): Promise<void> {
+    const otherProject = (w: PendingWrites): boolean => projectId !== null && w.projectId !== null && w.projectId !== projectId;
+    while (otherProject(this.pending) || clashes(this.pending)) await this.flush();
     if (projectId !== null) this.pending.projectId = projectId;
-    return this.pending[kind];
+    record(this.pending);
   }
 
   /** A statement that reads (or a merge): the writes waiting go first, so it sees them. */
