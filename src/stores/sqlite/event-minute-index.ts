@@ -1,7 +1,7 @@
 import type { Db } from './open.js';
 
 /** Events past the indexed mark that make a commit index them. */
-const MERGE_EVERY = 4096;
+const MERGE_EVERY = 2048;
 
 /** A row of the index or of the tail: the event's seq and its timestamp. */
 type SeqAndTime = [seq: number, timestamp: number];
