@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController
 import { newId } from '../domain/ids.js';
 import type { RateLimits } from '../domain/limits/policies.js';
 import type { Store } from '../stores/port.js';
+import { Admission } from './admission.js';
 import { batchRoute } from './batch-route.js';
 import { docsRoutes } from './docs-routes.js';
 import { sendRefusal } from './envelope.js';
@@ -15,6 +16,8 @@ export interface AppDeps {
   trackerHosts: Set<string>;
   retiredVersions: Set<string>;
   logger?: FastifyServerOptions['logger'];
+  /** Back-pressure on request bodies; tests pass their own. */
+  admission?: Admission;
 }
 
 /** Builds the HTTP edge. It opens nothing itself: stores and limiter come in ready. */
@@ -59,7 +62,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     );
   });
 
-  const api = batchRoute(deps);
+  const api = batchRoute({ ...deps, admission: deps.admission ?? new Admission() });
   app.all('/api/*', api);
   app.register(docsRoutes());
   app.setNotFoundHandler(async (req, reply) => {

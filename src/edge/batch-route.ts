@@ -4,6 +4,7 @@ import type { RateLimits } from '../domain/limits/policies.js';
 import { checkBody, checkItems } from '../pipeline/check-batch.js';
 import { enrichItems } from '../pipeline/enrich-items.js';
 import { type AuthRecord, type Store, StoreUnavailableError } from '../stores/port.js';
+import { type Admission, bodyWeight } from './admission.js';
 import { batchAnswer, dryRunAnswer } from './answers.js';
 import { sendRefusal } from './envelope.js';
 import { readJsonBody } from './read-body.js';
@@ -20,6 +21,8 @@ import {
 
 export interface BatchRouteDeps {
   store: Store;
+  /** Back-pressure on bodies; one per server. */
+  admission: Admission;
   limits: RateLimits;
   clock: () => number;
   trackerHosts: Set<string>;
@@ -76,6 +79,31 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
   if (contentType !== null) return contentType;
   const encoding = checkEncoding(req.headers['content-encoding']);
   if (isRefusal(encoding)) return encoding;
+
+  const release = await deps.admission.enter(bodyWeight(req.headers));
+  if (release === null) {
+    return {
+      code: 'collection_unavailable',
+      message: 'This server has more batches in hand than it can store right now; nothing was stored. Resend after Retry-After seconds.',
+      headers: { 'Retry-After': '5' },
+    };
+  }
+  try {
+    return await admitted(deps, req, reply, auth, options, encoding);
+  } finally {
+    release();
+  }
+}
+
+/** Steps from the body on, for a request admitted past the back-pressure. */
+async function admitted(
+  deps: BatchRouteDeps,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  auth: AuthRecord,
+  options: Exclude<ReturnType<typeof checkQuery>, Refusal>,
+  encoding: Exclude<ReturnType<typeof checkEncoding>, Refusal>,
+): Promise<Refusal | null> {
   const body = await readJsonBody(req.raw, encoding);
   if (isRefusal(body)) return body;
   const batch = checkBody(body.json);

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { createAdmin } from '../../src/domain/admin.js';
 import { LocalLimiter } from '../../src/domain/limits/local-limiter.js';
 import { DEFAULT_LIMITS, type LimitSettings, RateLimits } from '../../src/domain/limits/policies.js';
+import type { Admission } from '../../src/edge/admission.js';
 import { buildApp } from '../../src/edge/app.js';
 import type { Store } from '../../src/stores/port.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
@@ -46,6 +47,8 @@ export interface FixtureOptions {
   clock?: TestClock;
   /** Where the app's JSON log lines go; none when absent. */
   logStream?: NodeJS.WritableStream;
+  /** Back-pressure on bodies; the server's default when absent. */
+  admission?: Admission;
 }
 
 /** A server on a fresh embedded store with one org, project (API enabled), source and key. */
@@ -67,6 +70,7 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
     trackerHosts: new Set(opts.trackerHosts ?? []),
     retiredVersions: new Set(opts.retiredVersions ?? []),
     logger: opts.logStream ? { level: 'info', stream: opts.logStream } : false,
+    admission: opts.admission,
   });
   await app.ready();
   return {

@@ -286,6 +286,31 @@ describe('failures of the durable write', () => {
   });
 });
 
+describe('back-pressure on bodies', () => {
+  it('a request with no room waits, and is answered 503 with Retry-After: 5 if none frees up in time; the one in hand is kept', async () => {
+    const { Admission } = await import('../../src/edge/admission.js');
+    const real = await makeFixture();
+    await real.app.close();
+    // The real store, except that a commit waits until the test lets it go.
+    let letGo: () => void = () => {};
+    const held = new Promise<void>((r) => (letGo = r));
+    const store = Object.create(real.store, { ingest: { value: async (job: never) => (await held, real.store.ingest(job)) } });
+    f = await makeFixture({ store, clock: real.clock, admission: new Admission(1, 200) });
+    const first = send(f, { items: [{ event: 'first', distinct_id: 'u', insert_id: 'a' }] });
+    await new Promise((r) => setTimeout(r, 20));
+    const started = Date.now();
+    const second = await send(f, { items: [{ event: 'second', distinct_id: 'u', insert_id: 'b' }] });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+    expectError(second, 'collection_unavailable');
+    expect(second.headers['retry-after']).toBe('5');
+    letGo();
+    expect((await first).statusCode).toBe(202);
+    // Room again: the next one goes straight through.
+    expect((await send(f, { items: [{ event: 'third', distinct_id: 'u', insert_id: 'c' }] })).statusCode).toBe(202);
+    expect((await f.store.listEvents(f.sourceId, 10)).map((e) => e.event).sort()).toEqual(['first', 'third']);
+  });
+});
+
 describe('regressions', () => {
   it('a Content-Type Fastify cannot parse still goes through the checks in order', async () => {
     await fixture();

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { Admission, bodyWeight } from './admission.js';
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('admission of request bodies', () => {
+  it('admits within the budget, then first come first served as room frees up', async () => {
+    const a = new Admission(100, 60_000);
+    const first = (await a.enter(60))!;
+    const order: string[] = [];
+    const big = a.enter(50).then((r) => (order.push('big'), r!));
+    // Small enough to fit now, but it came after one that waits: it waits too.
+    const small = a.enter(10).then((r) => (order.push('small'), r!));
+    await tick();
+    expect(order).toEqual([]);
+    expect(a.admittedBytes).toBe(60);
+    first();
+    first(); // a second release counts once
+    const [releaseBig, releaseSmall] = await Promise.all([big, small]);
+    expect(order).toEqual(['big', 'small']);
+    expect(a.admittedBytes).toBe(60);
+    releaseBig();
+    releaseSmall();
+    expect(a.admittedBytes).toBe(0);
+  });
+
+  it('admits one body larger than the whole budget when nothing else is in', async () => {
+    const a = new Admission(100, 60_000);
+    const huge = await a.enter(1000);
+    expect(huge).not.toBeNull();
+    const next = a.enter(1);
+    await tick();
+    expect(a.admittedBytes).toBe(1000);
+    huge!();
+    expect(await next).not.toBeNull();
+  });
+
+  it('gives up on a request after the longest wait, and lets the ones behind it in', async () => {
+    const a = new Admission(100, 50);
+    const held = (await a.enter(90))!;
+    const tooBig = a.enter(50);
+    const fits = a.enter(10);
+    expect(await tooBig).toBeNull();
+    // Once the one ahead gave up, the small one fits beside what is held.
+    expect(await fits).not.toBeNull();
+    expect(a.admittedBytes).toBe(100);
+    held();
+  });
+
+  it('counts a body as its JSON: declared length, gzip as about six times that, at most 1 MiB', () => {
+    expect(bodyWeight({ 'content-length': '2000' })).toBe(2000);
+    expect(bodyWeight({ 'content-length': '2000', 'content-encoding': 'gzip' })).toBe(12_000);
+    expect(bodyWeight({ 'content-length': '900000', 'content-encoding': 'gzip' })).toBe(1_048_576);
+    expect(bodyWeight({})).toBe(65_536);
+  });
+});
