@@ -1,6 +1,3 @@
-import type { IncomingHttpHeaders } from 'node:http';
-import { MAX_BODY_BYTES } from './read-body.js';
-
 /**
  * Bodies being parsed, checked or waiting for their commit, counted in bytes
  * of JSON. A parsed batch takes ten times or more its JSON in memory and
@@ -14,19 +11,16 @@ export const BODY_BUDGET_BYTES = 2 * 1_048_576;
 /** How long a request may wait for room before it is answered 503. */
 export const ADMISSION_WAIT_MS = 10_000;
 
-/** What a body of unknown length (chunked) counts for until it is read. */
-const UNKNOWN_LENGTH_BYTES = 65_536;
-
-/** JSON compresses about this much with gzip; the body counts as its JSON. */
-const GZIP_RATIO = 6;
-
 /**
- * Back-pressure before a body is read: a request past its header checks
- * waits, first come first served, until the bodies already admitted leave
- * room for its own. Meanwhile its body stays in the socket, so a burst past
- * what the store can commit costs a socket each, not a parsed batch each. A
- * request that waits longer than `maxWaitMs` is told to come back (503), and
- * one body larger than the whole budget is admitted when nothing else is in.
+ * Back-pressure between reading a body and parsing it: a request waits,
+ * first come first served, until the bodies already admitted leave room for
+ * its own (its JSON, decompressed). Meanwhile it holds only its body's bytes,
+ * at most 1 MiB, so a burst past what the store can commit costs those bytes
+ * each, not a parsed batch each. Weighing bodies once read makes the weight exact (no
+ * guess for gzip or chunked bodies), and a client that sends slowly holds no
+ * room while it does. A request that waits longer than `maxWaitMs` is told to
+ * come back (503), and one body larger than the whole budget is admitted when
+ * nothing else is in.
  */
 export class Admission {
   private inFlight = 0;
@@ -49,7 +43,9 @@ export class Admission {
         },
       };
       const timer = setTimeout(() => {
-        this.waiting.splice(this.waiting.indexOf(entry), 1);
+        const at = this.waiting.indexOf(entry);
+        if (at === -1) return;
+        this.waiting.splice(at, 1);
         resolve(null);
         // The one given up on may have held back smaller ones behind it.
         this.admitWaiting();
@@ -81,12 +77,4 @@ export class Admission {
   private admitWaiting(): void {
     while (this.waiting.length > 0 && this.fits(this.waiting[0]!.weight)) this.waiting.shift()!.admit();
   }
-}
-
-/** What a request's body counts for, from its headers alone. */
-export function bodyWeight(headers: IncomingHttpHeaders): number {
-  const declared = Number(headers['content-length']);
-  const sent = Number.isFinite(declared) && headers['content-length'] !== undefined ? declared : UNKNOWN_LENGTH_BYTES;
-  const gzipped = (headers['content-encoding'] ?? '').toLowerCase().includes('gzip');
-  return Math.min(MAX_BODY_BYTES, gzipped ? sent * GZIP_RATIO : sent);
 }

@@ -4,10 +4,10 @@ import type { RateLimits } from '../domain/limits/policies.js';
 import { checkBody, checkItems } from '../pipeline/check-batch.js';
 import { enrichItems } from '../pipeline/enrich-items.js';
 import { type AuthRecord, type Store, StoreUnavailableError } from '../stores/port.js';
-import { type Admission, bodyWeight } from './admission.js';
+import type { Admission } from './admission.js';
 import { batchAnswer, dryRunAnswer } from './answers.js';
 import { sendRefusal } from './envelope.js';
-import { readJsonBody } from './read-body.js';
+import { parseJsonBody, readBody } from './read-body.js';
 import {
   type Refusal,
   checkBrowser,
@@ -80,7 +80,9 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
   const encoding = checkEncoding(req.headers['content-encoding']);
   if (isRefusal(encoding)) return encoding;
 
-  const release = await deps.admission.enter(bodyWeight(req.headers));
+  const body = await readBody(req.raw, encoding);
+  if (isRefusal(body)) return body;
+  const release = await deps.admission.enter(body.bytes.length);
   if (release === null) {
     return {
       code: 'collection_unavailable',
@@ -89,22 +91,22 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
     };
   }
   try {
-    return await admitted(deps, req, reply, auth, options, encoding);
+    return await admitted(deps, req, reply, auth, options, body.bytes);
   } finally {
     release();
   }
 }
 
-/** Steps from the body on, for a request admitted past the back-pressure. */
+/** Steps from parsing the body on, for a request admitted past the back-pressure. */
 async function admitted(
   deps: BatchRouteDeps,
   req: FastifyRequest,
   reply: FastifyReply,
   auth: AuthRecord,
   options: Exclude<ReturnType<typeof checkQuery>, Refusal>,
-  encoding: Exclude<ReturnType<typeof checkEncoding>, Refusal>,
+  bytes: Buffer,
 ): Promise<Refusal | null> {
-  const body = await readJsonBody(req.raw, encoding);
+  const body = parseJsonBody(bytes);
   if (isRefusal(body)) return body;
   const batch = checkBody(body.json);
   if (isRefusal(batch)) return batch;

@@ -8,22 +8,24 @@ export const MAX_BODY_BYTES = 1_048_576;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * Steps 12 and 13: reads the body within the limit and parses it as JSON.
- * Reading stops at the first byte over the limit, and decompression stops as
- * soon as its output passes it, so a gzip bomb costs about 1 MiB of memory.
+ * Step 12: reads the body within the limit and decompresses it. Reading stops
+ * at the first byte over the limit, and decompression stops as soon as its
+ * output passes it, so a gzip bomb costs about 1 MiB of memory.
  */
-export async function readJsonBody(req: IncomingMessage, encoding: BodyEncoding): Promise<{ json: unknown } | Refusal> {
+export async function readBody(req: IncomingMessage, encoding: BodyEncoding): Promise<{ bytes: Buffer } | Refusal> {
   const declared = Number(req.headers['content-length']);
   if (declared > MAX_BODY_BYTES) return tooLarge('as sent');
   const raw = await readLimited(req);
   if (raw === null) return tooLarge('as sent');
-  let bytes = raw;
-  if (encoding === 'gzip') {
-    const out = await gunzipLimited(raw);
-    if (out === 'too_large') return tooLarge('once decompressed');
-    if (out === 'corrupt') return { code: 'invalid_json', message: 'The body is not a valid gzip stream; compress it with gzip or drop Content-Encoding.' };
-    bytes = out;
-  }
+  if (encoding !== 'gzip') return { bytes: raw };
+  const out = await gunzipLimited(raw);
+  if (out === 'too_large') return tooLarge('once decompressed');
+  if (out === 'corrupt') return { code: 'invalid_json', message: 'The body is not a valid gzip stream; compress it with gzip or drop Content-Encoding.' };
+  return { bytes: out };
+}
+
+/** Step 13: the body as UTF-8 JSON. */
+export function parseJsonBody(bytes: Buffer): { json: unknown } | Refusal {
   let text: string;
   try {
     text = utf8.decode(bytes);
