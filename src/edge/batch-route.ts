@@ -87,7 +87,6 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
     return {
       code: 'collection_unavailable',
       message: 'This server has more batches in hand than it can store right now; nothing was stored. Resend after Retry-After seconds.',
-      headers: { 'Retry-After': '5' },
     };
   }
   try {
@@ -158,7 +157,7 @@ async function admitted(
 function unavailable(req: FastifyRequest, e: unknown): Refusal {
   if (!(e instanceof StoreUnavailableError)) throw e;
   req.log.error({ err: e.cause ?? e }, 'store unavailable');
-  return { code: 'collection_unavailable', headers: { 'Retry-After': '5' } };
+  return { code: 'collection_unavailable' };
 }
 
 /** Steps 5 and 6: a Bearer key that exists and still works, with its source, project and org alive. */

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { REQUEST_ERRORS, type RequestErrorCode } from '../errors/codes.js';
+import { DEFAULT_RETRY_AFTER, REQUEST_ERRORS, type RequestErrorCode } from '../errors/codes.js';
 import type { ItemError } from '../pipeline/field-error.js';
 import type { Refusal } from './request-checks.js';
 
@@ -44,6 +44,8 @@ export function sendRefusal(req: FastifyRequest, reply: FastifyReply, r: Refusal
   req.refusedWith = r.code;
   // Set here too: Fastify answers some errors before the onRequest hook runs.
   reply.header('Request-Id', req.id);
+  const retryAfter = DEFAULT_RETRY_AFTER[r.code];
+  if (retryAfter !== undefined) reply.header('Retry-After', String(retryAfter));
   if (r.headers) reply.headers(r.headers);
   reply.code(REQUEST_ERRORS[r.code].status).send(envelope(req.server.inletBaseUrl, req.id, r));
 }

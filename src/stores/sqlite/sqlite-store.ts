@@ -11,9 +11,9 @@ import type {
 import { authFromRow, storedEventFromRow } from '../rows.js';
 import { SqliteAdmin, toProject, toSource } from './admin.js';
 import { Checkpointer, LONG_WAL_FRAMES } from './checkpointer.js';
+import { EventMinuteIndex } from './event-minute-index.js';
 import { GroupCommitter } from './group-commit.js';
 import { SqliteIngestTx } from './ingest-tx.js';
-import { EventMinuteIndex } from './event-minute-index.js';
 import { InsertIdIndex } from './insert-id-index.js';
 import { type Db, openSqlite } from './open.js';
 
