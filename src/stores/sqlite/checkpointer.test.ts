@@ -76,3 +76,34 @@ it('an idle WAL, however long, asks for no hold; writes do; a stopped thread hol
   expect(Date.now() - started).toBeLessThan(50);
   db.close();
 });
+
+it('a commit starts a pass at once, at most one an interval, and the next write starts the WAL over', async () => {
+  const db = openSqlite(tmp.dir);
+  db.pragma('wal_autocheckpoint = 0');
+  db.exec('CREATE TABLE filler (x TEXT)');
+  const add = db.prepare('INSERT INTO filler (x) VALUES (?)');
+  const fill = (n: number) =>
+    db.transaction(() => {
+      for (let i = 0; i < n; i++) add.run('y'.repeat(1000));
+    })();
+  const walFrames = () => (db.pragma('wal_checkpoint(PASSIVE)') as { log: number }[])[0]!.log;
+  // An interval far longer than the test: its own clock never starts a pass here.
+  const checkpointer = new Checkpointer(db.name, 1_000_000, 60_000);
+  const passDone = async (n: number) => {
+    const until = Date.now() + 5000;
+    while (checkpointer.passesDone < n && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    expect(checkpointer.passesDone).toBe(n);
+  };
+  fill(500);
+  checkpointer.committed();
+  // A second commit in the same interval asks for nothing more.
+  checkpointer.committed();
+  await passDone(1);
+  // Every frame was copied back, so this write starts the WAL from its beginning.
+  fill(1);
+  expect(walFrames()).toBeLessThan(10);
+  await new Promise((r) => setTimeout(r, 100));
+  expect(checkpointer.passesDone).toBe(1);
+  await checkpointer.stop();
+  db.close();
+});

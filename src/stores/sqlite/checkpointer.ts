@@ -4,13 +4,13 @@ import { Worker } from 'node:worker_threads';
 const SQLITE_MODULE = createRequire(import.meta.url).resolve('better-sqlite3');
 
 /**
- * How often the WAL is copied back into the database file. Each pass ends
- * with an fsync of the database file, and a COMMIT whose own fsync lands
- * during it waits for the disk: timed in the server, such commits took 23 to
- * 34 ms instead of 3 to 5, once a second, which is most of a 500-item batch's
- * p99. Four smaller passes a second shorten that wait; now that a commit
- * dirties few pages, copying a hot page more often costs little
- * (bench/README.md has both measurements).
+ * The shortest time between two checkpoint passes. Each pass ends with an
+ * fsync of the database file, and a COMMIT whose own fsync lands during it
+ * waits for the disk: timed in the server, such commits took 23 to 34 ms
+ * instead of 3 to 5, which is most of a 500-item batch's p99. So a pass is
+ * started right after a COMMIT returns (see committed()), when the next one
+ * is furthest away, rather than on a clock that lands anywhere; and passes
+ * come often enough that each has little to copy (bench/README.md).
  */
 const CHECKPOINT_EVERY_MS = 250;
 
@@ -19,6 +19,13 @@ export const LONG_WAL_FRAMES = 16_384;
 
 /** The longest a catch-up may hold writes, should the thread not answer. */
 const CATCH_UP_TIMEOUT_MS = 2000;
+
+/**
+ * Passes the thread starts on its own, for writes that never call
+ * committed() (admin commands, another process on the same file), come
+ * only after this many intervals without one.
+ */
+const FALLBACK_INTERVALS = 4;
 
 // A plain script, run in a thread of its own with a connection of its own:
 // copying WAL pages back into the database file (and fsyncing it) then never
@@ -39,7 +46,9 @@ const db = new Database(workerData.file);
 db.pragma('busy_timeout = 0');
 const checkpoint = () => { try { return db.pragma('wal_checkpoint(PASSIVE)')[0]; } catch { return null; } };
 let lastLog = -1;
-const timer = setInterval(() => {
+let lastPass = 0;
+const pass = () => {
+  lastPass = Date.now();
   let r = checkpoint();
   // Only while writes come in: an idle WAL, however long, starts over at the next write.
   if (r && r.log >= workerData.longFrames && r.log !== lastLog) {
@@ -56,8 +65,16 @@ const timer = setInterval(() => {
     if (r.log >= workerData.longFrames) parentPort.postMessage('long');
   }
   lastLog = r ? r.log : lastLog;
+};
+const timer = setInterval(() => {
+  if (Date.now() - lastPass >= workerData.everyMs * workerData.fallbackIntervals) pass();
 }, workerData.everyMs);
 parentPort.on('message', (m) => {
+  if (m === 'pass') {
+    pass();
+    parentPort.postMessage('passed');
+    return;
+  }
   if (m === 'catch-up') {
     checkpoint();
     parentPort.postMessage('caught-up');
@@ -77,13 +94,29 @@ export class Checkpointer {
   private waiting: (() => void) | null = null;
   private onLong: () => void = () => undefined;
   private stopping = false;
+  /** Whether the thread is running a pass that committed() asked for. */
+  private passing = false;
+  private lastPassAt = -Infinity;
+  /** Passes committed() asked for that have ended (tests read it). */
+  passesDone = 0;
 
-  constructor(file: string, longFrames = LONG_WAL_FRAMES, everyMs = CHECKPOINT_EVERY_MS) {
-    this.worker = new Worker(SCRIPT, { eval: true, workerData: { module: SQLITE_MODULE, file, everyMs, longFrames, maxPrePasses: 8, smallPassFrames: 1024 } });
+  constructor(
+    file: string,
+    longFrames = LONG_WAL_FRAMES,
+    private readonly everyMs = CHECKPOINT_EVERY_MS,
+  ) {
+    this.worker = new Worker(SCRIPT, {
+      eval: true,
+      workerData: { module: SQLITE_MODULE, file, everyMs, longFrames, maxPrePasses: 8, smallPassFrames: 1024, fallbackIntervals: FALLBACK_INTERVALS },
+    });
     this.worker.unref();
     this.worker.on('message', (m) => {
       if (m === 'long' && !this.stopping) this.onLong();
       else if (m === 'caught-up') this.settle();
+      else if (m === 'passed') {
+        this.passing = false;
+        this.passesDone++;
+      }
     });
     this.stopped = new Promise((resolve) => {
       this.worker.once('exit', () => resolve());
@@ -96,6 +129,20 @@ export class Checkpointer {
   /** Called (repeatedly) while the WAL is longer than it should be. */
   whenLong(fn: () => void): void {
     this.onLong = fn;
+  }
+
+  /**
+   * Called when a COMMIT has just returned: starts a pass now if none ran in
+   * the last interval and none is running. Right after a COMMIT the next one
+   * is a whole ingest pass away, so the pass's fsync is likely done before it.
+   */
+  committed(): void {
+    if (this.passing || this.stopping) return;
+    const now = performance.now();
+    if (now - this.lastPassAt < this.everyMs) return;
+    this.lastPassAt = now;
+    this.passing = true;
+    this.worker.postMessage('pass');
   }
 
   /**

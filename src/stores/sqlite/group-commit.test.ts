@@ -23,6 +23,17 @@ function setUp(): { db: Db; committer: GroupCommitter } {
 const send = (committer: GroupCommitter, insertId: string) =>
   committer.submit(ingestJob([{ distinctId: 'u1', insertId }, { type: 'identify', distinctId: 'u1', insertId: `${insertId}-identify` }]));
 
+/** Makes every COMMIT that stored an event fail, until the trigger commit_fails is dropped. */
+function failCommitsWithEvents(db: Db): void {
+  // A deferred foreign key is checked at COMMIT, so COMMIT itself fails.
+  db.pragma('foreign_keys = ON');
+  db.exec(`
+    CREATE TABLE parent (id TEXT PRIMARY KEY);
+    CREATE TABLE child (parent_id TEXT REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED);
+    CREATE TRIGGER commit_fails AFTER INSERT ON events BEGIN INSERT INTO child VALUES ('none'); END;
+  `);
+}
+
 // Both failures strike after the job has recorded its insert_ids, which live
 // in memory until COMMIT: they must go with the rest of the job.
 it('a job that fails after recording its insert_ids leaves none of them behind', async () => {
@@ -36,16 +47,30 @@ it('a job that fails after recording its insert_ids leaves none of them behind',
 
 it('a COMMIT that fails leaves none of the insert_ids of its jobs behind', async () => {
   const { db, committer } = setUp();
-  // A deferred foreign key is checked at COMMIT, so COMMIT itself fails.
-  db.pragma('foreign_keys = ON');
-  db.exec(`
-    CREATE TABLE parent (id TEXT PRIMARY KEY);
-    CREATE TABLE child (parent_id TEXT REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED);
-    CREATE TRIGGER commit_fails AFTER INSERT ON events BEGIN INSERT INTO child VALUES ('none'); END;
-  `);
+  failCommitsWithEvents(db);
   await expect(send(committer, 'b')).rejects.toBeInstanceOf(StoreUnavailableError);
   expect(db.inTransaction).toBe(false);
   db.exec('DROP TRIGGER commit_fails');
   expect((await send(committer, 'b')).map((o) => o.status)).toEqual(['accepted', 'accepted']);
   expect(db.prepare('SELECT count(*) FROM events').pluck().get()).toBe(1);
+});
+
+it('tells its listener of every COMMIT that returned, and of no failed one', async () => {
+  const db = openSqlite(tmp.dir);
+  opened.push(db);
+  db.prepare("INSERT INTO projects (id, org_id, name, api_enabled, created_at) VALUES ('prj_1', 'org_1', 'p', 1, 0)").run();
+  let commits = 0;
+  const committer = new GroupCommitter(db, new InsertIdIndex(db), () => commits++);
+  await send(committer, 'c');
+  expect(commits).toBe(1);
+  db.exec("CREATE TRIGGER events_fail BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'no'); END");
+  db.exec("CREATE TRIGGER usage_fails BEFORE INSERT ON usage BEGIN SELECT RAISE(ABORT, 'no'); END");
+  await expect(send(committer, 'd')).rejects.toBeInstanceOf(StoreUnavailableError);
+  // The failed job was rolled back alone and the (empty) commit still returned.
+  expect(commits).toBe(2);
+  db.exec('DROP TRIGGER events_fail');
+  db.exec('DROP TRIGGER usage_fails');
+  failCommitsWithEvents(db);
+  await expect(send(committer, 'e')).rejects.toBeInstanceOf(StoreUnavailableError);
+  expect(commits).toBe(2);
 });

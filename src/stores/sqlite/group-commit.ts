@@ -31,6 +31,8 @@ export class GroupCommitter {
   constructor(
     private readonly db: Db,
     insertIds: InsertIdIndex,
+    /** Told after every COMMIT that returned (the checkpointer times its passes by it). */
+    private readonly onCommit: () => void = () => undefined,
   ) {
     this.tx = new SqliteIngestTx(db, insertIds);
     this.touchKey = db.prepare('UPDATE api_keys SET last_used_at = max(coalesce(last_used_at, 0), ?) WHERE id = ?');
@@ -107,6 +109,7 @@ export class GroupCommitter {
     } finally {
       if (this.queue.length > 0) this.schedule();
     }
+    this.onCommit();
     for (const [p, out] of done) p.resolve(out);
   }
 

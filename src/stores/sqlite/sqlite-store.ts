@@ -66,7 +66,7 @@ export class SqliteStore implements Store {
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.insertIds = new InsertIdIndex(db);
     this.minutes = new EventMinuteIndex(db);
-    this.committer = new GroupCommitter(db, this.insertIds);
+    this.committer = new GroupCommitter(db, this.insertIds, () => this.checkpointer.committed());
     this.checkpointer.whenLong(() => {
       if (this.catchingUp) return;
       this.catchingUp = true;
