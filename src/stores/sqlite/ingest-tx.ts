@@ -2,6 +2,7 @@ import type { IngestTx, NewEventRow, PersonKind, PersonRef, TraitWrite } from '.
 import { EventMinuteIndex } from './event-minute-index.js';
 import { InsertIdIndex } from './insert-id-index.js';
 import type { Db } from './open.js';
+import { type PersonLinkCache, personLinkCacheOf } from './person-link-cache.js';
 
 // Lists travel as one JSON array parameter read with json_each, so a lookup
 // of 500 ids is one statement, and no SQL is ever built from values.
@@ -15,13 +16,16 @@ export class SqliteIngestTx implements IngestTx {
   private readonly s;
   /** Rows of the events inserted in this pass, for the insert_id claims that follow. */
   private readonly seqOfEvent = new Map<string, number>();
+  private readonly links: PersonLinkCache;
 
   constructor(
     private readonly db: Db,
     private readonly insertIds: InsertIdIndex = new InsertIdIndex(db),
     private readonly minutes: EventMinuteIndex = new EventMinuteIndex(db),
   ) {
+    this.links = personLinkCacheOf(db);
     this.s = {
+      dataVersion: db.prepare('PRAGMA data_version').pluck(),
       limit: db.prepare('SELECT monthly_event_limit AS l FROM projects WHERE id = ?'),
       usage: db.prepare('SELECT events FROM usage WHERE project_id = ? AND month = ?'),
       addUsage: db.prepare(
@@ -72,6 +76,7 @@ export class SqliteIngestTx implements IngestTx {
   begin(): void {
     this.db.exec('BEGIN IMMEDIATE');
     this.insertIds.beginWrite();
+    this.links.beginWrite(this.s.dataVersion.get() as number);
   }
 
   /** Commits it; with synchronous=FULL, durably once this returns. */
@@ -79,6 +84,7 @@ export class SqliteIngestTx implements IngestTx {
     this.insertIds.endWrite();
     this.minutes.endWrite();
     this.db.exec('COMMIT');
+    this.links.committed();
   }
 
   lockProject(): void {}
@@ -112,8 +118,21 @@ export class SqliteIngestTx implements IngestTx {
     this.insertIds.add(sourceId, pairs);
   }
 
+  /** Served from memory where it can be (person-link-cache.ts). */
   findLinks(projectId: string, distinctIds: string[]): Map<string, PersonRef> {
-    return refs(this.s.findLinks.all(projectId, JSON.stringify(distinctIds)));
+    const found = new Map<string, PersonRef>();
+    const rest: string[] = [];
+    for (const id of distinctIds) {
+      const ref = this.links.get(projectId, id);
+      if (ref === undefined) rest.push(id);
+      else found.set(id, ref);
+    }
+    if (rest.length === 0) return found;
+    for (const [id, ref] of refs(this.s.findLinks.all(projectId, JSON.stringify(rest)))) {
+      found.set(id, ref);
+      this.links.read(projectId, id, ref);
+    }
+    return found;
   }
 
   findPersons(projectId: string, personIds: string[]): Map<string, PersonRef> {
@@ -125,11 +144,15 @@ export class SqliteIngestTx implements IngestTx {
   }
 
   setLinks(projectId: string, links: { distinctId: string; personId: string }[]): void {
-    for (const l of links) this.s.setLink.run(projectId, l.distinctId, l.personId);
+    for (const l of links) {
+      this.links.link(projectId, l.distinctId);
+      this.s.setLink.run(projectId, l.distinctId, l.personId);
+    }
   }
 
   mergePerson(projectId: string, from: string, into: string): void {
     if (from === into) return;
+    this.links.merge();
     this.s.mergeMark.run(into, projectId, from, from);
     this.s.mergeLinks.run(into, projectId, from);
     this.s.mergeTraits.run(into, projectId, from);

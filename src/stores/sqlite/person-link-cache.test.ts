@@ -1,0 +1,147 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../../../test/helpers/fixture.js';
+import { type ItemSpec, ingestJob } from '../../../test/helpers/items.js';
+import type { IngestJob, ItemOutcome } from '../port.js';
+import { GroupCommitter } from './group-commit.js';
+import { InsertIdIndex } from './insert-id-index.js';
+import { type Db, openSqlite } from './open.js';
+import { PersonLinkCache } from './person-link-cache.js';
+
+const tmp = tempDir('inlet-person-links-');
+const opened: Db[] = [];
+afterEach(() => {
+  for (const db of opened.splice(0)) db.close();
+  tmp.remove();
+});
+
+function open(): Db {
+  const db = openSqlite(tmp.dir);
+  opened.push(db);
+  return db;
+}
+
+function setUp(): { db: Db; committer: GroupCommitter } {
+  const db = open();
+  db.prepare("INSERT INTO projects (id, org_id, name, api_enabled, created_at) VALUES ('prj_1', 'org_1', 'p', 1, 0)").run();
+  return { db, committer: new GroupCommitter(db, new InsertIdIndex(db)) };
+}
+
+const personOf = (o: ItemOutcome): string => {
+  if (o.status !== 'accepted') throw new Error(`item ${o.index} was ${o.status}`);
+  return o.personId;
+};
+const track = (distinctId: string): ItemSpec => ({ distinctId });
+const identify = (distinctId: string, anonymousId: string): ItemSpec => ({ type: 'identify', distinctId, anonymousId, properties: { plan: 'pro' } });
+const send = async (committer: GroupCommitter, job: IngestJob): Promise<string[]> => (await committer.submit(job)).map(personOf);
+
+describe('person links served from memory', () => {
+  it('are served from memory once committed, until another connection commits', async () => {
+    const { db, committer } = setUp();
+    const [first] = await send(committer, ingestJob([track('u1')]));
+    // The link is remembered once a write has read it back.
+    expect(await send(committer, ingestJob([track('u1')]))).toEqual([first]);
+    // Changed behind the store's back on its own connection, which its
+    // contract forbids: the link still comes from memory.
+    db.prepare("INSERT INTO persons (project_id, id, kind, created_at) VALUES ('prj_1', 'per_other', 'server', 0)").run();
+    db.prepare("UPDATE person_links SET person_id = 'per_other' WHERE distinct_id = 'u1'").run();
+    expect(await send(committer, ingestJob([track('u1')]))).toEqual([first]);
+    // Another connection (an admin command, another process) commits: memory is dropped.
+    open().prepare("UPDATE person_links SET person_id = 'per_other' WHERE distinct_id = 'u1'").run();
+    expect(await send(committer, ingestJob([track('u1')]))).toEqual(['per_other']);
+  });
+
+  it('a merge earlier in the same commit is followed by the jobs after it', async () => {
+    const { committer } = setUp();
+    const [server] = await send(committer, ingestJob([track('u2')]));
+    // Read back once: now it is in memory.
+    await send(committer, ingestJob([track('u2')]));
+    // Two sources, so two passes in one commit; the first merges u2's server person into a browser person.
+    const merging = committer.submit(ingestJob([identify('u2', 'per_browser1')], { sourceId: 'src_1' }));
+    const later = committer.submit(ingestJob([track('u2')], { sourceId: 'src_2' }));
+    const [browser] = (await merging).map(personOf);
+    expect(browser).toBe('per_browser1');
+    expect((await later).map(personOf)).toEqual([browser]);
+    expect(await send(committer, ingestJob([track('u2')]))).toEqual([browser]);
+    expect(browser).not.toBe(server);
+  });
+
+  it('a merge drops what memory held for the merged person', async () => {
+    const { committer } = setUp();
+    await send(committer, ingestJob([track('u6')]));
+    await send(committer, ingestJob([track('u6')]));
+    const [browser] = await send(committer, ingestJob([identify('u6', 'per_browser3')]));
+    expect(await send(committer, ingestJob([track('u6')]))).toEqual([browser]);
+  });
+
+  it('a link made earlier in the same commit is used by the jobs after it, and only once committed is it remembered', async () => {
+    const { committer } = setUp();
+    const first = committer.submit(ingestJob([track('u3')], { sourceId: 'src_1' }));
+    const second = committer.submit(ingestJob([track('u3')], { sourceId: 'src_2' }));
+    const [a] = (await first).map(personOf);
+    expect((await second).map(personOf)).toEqual([a]);
+    expect(await send(committer, ingestJob([track('u3')]))).toEqual([a]);
+  });
+
+  it('what a dry run links or merges is never remembered', async () => {
+    const { committer } = setUp();
+    const [server] = await send(committer, ingestJob([track('u4')]));
+    await send(committer, ingestJob([track('u4')]));
+    const dry = await send(committer, ingestJob([identify('u4', 'per_browser2'), track('u5')], { dryRun: true }));
+    expect(dry[0]).toBe('per_browser2');
+    expect(await send(committer, ingestJob([track('u4')]))).toEqual([server]);
+    const [u5] = await send(committer, ingestJob([track('u5')]));
+    expect(u5).not.toBe(dry[1]);
+  });
+});
+
+describe('PersonLinkCache', () => {
+  const ref = (id: string) => ({ id, kind: 'server' as const });
+
+  it('takes in reads only when the write commits, and never the distinct_ids the write linked', () => {
+    const cache = new PersonLinkCache();
+    cache.beginWrite(1);
+    cache.read('p', 'a', ref('per_a'));
+    cache.read('p', 'b', ref('per_b'));
+    cache.link('p', 'b');
+    expect(cache.get('p', 'a')).toBeUndefined();
+    cache.committed();
+    expect(cache.get('p', 'a')).toEqual(ref('per_a'));
+    expect(cache.get('p', 'b')).toBeUndefined();
+    // A write that never commits (rolled back) leaves nothing.
+    cache.beginWrite(1);
+    cache.read('p', 'c', ref('per_c'));
+    cache.beginWrite(1);
+    cache.committed();
+    expect(cache.get('p', 'c')).toBeUndefined();
+    expect(cache.get('q', 'a')).toBeUndefined();
+  });
+
+  it('serves nothing after a link or merge of the write, and drops all on a merge or a new data_version', () => {
+    const cache = new PersonLinkCache();
+    cache.beginWrite(1);
+    cache.read('p', 'a', ref('per_a'));
+    cache.read('p', 'b', ref('per_b'));
+    cache.committed();
+    cache.beginWrite(1);
+    cache.link('p', 'a');
+    expect(cache.get('p', 'a')).toBeUndefined();
+    expect(cache.get('p', 'b')).toEqual(ref('per_b'));
+    cache.merge();
+    expect(cache.get('p', 'b')).toBeUndefined();
+    cache.committed();
+    expect(cache.get('p', 'b')).toBeUndefined();
+    cache.beginWrite(1);
+    cache.read('p', 'b', ref('per_b'));
+    cache.committed();
+    cache.beginWrite(2);
+    expect(cache.get('p', 'b')).toBeUndefined();
+  });
+
+  it('forgets the oldest links past its limit', () => {
+    const cache = new PersonLinkCache(2);
+    cache.beginWrite(1);
+    for (const id of ['a', 'b', 'c']) cache.read('p', id, ref(`per_${id}`));
+    cache.committed();
+    expect([cache.get('p', 'a'), cache.get('p', 'b'), cache.get('p', 'c')]).toEqual([undefined, ref('per_b'), ref('per_c')]);
+  });
+});
