@@ -286,16 +286,26 @@ describe('failures of the durable write', () => {
   });
 });
 
+/**
+ * Sets `f` to a server on the real store, except that every commit waits
+ * until the test lets it go; `inStore` settles when the first one reaches it.
+ */
+async function withHeldCommits(opts: FixtureOptions = {}): Promise<{ letGo: () => void; inStore: Promise<void> }> {
+  const real = await makeFixture();
+  await real.app.close();
+  let letGo: () => void = () => {};
+  const held = new Promise<void>((r) => (letGo = r));
+  let reached: () => void = () => {};
+  const inStore = new Promise<void>((r) => (reached = r));
+  const store = Object.create(real.store, { ingest: { value: async (job: never) => (reached(), await held, real.store.ingest(job)) } });
+  f = await makeFixture({ ...opts, store, clock: real.clock });
+  return { letGo, inStore };
+}
+
 describe('back-pressure on bodies', () => {
   it('a request with no room waits, and is answered 503 with Retry-After: 5 if none frees up in time; the one in hand is kept', async () => {
     const { Admission } = await import('../../src/edge/admission.js');
-    const real = await makeFixture();
-    await real.app.close();
-    // The real store, except that a commit waits until the test lets it go.
-    let letGo: () => void = () => {};
-    const held = new Promise<void>((r) => (letGo = r));
-    const store = Object.create(real.store, { ingest: { value: async (job: never) => (await held, real.store.ingest(job)) } });
-    f = await makeFixture({ store, clock: real.clock, admission: new Admission(1, 200) });
+    const { letGo } = await withHeldCommits({ admission: new Admission(1, 200) });
     const first = send(f, { items: [{ event: 'first', distinct_id: 'u', insert_id: 'a' }] });
     await new Promise((r) => setTimeout(r, 20));
     const started = Date.now();
@@ -308,6 +318,49 @@ describe('back-pressure on bodies', () => {
     // Room again: the next one goes straight through.
     expect((await send(f, { items: [{ event: 'third', distinct_id: 'u', insert_id: 'c' }] })).statusCode).toBe(202);
     expect((await f.store.listEvents(f.sourceId, 10)).map((e) => e.event).sort()).toEqual(['first', 'third']);
+  });
+});
+
+describe('a server that is closing', () => {
+  it('answers a request that arrives on a busy keep-alive connection 503 collection_unavailable with Connection: close, and still commits the one in flight', async () => {
+    const { connect } = await import('node:net');
+    const { letGo, inStore } = await withHeldCommits();
+    const address = await f.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = new URL(address);
+    const request = (insertId: string) => {
+      const body = JSON.stringify({ items: [{ event: 'e', distinct_id: 'u', insert_id: insertId }] });
+      return `POST /api/v1/batch HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${f.key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    };
+    const socket = connect(Number(port), '127.0.0.1');
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d: string) => (received += d));
+    const ended = new Promise<void>((r) => socket.on('close', () => r()));
+    socket.write(request('first'));
+    await inStore;
+    // The first request is in the store: close() leaves its connection open.
+    const closing = f.app.close();
+    // Once new connections are refused, the server has stopped listening,
+    // which it does after the preClose hook that marks it closing.
+    const accepts = () =>
+      new Promise<boolean>((r) => {
+        const probe = connect(Number(port), '127.0.0.1');
+        probe.on('connect', () => (probe.destroy(), r(true)));
+        probe.on('error', () => r(false));
+      });
+    while (await accepts()) await new Promise((r) => setTimeout(r, 5));
+    socket.write(request('second'));
+    await new Promise((r) => setTimeout(r, 20));
+    letGo();
+    await closing;
+    await ended;
+    const answers = received.split(/(?=HTTP\/1\.1 )/);
+    expect(answers.map((a) => a.slice(0, 12))).toEqual(['HTTP/1.1 202', 'HTTP/1.1 503']);
+    const refusal = answers[1]!;
+    expect(refusal).toMatch(/\r\nconnection: close\r\n/i);
+    expect(refusal).toMatch(/\r\nrequest-id: req_/i);
+    expect(JSON.parse(refusal.slice(refusal.indexOf('\r\n\r\n') + 4)).error.code).toBe('collection_unavailable');
+    expect((await f.store.listEvents(f.sourceId, 10)).map((e) => e.insertId)).toEqual(['first']);
   });
 });
 

@@ -107,3 +107,42 @@ it('a commit starts a pass at once, at most one an interval, and the next write 
   await checkpointer.stop();
   db.close();
 });
+
+/** Makes the thread deaf to catch-up requests, as a stuck thread would be. */
+function deafToCatchUps(checkpointer: Checkpointer): void {
+  const worker = (checkpointer as unknown as { worker: { postMessage: (m: unknown) => void } }).worker;
+  const post = worker.postMessage.bind(worker);
+  worker.postMessage = (m) => {
+    if (m !== 'catch-up') post(m);
+  };
+}
+
+it('a thread that never answers a catch-up holds writes no longer than the timeout', async () => {
+  const db = openSqlite(tmp.dir);
+  const checkpointer = new Checkpointer(db.name, 1_000_000, 60_000, 150);
+  deafToCatchUps(checkpointer);
+  const started = Date.now();
+  await checkpointer.catchUp();
+  expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+  expect(Date.now() - started).toBeLessThan(2000);
+  await checkpointer.stop();
+  db.close();
+});
+
+it('jobs that arrive during a hold are committed once it ends, and close() waits for them', async () => {
+  const store = SqliteStore.open(tmp.dir, { catchUpTimeoutMs: 300 });
+  const checkpointer = (store as unknown as { checkpointer: Checkpointer }).checkpointer;
+  deafToCatchUps(checkpointer);
+  // The thread says the WAL is long: writes are held until the (deaf) catch-up times out.
+  (checkpointer as unknown as { onLong: () => void }).onLong();
+  const started = Date.now();
+  const answers = [store.ingest(job(1)), store.ingest(job(2))];
+  const closed = store.close();
+  const outcomes = await Promise.all(answers);
+  expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+  expect(outcomes.flat().every((o) => o.status === 'accepted')).toBe(true);
+  await closed;
+  const reopened = openSqlite(tmp.dir);
+  expect(reopened.prepare('SELECT count(*) FROM events').pluck().get()).toBe(200);
+  reopened.close();
+});

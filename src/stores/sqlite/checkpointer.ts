@@ -104,6 +104,7 @@ export class Checkpointer {
     file: string,
     longFrames = LONG_WAL_FRAMES,
     private readonly everyMs = CHECKPOINT_EVERY_MS,
+    private readonly catchUpTimeoutMs = CATCH_UP_TIMEOUT_MS,
   ) {
     this.worker = new Worker(SCRIPT, {
       eval: true,
@@ -152,7 +153,7 @@ export class Checkpointer {
   catchUp(): Promise<void> {
     if (this.stopping) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(() => this.settle(), CATCH_UP_TIMEOUT_MS);
+      const timer = setTimeout(() => this.settle(), this.catchUpTimeoutMs);
       timer.unref();
       this.waiting = () => {
         clearTimeout(timer);

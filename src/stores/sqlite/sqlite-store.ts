@@ -28,6 +28,7 @@ export interface WalTuning {
   longFrames?: number;
   checkpointEveryMs?: number;
   sizeLimitBytes?: number;
+  catchUpTimeoutMs?: number;
 }
 
 /** The embedded store: one SQLite file in the data directory. */
@@ -57,7 +58,7 @@ export class SqliteStore implements Store {
   ) {
     // Checkpoints run in a thread of their own (see checkpointer.ts), not inside our commits.
     db.pragma('wal_autocheckpoint = 0');
-    this.checkpointer = new Checkpointer(db.name, wal.longFrames, wal.checkpointEveryMs);
+    this.checkpointer = new Checkpointer(db.name, wal.longFrames, wal.checkpointEveryMs, wal.catchUpTimeoutMs);
     // When the WAL starts over after a catch-up, it is also cut back on disk to
     // the length that asks for a catch-up (64 MiB with 4 KiB pages).
     const pageSize = db.pragma('page_size', { simple: true }) as number;
