@@ -1,6 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/fixture.js';
-import type { EnrichedItem, IngestTx } from '../stores/port.js';
+import { type ItemSpec, ingestJob } from '../../test/helpers/items.js';
+import type { IngestTx } from '../stores/port.js';
 import { SqliteIngestTx } from '../stores/sqlite/ingest-tx.js';
 import { openSqlite } from '../stores/sqlite/open.js';
 import { ingestInTx, ingestJobsInTx } from './ingest.js';
@@ -28,14 +29,13 @@ async function inWrite<T>(tx: SqliteIngestTx, fn: () => Promise<T>): Promise<T> 
   return out;
 }
 
-function items(n: number, offset: number): EnrichedItem[] {
+function items(n: number, offset: number): ItemSpec[] {
   return Array.from({ length: n }, (_, i) => {
     const k = i + offset;
     const identify = k % 5 === 0;
     return {
-      index: i, type: identify ? 'identify' : 'track', event: identify ? null : 'e', distinctId: `user_${k}`,
-      anonymousId: k % 3 === 0 ? `per_anon${k}` : null, sessionId: null, insertId: `i${k}`, timestamp: 1_795_000_000_000,
-      properties: { k }, userAgent: null, droppedKeys: [], enrichment: {},
+      type: identify ? 'identify' : 'track', distinctId: `user_${k}`, anonymousId: k % 3 === 0 ? `per_anon${k}` : null,
+      insertId: `i${k}`, properties: { k },
     };
   });
 }
@@ -43,13 +43,12 @@ function items(n: number, offset: number): EnrichedItem[] {
 it('a batch for 500 different people costs as many store round trips as one for 5', async () => {
   const db = openSqlite(tmp.dir);
   db.prepare("INSERT INTO projects (id, org_id, name, api_enabled, created_at) VALUES ('prj_1', 'org_1', 'p', 1, 0)").run();
-  const job = (list: EnrichedItem[]) => ({ projectId: 'prj_1', sourceId: 'src_1', keyId: 'key_1', receivedAt: 1_795_000_000_000, items: list, dryRun: false });
   const smallTx = new SqliteIngestTx(db);
   const small = counting(smallTx);
-  await inWrite(smallTx, () => ingestInTx(small.tx, job(items(5, 0))));
+  await inWrite(smallTx, () => ingestInTx(small.tx, ingestJob(items(5, 0))));
   const bigTx = new SqliteIngestTx(db);
   const big = counting(bigTx);
-  const out = await inWrite(bigTx, () => ingestInTx(big.tx, job(items(500, 1000))));
+  const out = await inWrite(bigTx, () => ingestInTx(big.tx, ingestJob(items(500, 1000))));
   expect(out.filter((o) => o.status === 'accepted')).toHaveLength(500);
   expect(big.calls()).toBe(small.calls());
   expect(big.calls()).toBeLessThanOrEqual(12);
@@ -60,13 +59,9 @@ it('jobs written in one pass come out as if sent one after the other', async () 
   const db = openSqlite(tmp.dir);
   db.prepare("INSERT INTO projects (id, org_id, name, api_enabled, monthly_event_limit, created_at) VALUES ('prj_1', 'org_1', 'p', 1, 3, 0)").run();
   const tx = new SqliteIngestTx(db);
-  const at = 1_795_000_000_000;
-  const track = (index: number, insertId: string | null): EnrichedItem => ({
-    index, type: 'track', event: 'e', distinctId: 'same_user', anonymousId: null, sessionId: null, insertId,
-    timestamp: at, properties: {}, userAgent: null, droppedKeys: [], enrichment: {},
-  });
-  const job = (list: EnrichedItem[]) => ({ projectId: 'prj_1', sourceId: 'src_1', keyId: 'k', receivedAt: at, items: list, dryRun: false });
-  const [a, b, c] = await inWrite(tx, () => ingestJobsInTx(tx, [job([track(0, 'x'), track(1, 'y')]), job([track(0, 'x'), track(1, null)]), job([track(0, 'z')])]));
+  const track = (insertId: string | null): ItemSpec => ({ distinctId: 'same_user', insertId });
+  const jobs = [ingestJob([track('x'), track('y')]), ingestJob([track('x'), track(null)]), ingestJob([track('z')])];
+  const [a, b, c] = await inWrite(tx, () => ingestJobsInTx(tx, jobs));
   expect(a!.map((o) => o.status)).toEqual(['accepted', 'accepted']);
   expect(b!.map((o) => [o.index, o.status])).toEqual([[0, 'duplicate'], [1, 'accepted']]);
   expect(b![0]).toMatchObject({ eventId: (a![0] as { eventId: string }).eventId });

@@ -7,9 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAdmin } from '../../src/domain/admin.js';
 import { hashKey, keyWorks } from '../../src/domain/keys.js';
-import type { EnrichedItem, IngestJob, ItemOutcome, Store } from '../../src/stores/port.js';
+import type { IngestJob, ItemOutcome, Store } from '../../src/stores/port.js';
 import { StoreUnavailableError } from '../../src/stores/port.js';
 import { TestClock } from '../helpers/fixture.js';
+import { type ItemSpec, ingestJob } from '../helpers/items.js';
 import { STORES, type StoreUnderTest } from './stores.js';
 
 const HOUR = 3600_000;
@@ -25,8 +26,6 @@ interface World {
   keyId: string;
   key: string;
 }
-
-type ItemSpec = Partial<Omit<EnrichedItem, 'index'>>;
 
 /** A track item; `o` overrides any field. */
 const track = (o: ItemSpec = {}): ItemSpec => ({ type: 'track', event: 'Order placed', ...o });
@@ -70,22 +69,9 @@ for (const engine of STORES) {
     function job(w: World, specs: ItemSpec[], opts: { dryRun?: boolean; receivedAt?: number; sourceId?: string } = {}): IngestJob {
       const receivedAt = opts.receivedAt ?? w.clock.now();
       const sourceId = opts.sourceId ?? w.sourceId;
-      const items: EnrichedItem[] = specs.map((s, index) => ({
-        index,
-        type: 'track',
-        event: null,
-        distinctId: null,
-        anonymousId: null,
-        sessionId: null,
-        insertId: null,
-        timestamp: receivedAt - 1000,
-        properties: {},
-        userAgent: null,
-        droppedKeys: [],
-        enrichment: { $source_id: sourceId },
-        ...s,
-      }));
-      return { projectId: w.projectId, sourceId, keyId: w.keyId, receivedAt, items, dryRun: opts.dryRun ?? false };
+      // What the pipeline would hand over: a second before arrival, tagged with its source.
+      const items = specs.map((s) => ({ event: null, timestamp: receivedAt - 1000, enrichment: { $source_id: sourceId }, ...s }));
+      return ingestJob(items, { projectId: w.projectId, sourceId, keyId: w.keyId, receivedAt, dryRun: opts.dryRun ?? false });
     }
 
     const month = (w: World) => new Date(w.clock.now()).toISOString().slice(0, 7);

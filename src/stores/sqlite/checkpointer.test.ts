@@ -2,7 +2,8 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { tempDir } from '../../../test/helpers/fixture.js';
-import type { EnrichedItem, IngestJob } from '../port.js';
+import { RECEIVED_AT, ingestJob } from '../../../test/helpers/items.js';
+import type { IngestJob } from '../port.js';
 import { Checkpointer } from './checkpointer.js';
 import { openSqlite } from './open.js';
 import { SqliteStore } from './sqlite-store.js';
@@ -11,12 +12,11 @@ const tmp = tempDir('inlet-checkpointer-');
 afterEach(() => tmp.remove());
 
 function job(n: number): IngestJob {
-  const items: EnrichedItem[] = Array.from({ length: 100 }, (_, index) => ({
-    index, type: 'track', event: 'e', distinctId: `u${index}`, anonymousId: null, sessionId: null, insertId: `b${n}-${index}`,
-    timestamp: 1_795_000_000_000 + ((n * 7919 + index * 104_729) % 3_600_000), properties: { pad: 'x'.repeat(200) },
-    userAgent: null, droppedKeys: [], enrichment: {},
-  }));
-  return { projectId: 'prj_1', sourceId: 'src_1', keyId: 'key_1', receivedAt: 1_795_000_000_000, items, dryRun: false };
+  return ingestJob(
+    Array.from({ length: 100 }, (_, index) => ({
+      distinctId: `u${index}`, insertId: `b${n}-${index}`, timestamp: RECEIVED_AT + ((n * 7919 + index * 104_729) % 3_600_000), properties: { pad: 'x'.repeat(200) },
+    })),
+  );
 }
 
 it('under writes that never pause, the WAL still starts over and stays short on disk', async () => {
