@@ -1,4 +1,5 @@
 import { DEFAULT_LIMITS, type LimitSettings } from './domain/limits/policies.js';
+import { ADMISSION_WAIT_MS, BODY_BUDGET_BYTES } from './edge/admission.js';
 
 /** Everything an operator can set, from flags and INLET_* variables. */
 export interface Config {
@@ -14,6 +15,8 @@ export interface Config {
   /** Retired API majors, such as "0". */
   retiredVersions: Set<string>;
   limits: LimitSettings;
+  /** Back-pressure on request bodies (edge/admission.ts); a budget of Infinity turns it off. */
+  admission: { budgetBytes: number; waitMs: number };
   logLevel: string;
 }
 
@@ -47,6 +50,10 @@ export function loadConfig(env: Env, flags: { port?: string; host?: string; data
       burst: wholeNumber(env.INLET_LIMIT_BURST ?? String(DEFAULT_LIMITS.burst), 'INLET_LIMIT_BURST'),
       sustained: wholeNumber(env.INLET_LIMIT_SUSTAINED ?? String(DEFAULT_LIMITS.sustained), 'INLET_LIMIT_SUSTAINED'),
       keyRps: wholeNumber(env.INLET_LIMIT_KEY_RPS ?? String(DEFAULT_LIMITS.keyRps), 'INLET_LIMIT_KEY_RPS'),
+    },
+    admission: {
+      budgetBytes: wholeNumber(env.INLET_BODY_BUDGET_BYTES ?? String(BODY_BUDGET_BYTES), 'INLET_BODY_BUDGET_BYTES') || Infinity,
+      waitMs: wholeNumber(env.INLET_BODY_WAIT_MS ?? String(ADMISSION_WAIT_MS), 'INLET_BODY_WAIT_MS', 600_000),
     },
     logLevel: env.INLET_LOG_LEVEL ?? 'info',
   };

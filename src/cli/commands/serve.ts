@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
 import { openLimiter } from '../../domain/limits/open-limiter.js';
 import { RateLimits } from '../../domain/limits/policies.js';
+import { Admission } from '../../edge/admission.js';
 import { buildApp } from '../../edge/app.js';
 import { openStore } from '../../stores/open-store.js';
 import { fail } from '../context.js';
@@ -45,6 +46,7 @@ async function serve(flags: { port?: string; host?: string; dataDir?: string; ba
     trackerHosts: cfg.trackerHosts,
     retiredVersions: cfg.retiredVersions,
     logger,
+    admission: new Admission(cfg.admission.budgetBytes, cfg.admission.waitMs),
   });
   warn = (msg) => app.log.warn(msg);
   await app.listen({ port: cfg.port, host: cfg.host });
