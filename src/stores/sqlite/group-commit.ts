@@ -58,11 +58,16 @@ export class GroupCommitter {
 
   /**
    * Runs `fn` between two commits: none is in progress while it runs, and
-   * none starts before it ends. Jobs keep queueing meanwhile.
+   * none starts before it ends. Jobs keep queueing meanwhile. Resolves or
+   * rejects as `fn` does; the commits after it run either way.
    */
-  between(fn: () => Promise<void>): Promise<void> {
-    this.running = this.running.then(fn).catch(() => undefined);
-    return this.running;
+  between<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.running.then(fn);
+    this.running = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result;
   }
 
   private schedule(): void {
@@ -90,6 +95,8 @@ export class GroupCommitter {
     const touches = this.touches;
     this.touches = new Map();
     const done: [Pending, ItemOutcome[]][] = [];
+    // A transaction open before this flush is someone else's: never roll it back.
+    const ours = !this.db.inTransaction;
     try {
       this.tx.begin();
       for (const group of groupJobs(batch)) {
@@ -102,7 +109,7 @@ export class GroupCommitter {
       this.tx.commit();
     } catch (e) {
       // BEGIN, a savepoint or COMMIT itself failed: nothing of this group is kept.
-      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      if (ours && this.db.inTransaction) this.db.exec('ROLLBACK');
       for (const [p] of done) p.reject(unavailable(e));
       for (const p of batch) if (!done.some(([q]) => q === p)) p.reject(unavailable(e));
       return;

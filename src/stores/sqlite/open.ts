@@ -17,9 +17,11 @@ export function openSqlite(dataDir: string): Db {
   // The admin command and the server write the same file; a short wait beats
   // failing a write that overlaps another process's commit.
   db.pragma('busy_timeout = 5000');
-  // Pending insert_ids live in a TEMP table (insert-id-index.ts): memory, not a file.
-  db.pragma('temp_store = MEMORY');
   migrate(db);
+  // Pending insert_ids live in a TEMP table (insert-id-index.ts): memory, not a
+  // file. Set only after migrating: a migration that rebuilds an index sorts
+  // the whole table, which in memory cost 62 bytes an event of a large store.
+  db.pragma('temp_store = MEMORY');
   return db;
 }
 

@@ -6,6 +6,7 @@ import { GroupCommitter } from './group-commit.js';
 import { InsertIdIndex } from './insert-id-index.js';
 import { type Db, openSqlite } from './open.js';
 import { PersonLinkCache } from './person-link-cache.js';
+import { SqliteStore } from './sqlite-store.js';
 
 const tmp = tempDir('inlet-person-links-');
 const opened: Db[] = [];
@@ -73,7 +74,7 @@ describe('person links served from memory', () => {
     expect(await send(committer, ingestJob([track('u6')]))).toEqual([browser]);
   });
 
-  it('a link made earlier in the same commit is used by the jobs after it, and only once committed is it remembered', async () => {
+  it('a link made earlier in the same commit is used by the jobs after it', async () => {
     const { committer } = setUp();
     const first = committer.submit(ingestJob([track('u3')], { sourceId: 'src_1' }));
     const second = committer.submit(ingestJob([track('u3')], { sourceId: 'src_2' }));
@@ -91,6 +92,31 @@ describe('person links served from memory', () => {
     expect(await send(committer, ingestJob([track('u4')]))).toEqual([server]);
     const [u5] = await send(committer, ingestJob([track('u5')]));
     expect(u5).not.toBe(dry[1]);
+  });
+});
+
+describe('the store around the cache', () => {
+  it('an admin transaction that waits on something else holds the group commit back, and the links it sets are seen next', async () => {
+    const setup = open();
+    setup.prepare("INSERT INTO projects (id, org_id, name, api_enabled, created_at) VALUES ('prj_1', 'org_1', 'p', 1, 0)").run();
+    const store = SqliteStore.open(tmp.dir);
+    try {
+      const [server] = (await store.ingest(ingestJob([track('u1')]))).map(personOf);
+      await store.ingest(ingestJob([track('u1')]));
+      let during: Promise<ItemOutcome[]> = Promise.resolve([]);
+      await store.transaction(async (tx) => {
+        // A job arrives while the transaction waits: it must wait too, not fail.
+        during = store.ingest(ingestJob([track('u9')]));
+        await new Promise((r) => setTimeout(r, 30));
+        await tx.createPersons('prj_1', [{ id: 'per_b', kind: 'browser' }], 0);
+        await tx.setLinks('prj_1', [{ distinctId: 'u1', personId: 'per_b' }]);
+      });
+      expect((await during).map((o) => o.status)).toEqual(['accepted']);
+      expect((await store.ingest(ingestJob([track('u1')]))).map(personOf)).toEqual(['per_b']);
+      expect(server).not.toBe('per_b');
+    } finally {
+      await store.close();
+    }
   });
 });
 
@@ -135,6 +161,28 @@ describe('PersonLinkCache', () => {
     cache.committed();
     cache.beginWrite(2);
     expect(cache.get('p', 'b')).toBeUndefined();
+  });
+
+  it('forgets everything after a write that linked or merged but never committed', () => {
+    for (const change of [(c: PersonLinkCache) => c.link('p', 'x'), (c: PersonLinkCache) => c.merge()]) {
+      const cache = new PersonLinkCache();
+      cache.beginWrite(1);
+      cache.read('p', 'a', ref('per_a'));
+      cache.committed();
+      cache.beginWrite(1);
+      change(cache);
+      // No committed(): the COMMIT failed, or the transaction was rolled back under it.
+      cache.beginWrite(1);
+      expect(cache.get('p', 'a')).toBeUndefined();
+    }
+    // A write that only read leaves memory as it was.
+    const cache = new PersonLinkCache();
+    cache.beginWrite(1);
+    cache.read('p', 'a', ref('per_a'));
+    cache.committed();
+    cache.beginWrite(1);
+    cache.beginWrite(1);
+    expect(cache.get('p', 'a')).toEqual(ref('per_a'));
   });
 
   it('forgets the oldest links past its limit', () => {

@@ -20,7 +20,8 @@ const LINK_CACHE_LIMIT = 50_000;
  * - a merge re-points links no one named, so after one nothing is served
  *   from memory for the rest of the write, and everything is dropped at COMMIT;
  * - a commit by another connection (the admin command, another process)
- *   shows as a new `PRAGMA data_version`, and drops everything.
+ *   shows as a new `PRAGMA data_version`, and drops everything;
+ * - so does a write that linked or merged and never committed.
  *
  * Contract: every write to persons and person_links on the connection goes
  * through SqliteIngestTx, between its begin() and commit().
@@ -36,7 +37,10 @@ export class PersonLinkCache {
 
   /** At the start of every write, with the write lock held. */
   beginWrite(dataVersion: number): void {
-    if (dataVersion !== this.dataVersion) {
+    // The last write linked or merged and never reached committed(): its
+    // COMMIT failed or something rolled it back, and what it left in the
+    // file cannot be known for sure from here.
+    if (dataVersion !== this.dataVersion || this.linked.size > 0 || this.merged) {
       this.entries.clear();
       this.dataVersion = dataVersion;
     }

@@ -127,18 +127,25 @@ export class SqliteStore implements Store {
     return this.committer.submit(job);
   }
 
+  /**
+   * Runs `fn` in a write transaction of its own, after what the group commit
+   * holds has been committed. No group commit starts while `fn` runs, even
+   * when it waits on something else: its BEGIN would fail, and the jobs with it.
+   */
   async transaction<T>(fn: (tx: IngestTx) => Promise<T>): Promise<T> {
     await this.committer.drain();
-    const tx = new SqliteIngestTx(this.db, this.insertIds);
-    tx.begin();
-    try {
-      const out = await fn(tx);
-      tx.commit();
-      return out;
-    } catch (e) {
-      if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      throw e;
-    }
+    return this.committer.between(async () => {
+      const tx = new SqliteIngestTx(this.db, this.insertIds);
+      tx.begin();
+      try {
+        const out = await fn(tx);
+        tx.commit();
+        return out;
+      } catch (e) {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        throw e;
+      }
+    });
   }
 
   /** Newest first by timestamp (event-minute-index.ts finds them). */
