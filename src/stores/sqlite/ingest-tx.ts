@@ -152,7 +152,7 @@ export class SqliteIngestTx implements IngestTx {
 
   mergePerson(projectId: string, from: string, into: string): void {
     if (from === into) return;
-    this.links.merge();
+    this.links.merge(projectId, from);
     this.s.mergeMark.run(into, projectId, from, from);
     this.s.mergeLinks.run(into, projectId, from);
     this.s.mergeTraits.run(into, projectId, from);

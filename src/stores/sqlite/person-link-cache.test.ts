@@ -74,6 +74,17 @@ describe('person links served from memory', () => {
     expect(await send(committer, ingestJob([track('u6')]))).toEqual([browser]);
   });
 
+  it("a merge keeps other people's links in memory", async () => {
+    const { db, committer } = setUp();
+    for (let i = 0; i < 2; i++) await send(committer, ingestJob([track('u7'), track('u8')]));
+    const [u8] = await send(committer, ingestJob([track('u8')]));
+    // Changed behind the store's back: only memory still says u8's old person.
+    db.prepare("INSERT INTO persons (project_id, id, kind, created_at) VALUES ('prj_1', 'per_other', 'server', 0)").run();
+    db.prepare("UPDATE person_links SET person_id = 'per_other' WHERE distinct_id = 'u8'").run();
+    const [browser] = await send(committer, ingestJob([identify('u7', 'per_browser4')]));
+    expect(await send(committer, ingestJob([track('u7'), track('u8')]))).toEqual([browser, u8]);
+  });
+
   it('a link made earlier in the same commit is used by the jobs after it', async () => {
     const { committer } = setUp();
     const first = committer.submit(ingestJob([track('u3')], { sourceId: 'src_1' }));
@@ -142,29 +153,35 @@ describe('PersonLinkCache', () => {
     expect(cache.get('q', 'a')).toBeUndefined();
   });
 
-  it('serves nothing after a link or merge of the write, and drops all on a merge or a new data_version', () => {
+  it('serves nothing the write linked or merged away, drops those at COMMIT, and drops all on a new data_version', () => {
     const cache = new PersonLinkCache();
     cache.beginWrite(1);
+    // b and c resolve to the same person; d is another project's person of the same id.
     cache.read('p', 'a', ref('per_a'));
     cache.read('p', 'b', ref('per_b'));
+    cache.read('p', 'c', ref('per_b'));
+    cache.read('q', 'd', ref('per_b'));
     cache.committed();
     cache.beginWrite(1);
     cache.link('p', 'a');
     expect(cache.get('p', 'a')).toBeUndefined();
     expect(cache.get('p', 'b')).toEqual(ref('per_b'));
-    cache.merge();
-    expect(cache.get('p', 'b')).toBeUndefined();
+    cache.merge('p', 'per_b');
+    expect([cache.get('p', 'b'), cache.get('p', 'c')]).toEqual([undefined, undefined]);
+    expect(cache.get('q', 'd')).toEqual(ref('per_b'));
+    // Read before the merge, so stale once it is made: never taken in.
+    cache.read('p', 'e', ref('per_b'));
+    // Read after it: taken in.
+    cache.read('p', 'f', ref('per_c'));
     cache.committed();
-    expect(cache.get('p', 'b')).toBeUndefined();
-    cache.beginWrite(1);
-    cache.read('p', 'b', ref('per_b'));
-    cache.committed();
+    expect(['a', 'b', 'c', 'e', 'f'].map((id) => cache.get('p', id))).toEqual([undefined, undefined, undefined, undefined, ref('per_c')]);
+    expect(cache.get('q', 'd')).toEqual(ref('per_b'));
     cache.beginWrite(2);
-    expect(cache.get('p', 'b')).toBeUndefined();
+    expect(cache.get('p', 'f')).toBeUndefined();
   });
 
   it('forgets everything after a write that linked or merged but never committed', () => {
-    for (const change of [(c: PersonLinkCache) => c.link('p', 'x'), (c: PersonLinkCache) => c.merge()]) {
+    for (const change of [(c: PersonLinkCache) => c.link('p', 'x'), (c: PersonLinkCache) => c.merge('p', 'per_z')]) {
       const cache = new PersonLinkCache();
       cache.beginWrite(1);
       cache.read('p', 'a', ref('per_a'));

@@ -17,8 +17,9 @@ const LINK_CACHE_LIMIT = 50_000;
  *   returns, except for the distinct_ids the write linked itself;
  * - a distinct_id the write links is dropped from memory at COMMIT, and
  *   is not served from memory for the rest of the write;
- * - a merge re-points links no one named, so after one nothing is served
- *   from memory for the rest of the write, and everything is dropped at COMMIT;
+ * - a merge re-points every link that resolved to the merged person, so
+ *   those are not served from memory for the rest of the write, and are
+ *   dropped at COMMIT (a scan of memory, once per write that merged);
  * - a commit by another connection (the admin command, another process)
  *   shows as a new `PRAGMA data_version`, and drops everything;
  * - so does a write that linked or merged and never committed.
@@ -33,39 +34,42 @@ export class PersonLinkCache {
   private dataVersion = -1;
   private reads: [string, PersonRef][] = [];
   private readonly linked = new Set<string>();
-  private merged = false;
+  /** Persons merged away by the write, by project (keyOf). */
+  private readonly mergedFrom = new Set<string>();
 
   /** At the start of every write, with the write lock held. */
   beginWrite(dataVersion: number): void {
     // The last write linked or merged and never reached committed(): its
     // COMMIT failed or something rolled it back, and what it left in the
     // file cannot be known for sure from here.
-    if (dataVersion !== this.dataVersion || this.linked.size > 0 || this.merged) {
+    if (dataVersion !== this.dataVersion || this.linked.size > 0 || this.mergedFrom.size > 0) {
       this.entries.clear();
       this.dataVersion = dataVersion;
     }
     this.reads = [];
     this.linked.clear();
-    this.merged = false;
+    this.mergedFrom.clear();
   }
 
   /** Once COMMIT has returned: takes in the write's reads, drops what it changed. */
   committed(): void {
-    if (this.merged) {
-      this.entries.clear();
-    } else {
-      for (const key of this.linked) this.entries.delete(key);
-      for (const [key, ref] of this.reads) if (!this.linked.has(key)) this.remember(key, ref);
+    for (const key of this.linked) this.entries.delete(key);
+    if (this.mergedFrom.size > 0) {
+      for (const [key, ref] of this.entries) if (this.mergedFrom.has(keyOf(projectOf(key), ref.id))) this.entries.delete(key);
+    }
+    for (const [key, ref] of this.reads) {
+      if (!this.linked.has(key) && !this.mergedFrom.has(keyOf(projectOf(key), ref.id))) this.remember(key, ref);
     }
     this.reads = [];
     this.linked.clear();
-    this.merged = false;
+    this.mergedFrom.clear();
   }
 
   get(projectId: string, distinctId: string): PersonRef | undefined {
-    if (this.merged) return undefined;
     const key = keyOf(projectId, distinctId);
-    return this.linked.has(key) ? undefined : this.entries.get(key);
+    if (this.linked.has(key)) return undefined;
+    const ref = this.entries.get(key);
+    return ref === undefined || this.mergedFrom.has(keyOf(projectId, ref.id)) ? undefined : ref;
   }
 
   /** A link read from the database during the write. */
@@ -78,9 +82,9 @@ export class PersonLinkCache {
     this.linked.add(keyOf(projectId, distinctId));
   }
 
-  /** A merge the write makes. */
-  merge(): void {
-    this.merged = true;
+  /** A merge the write makes of person `from` into another. */
+  merge(projectId: string, from: string): void {
+    this.mergedFrom.add(keyOf(projectId, from));
   }
 
   private remember(key: string, ref: PersonRef): void {
@@ -90,8 +94,13 @@ export class PersonLinkCache {
   }
 }
 
-function keyOf(projectId: string, distinctId: string): string {
-  return `${projectId}\u0000${distinctId}`;
+/** A distinct_id or person id within its project. */
+function keyOf(projectId: string, id: string): string {
+  return `${projectId}\u0000${id}`;
+}
+
+function projectOf(key: string): string {
+  return key.slice(0, key.indexOf('\u0000'));
 }
 
 const caches = new WeakMap<Db, PersonLinkCache>();
