@@ -53,7 +53,9 @@ export function loadConfig(env: Env, flags: { port?: string; host?: string; data
     },
     admission: {
       budgetBytes: wholeNumber(env.INLET_BODY_BUDGET_BYTES ?? String(BODY_BUDGET_BYTES), 'INLET_BODY_BUDGET_BYTES') || Infinity,
-      waitMs: wholeNumber(env.INLET_BODY_WAIT_MS ?? String(ADMISSION_WAIT_MS), 'INLET_BODY_WAIT_MS', 600_000),
+      // Under the 25 s a stopping server gives requests in flight, so that one
+      // still waiting for room at SIGTERM gets its 503 rather than a cut connection.
+      waitMs: wholeNumber(env.INLET_BODY_WAIT_MS ?? String(ADMISSION_WAIT_MS), 'INLET_BODY_WAIT_MS', 20_000),
     },
     logLevel: env.INLET_LOG_LEVEL ?? 'info',
   };

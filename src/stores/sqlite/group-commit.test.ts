@@ -74,3 +74,22 @@ it('tells its listener of every COMMIT that returned, and of no failed one', asy
   await expect(send(committer, 'e')).rejects.toBeInstanceOf(StoreUnavailableError);
   expect(commits).toBe(2);
 });
+
+it('between() answers as its function does, and the commits after it run either way', async () => {
+  const { committer } = setUp();
+  await expect(committer.between(async () => 7)).resolves.toBe(7);
+  await expect(committer.between(async () => Promise.reject(new Error('admin write failed')))).rejects.toThrow('admin write failed');
+  expect((await send(committer, 'after')).map((o) => o.status)).toEqual(['accepted', 'accepted']);
+  await expect(committer.between(async () => 'still runs')).resolves.toBe('still runs');
+});
+
+it("a flush that cannot begin fails its jobs and leaves a transaction it did not begin alone", async () => {
+  const { db, committer } = setUp();
+  db.exec('BEGIN');
+  db.prepare("INSERT INTO usage (project_id, month, events) VALUES ('prj_1', '2026-01', 5)").run();
+  await expect(send(committer, 'x')).rejects.toBeInstanceOf(StoreUnavailableError);
+  expect(db.inTransaction).toBe(true);
+  db.exec('COMMIT');
+  expect(db.prepare("SELECT events FROM usage WHERE month = '2026-01'").pluck().get()).toBe(5);
+  expect((await send(committer, 'x')).map((o) => o.status)).toEqual(['accepted', 'accepted']);
+});

@@ -44,7 +44,10 @@ it('person links from memory always agree with the database, through merges, dry
     const other = openSqlite(dir);
     const otherCommitter = new GroupCommitter(other, new InsertIdIndex(other));
     const distinctId = () => `u${r.int(6)}`;
-    const anonymousId = () => `per_b${r.int(4)}`;
+    // Browser ids, and now and then the id of a person already made, so that
+    // persons with several links, and chains of merges, get merged too.
+    const seen: string[] = [];
+    const anonymousId = () => (seen.length > 0 && r.chance(0.3) ? seen[r.int(seen.length)]! : `per_b${r.int(4)}`);
     const item = (): ItemSpec => {
       const k = r.int(10);
       if (k < 5) return { distinctId: distinctId() };
@@ -59,7 +62,8 @@ it('person links from memory always agree with the database, through merges, dry
         // A track item without an event name fails its job, after the others were written.
         if (r.chance(0.1)) items.push({ distinctId: distinctId(), event: null });
         const job = ingestJob(items, { projectId: r.chance(0.8) ? 'prj_1' : 'prj_2', sourceId: `src_${r.int(3)}`, dryRun: r.chance(0.15) });
-        pending.push(r.chance(0.1) ? otherCommitter.submit(job) : store.ingest(job));
+        const answer = r.chance(0.1) ? otherCommitter.submit(job) : store.ingest(job);
+        pending.push(answer.then((outcomes) => outcomes.forEach((o) => o.status === 'accepted' && seen.push(o.personId))));
       }
       if (r.chance(0.1)) pending.push(store.transaction((tx) => browserIdentify(tx, 'prj_1', anonymousId(), distinctId(), 1)));
       const failCommit = r.chance(0.1);

@@ -107,6 +107,17 @@ describe('person links served from memory', () => {
 });
 
 describe('the store around the cache', () => {
+  it('refuses a nested transaction', async () => {
+    const store = SqliteStore.open(tmp.dir);
+    try {
+      await expect(store.transaction(() => store.transaction(async () => 1))).rejects.toThrow('cannot be nested');
+      // The store still takes writes.
+      await expect(store.transaction(async () => 2)).resolves.toBe(2);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('an admin transaction that waits on something else holds the group commit back, and the links it sets are seen next', async () => {
     const setup = open();
     setup.prepare("INSERT INTO projects (id, org_id, name, api_enabled, created_at) VALUES ('prj_1', 'org_1', 'p', 1, 0)").run();
@@ -169,9 +180,9 @@ describe('PersonLinkCache', () => {
     cache.merge('p', 'per_b');
     expect([cache.get('p', 'b'), cache.get('p', 'c')]).toEqual([undefined, undefined]);
     expect(cache.get('q', 'd')).toEqual(ref('per_b'));
-    // Read before the merge, so stale once it is made: never taken in.
+    // A read that still names the merged person was made before the merge: never taken in.
     cache.read('p', 'e', ref('per_b'));
-    // Read after it: taken in.
+    // One made after it names the person merged into: taken in.
     cache.read('p', 'f', ref('per_c'));
     cache.committed();
     expect(['a', 'b', 'c', 'e', 'f'].map((id) => cache.get('p', id))).toEqual([undefined, undefined, undefined, undefined, ref('per_c')]);

@@ -48,6 +48,7 @@ export class SqliteStore implements Store {
   private authVersion = -1;
   private readonly checkpointer: Checkpointer;
   private catchingUp = false;
+  private inTransactionFn = false;
   private readonly eventRows;
   private readonly insertIds: InsertIdIndex;
   private readonly minutes: EventMinuteIndex;
@@ -71,7 +72,10 @@ export class SqliteStore implements Store {
     this.checkpointer.whenLong(() => {
       if (this.catchingUp) return;
       this.catchingUp = true;
-      void this.committer.between(() => this.checkpointer.catchUp()).finally(() => (this.catchingUp = false));
+      void this.committer
+        .between(() => this.checkpointer.catchUp())
+        .catch(() => undefined)
+        .finally(() => (this.catchingUp = false));
     });
     this.timer = setInterval(() => void this.committer.drain(), KEY_USE_FLUSH_MS).unref();
     this.eventRows = db.prepare(
@@ -128,22 +132,28 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Runs `fn` in a write transaction of its own, after what the group commit
-   * holds has been committed. No group commit starts while `fn` runs, even
-   * when it waits on something else: its BEGIN would fail, and the jobs with it.
+   * Runs `fn` in a write transaction of its own, after the group commit's
+   * next commit. No group commit starts while `fn` runs, even when it waits
+   * on something else: its BEGIN would fail, and the jobs with it. So `fn`
+   * must never wait on this store's ingest(), transaction() or close(): they
+   * would wait for it in turn. A nested transaction() is refused.
    */
   async transaction<T>(fn: (tx: IngestTx) => Promise<T>): Promise<T> {
+    if (this.inTransactionFn) throw new Error('SqliteStore.transaction() cannot be nested');
     await this.committer.drain();
     return this.committer.between(async () => {
       const tx = new SqliteIngestTx(this.db, this.insertIds);
-      tx.begin();
+      this.inTransactionFn = true;
       try {
+        tx.begin();
         const out = await fn(tx);
         tx.commit();
         return out;
       } catch (e) {
         if (this.db.inTransaction) this.db.exec('ROLLBACK');
         throw e;
+      } finally {
+        this.inTransactionFn = false;
       }
     });
   }
