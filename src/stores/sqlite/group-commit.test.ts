@@ -93,3 +93,20 @@ it("a flush that cannot begin fails its jobs and leaves a transaction it did not
   expect(db.prepare("SELECT events FROM usage WHERE month = '2026-01'").pluck().get()).toBe(5);
   expect((await send(committer, 'x')).map((o) => o.status)).toEqual(['accepted', 'accepted']);
 });
+
+it('writes key uses when drained, not with every commit', async () => {
+  const { db, committer } = setUp();
+  db.prepare("INSERT INTO api_keys (id, source_id, hash, last_four, created_at) VALUES ('key_1', 'src_1', x'01', 'abcd', 0)").run();
+  const lastUsed = () => db.prepare("SELECT last_used_at FROM api_keys WHERE id = 'key_1'").pluck().get();
+  committer.noteKeyUse('key_1', 1_000);
+  committer.noteKeyUse('key_1', 3_000);
+  committer.noteKeyUse('key_1', 2_000);
+  await send(committer, 'k');
+  expect(lastUsed()).toBeNull();
+  await committer.drain();
+  expect(lastUsed()).toBe(3_000);
+  // Nothing else pending: a drain still writes them.
+  committer.noteKeyUse('key_1', 4_000);
+  await committer.drain();
+  expect(lastUsed()).toBe(4_000);
+});

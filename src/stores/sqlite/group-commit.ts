@@ -27,6 +27,8 @@ export class GroupCommitter {
   private readonly tx: SqliteIngestTx;
   private readonly touchKey;
   private touches = new Map<string, number>();
+  /** Set by drain(): its flush writes the key uses too. */
+  private touchesDue = false;
 
   constructor(
     private readonly db: Db,
@@ -45,7 +47,11 @@ export class GroupCommitter {
     });
   }
 
-  /** Remembers a key's last use; written with the next commit. */
+  /**
+   * Remembers a key's last use. Written by the next drain() (the store drains
+   * once a second), not by every commit: the api_keys page was one of the
+   * eight pages a commit of 25 one-item requests wrote.
+   */
   noteKeyUse(keyId: string, at: number): void {
     this.touches.set(keyId, Math.max(at, this.touches.get(keyId) ?? 0));
   }
@@ -53,6 +59,7 @@ export class GroupCommitter {
   /** Commits what is pending (key uses included) and waits for it. */
   async drain(): Promise<void> {
     this.scheduled = true;
+    this.touchesDue = true;
     await this.runFlush();
   }
 
@@ -91,9 +98,11 @@ export class GroupCommitter {
   private async flush(): Promise<void> {
     this.scheduled = false;
     const batch = this.takeBatch();
-    if (batch.length === 0 && this.touches.size === 0) return;
-    const touches = this.touches;
-    this.touches = new Map();
+    const writeTouches = this.touchesDue && this.touches.size > 0;
+    this.touchesDue = false;
+    if (batch.length === 0 && !writeTouches) return;
+    const touches = writeTouches ? this.touches : new Map<string, number>();
+    if (writeTouches) this.touches = new Map();
     const done: [Pending, ItemOutcome[]][] = [];
     // A transaction open before this flush is someone else's: never roll it back.
     const ours = !this.db.inTransaction;
