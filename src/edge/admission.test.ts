@@ -46,4 +46,35 @@ describe('admission of request bodies', () => {
     expect(a.admittedBytes).toBe(100);
     held();
   });
+
+  it('answers at once, without queueing, a request that finds the waiting room full', async () => {
+    const a = new Admission(100, 60_000, 150);
+    const first = (await a.enter(100))!;
+    const waiting = [a.enter(80), a.enter(60)];
+    await tick();
+    expect(a.waitingBodyBytes).toBe(140);
+    // 140 + 20 would pass 150: told at once, and nothing else moves.
+    expect(await a.enter(20)).toBeNull();
+    expect(a.waitingBodyBytes).toBe(140);
+    first();
+    (await waiting[0])!();
+    (await waiting[1])!();
+    expect(a.waitingBodyBytes).toBe(0);
+    // One body alone may always wait, whatever its size.
+    const again = (await a.enter(100))!;
+    const alone = a.enter(1000);
+    await tick();
+    expect(a.waitingBodyBytes).toBe(1000);
+    again();
+    (await alone)!();
+    expect(a.admittedBytes).toBe(0);
+  });
+
+  it('counts a request given up on out of the waiting room', async () => {
+    const a = new Admission(100, 30, 150);
+    const first = (await a.enter(100))!;
+    expect(await a.enter(120)).toBeNull();
+    expect(a.waitingBodyBytes).toBe(0);
+    first();
+  });
 });

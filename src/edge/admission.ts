@@ -12,6 +12,13 @@ export const BODY_BUDGET_BYTES = 2 * 1_048_576;
 export const ADMISSION_WAIT_MS = 10_000;
 
 /**
+ * Bodies that may wait for room, in budgets: waiting bodies are memory too,
+ * so past this a request is answered 503 at once instead of joining the
+ * queue (16 MiB with the default budget, about 150 batches of 500 items).
+ */
+export const WAITING_BUDGETS = 8;
+
+/**
  * Back-pressure between reading a body and parsing it: a request waits,
  * first come first served, until the bodies already admitted leave room for
  * its own (its JSON, decompressed). Meanwhile it holds only its body's bytes,
@@ -19,26 +26,31 @@ export const ADMISSION_WAIT_MS = 10_000;
  * each, not a parsed batch each. Weighing bodies once read makes the weight exact (no
  * guess for gzip or chunked bodies), and a client that sends slowly holds no
  * room while it does. A request that waits longer than `maxWaitMs` is told to
- * come back (503), and one body larger than the whole budget is admitted when
- * nothing else is in.
+ * come back (503), and so is one that finds WAITING_BUDGETS budgets' worth of
+ * bodies already waiting. One body larger than the whole budget is admitted
+ * when nothing else is in.
  */
 export class Admission {
   private inFlight = 0;
   private readonly waiting: { weight: number; admit: () => void }[] = [];
+  private waitingBytes = 0;
 
   constructor(
     private readonly budget = BODY_BUDGET_BYTES,
     private readonly maxWaitMs = ADMISSION_WAIT_MS,
+    private readonly maxWaitingBytes = WAITING_BUDGETS * budget,
   ) {}
 
-  /** Resolves to a release function once admitted, or null after waiting too long. */
+  /** Resolves to a release function once admitted, or null when it may not wait or waited too long. */
   async enter(weight: number): Promise<(() => void) | null> {
     if (this.waiting.length === 0 && this.fits(weight)) return this.admit(weight);
+    if (this.waiting.length > 0 && this.waitingBytes + weight > this.maxWaitingBytes) return null;
     return new Promise((resolve) => {
       const entry = {
         weight,
         admit: () => {
           clearTimeout(timer);
+          this.waitingBytes -= weight;
           resolve(this.admit(weight));
         },
       };
@@ -46,17 +58,24 @@ export class Admission {
         const at = this.waiting.indexOf(entry);
         if (at === -1) return;
         this.waiting.splice(at, 1);
+        this.waitingBytes -= weight;
         resolve(null);
         // The one given up on may have held back smaller ones behind it.
         this.admitWaiting();
       }, this.maxWaitMs);
       this.waiting.push(entry);
+      this.waitingBytes += weight;
     });
   }
 
   /** Bytes admitted and not yet released (for tests and logs). */
   get admittedBytes(): number {
     return this.inFlight;
+  }
+
+  /** Bytes of the bodies waiting for room (for tests and logs). */
+  get waitingBodyBytes(): number {
+    return this.waitingBytes;
   }
 
   private fits(weight: number): boolean {

@@ -146,7 +146,7 @@ export const REQUEST_ERRORS = {
   collection_unavailable: {
     status: 503,
     message: 'The events could not be stored durably, so nothing of this request was kept. Resend the whole request after Retry-After seconds.',
-    when: 'The durable write failed, the server is shutting down, or it already holds more batches than it can store and this one waited for room (read, not yet parsed; 10 s by default). Retry-After is 5. Nothing of the request was stored or metered.',
+    when: 'The durable write failed, the server is shutting down, or it already holds more batches than it can store and this one waited for room (read, not yet parsed; 10 s by default) or found too many waiting already. Retry-After is 5. Nothing of the request was stored or metered.',
     retryable: true,
     retry: 'Yes, resend the whole request with the same insert_ids after Retry-After seconds.',
   },
