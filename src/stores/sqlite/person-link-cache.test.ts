@@ -220,4 +220,26 @@ describe('PersonLinkCache', () => {
     cache.committed();
     expect([cache.get('p', 'a'), cache.get('p', 'b'), cache.get('p', 'c')]).toEqual([undefined, ref('per_b'), ref('per_c')]);
   });
+
+  it('a merge after the limit has pushed some links out drops exactly the merged person\'s remaining ones', () => {
+    const cache = new PersonLinkCache(3);
+    cache.beginWrite(1);
+    for (const [id, person] of [['a', 'per_x'], ['b', 'per_x'], ['c', 'per_y'], ['d', 'per_x']]) cache.read('p', id!, ref(person!));
+    cache.committed();
+    // a went first; b and d still name per_x.
+    cache.beginWrite(1);
+    cache.merge('p', 'per_x');
+    cache.committed();
+    expect(['a', 'b', 'c', 'd'].map((id) => cache.get('p', id))).toEqual([undefined, undefined, ref('per_y'), undefined]);
+    // Room again for new links, and per_x can be remembered anew.
+    cache.beginWrite(1);
+    cache.read('p', 'e', ref('per_x'));
+    cache.committed();
+    expect([cache.get('p', 'c'), cache.get('p', 'e')]).toEqual([ref('per_y'), ref('per_x')]);
+    // Many more links than the limit, each its own person: memory stays bounded.
+    cache.beginWrite(1);
+    for (let i = 0; i < 100; i++) cache.read('p', `many${i}`, ref(`per_${i}`));
+    cache.committed();
+    expect(cache.size).toEqual({ links: 3, persons: 3 });
+  });
 });
