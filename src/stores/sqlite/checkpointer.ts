@@ -97,8 +97,7 @@ export class Checkpointer {
   /** Whether the thread is running a pass that committed() asked for. */
   private passing = false;
   private lastPassAt = -Infinity;
-  /** Passes committed() asked for that have ended (tests read it). */
-  passesDone = 0;
+  private passes = 0;
 
   constructor(
     file: string,
@@ -116,7 +115,7 @@ export class Checkpointer {
       else if (m === 'caught-up') this.settle();
       else if (m === 'passed') {
         this.passing = false;
-        this.passesDone++;
+        this.passes++;
       }
     });
     this.stopped = new Promise((resolve) => {
@@ -144,6 +143,11 @@ export class Checkpointer {
     this.lastPassAt = now;
     this.passing = true;
     this.worker.postMessage('pass');
+  }
+
+  /** Passes committed() asked for that have ended (tests read it). */
+  get passesDone(): number {
+    return this.passes;
   }
 
   /**

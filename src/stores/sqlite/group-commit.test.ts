@@ -3,7 +3,7 @@ import { tempDir } from '../../../test/helpers/fixture.js';
 import { ingestJob } from '../../../test/helpers/items.js';
 import { StoreUnavailableError } from '../port.js';
 import { GroupCommitter } from './group-commit.js';
-import { InsertIdIndex } from './insert-id-index.js';
+import { SqliteIngestTx } from './ingest-tx.js';
 import { type Db, openSqlite } from './open.js';
 
 const tmp = tempDir('inlet-group-commit-');
@@ -17,7 +17,7 @@ function setUp(): { db: Db; committer: GroupCommitter } {
   const db = openSqlite(tmp.dir);
   opened.push(db);
   db.prepare("INSERT INTO projects (id, org_id, name, api_enabled, created_at) VALUES ('prj_1', 'org_1', 'p', 1, 0)").run();
-  return { db, committer: new GroupCommitter(db, new InsertIdIndex(db)) };
+  return { db, committer: new GroupCommitter(db, new SqliteIngestTx(db)) };
 }
 
 const send = (committer: GroupCommitter, insertId: string) =>
@@ -60,7 +60,7 @@ it('tells its listener of every COMMIT that returned, and of no failed one', asy
   opened.push(db);
   db.prepare("INSERT INTO projects (id, org_id, name, api_enabled, created_at) VALUES ('prj_1', 'org_1', 'p', 1, 0)").run();
   let commits = 0;
-  const committer = new GroupCommitter(db, new InsertIdIndex(db), () => commits++);
+  const committer = new GroupCommitter(db, new SqliteIngestTx(db), () => commits++);
   await send(committer, 'c');
   expect(commits).toBe(1);
   db.exec("CREATE TRIGGER events_fail BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'no'); END");

@@ -1,7 +1,6 @@
 import { ingestJobsInTx } from '../../domain/ingest.js';
 import { type IngestJob, type ItemOutcome, StoreUnavailableError } from '../port.js';
-import { SqliteIngestTx } from './ingest-tx.js';
-import type { InsertIdIndex } from './insert-id-index.js';
+import type { SqliteIngestTx } from './ingest-tx.js';
 import type { Db } from './open.js';
 
 /** Items one commit takes before the rest wait for the next one. */
@@ -24,7 +23,6 @@ export class GroupCommitter {
   private queue: Pending[] = [];
   private scheduled = false;
   private running: Promise<void> = Promise.resolve();
-  private readonly tx: SqliteIngestTx;
   private readonly touchKey;
   private touches = new Map<string, number>();
   /** Set by drain(): its flush writes the key uses too. */
@@ -32,11 +30,11 @@ export class GroupCommitter {
 
   constructor(
     private readonly db: Db,
-    insertIds: InsertIdIndex,
+    /** The transaction every commit runs on; no one else may use it meanwhile. */
+    private readonly tx: SqliteIngestTx,
     /** Told after every COMMIT that returned (the checkpointer times its passes by it). */
     private readonly onCommit: () => void = () => undefined,
   ) {
-    this.tx = new SqliteIngestTx(db, insertIds);
     this.touchKey = db.prepare('UPDATE api_keys SET last_used_at = max(coalesce(last_used_at, 0), ?) WHERE id = ?');
   }
 

@@ -5,7 +5,6 @@ import { type ItemSpec, ingestJob } from '../../../test/helpers/items.js';
 import { browserIdentify } from '../../domain/people/browser-identify.js';
 import { GroupCommitter } from './group-commit.js';
 import { SqliteIngestTx } from './ingest-tx.js';
-import { InsertIdIndex } from './insert-id-index.js';
 import { type Db, openSqlite } from './open.js';
 import { SqliteStore } from './sqlite-store.js';
 
@@ -42,7 +41,7 @@ it('person links from memory always agree with the database, through merges, dry
     const store = SqliteStore.open(dir);
     const db = (store as unknown as { db: Db }).db;
     const other = openSqlite(dir);
-    const otherCommitter = new GroupCommitter(other, new InsertIdIndex(other));
+    const otherCommitter = new GroupCommitter(other, new SqliteIngestTx(other));
     const distinctId = () => `u${r.int(6)}`;
     // Browser ids, and now and then the id of a person already made, so that
     // persons with several links, and chains of merges, get merged too.

@@ -3,7 +3,7 @@ import { tempDir } from '../../../test/helpers/fixture.js';
 import { type ItemSpec, ingestJob } from '../../../test/helpers/items.js';
 import type { IngestJob, ItemOutcome } from '../port.js';
 import { GroupCommitter } from './group-commit.js';
-import { InsertIdIndex } from './insert-id-index.js';
+import { SqliteIngestTx } from './ingest-tx.js';
 import { type Db, openSqlite } from './open.js';
 import { PersonLinkCache } from './person-link-cache.js';
 import { SqliteStore } from './sqlite-store.js';
@@ -24,7 +24,7 @@ function open(): Db {
 function setUp(): { db: Db; committer: GroupCommitter } {
   const db = open();
   db.prepare("INSERT INTO projects (id, org_id, name, api_enabled, created_at) VALUES ('prj_1', 'org_1', 'p', 1, 0)").run();
-  return { db, committer: new GroupCommitter(db, new InsertIdIndex(db)) };
+  return { db, committer: new GroupCommitter(db, new SqliteIngestTx(db)) };
 }
 
 const personOf = (o: ItemOutcome): string => {

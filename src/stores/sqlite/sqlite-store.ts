@@ -52,6 +52,7 @@ export class SqliteStore implements Store {
   private readonly eventRows;
   private readonly insertIds: InsertIdIndex;
   private readonly minutes: EventMinuteIndex;
+  private readonly adminTx: SqliteIngestTx;
 
   constructor(
     private readonly db: Db,
@@ -68,7 +69,10 @@ export class SqliteStore implements Store {
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.insertIds = new InsertIdIndex(db);
     this.minutes = new EventMinuteIndex(db);
-    this.committer = new GroupCommitter(db, this.insertIds, () => this.checkpointer.committed());
+    // Two transactions over the same indexes, prepared once: the group
+    // commit's, and the admin writes' (transaction() runs between commits).
+    this.committer = new GroupCommitter(db, new SqliteIngestTx(db, this.insertIds, this.minutes), () => this.checkpointer.committed());
+    this.adminTx = new SqliteIngestTx(db, this.insertIds, this.minutes);
     this.checkpointer.whenLong(() => {
       if (this.catchingUp) return;
       this.catchingUp = true;
@@ -142,7 +146,7 @@ export class SqliteStore implements Store {
     if (this.inTransactionFn) throw new Error('SqliteStore.transaction() cannot be nested');
     await this.committer.drain();
     return this.committer.between(async () => {
-      const tx = new SqliteIngestTx(this.db, this.insertIds);
+      const tx = this.adminTx;
       this.inTransactionFn = true;
       try {
         tx.begin();
