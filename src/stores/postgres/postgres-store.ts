@@ -13,6 +13,7 @@ import type {
 import { authFromRow, storedEventFromRow } from '../rows.js';
 import { PgAdmin, toProject, toSource } from './admin.js';
 import { PgIngestTx } from './ingest-tx.js';
+import { KeyLookups } from './key-lookups.js';
 import { migrate } from './migrations.js';
 import { ensureDayPartitions } from './partitions.js';
 import { DEFAULT_TIMEOUTS, type PgTimeouts, createPool, inTransaction, unavailable } from './pool.js';
@@ -48,7 +49,7 @@ const AUTH_SQL = `SELECT k.id AS key_id, k.hash, k.expires_at, k.revoked_at,
   JOIN sources s ON s.id = k.source_id AND s.deleted_at IS NULL
   JOIN projects p ON p.id = s.project_id AND p.deleted_at IS NULL
   JOIN orgs o ON o.id = p.org_id AND o.deleted_at IS NULL
-  WHERE k.hash = $1`;
+  WHERE k.hash = ANY($1::bytea[])`;
 
 const EVENTS_SQL = `SELECT e.*, coalesce(p.merged_into, e.person_id) AS current_person
   FROM events e LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
@@ -67,6 +68,15 @@ export class PostgresStore implements Store {
   private flushing: Promise<void> = Promise.resolve();
   private readonly keyTimer: NodeJS.Timeout;
   private readonly partitionTimer: NodeJS.Timeout;
+  /**
+   * Keys are looked up on every request, never cached, since revocation must
+   * count from the next request on every server; requests that come in while a
+   * lookup is in flight share the next one (key-lookups.ts).
+   */
+  private readonly keys = new KeyLookups<Record<string, never>>(async (hexes) => {
+    const { rows } = await this.query<Record<string, never>>(AUTH_SQL, [hexes.map((h) => Buffer.from(h, 'hex'))], 'inlet_authenticate');
+    return new Map(rows.map((r) => [(r.hash as Buffer).toString('hex'), r]));
+  });
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -94,8 +104,7 @@ export class PostgresStore implements Store {
   }
 
   async authenticate(hash: Buffer): Promise<AuthRecord | null> {
-    const { rows } = await this.query<Record<string, never>>(AUTH_SQL, [hash], 'inlet_authenticate');
-    const r = rows[0];
+    const r = await this.keys.get(hash.toString('hex'));
     if (r === undefined) return null;
     return authFromRow(r, toSource, toProject);
   }
