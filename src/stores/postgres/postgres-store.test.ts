@@ -123,6 +123,35 @@ describe.runIf(enabled)('postgres engine', () => {
     }
   });
 
+  it('a dry run sends none of its writes, and a real one sends them in one statement', async () => {
+    const store = await PostgresStore.connect(db.url);
+    const sent: string[] = [];
+    const query = pg.Client.prototype.query;
+    try {
+      const admin = createAdmin(store, Date.now);
+      const project = await admin.createProject({ name: 'P', apiEnabled: true });
+      const source = await admin.createSource({ projectId: project.id, name: 'S' });
+      const job = (dryRun: boolean): IngestJob => ({
+        projectId: project.id, sourceId: source.id, keyId: 'key_x', receivedAt: Date.now(), dryRun,
+        items: [item({ insertId: 'w1', distinctId: 'writer' })],
+      });
+      pg.Client.prototype.query = function (this: pg.Client, cfg: unknown, ...rest: unknown[]) {
+        sent.push(typeof cfg === 'string' ? cfg : ((cfg as { name?: string }).name ?? '?'));
+        return (query as (...a: unknown[]) => unknown).call(this, cfg, ...rest);
+      } as typeof query;
+      expect((await store.ingest(job(true)))[0]!.status).toBe('accepted');
+      expect(sent).toContain('ROLLBACK');
+      expect(sent).not.toContain('inlet_ingest_writes');
+      sent.length = 0;
+      expect((await store.ingest(job(false)))[0]!.status).toBe('accepted');
+      expect(sent.filter((s) => s === 'inlet_ingest_writes')).toHaveLength(1);
+      expect(sent).toContain('COMMIT');
+    } finally {
+      pg.Client.prototype.query = query;
+      await store.close();
+    }
+  });
+
   describe('when the database goes away', () => {
     let proxy: FlakyProxy;
     let store: PostgresStore;

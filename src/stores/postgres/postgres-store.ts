@@ -252,8 +252,10 @@ export class PostgresStore implements Store {
 
 /**
  * Runs `fn` on an ingest transaction and sends its last writes before the
- * transaction ends: PgIngestTx holds writes back to send them in one round
- * trip, so every transaction that gives one out goes through here.
+ * transaction commits: PgIngestTx holds writes back to send them in one round
+ * trip, so every transaction that gives one out goes through here. A
+ * transaction that will be rolled back (a dry run) does not send them: no one
+ * reads them, and the project stays locked for one round trip less.
  */
 function withIngestTx<T>(pool: pg.Pool, fn: (tx: PgIngestTx) => Promise<T>, keep = true): Promise<T> {
   return inTransaction(
@@ -261,7 +263,7 @@ function withIngestTx<T>(pool: pg.Pool, fn: (tx: PgIngestTx) => Promise<T>, keep
     async (c) => {
       const tx = new PgIngestTx(c);
       const out = await fn(tx);
-      await tx.flush();
+      if (keep) await tx.flush();
       return out;
     },
     keep,
