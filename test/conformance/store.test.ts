@@ -89,6 +89,23 @@ for (const engine of STORES) {
         expect(await store.authenticate(hashKey('srv_live_' + 'x'.repeat(32)))).toBeNull();
       });
 
+      it('lookups made at once each get their own key, or none', async () => {
+        const a = await world();
+        const b = await world();
+        const unknown = 'srv_live_' + 'u'.repeat(32);
+        const found = await Promise.all([a.key, b.key, unknown, a.key, b.key].map((k) => store.authenticate(hashKey(k))));
+        expect(found.map((f) => f?.keyId ?? null)).toEqual([a.keyId, b.keyId, null, a.keyId, b.keyId]);
+        expect(found[1]!.source.id).toBe(b.sourceId);
+        // A change made while lookups are out is seen by every lookup asked after it.
+        const before = store.authenticate(hashKey(a.key));
+        await second.admin.revokeKey(a.keyId, a.clock.now());
+        const after = await Promise.all([store.authenticate(hashKey(a.key)), store.authenticate(hashKey(b.key))]);
+        // Asked before the change: either answer is right, but it must come.
+        expect((await before)?.keyId).toBe(a.keyId);
+        expect(keyWorks(after[0]!, a.clock.now())).toBe(false);
+        expect(keyWorks(after[1]!, b.clock.now())).toBe(true);
+      });
+
       it('a revoked key is found but no longer works, on every server', async () => {
         const w = await world();
         await w.admin.revokeKey(w.keyId);

@@ -1,8 +1,8 @@
-import { describe, expect, it } from 'vitest';
-import { KeyLookups } from './key-lookups.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { KeyLookupTimeout, KeyLookups } from './key-lookups.js';
 
 /** A lookup whose statements the test finishes by hand; each answers with its own number. */
-function manual(known: Set<string> = new Set(['a', 'b', 'c'])) {
+function manual(known: Set<string> = new Set(['a', 'b', 'c']), maxWaitMs?: number) {
   const calls: { keys: string[]; finish: () => void; fail: (e: Error) => void }[] = [];
   const lookups = new KeyLookups<string>(
     (keys) =>
@@ -14,6 +14,7 @@ function manual(known: Set<string> = new Set(['a', 'b', 'c'])) {
           fail: reject,
         });
       }),
+    maxWaitMs,
   );
   return { lookups, calls };
 }
@@ -57,6 +58,42 @@ describe('KeyLookups', () => {
     expect(calls).toHaveLength(3);
     calls[2]!.finish();
     expect(await third).toBe('c@3');
+  });
+
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('refuses a lookup that has no answer in time, and drops one not sent yet from the queue', async () => {
+    vi.useFakeTimers();
+    const { lookups, calls } = manual(undefined, 1000);
+    const inFlight = lookups.get('a');
+    const queued = lookups.get('b');
+    const early = expect(inFlight).rejects.toBeInstanceOf(KeyLookupTimeout);
+    const late = expect(queued).rejects.toThrow('no answer within 1000 ms');
+    await vi.advanceTimersByTimeAsync(999);
+    expect(calls).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    await early;
+    await late;
+    // The hung statement answers at last: nobody waits for it, and b is not sent.
+    calls[0]!.finish();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(calls).toHaveLength(1);
+    const next = lookups.get('c');
+    expect(calls.map((c) => c.keys)).toEqual([['a'], ['c']]);
+    calls[1]!.finish();
+    expect(await next).toBe('c@2');
+  });
+
+  it('fails the lookups of a statement that throws before it is sent', async () => {
+    let n = 0;
+    const lookups = new KeyLookups<string>((keys) => {
+      if (n++ === 0) throw new Error('no connection');
+      return Promise.resolve(new Map(keys.map((k) => [k, k])));
+    });
+    await expect(lookups.get('a')).rejects.toThrow('no connection');
+    expect(await lookups.get('b')).toBe('b');
   });
 
   it('takes at most 256 distinct keys a statement', async () => {

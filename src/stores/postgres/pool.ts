@@ -35,10 +35,10 @@ export function createPool(url: string, t: PgTimeouts, onError: (e: Error) => vo
     keepAlive: true,
     idleTimeoutMillis: 30_000,
     application_name: 'inlet',
-    // Statements are prepared once per connection (named), but planned for
-    // each run's values: a generic plan made while a table was small (a fresh
-    // store) stayed in use as it grew and cut big batches to a quarter.
-    options: '-c plan_cache_mode=force_custom_plan',
+    // PostgreSQL's default plan cache: a statement given a name gets a generic
+    // plan after five runs. Only statements whose plan cannot depend on the
+    // data are named (ingest-tx.ts); a generic plan of a read, made while its
+    // table was small, stayed in use as it grew and cut big batches to a quarter.
   });
   // An idle client whose server went away is dropped by the pool, which then
   // emits the error: without a listener that would end the process. The pool

@@ -73,17 +73,21 @@ export class PostgresStore implements Store {
    * count from the next request on every server; requests that come in while a
    * lookup is in flight share the next one (key-lookups.ts).
    */
-  private readonly keys = new KeyLookups<Record<string, never>>(async (hexes) => {
-    const { rows } = await this.query<Record<string, never>>(AUTH_SQL, [hexes.map((h) => Buffer.from(h, 'hex'))], 'inlet_authenticate');
-    return new Map(rows.map((r) => [(r.hash as Buffer).toString('hex'), r]));
-  });
+  private readonly keys: KeyLookups<Record<string, never>>;
 
   private constructor(
     private readonly pool: pg.Pool,
     private readonly onBackgroundError: (e: unknown) => void,
     clock: () => number,
+    timeouts: PgTimeouts,
   ) {
     this.admin = new PgAdmin(pool);
+    // A lookup asked while another hangs gets the bound of one on its own:
+    // a connection, then a statement.
+    this.keys = new KeyLookups(async (hexes) => {
+      const { rows } = await this.query<Record<string, never>>(AUTH_SQL, [hexes.map((h) => Buffer.from(h, 'hex'))]);
+      return new Map(rows.map((r) => [(r.hash as Buffer).toString('hex'), r]));
+    }, timeouts.connectMs + timeouts.statementMs);
     this.keyTimer = setInterval(() => void this.flushKeyUses(), KEY_USE_FLUSH_MS).unref();
     this.partitionTimer = setInterval(
       () => void ensureDayPartitions(pool, clock()).catch(onBackgroundError),
@@ -100,11 +104,16 @@ export class PostgresStore implements Store {
     const pool = createPool(url, timeouts, onError);
     // Not fatal: without a day's table its rows go to the default partition.
     await ensureDayPartitions(pool, clock()).catch(onError);
-    return new PostgresStore(pool, onError, clock);
+    return new PostgresStore(pool, onError, clock, timeouts);
   }
 
   async authenticate(hash: Buffer): Promise<AuthRecord | null> {
-    const r = await this.keys.get(hash.toString('hex'));
+    let r: Record<string, never> | undefined;
+    try {
+      r = await this.keys.get(hash.toString('hex'));
+    } catch (e) {
+      throw unavailable(e);
+    }
     if (r === undefined) return null;
     return authFromRow(r, toSource, toProject);
   }
@@ -240,10 +249,9 @@ export class PostgresStore implements Store {
     return this.flushing;
   }
 
-  /** `name`: for statements run on every request, parsed and planned once per connection. */
-  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[], name?: string): Promise<pg.QueryResult<R>> {
+  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
     try {
-      return await this.pool.query<R>({ text, values, ...(name !== undefined ? { name } : {}) });
+      return await this.pool.query<R>(text, values);
     } catch (e) {
       throw unavailable(e);
     }
