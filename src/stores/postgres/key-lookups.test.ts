@@ -22,6 +22,10 @@ function manual(known: Set<string> = new Set(['a', 'b', 'c']), maxWaitMs?: numbe
 const tick = () => new Promise((r) => setImmediate(r));
 
 describe('KeyLookups', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('sends a lookup at once when none is in flight', async () => {
     const { lookups, calls } = manual();
     const a = lookups.get('a');
@@ -58,10 +62,6 @@ describe('KeyLookups', () => {
     expect(calls).toHaveLength(3);
     calls[2]!.finish();
     expect(await third).toBe('c@3');
-  });
-
-  afterEach(() => {
-    vi.useRealTimers();
   });
 
   it('refuses a lookup that has no answer in time, and drops one not sent yet from the queue', async () => {

@@ -13,8 +13,9 @@ export class KeyLookupTimeout extends Error {}
 /**
  * Lookups by key where those asked for while one is in flight go together in
  * the next statement, as group commit does for writes: a burst of requests
- * with the same key costs one round trip and one index probe, not one each.
- * At low load nothing waits: a lookup with none in flight starts at once.
+ * costs a statement per round trip instead of one per request, and a key
+ * many of them share is probed once in each. At low load nothing waits: a
+ * lookup with none in flight starts at once.
  *
  * Freshness is that of a lookup per request: a request never takes the answer
  * of a statement sent before it asked, only of the next one, so a change
