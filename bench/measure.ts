@@ -27,6 +27,8 @@ export interface WorkloadFigures extends LoadFigures {
    * shows here, and makes the figures noisy.
    */
   otherCpuSec: number;
+  /** For a baseline measured in two halves around Inlet's phase: each half's events/s. */
+  halvesEventsPerSec?: [number, number];
 }
 
 export interface SystemRun {
@@ -39,10 +41,23 @@ export interface SystemRun {
 export type Log = (line: string) => void;
 
 /**
+ * The HTTP baseline, measured around each of Inlet's peak phases: half its
+ * time just before, half just after. The machine's speed drifts by a third
+ * within minutes, so a baseline taken earlier in the run moved the ratio more
+ * than Inlet did; taken on both sides, the drift falls on both terms.
+ */
+export interface PairedBaseline {
+  system: string;
+  target: Target;
+  pid: number;
+}
+
+/**
  * Runs every workload against one server: a warm-up, the measured closed-loop
  * run, and after the big batches (when asked) the constant-rate run at 80 %
  * of the rate just measured. A server that `stores` gets fresh insert_ids
- * however long the run.
+ * however long the run. With a `baseline`, each closed-loop run is bracketed
+ * by two halves of the baseline's (see PairedBaseline).
  */
 export async function measureSystem(
   system: string,
@@ -50,26 +65,50 @@ export async function measureSystem(
   pid: number,
   pools: Record<WorkloadName, BodyPool>,
   cfg: BenchConfig,
-  opts: { withSlo: boolean; stores: boolean },
+  opts: { withSlo: boolean; stores: boolean; baseline?: PairedBaseline },
   log: Log,
-): Promise<SystemRun> {
+): Promise<{ run: SystemRun; baseline: SystemRun | null }> {
   const rss = new RssWatch(pid);
   const run: SystemRun = { system, workloads: {}, lifetimePeakRssMiB: 0 };
+  const b = opts.baseline;
+  const baseRss = b === undefined ? null : new RssWatch(b.pid);
+  const baseRun: SystemRun | null = b === undefined ? null : { system: b.system, workloads: {}, lifetimePeakRssMiB: 0 };
   try {
     for (const name of cfg.workloads) {
       const pool = pools[name];
       const cursor = new BodyCursor(pool, opts.stores);
       const connections = name === 'small' ? cfg.smallConnections : cfg.connections;
-      if (cfg.warmupSeconds > 0) {
-        await closedLoop(target, cursor, connections, cfg.warmupSeconds);
-        await sleep(500);
-      }
+      const baseHalf =
+        b === undefined
+          ? null
+          : (() => {
+              // The baseline stores nothing: its bodies never need fresh insert_ids.
+              const baseCursor = new BodyCursor(pool, false);
+              return async (): Promise<Omit<WorkloadFigures, 'workload'>> => {
+                await warmUp(b.target, baseCursor, connections, cfg);
+                return phase(b.pid, baseRss!, pool, baseCursor, connections, () => closedLoop(b.target, baseCursor, connections, cfg.seconds / 2));
+              };
+            })();
+      const before = baseHalf === null ? null : await baseHalf();
+      await warmUp(target, cursor, connections, cfg);
       const peak = await phase(pid, rss, pool, cursor, connections, () => closedLoop(target, cursor, connections, cfg.seconds));
       run.workloads[name] = { ...peak, workload: name };
       log(`  ${system} ${name}: ${fmt(peak.eventsPerSec)} events/s, ${fmt(peak.requestsPerSec)} req/s, p99 ${peak.p99Ms.toFixed(1)} ms`);
       if (peak.otherCpuSec > 0.1 * peak.seconds) log(`  ! ${system} ${name}: other processes used ${peak.otherCpuSec.toFixed(1)} CPU s meanwhile (a database server counts here)`);
       if (peak.non2xx + peak.errors + peak.refusedItems > 0) log(`  ! ${system} ${name}: ${peak.non2xx} non-2xx, ${peak.errors} errors, ${peak.refusedItems} refused items; first: ${peak.firstRefusal ?? '-'}`);
       await sleep(1000);
+      if (baseHalf !== null) {
+        // Inlet's checkpoint or merges must not run on into the baseline's half.
+        await quiet(pid);
+        const after = await baseHalf();
+        const both = combineHalves(before!, after);
+        baseRun!.workloads[name] = { ...both, workload: name };
+        const drift = before!.eventsPerSec > 0 ? (after.eventsPerSec / before!.eventsPerSec - 1) * 100 : 0;
+        log(
+          `  ${b!.system} ${name}: ${fmt(before!.eventsPerSec)} events/s before, ${fmt(after.eventsPerSec)} after (${drift >= 0 ? '+' : ''}${drift.toFixed(0)}%)`,
+        );
+        await sleep(500);
+      }
       if (name === 'big' && opts.withSlo) {
         const rate = Math.max(1, peak.requestsPerSec * SLO_LOAD);
         const slo = await phase(pid, rss, pool, cursor, 64, () => constantRate(target, cursor, rate, cfg.seconds, 64));
@@ -79,10 +118,68 @@ export async function measureSystem(
       }
     }
     run.lifetimePeakRssMiB = rss.lifetimePeakMiB();
+    if (baseRun !== null) baseRun.lifetimePeakRssMiB = baseRss!.lifetimePeakMiB();
   } finally {
     rss.stop();
+    baseRss?.stop();
   }
-  return run;
+  return { run, baseline: baseRun };
+}
+
+async function warmUp(target: Target, cursor: BodyCursor, connections: number, cfg: BenchConfig): Promise<void> {
+  if (cfg.warmupSeconds <= 0) return;
+  await closedLoop(target, cursor, connections, cfg.warmupSeconds);
+  await sleep(500);
+}
+
+/** Waits (at most 10 s) until the process uses under a tenth of a core, over a quarter of a second. */
+async function quiet(pid: number): Promise<void> {
+  const until = performance.now() + 10_000;
+  while (performance.now() < until) {
+    const c0 = cpuSeconds(pid);
+    await sleep(250);
+    if (cpuSeconds(pid) - c0 < 0.025) return;
+  }
+}
+
+/**
+ * One workload's figures from two phases of the same server. Counts and
+ * times add up; rates are over the time of both. Latency percentiles cannot
+ * be merged from the two summaries, so each is the larger of the two.
+ */
+export function combineHalves(a: Omit<WorkloadFigures, 'workload'>, b: Omit<WorkloadFigures, 'workload'>): Omit<WorkloadFigures, 'workload'> {
+  const seconds = a.seconds + b.seconds;
+  const requests = a.requests + b.requests;
+  const events = a.eventsPerSec * a.seconds + b.eventsPerSec * b.seconds;
+  const serverCpuSec = a.serverCpuSec + b.serverCpuSec;
+  const firstRefusal = a.firstRefusal ?? b.firstRefusal;
+  return {
+    seconds,
+    requests,
+    eventsPerSec: seconds > 0 ? events / seconds : 0,
+    requestsPerSec: seconds > 0 ? requests / seconds : 0,
+    p50Ms: Math.max(a.p50Ms, b.p50Ms),
+    p90Ms: Math.max(a.p90Ms, b.p90Ms),
+    p99Ms: Math.max(a.p99Ms, b.p99Ms),
+    maxMs: Math.max(a.maxMs, b.maxMs),
+    non2xx: a.non2xx + b.non2xx,
+    errors: a.errors + b.errors,
+    timeouts: a.timeouts + b.timeouts,
+    accepted: a.accepted + b.accepted,
+    duplicates: a.duplicates + b.duplicates,
+    refusedItems: a.refusedItems + b.refusedItems,
+    droppedItems: a.droppedItems + b.droppedItems,
+    loadgenCpuSec: a.loadgenCpuSec + b.loadgenCpuSec,
+    ...(firstRefusal !== undefined ? { firstRefusal } : {}),
+    itemsPerRequest: a.itemsPerRequest,
+    connections: a.connections,
+    peakRssMiB: Math.max(a.peakRssMiB, b.peakRssMiB),
+    serverCpuSec,
+    cpuSecPerMillionEvents: events > 0 ? (serverCpuSec / events) * 1e6 : 0,
+    poolWraps: a.poolWraps + b.poolWraps,
+    otherCpuSec: a.otherCpuSec + b.otherCpuSec,
+    halvesEventsPerSec: [a.eventsPerSec, b.eventsPerSec],
+  };
 }
 
 async function phase(

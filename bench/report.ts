@@ -15,6 +15,8 @@ export interface TargetResult {
 
 export interface StoreResult {
   run: SystemRun;
+  /** The HTTP baseline as measured around this store's phases (null without baselines). */
+  http: SystemRun | null;
   storage: StorageFigures | null;
   /** Per workload: events/s over the HTTP baseline's, and over the storage baseline's rows/s. */
   ratios: Record<string, { http: number | null; storage: number | null }>;
@@ -54,8 +56,8 @@ export function checkTargets(store: string, r: StoreResult): TargetResult[] {
 // else is noise in the row.
 const COLUMNS = ['system', 'workload', 'events/s', 'req/s', 'p50 ms', 'p99 ms', 'RSS MiB', 'CPU s/M ev', 'x HTTP', 'x storage', 'other %'];
 
-/** The table printed at the end of a run. */
-export function table(http: SystemRun | null, storage: StorageFigures[], stores: Record<string, StoreResult>): string {
+/** The table printed at the end of a run: per store, its baselines, then Inlet on it. */
+export function table(stores: Record<string, StoreResult>): string {
   const rows: string[][] = [];
   const workloadRow = (system: string, w: WorkloadFigures, ratio?: { http: number | null; storage: number | null }): string[] => [
     system,
@@ -70,8 +72,7 @@ export function table(http: SystemRun | null, storage: StorageFigures[], stores:
     ratio?.storage == null ? '' : `${ratio.storage.toFixed(3)}x`,
     ((100 * w.otherCpuSec) / w.seconds).toFixed(0),
   ];
-  if (http !== null) for (const w of Object.values(http.workloads)) rows.push(workloadRow('http baseline', w));
-  for (const s of storage) {
+  const storageRow = (s: StorageFigures): void => {
     rows.push([
       `${s.engine} storage`,
       `${s.rowsPerTransaction}/tx x${s.writers}`,
@@ -85,8 +86,10 @@ export function table(http: SystemRun | null, storage: StorageFigures[], stores:
       '',
       '',
     ]);
-  }
+  };
   for (const [store, r] of Object.entries(stores)) {
+    if (r.http !== null) for (const w of Object.values(r.http.workloads)) rows.push(workloadRow('http baseline', w));
+    if (r.storage !== null) storageRow(r.storage);
     for (const w of Object.values(r.run.workloads)) rows.push(workloadRow(`inlet ${store}`, w, r.ratios[w.workload]));
   }
   const all = [COLUMNS, ...rows];

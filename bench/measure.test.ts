@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { combineHalves } from './measure.js';
+
+type Half = Parameters<typeof combineHalves>[0];
+
+function half(over: Partial<Half>): Half {
+  return {
+    seconds: 5,
+    requests: 0,
+    eventsPerSec: 0,
+    requestsPerSec: 0,
+    p50Ms: 1,
+    p90Ms: 2,
+    p99Ms: 3,
+    maxMs: 4,
+    non2xx: 0,
+    errors: 0,
+    timeouts: 0,
+    accepted: 0,
+    duplicates: 0,
+    refusedItems: 0,
+    droppedItems: 0,
+    loadgenCpuSec: 0,
+    itemsPerRequest: 500,
+    connections: 8,
+    peakRssMiB: 60,
+    serverCpuSec: 0,
+    cpuSecPerMillionEvents: 0,
+    poolWraps: 0,
+    otherCpuSec: 0,
+    ...over,
+  };
+}
+
+describe('combineHalves', () => {
+  it('weighs each half by its own time, not equally', () => {
+    const a = half({ seconds: 4, requests: 400, requestsPerSec: 100, eventsPerSec: 50_000, serverCpuSec: 1 });
+    const b = half({ seconds: 6, requests: 1200, requestsPerSec: 200, eventsPerSec: 100_000, serverCpuSec: 2 });
+    const c = combineHalves(a, b);
+    expect(c.seconds).toBe(10);
+    expect(c.requests).toBe(1600);
+    expect(c.requestsPerSec).toBe(160);
+    // 200,000 + 600,000 events over 10 s.
+    expect(c.eventsPerSec).toBe(80_000);
+    expect(c.cpuSecPerMillionEvents).toBeCloseTo((3 / 800_000) * 1e6);
+    expect(c.halvesEventsPerSec).toEqual([50_000, 100_000]);
+  });
+
+  it('keeps the worse latency and memory of the two, and adds up counts', () => {
+    const c = combineHalves(
+      half({ p50Ms: 2, p99Ms: 30, maxMs: 90, peakRssMiB: 70, non2xx: 1, errors: 2, loadgenCpuSec: 1.5, otherCpuSec: 0.2 }),
+      half({ p50Ms: 5, p99Ms: 20, maxMs: 40, peakRssMiB: 65, non2xx: 3, timeouts: 1, loadgenCpuSec: 2, otherCpuSec: 0.1, firstRefusal: '503 x' }),
+    );
+    expect([c.p50Ms, c.p99Ms, c.maxMs, c.peakRssMiB]).toEqual([5, 30, 90, 70]);
+    expect([c.non2xx, c.errors, c.timeouts]).toEqual([4, 2, 1]);
+    expect(c.loadgenCpuSec).toBeCloseTo(3.5);
+    expect(c.otherCpuSec).toBeCloseTo(0.3);
+    expect(c.firstRefusal).toBe('503 x');
+  });
+
+  it('gives zero rates, not NaN, when no time or no event was measured', () => {
+    const c = combineHalves(half({ seconds: 0 }), half({ seconds: 0 }));
+    expect(c.eventsPerSec).toBe(0);
+    expect(c.requestsPerSec).toBe(0);
+    expect(c.cpuSecPerMillionEvents).toBe(0);
+  });
+});
