@@ -58,6 +58,15 @@ describe('combineHalves', () => {
     expect(c.firstRefusal).toBe('503 x');
   });
 
+  it('adds up the item counts and pool rounds, and keeps the first refusal of the first half', () => {
+    const c = combineHalves(
+      half({ accepted: 10, duplicates: 1, refusedItems: 2, droppedItems: 3, poolWraps: 1, firstRefusal: '400 first' }),
+      half({ accepted: 20, duplicates: 4, refusedItems: 5, droppedItems: 6, poolWraps: 2, firstRefusal: '503 second' }),
+    );
+    expect([c.accepted, c.duplicates, c.refusedItems, c.droppedItems, c.poolWraps]).toEqual([30, 5, 7, 9, 3]);
+    expect(c.firstRefusal).toBe('400 first');
+  });
+
   it('gives zero rates, not NaN, when no time or no event was measured', () => {
     const c = combineHalves(half({ seconds: 0 }), half({ seconds: 0 }));
     expect(c.eventsPerSec).toBe(0);

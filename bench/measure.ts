@@ -42,9 +42,10 @@ export type Log = (line: string) => void;
 
 /**
  * The HTTP baseline, measured around each of Inlet's peak phases: half its
- * time just before, half just after. The machine's speed drifts by a third
- * within minutes, so a baseline taken earlier in the run moved the ratio more
- * than Inlet did; taken on both sides, the drift falls on both terms.
+ * time just before, half just after. This machine's speed drifts by a
+ * quarter within ten seconds. A baseline taken a minute or more before
+ * Inlet's phase carried that offset into the ratio; taken on both sides, a
+ * steady drift falls on both terms (faster swings remain noise).
  */
 export interface PairedBaseline {
   system: string;
@@ -85,11 +86,13 @@ export async function measureSystem(
               // The baseline stores nothing: its bodies never need fresh insert_ids.
               const baseCursor = new BodyCursor(pool, false);
               return async (): Promise<Omit<WorkloadFigures, 'workload'>> => {
+                await quiet(`${b.system} ${name}`, log);
                 await warmUp(b.target, baseCursor, connections, cfg);
                 return phase(b.pid, baseRss!, pool, baseCursor, connections, () => closedLoop(b.target, baseCursor, connections, cfg.seconds / 2));
               };
             })();
       const before = baseHalf === null ? null : await baseHalf();
+      await quiet(`${system} ${name}`, log);
       await warmUp(target, cursor, connections, cfg);
       const peak = await phase(pid, rss, pool, cursor, connections, () => closedLoop(target, cursor, connections, cfg.seconds));
       run.workloads[name] = { ...peak, workload: name };
@@ -98,8 +101,6 @@ export async function measureSystem(
       if (peak.non2xx + peak.errors + peak.refusedItems > 0) log(`  ! ${system} ${name}: ${peak.non2xx} non-2xx, ${peak.errors} errors, ${peak.refusedItems} refused items; first: ${peak.firstRefusal ?? '-'}`);
       await sleep(1000);
       if (baseHalf !== null) {
-        // Inlet's checkpoint or merges must not run on into the baseline's half.
-        await quiet(pid);
         const after = await baseHalf();
         const both = combineHalves(before!, after);
         baseRun!.workloads[name] = { ...both, workload: name };
@@ -111,6 +112,7 @@ export async function measureSystem(
       }
       if (name === 'big' && opts.withSlo) {
         const rate = Math.max(1, peak.requestsPerSec * SLO_LOAD);
+        await quiet(`${system} big at ${SLO_LOAD * 100}%`, log);
         const slo = await phase(pid, rss, pool, cursor, 64, () => constantRate(target, cursor, rate, cfg.seconds, 64));
         run.workloads.big_at_80 = { ...slo, workload: 'big_at_80', offeredPerSec: rate };
         log(`  ${system} big at ${SLO_LOAD * 100}% (${rate.toFixed(1)} req/s): p50 ${slo.p50Ms.toFixed(1)} ms, p99 ${slo.p99Ms.toFixed(1)} ms`);
@@ -118,7 +120,8 @@ export async function measureSystem(
       }
     }
     run.lifetimePeakRssMiB = rss.lifetimePeakMiB();
-    if (baseRun !== null) baseRun.lifetimePeakRssMiB = baseRss!.lifetimePeakMiB();
+    // Not VmHWM: the baseline's process serves every store's pass, so only this pass's phases count.
+    if (baseRun !== null) baseRun.lifetimePeakRssMiB = Math.max(0, ...Object.values(baseRun.workloads).map((w) => w.peakRssMiB));
   } finally {
     rss.stop();
     baseRss?.stop();
@@ -132,14 +135,22 @@ async function warmUp(target: Target, cursor: BodyCursor, connections: number, c
   await sleep(500);
 }
 
-/** Waits (at most 10 s) until the process uses under a tenth of a core, over a quarter of a second. */
-async function quiet(pid: number): Promise<void> {
+/**
+ * Before every measured phase: waits until the whole machine uses under a
+ * fifth of a core over a quarter of a second, so that work left over from the
+ * phase before (a checkpoint, merges, a database server's own upkeep) slows
+ * neither system. Gives up after 10 s, and says so.
+ */
+async function quiet(what: string, log: Log): Promise<void> {
   const until = performance.now() + 10_000;
+  let busy = 0;
   while (performance.now() < until) {
-    const c0 = cpuSeconds(pid);
+    const c0 = machineBusySeconds();
     await sleep(250);
-    if (cpuSeconds(pid) - c0 < 0.025) return;
+    busy = (machineBusySeconds() - c0) / 0.25;
+    if (busy < 0.2) return;
   }
+  log(`  ! ${what}: the machine was still ${(busy * 100).toFixed(0)}% of a core busy after 10 s of waiting; started anyway`);
 }
 
 /**

@@ -52,29 +52,31 @@ const storage: StorageFigures[] = [];
 const stores: Record<string, StoreResult> = {};
 const stored: Record<string, number | null> = {};
 
-if (!cfg.skipBaselines) storage.push(await sqliteBaseline());
-{
-  const run = await inletRun('sqlite', null);
-  const sqliteStorage = storage.find((s) => s.engine === 'sqlite') ?? null;
-  stores.sqlite = { run: run.run, http: run.http, storage: sqliteStorage, ratios: ratiosOf(run.run, run.http, sqliteStorage) };
-  stored.sqlite = run.storedEvents;
-}
-if (cfg.databaseUrl !== null) {
-  const baseDb = await createScratchDatabase(cfg.databaseUrl, 'base');
-  const inletDb = await createScratchDatabase(cfg.databaseUrl, 'inlet');
-  try {
-    const pgStorage = cfg.skipBaselines ? null : await pgBaseline(baseDb.url);
-    if (pgStorage !== null) storage.push(pgStorage);
-    const run = await inletRun('postgres', inletDb.url);
-    stores.postgres = { run: run.run, http: run.http, storage: pgStorage, ratios: ratiosOf(run.run, run.http, pgStorage) };
-    stored.postgres = run.storedEvents;
-  } finally {
-    await baseDb.drop().catch((e) => log(`bench: could not drop database ${baseDb.name}: ${(e as Error).message}`));
-    await inletDb.drop().catch((e) => log(`bench: could not drop database ${inletDb.name}: ${(e as Error).message}`));
+try {
+  if (!cfg.skipBaselines) storage.push(await sqliteBaseline());
+  {
+    const run = await inletRun('sqlite', null);
+    const sqliteStorage = storage.find((s) => s.engine === 'sqlite') ?? null;
+    stores.sqlite = { run: run.run, http: run.http, storage: sqliteStorage, ratios: ratiosOf(run.run, run.http, sqliteStorage) };
+    stored.sqlite = run.storedEvents;
   }
+  if (cfg.databaseUrl !== null) {
+    const baseDb = await createScratchDatabase(cfg.databaseUrl, 'base');
+    const inletDb = await createScratchDatabase(cfg.databaseUrl, 'inlet');
+    try {
+      const pgStorage = cfg.skipBaselines ? null : await pgBaseline(baseDb.url);
+      if (pgStorage !== null) storage.push(pgStorage);
+      const run = await inletRun('postgres', inletDb.url);
+      stores.postgres = { run: run.run, http: run.http, storage: pgStorage, ratios: ratiosOf(run.run, run.http, pgStorage) };
+      stored.postgres = run.storedEvents;
+    } finally {
+      await baseDb.drop().catch((e) => log(`bench: could not drop database ${baseDb.name}: ${(e as Error).message}`));
+      await inletDb.drop().catch((e) => log(`bench: could not drop database ${inletDb.name}: ${(e as Error).message}`));
+    }
+  }
+} finally {
+  if (http !== null) await stopProcess(http.proc);
 }
-
-if (http !== null) await stopProcess(http.proc);
 const targets: TargetResult[] = Object.entries(stores).flatMap(([name, r]) => checkTargets(name, r));
 process.stdout.write(`\n${table(stores)}\n\n${targetLines(targets)}\n`);
 const result = {
