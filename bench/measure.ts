@@ -79,18 +79,9 @@ export async function measureSystem(
       const pool = pools[name];
       const cursor = new BodyCursor(pool, opts.stores);
       const connections = name === 'small' ? cfg.smallConnections : cfg.connections;
-      const baseHalf =
-        b === undefined
-          ? null
-          : (() => {
-              // The baseline stores nothing: its bodies never need fresh insert_ids.
-              const baseCursor = new BodyCursor(pool, false);
-              return async (): Promise<Omit<WorkloadFigures, 'workload'>> => {
-                await quiet(`${b.system} ${name}`, log);
-                await warmUp(b.target, baseCursor, connections, cfg);
-                return phase(b.pid, baseRss!, pool, baseCursor, connections, () => closedLoop(b.target, baseCursor, connections, cfg.seconds / 2));
-              };
-            })();
+      // The baseline stores nothing: its bodies never need fresh insert_ids.
+      const baseCursor = new BodyCursor(pool, false);
+      const baseHalf = b === undefined ? null : () => baselineHalf(b, baseRss!, pool, baseCursor, connections, cfg, log);
       const before = baseHalf === null ? null : await baseHalf();
       await quiet(`${system} ${name}`, log);
       await warmUp(target, cursor, connections, cfg);
@@ -127,6 +118,21 @@ export async function measureSystem(
     baseRss?.stop();
   }
   return { run, baseline: baseRun };
+}
+
+/** Half of the baseline's measured time, with a quiet machine and a warm-up before it. */
+async function baselineHalf(
+  b: PairedBaseline,
+  rss: RssWatch,
+  pool: BodyPool,
+  cursor: BodyCursor,
+  connections: number,
+  cfg: BenchConfig,
+  log: Log,
+): Promise<Omit<WorkloadFigures, 'workload'>> {
+  await quiet(`${b.system} ${pool.name}`, log);
+  await warmUp(b.target, cursor, connections, cfg);
+  return phase(b.pid, rss, pool, cursor, connections, () => closedLoop(b.target, cursor, connections, cfg.seconds / 2));
 }
 
 async function warmUp(target: Target, cursor: BodyCursor, connections: number, cfg: BenchConfig): Promise<void> {

@@ -5,7 +5,11 @@ import { SQLITE_MIGRATIONS } from './migrations.js';
 
 export type Db = Database.Database;
 
-/** Page cache of each connection openSqlite opens, in KiB; it fills only as pages are read. (The checkpoint thread keeps the default: it copies WAL frames, it does not read pages back.) */
+/**
+ * Page cache of each connection openSqlite opens, in KiB; it fills only as
+ * pages are read. (The checkpoint thread keeps the default: it copies WAL
+ * frames, it does not read pages back.)
+ */
 export const PAGE_CACHE_KIB = 16_384;
 
 /** Opens (creating if needed) the embedded database in `dataDir` and brings its schema up to date. */
