@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { registerAdminCommands } from './commands/admin-commands.js';
 import { registerDataCommands } from './commands/data-commands.js';
 import { registerServe } from './commands/serve.js';
+import { registerUserCommands } from './commands/user-commands.js';
 
 const program = new Command('inlet')
   .description('Inlet: server-side event collection. Serve the batch API and administer what it serves.')
@@ -11,5 +12,6 @@ const program = new Command('inlet')
 registerServe(program);
 registerAdminCommands(program);
 registerDataCommands(program);
+registerUserCommands(program);
 
 await program.parseAsync(process.argv);

@@ -1,3 +1,4 @@
+import type { ProjectListing } from '../stores/port-console.js';
 import type { Org, PersonView, Project, Source, StoredEvent } from '../stores/port.js';
 
 /** The JSON shapes of docs/cli.md, one function each. */
@@ -10,6 +11,9 @@ export const projectJson = (p: Project) => ({
   api_enabled: p.apiEnabled,
   monthly_event_limit: p.monthlyEventLimit,
 });
+
+/** A project with its retention: what `project list` and `project update` print. */
+export const projectListingJson = (p: ProjectListing) => ({ ...projectJson(p), retention_days: p.retentionDays });
 
 export const sourceJson = (s: Source) => ({
   id: s.id,

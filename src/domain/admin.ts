@@ -1,3 +1,4 @@
+import type { ProjectListing } from '../stores/port-console.js';
 import type { KeyRecord, Org, Project, Source, Store } from '../stores/port.js';
 import { newId } from './ids.js';
 import { GRACE_PERIODS, type Grace, KEY_PREFIX, MAX_WORKING_KEYS, generateKey, hashKey, keyStatus } from './keys.js';
@@ -90,9 +91,25 @@ export function createAdmin(store: Store, clock: () => number) {
       return p;
     },
     getProject: project,
-    async updateProject(id: string, patch: { apiEnabled?: boolean; monthlyEventLimit?: number | null }): Promise<Project> {
+    async updateProject(id: string, patch: { apiEnabled?: boolean; monthlyEventLimit?: number | null; retentionDays?: number }): Promise<Project> {
       await project(id);
-      return (await a.updateProject(id, patch))!;
+      const { retentionDays, ...rest } = patch;
+      if (retentionDays !== undefined) await store.listings.setRetentionDays(id, checkRetentionDays(retentionDays));
+      return (await a.updateProject(id, rest))!;
+    },
+    /** A project with its retention setting. */
+    async projectListing(id: string): Promise<ProjectListing> {
+      const p = await project(id);
+      return { ...p, retentionDays: (await store.listings.retentionDays(id)) ?? DEFAULT_RETENTION_DAYS };
+    },
+    listOrgs: () => store.listings.listOrgs(),
+    async listProjects(orgId?: string): Promise<ProjectListing[]> {
+      if (orgId !== undefined && (await a.getOrg(orgId)) === null) throw new AdminError(`No organization ${orgId}.`);
+      return store.listings.listProjects(orgId ?? null);
+    },
+    async listSources(projectId: string): Promise<Source[]> {
+      await project(projectId);
+      return store.listings.listSources(projectId);
     },
     async deleteProject(id: string): Promise<void> {
       if (!(await a.deleteProject(id, clock()))) throw new AdminError(`No project ${id}.`);
@@ -154,6 +171,18 @@ export function createAdmin(store: Store, clock: () => number) {
       return (await store.findPerson(projectId, { personId: person }))!;
     },
   };
+}
+
+/** Days a project keeps its events unless told otherwise. */
+export const DEFAULT_RETENTION_DAYS = 400;
+/** The longest retention a project may have: ten years. */
+export const MAX_RETENTION_DAYS = 3650;
+
+function checkRetentionDays(days: number): number {
+  if (!Number.isSafeInteger(days) || days < 1 || days > MAX_RETENTION_DAYS) {
+    throw new AdminError(`--retention-days must be a whole number of days from 1 to ${MAX_RETENTION_DAYS}, not ${days}.`);
+  }
+  return days;
 }
 
 function requireName(name: string): string {

@@ -1,5 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
+import { consolePlugin } from '../console/plugin.js';
 import { newId } from '../domain/ids.js';
+import { LiveWindow } from '../domain/live-window.js';
 import type { RateLimits } from '../domain/limits/policies.js';
 import type { Store } from '../stores/port.js';
 import { Admission } from './admission.js';
@@ -18,6 +20,8 @@ export interface AppDeps {
   logger?: FastifyServerOptions['logger'];
   /** Back-pressure on request bodies; tests pass their own. */
   admission?: Admission;
+  /** The console's live view of answers; tests pass their own. */
+  live?: LiveWindow;
 }
 
 /** Builds the HTTP edge. It opens nothing itself: stores and limiter come in ready. */
@@ -62,9 +66,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     );
   });
 
-  const api = batchRoute({ ...deps, admission: deps.admission ?? new Admission() });
+  const live = deps.live ?? new LiveWindow();
+  const api = batchRoute({ ...deps, admission: deps.admission ?? new Admission(), live });
   app.all('/api/*', api);
   app.register(docsRoutes());
+  app.register(consolePlugin({ store: deps.store, clock: deps.clock, live }));
   app.setNotFoundHandler(async (req, reply) => {
     // Methods Fastify has no route table for still get the API's checks.
     if ((req.raw.url ?? '').startsWith('/api/')) return api(req, reply);

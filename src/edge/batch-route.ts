@@ -4,9 +4,11 @@ import type { RateLimits } from '../domain/limits/policies.js';
 import { checkBody, checkItems } from '../pipeline/check-batch.js';
 import { enrichItems } from '../pipeline/enrich-items.js';
 import { type AuthRecord, type Store, StoreUnavailableError } from '../stores/port.js';
+import type { LiveWindow } from '../domain/live-window.js';
 import type { Admission } from './admission.js';
 import { batchAnswer, dryRunAnswer } from './answers.js';
 import { sendRefusal } from './envelope.js';
+import { feedLive } from './live-feed.js';
 import { parseJsonBody, readBody } from './read-body.js';
 import {
   type Refusal,
@@ -27,6 +29,8 @@ export interface BatchRouteDeps {
   clock: () => number;
   trackerHosts: Set<string>;
   retiredVersions: Set<string>;
+  /** The console's live view of each source's answers; none when absent. */
+  live?: LiveWindow;
 }
 
 /**
@@ -123,9 +127,11 @@ async function admitted(
 
   const checked = checkItems(batch.items, { now: arrival, recordIp: auth.source.recordIp });
   if (options.strict && checked.errors.length > 0) {
+    if (!options.validate) feedLive(deps.live, auth.source.id, req.id, deps.clock(), 400, { raw: batch.items, errors: checked.errors });
     return { code: 'strict_item_invalid', errors: checked.errors };
   }
   if (checked.valid.length === 0 && !options.validate) {
+    feedLive(deps.live, auth.source.id, req.id, deps.clock(), 400, { raw: batch.items, errors: checked.errors });
     return { code: 'all_items_invalid', errors: checked.errors };
   }
   const enriched = enrichItems(checked.valid, auth.source);
@@ -148,6 +154,9 @@ async function admitted(
   if (options.validate) {
     reply.code(200).send(dryRunAnswer(enriched.items, outcomes, enriched.dropped, checked.errors, batch.droppedKeys, req.id));
   } else {
+    feedLive(deps.live, auth.source.id, req.id, deps.clock(), 202, {
+      raw: batch.items, errors: checked.errors, stored: { items: enriched.items, outcomes }, dropped: enriched.dropped,
+    });
     reply.code(202).send(batchAnswer(outcomes, enriched.dropped, checked.errors, req.id));
   }
   return null;

@@ -16,6 +16,7 @@
  */
 import type { DropReason } from '../errors/codes.js';
 import type { PreparedItem } from '../pipeline/check-item.js';
+import type { AccountStore, ListingStore } from './port-console.js';
 
 export type Awaitable<T> = T | Promise<T>;
 
@@ -218,6 +219,10 @@ export interface AdminStore {
 
 export interface Store {
   readonly admin: AdminStore;
+  /** Console accounts and sessions (port-console.ts). */
+  readonly accounts: AccountStore;
+  /** Lists and summaries for the console and the list commands (port-console.ts). */
+  readonly listings: ListingStore;
   /** The key with this hash, with its source and project, unless any of them (or the org) is deleted. */
   authenticate(hash: Buffer): Promise<AuthRecord | null>;
   /** Notes that a key was used; written lazily, at most about once a second. */

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { GRACE_PERIODS, type Grace } from '../../domain/keys.js';
 import { UsageError, parseBool, parseWhole, runWithStore, table, withCommon } from '../context.js';
-import { deleted, orgJson, projectJson, sourceJson } from '../views.js';
+import { deleted, orgJson, projectJson, projectListingJson, sourceJson } from '../views.js';
 
 const onOff = (b: boolean): string => (b ? 'on' : 'off');
 
@@ -10,6 +10,9 @@ export function registerAdminCommands(program: Command): void {
   const org = program.command('org').description('organizations');
   withCommon(org.command('create').description('create an organization').requiredOption('--name <name>', 'its name')).action((o) =>
     runWithStore(o, async ({ admin }) => orgJson(await admin.createOrg(o.name)), (r) => `created organization ${r.id} (${r.name})`),
+  );
+  withCommon(org.command('list').description('list the organizations')).action((o) =>
+    runWithStore(o, async ({ admin }) => (await admin.listOrgs()).map(orgJson), (r) => table([['ID', 'NAME'], ...r.map((x) => [x.id, x.name])])),
   );
   withCommon(org.command('delete').description('delete an organization; its keys stop working at once').argument('<org>')).action((id, o) =>
     runWithStore(o, async ({ admin }) => (await admin.deleteOrg(id), deleted(id)), () => `deleted organization ${id}`),
@@ -36,20 +39,36 @@ export function registerAdminCommands(program: Command): void {
       .description('change a project')
       .argument('<project>')
       .option('--api-enabled <bool>', 'true or false')
-      .option('--monthly-event-limit <n>', 'a whole number of events per calendar month, or none'),
+      .option('--monthly-event-limit <n>', 'a whole number of events per calendar month, or none')
+      .option('--retention-days <n>', 'days to keep its events, 1 to 3650 (default 400)'),
   ).action((id, o) =>
     runWithStore(
       o,
       async ({ admin }) => {
-        const patch: { apiEnabled?: boolean; monthlyEventLimit?: number | null } = {};
+        const patch: { apiEnabled?: boolean; monthlyEventLimit?: number | null; retentionDays?: number } = {};
+        if (o.retentionDays !== undefined) patch.retentionDays = parseWhole(o.retentionDays, '--retention-days');
         if (o.apiEnabled !== undefined) patch.apiEnabled = parseBool(o.apiEnabled, '--api-enabled');
         if (o.monthlyEventLimit !== undefined) {
           patch.monthlyEventLimit = o.monthlyEventLimit === 'none' ? null : parseWhole(o.monthlyEventLimit, '--monthly-event-limit');
         }
-        if (Object.keys(patch).length === 0) throw new UsageError('Nothing to change: give --api-enabled or --monthly-event-limit.');
-        return projectJson(await admin.updateProject(id, patch));
+        if (Object.keys(patch).length === 0) {
+          throw new UsageError('Nothing to change: give --api-enabled, --monthly-event-limit or --retention-days.');
+        }
+        await admin.updateProject(id, patch);
+        return projectListingJson(await admin.projectListing(id));
       },
-      (r) => `project ${r.id}: batch API ${onOff(r.api_enabled)}, monthly event limit ${r.monthly_event_limit ?? 'none'}`,
+      (r) => `project ${r.id}: batch API ${onOff(r.api_enabled)}, monthly event limit ${r.monthly_event_limit ?? 'none'}, retention ${r.retention_days} days`,
+    ),
+  );
+  withCommon(project.command('list').description('list the projects').option('--org <org>', 'only this organization')).action((o) =>
+    runWithStore(
+      o,
+      async ({ admin }) => (await admin.listProjects(o.org)).map(projectListingJson),
+      (r) =>
+        table([
+          ['ID', 'ORG', 'NAME', 'API', 'LIMIT', 'RETENTION'],
+          ...r.map((p) => [p.id, p.org_id, p.name, onOff(p.api_enabled), String(p.monthly_event_limit ?? 'none'), `${p.retention_days}d`]),
+        ]),
     ),
   );
   withCommon(project.command('delete').description('delete a project; its keys stop working at once').argument('<project>')).action((id, o) =>
@@ -98,6 +117,13 @@ export function registerAdminCommands(program: Command): void {
         return sourceJson(await admin.updateSource(id, patch));
       },
       (r) => `source ${r.id}: bot filter ${onOff(r.filter_bots)}, IP recording ${onOff(r.record_ip)}`,
+    ),
+  );
+  withCommon(source.command('list').description("list a project's sources").requiredOption('--project <project>', 'project id')).action((o) =>
+    runWithStore(
+      o,
+      async ({ admin }) => (await admin.listSources(o.project)).map(sourceJson),
+      (r) => table([['ID', 'NAME', 'BOTS', 'IP'], ...r.map((x) => [x.id, x.name, onOff(x.filter_bots), onOff(x.record_ip)])]),
     ),
   );
   withCommon(source.command('delete').description('delete a source; its keys stop working at once').argument('<source>')).action((id, o) =>

@@ -11,7 +11,8 @@ interface KeyRow {
   last_used_at: number | null; expires_at: number | null; revoked_at: number | null;
 }
 
-const toOrg = (r: OrgRow): Org => ({ id: r.id, name: r.name, createdAt: r.created_at });
+/** An organization as the port shows it, from its row. */
+export const toOrg = (r: OrgRow): Org => ({ id: r.id, name: r.name, createdAt: r.created_at });
 /** A project as the port shows it, from its row. */
 export const toProject = (r: ProjectRow): Project => ({
   id: r.id, orgId: r.org_id, name: r.name, apiEnabled: r.api_enabled,

@@ -107,6 +107,23 @@ export const PG_MIGRATIONS: string[] = [
   END
   $fn$;
   `,
+  // Version 2: console accounts, sessions and sign-in throttling
+  // (accounts.ts), and a retention setting per project.
+  `
+  CREATE TABLE users (
+    id text PRIMARY KEY, email text NOT NULL UNIQUE, password_hash text NOT NULL,
+    admin boolean NOT NULL, created_at bigint NOT NULL
+  );
+  CREATE TABLE memberships (user_id text NOT NULL, org_id text NOT NULL, PRIMARY KEY (user_id, org_id));
+  CREATE TABLE sessions (
+    token_hash bytea PRIMARY KEY, user_id text NOT NULL, csrf_token text NOT NULL,
+    created_at bigint NOT NULL, last_seen_at bigint NOT NULL
+  );
+  CREATE TABLE login_failures (
+    key text PRIMARY KEY, failures integer NOT NULL, first_at bigint NOT NULL, blocked_until bigint NOT NULL DEFAULT 0
+  );
+  ALTER TABLE projects ADD COLUMN retention_days integer NOT NULL DEFAULT 400;
+  `,
 ];
 
 /**

@@ -11,9 +11,11 @@ import type {
   StoredEvent,
 } from '../port.js';
 import { authFromRow, storedEventFromRow } from '../rows.js';
+import { PgAccounts } from './accounts.js';
 import { PgAdmin, toProject, toSource } from './admin.js';
 import { PgIngestTx } from './ingest-tx.js';
 import { KeyLookups } from './key-lookups.js';
+import { PgListings } from './listings.js';
 import { migrate } from './migrations.js';
 import { ensureDayPartitions } from './partitions.js';
 import { DEFAULT_TIMEOUTS, type PgTimeouts, createPool, inTransaction, unavailable } from './pool.js';
@@ -64,6 +66,8 @@ export class PostgresStore implements Store {
   /** Jobs waiting per project and source while one transaction of theirs is in flight. */
   private readonly waiting = new Map<string, WaitingJob[]>();
   readonly admin: PgAdmin;
+  readonly accounts: PgAccounts;
+  readonly listings: PgListings;
   private touches = new Map<string, number>();
   private flushing: Promise<void> = Promise.resolve();
   private readonly keyTimer: NodeJS.Timeout;
@@ -82,6 +86,8 @@ export class PostgresStore implements Store {
     timeouts: PgTimeouts,
   ) {
     this.admin = new PgAdmin(pool);
+    this.accounts = new PgAccounts(pool);
+    this.listings = new PgListings(pool);
     // A lookup asked while another hangs gets the bound of one on its own:
     // a connection, then a statement.
     this.keys = new KeyLookups(async (hexes) => {

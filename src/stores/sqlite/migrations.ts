@@ -101,6 +101,23 @@ export const SQLITE_MIGRATIONS: Migration[] = [
     SELECT source_id, minute, max(seq), json_group_array(seq) FROM event_minutes GROUP BY source_id, minute, seq / 2048;
   DROP TABLE event_minutes;
   `,
+  // Version 6: console accounts, sessions and sign-in throttling
+  // (accounts.ts), and a retention setting per project.
+  `
+  CREATE TABLE users (
+    id TEXT PRIMARY KEY, email TEXT NOT NULL UNIQUE, password_hash TEXT NOT NULL,
+    admin INTEGER NOT NULL, created_at INTEGER NOT NULL
+  );
+  CREATE TABLE memberships (user_id TEXT NOT NULL, org_id TEXT NOT NULL, PRIMARY KEY (user_id, org_id)) WITHOUT ROWID;
+  CREATE TABLE sessions (
+    token_hash BLOB PRIMARY KEY, user_id TEXT NOT NULL, csrf_token TEXT NOT NULL,
+    created_at INTEGER NOT NULL, last_seen_at INTEGER NOT NULL
+  );
+  CREATE TABLE login_failures (
+    key TEXT PRIMARY KEY, failures INTEGER NOT NULL, first_at INTEGER NOT NULL, blocked_until INTEGER NOT NULL DEFAULT 0
+  ) WITHOUT ROWID;
+  ALTER TABLE projects ADD COLUMN retention_days INTEGER NOT NULL DEFAULT 400;
+  `,
 ];
 
 /**

@@ -9,12 +9,14 @@ import type {
   StoredEvent,
 } from '../port.js';
 import { authFromRow, storedEventFromRow } from '../rows.js';
+import { SqliteAccounts } from './accounts.js';
 import { SqliteAdmin, toProject, toSource } from './admin.js';
 import { Checkpointer, LONG_WAL_FRAMES } from './checkpointer.js';
 import { EventMinuteIndex } from './event-minute-index.js';
 import { GroupCommitter } from './group-commit.js';
 import { SqliteIngestTx } from './ingest-tx.js';
 import { InsertIdIndex } from './insert-id-index.js';
+import { SqliteListings } from './listings.js';
 import { type Db, openSqlite } from './open.js';
 
 /** Keys remembered at most; the cache starts over past this. */
@@ -34,6 +36,8 @@ export interface WalTuning {
 /** The embedded store: one SQLite file in the data directory. */
 export class SqliteStore implements Store {
   readonly admin: SqliteAdmin;
+  readonly accounts: SqliteAccounts;
+  readonly listings: SqliteListings;
   private readonly committer: GroupCommitter;
   private readonly timer: NodeJS.Timeout;
   private readonly authStmt;
@@ -66,6 +70,8 @@ export class SqliteStore implements Store {
     const pageSize = db.pragma('page_size', { simple: true }) as number;
     db.pragma(`journal_size_limit = ${wal.sizeLimitBytes ?? (wal.longFrames ?? LONG_WAL_FRAMES) * pageSize}`);
     this.admin = new SqliteAdmin(db, () => this.authCache.clear());
+    this.accounts = new SqliteAccounts(db);
+    this.listings = new SqliteListings(db, () => this.authCache.clear());
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.insertIds = new InsertIdIndex(db);
     this.minutes = new EventMinuteIndex(db);

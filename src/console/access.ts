@@ -1,0 +1,44 @@
+import { type Viewer, canSee } from '../domain/accounts/accounts.js';
+import type { createAdmin } from '../domain/admin.js';
+import type { ProjectListing } from '../stores/port-console.js';
+import type { KeyRecord, Org, Project, Source, Store } from '../stores/port.js';
+
+/**
+ * Every id a console request names is looked up here, and anything of an
+ * organization the viewer is not a member of is answered exactly like an id
+ * that does not exist (null, then 404): isolation on the server, never by
+ * hiding links.
+ */
+export function access(store: Store, admin: ReturnType<typeof createAdmin>) {
+  async function org(viewer: Viewer, id: string): Promise<Org | null> {
+    if (!canSee(viewer, id)) return null;
+    return store.admin.getOrg(id);
+  }
+  async function project(viewer: Viewer, id: string): Promise<{ project: ProjectListing; org: Org } | null> {
+    const p = await store.admin.getProject(id);
+    if (p === null) return null;
+    const o = await org(viewer, p.orgId);
+    if (o === null) return null;
+    return { project: await admin.projectListing(p.id), org: o };
+  }
+  async function source(viewer: Viewer, id: string): Promise<{ source: Source; project: Project } | null> {
+    const s = await store.admin.getSource(id);
+    if (s === null) return null;
+    const p = await store.admin.getProject(s.projectId);
+    if (p === null || (await org(viewer, p.orgId)) === null) return null;
+    return { source: s, project: p };
+  }
+  async function key(viewer: Viewer, id: string): Promise<{ key: KeyRecord; source: Source; project: Project } | null> {
+    const k = await store.admin.getKey(id);
+    if (k === null) return null;
+    const s = await source(viewer, k.sourceId);
+    return s === null ? null : { key: k, ...s };
+  }
+  /** The organizations the viewer may see, by name. */
+  async function orgs(viewer: Viewer): Promise<Org[]> {
+    return (await store.listings.listOrgs()).filter((o) => canSee(viewer, o.id));
+  }
+  return { org, project, source, key, orgs };
+}
+
+export type Access = ReturnType<typeof access>;

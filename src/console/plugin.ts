@@ -1,0 +1,136 @@
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { html } from '../docs/html.js';
+import { type Viewer, createAccounts } from '../domain/accounts/accounts.js';
+import { AdminError, createAdmin } from '../domain/admin.js';
+import type { LiveWindow } from '../domain/live-window.js';
+import type { Store } from '../stores/port.js';
+import { access } from './access.js';
+import { SECURITY_HEADERS, clearedCookie, csrfOk, sameOrigin, sendPage, sessionCookie, sessionToken } from './guard.js';
+import { BASE, notice, page } from './layout.js';
+import { peopleRoutes } from './people-routes.js';
+import { projectRoutes } from './project-routes.js';
+import { sourceRoutes } from './source-routes.js';
+import { loginPage } from './views/login.js';
+
+/** What the console needs from the server. */
+export interface ConsoleDeps {
+  store: Store;
+  clock: () => number;
+  live: LiveWindow;
+}
+
+/** What every console route handler gets: the signed-in viewer and, for a post, its form. */
+export type Handler = (req: FastifyRequest, reply: FastifyReply, viewer: Viewer, form: URLSearchParams) => Promise<unknown>;
+
+/** Routes' helpers, shared by the route files. */
+export interface ConsoleKit {
+  deps: ConsoleDeps;
+  admin: ReturnType<typeof createAdmin>;
+  access: ReturnType<typeof access>;
+  /** Wraps a handler: signed in, and for a state change the CSRF check. */
+  authed: (h: Handler) => (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+  /** Streams to end when the server stops (live views). */
+  streams: Set<() => void>;
+  /** The viewer a session token stands for now, or null. */
+  viewerOf: (token: string) => Promise<Viewer | null>;
+}
+
+// Served from the server itself: the CSP allows no other script or style.
+const STATIC = new Map<string, { type: string; body: Buffer }>(
+  [
+    ['console.js', 'text/javascript; charset=utf-8'],
+    ['console.css', 'text/css; charset=utf-8'],
+  ].map(([name, type]) => [name!, { type: type!, body: readFileSync(new URL(`./static/${name}`, import.meta.url)) }]),
+);
+
+const FORM_LIMIT = 64 * 1024;
+
+/** Answers an id the viewer may not see, or that does not exist: the same 404 either way. */
+export function notFound(reply: FastifyReply, viewer: Viewer): FastifyReply {
+  return sendPage(reply, 404, page('Not found', html`<h1>Not found</h1>${notice('There is nothing here, or it is not yours to see.')}<p><a href="${BASE}/projects">Projects</a></p>`, viewer));
+}
+
+/** The console under /console: server-rendered pages, two static files, and a live stream per source. */
+export function consolePlugin(deps: ConsoleDeps) {
+  return async function plugin(app: FastifyInstance): Promise<void> {
+    const accounts = createAccounts(deps.store, deps.clock);
+    const admin = createAdmin(deps.store, deps.clock);
+    const secure = (): boolean => app.inletBaseUrl.startsWith('https:');
+    const streams = new Set<() => void>();
+
+    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_req, body, done) =>
+      done(null, new URLSearchParams(body as string)),
+    );
+    app.addHook('onRequest', async (_req, reply) => {
+      reply.headers(SECURITY_HEADERS);
+    });
+    // A stopping server must not wait for live views: they never end by themselves.
+    app.addHook('preClose', async () => {
+      for (const end of streams) end();
+    });
+
+    const formOf = (req: FastifyRequest): URLSearchParams => (req.body instanceof URLSearchParams ? req.body : new URLSearchParams());
+
+    const authed =
+      (h: Handler) =>
+      async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
+        const token = sessionToken(req);
+        const viewer = token === null ? null : await accounts.viewer(token);
+        if (viewer === null) {
+          if (req.method === 'GET') return reply.code(303).header('Location', `${BASE}/login`).send();
+          return sendPage(reply, 403, loginPage('Your session has ended. Sign in again.'));
+        }
+        const form = formOf(req);
+        if (req.method !== 'GET' && !csrfOk(req, viewer, form)) {
+          return sendPage(reply, 403, page('Refused', html`<h1>Refused</h1>${notice('This change did not come from a page of this console, or the page is too old. Reload it and try again.', 'error')}`, viewer));
+        }
+        try {
+          return await h(req, reply, viewer, form);
+        } catch (e) {
+          if (!(e instanceof AdminError)) throw e;
+          return sendPage(reply, 400, page('Not done', html`<h1>Not done</h1>${notice(e.message, 'error')}<p><a href="${req.headers.referer ?? `${BASE}/projects`}">Back</a></p>`, viewer));
+        }
+      };
+
+    app.get(`${BASE}/static/:file`, async (req, reply) => {
+      const { file } = req.params as { file: string };
+      const asset = STATIC.get(file);
+      if (asset === undefined) return reply.code(404).type('text/plain').send('Not found');
+      return reply.header('Content-Type', asset.type).header('Cache-Control', 'no-cache').send(asset.body);
+    });
+
+    app.get(BASE, async (req, reply) => {
+      const token = sessionToken(req);
+      const signedIn = token !== null && (await accounts.viewer(token)) !== null;
+      return reply.code(303).header('Location', `${BASE}/${signedIn ? 'projects' : 'login'}`).send();
+    });
+    app.get(`${BASE}/login`, async (_req, reply) => sendPage(reply, 200, loginPage(null)));
+    app.post(`${BASE}/login`, async (req, reply) => {
+      // No session yet, so no token to check: the browser's own origin headers stand in.
+      if (!sameOrigin(req)) return sendPage(reply, 403, loginPage('Sign in from this console’s own page.'));
+      const form = formOf(req);
+      const email = form.get('email') ?? '';
+      const r = await accounts.signIn(email, form.get('password') ?? '', req.ip);
+      if (r.ok) return reply.code(303).header('Set-Cookie', sessionCookie(r.token, secure())).header('Location', `${BASE}/projects`).send();
+      if (r.reason === 'throttled') {
+        const s = Math.ceil(r.retryAfterMs / 1000);
+        reply.header('Retry-After', String(s));
+        return sendPage(reply, 429, loginPage(`Too many failed sign-ins. Try again in ${s} second${s === 1 ? '' : 's'}.`, email));
+      }
+      return sendPage(reply, 401, loginPage('Wrong email or password.', email));
+    });
+    app.post(
+      `${BASE}/logout`,
+      authed(async (req, reply) => {
+        await accounts.signOut(sessionToken(req)!);
+        return reply.code(303).header('Set-Cookie', clearedCookie(secure())).header('Location', `${BASE}/login`).send();
+      }),
+    );
+
+    const kit: ConsoleKit = { deps, admin, access: access(deps.store, admin), authed, streams, viewerOf: accounts.viewer };
+    projectRoutes(app, kit);
+    sourceRoutes(app, kit);
+    peopleRoutes(app, kit);
+  };
+}

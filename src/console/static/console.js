@@ -1,0 +1,111 @@
+// The console's only script, served from the server itself (no inline script:
+// the Content-Security-Policy forbids it). Every page works without it; it
+// adds the New … buttons' toggling, key creation without a reload, Copy, and
+// the live view.
+'use strict';
+
+function setUpOpeners() {
+  for (const button of document.querySelectorAll('button.opener')) {
+    const target = document.getElementById(button.getAttribute('aria-controls'));
+    if (!target) continue;
+    target.hidden = true;
+    button.setAttribute('aria-expanded', 'false');
+    button.addEventListener('click', () => {
+      const open = target.hidden;
+      target.hidden = !open;
+      button.setAttribute('aria-expanded', String(open));
+      if (open) target.querySelector('input:not([type=hidden]), select')?.focus();
+    });
+  }
+}
+
+async function refreshKeys() {
+  const res = await fetch(location.href, { credentials: 'same-origin' });
+  if (!res.ok) return;
+  const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
+  const fresh = doc.getElementById('keys-list');
+  const old = document.getElementById('keys-list');
+  if (fresh && old) {
+    old.replaceWith(fresh);
+    setUpKeyForms(fresh);
+  }
+}
+
+function showKey(key, note) {
+  const box = document.getElementById('new-key-box');
+  const field = document.getElementById('new-key');
+  field.value = key;
+  document.getElementById('new-key-note').textContent = note;
+  box.hidden = false;
+  field.focus();
+  field.select();
+}
+
+function setUpKeyForms(root) {
+  for (const form of root.querySelectorAll('form[data-key-form]')) {
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      const res = await fetch(form.action, {
+        method: 'POST',
+        credentials: 'same-origin',
+        headers: { Accept: 'application/json', 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(new FormData(form)),
+      });
+      const body = await res.json().catch(() => ({ error: 'The server did not answer as expected; reload the page.' }));
+      if (res.ok) {
+        showKey(body.key, 'Store it now: it is not shown again.');
+        await refreshKeys();
+      } else {
+        const box = document.getElementById('new-key-box');
+        box.hidden = false;
+        document.getElementById('new-key').value = '';
+        document.getElementById('new-key-note').textContent = body.error;
+      }
+    });
+  }
+}
+
+function setUpCopy() {
+  for (const button of document.querySelectorAll('button[data-copy]')) {
+    button.addEventListener('click', async () => {
+      const field = document.getElementById(button.dataset.copy);
+      const note = document.getElementById('new-key-note');
+      try {
+        await navigator.clipboard.writeText(field.value);
+      } catch {
+        // Clipboard access needs https (or localhost); selecting lets the user copy by hand.
+        field.select();
+        note.textContent = 'Selected: press Ctrl+C (or ⌘C) to copy.';
+        return;
+      }
+      note.textContent = 'Copied. It is not shown again.';
+    });
+  }
+}
+
+const LIVE_LINES_KEPT = 300;
+
+function setUpLive() {
+  const list = document.getElementById('live');
+  if (!list || !window.EventSource) return;
+  const status = document.getElementById('live-status');
+  const source = new EventSource(list.dataset.live);
+  source.addEventListener('open', () => {
+    status.textContent = 'Listening: requests appear here as they are answered.';
+  });
+  source.addEventListener('error', () => {
+    status.textContent = 'Connection lost; reconnecting…';
+  });
+  source.addEventListener('request', (event) => {
+    // The server renders and escapes the lines; they are inserted as sent.
+    list.insertAdjacentHTML('afterbegin', JSON.parse(event.data));
+    while (list.children.length > LIVE_LINES_KEPT) list.lastElementChild.remove();
+  });
+}
+
+document.addEventListener('DOMContentLoaded', () => {
+  setUpOpeners();
+  setUpKeyForms(document);
+  setUpCopy();
+  setUpLive();
+});

@@ -1,0 +1,50 @@
+import { html } from '../../docs/html.js';
+import type { Viewer } from '../../domain/accounts/accounts.js';
+import type { PersonView, Project, StoredEvent } from '../../stores/port.js';
+import { BASE, notice, page, when } from '../layout.js';
+
+/** What the people page shows. */
+export interface PeoplePageData {
+  project: Project;
+  query: string;
+  matches: { distinctId: string; personId: string }[];
+  person: PersonView | null;
+  events: StoredEvent[];
+}
+
+/** Search by distinct id; the person found, with its ids, traits and latest events. */
+export function peoplePage(viewer: Viewer, d: PeoplePageData): string {
+  const p = d.person;
+  const base = `${BASE}/projects/${d.project.id}/people`;
+  return page(
+    'People',
+    html`<p class="crumbs"><a href="${BASE}/projects">Projects</a> › <a href="${BASE}/projects/${d.project.id}">${d.project.name}</a></p>
+<h1>People</h1>
+<form method="get" action="${base}" class="card" role="search">
+  <label for="q">Distinct id</label>
+  <input id="q" name="q" value="${d.query}" required maxlength="200">
+  <button type="submit">Search</button>
+</form>
+${d.query === '' ? '' : d.matches.length === 0 && p === null ? notice(`No person has a distinct id starting with "${d.query}".`) : ''}
+${p === null && d.matches.length > 0
+  ? html`<h2>Distinct ids starting with “${d.query}”</h2><ul class="list">${d.matches.map((m) => html`<li><a href="${base}?q=${encodeURIComponent(m.distinctId)}">${m.distinctId}</a> <span class="meta">${m.personId}</span></li>`)}</ul>`
+  : ''}
+${p === null
+  ? ''
+  : html`<section aria-labelledby="person-h">
+<h2 id="person-h">Person <code>${p.id}</code></h2>
+<p class="meta">First seen ${when(p.createdAt)}</p>
+<h3>Ids</h3>
+<ul class="list">${p.distinctIds.map((id) => html`<li><code>${id}</code></li>`)}</ul>
+<h3>Traits</h3>
+${Object.keys(p.traits).length === 0
+  ? html`<p class="hint">No traits.</p>`
+  : html`<div class="scroll"><table><thead><tr><th scope="col">Trait</th><th scope="col">Value</th></tr></thead><tbody>${Object.entries(p.traits).map(([k, v]) => html`<tr><td>${k}</td><td><code>${JSON.stringify(v)}</code></td></tr>`)}</tbody></table></div>`}
+<h3>Latest events</h3>
+${d.events.length === 0
+  ? html`<p class="hint">None among the most recent events stored.</p>`
+  : html`<div class="scroll"><table><thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Distinct id</th><th scope="col">Properties</th></tr></thead><tbody>${d.events.map((e) => html`<tr><td>${when(e.timestamp)}</td><td>${e.event}</td><td>${e.distinctId ?? '—'}</td><td><code>${JSON.stringify(e.properties)}</code></td></tr>`)}</tbody></table></div>`}
+</section>`}`,
+    viewer,
+  );
+}

@@ -1,0 +1,110 @@
+import { type Html, html } from '../../docs/html.js';
+import type { Viewer } from '../../domain/accounts/accounts.js';
+import type { KeyView, NewKeyView } from '../../domain/admin.js';
+import type { LiveItem, LiveRequest } from '../../domain/live-window.js';
+import type { Project, Source } from '../../stores/port.js';
+import { BASE, csrfField, notice, page, when } from '../layout.js';
+
+const iso = (s: string | null): string => (s === null ? '—' : when(Date.parse(s)));
+
+function keyRow(viewer: Viewer, k: KeyView): Html {
+  const actions =
+    k.status === 'active'
+      ? html`<form method="post" action="${BASE}/keys/${k.id}/roll" class="inline roll" data-key-form>
+  ${csrfField(viewer)}
+  <label for="grace-${k.id}">Grace period</label>
+  <select id="grace-${k.id}" name="grace"><option value="now">now</option><option value="24h">24h</option><option value="7d">7d</option></select>
+  <button type="submit">Roll</button>
+</form>`
+      : html``;
+  const revoke =
+    k.status === 'active' || k.status === 'expiring'
+      ? html`<form method="get" action="${BASE}/keys/${k.id}/revoke" class="inline"><button type="submit" class="danger">Revoke</button></form>`
+      : html``;
+  return html`<tr>
+<td><code>${k.prefix}…${k.last_four}</code></td>
+<td>${k.status}${k.expires_at === null ? '' : html`<br><span class="meta">until ${iso(k.expires_at)}</span>`}</td>
+<td>${iso(k.created_at)}</td>
+<td>${iso(k.last_used_at)}</td>
+<td class="actions">${actions}${revoke}</td>
+</tr>`;
+}
+
+/** The new key, shown once: a read-only field and a Copy button. Filled by console.js, or here after a form post without script. */
+function newKeyBox(shown: NewKeyView | null): Html {
+  return html`<div id="new-key-box" class="card reveal"${shown === null ? html` hidden` : ''}>
+  <label for="new-key">New key</label>
+  <div class="copy-row"><input id="new-key" type="text" readonly value="${shown?.key ?? ''}" autocomplete="off" spellcheck="false"><button type="button" id="copy-key" data-copy="new-key">Copy</button></div>
+  <p class="hint" role="status" id="new-key-note">${shown === null ? '' : 'Store it now: it is not shown again.'}</p>
+</div>`;
+}
+
+/** One line of the live view. */
+export function liveLine(r: LiveRequest, i: LiveItem): Html {
+  const t = html`<time datetime="${new Date(r.at).toISOString()}">${when(r.at)}</time>`;
+  if (i.outcome === 'refused') {
+    return html`<li class="refused">${t} <span class="tag">refused</span> item ${i.index}: <code>${i.code ?? ''}</code> in <code>${i.field ?? ''}</code>${i.event === null ? '' : html` (${i.event})`} — ${i.message ?? ''}</li>`;
+  }
+  const what = i.type === 'identify' ? 'identify' : (i.event ?? '');
+  const reason = i.outcome === 'dropped' ? html` <code>${i.code ?? ''}</code>` : '';
+  return html`<li class="${i.outcome}">${t} <span class="tag">${i.outcome}</span>${reason} item ${i.index}: <strong>${what}</strong> · ${i.distinctId ?? '—'}${i.personId === null ? '' : html` · <code>${i.personId}</code>`}${i.timestamp === null ? '' : html` · at ${when(i.timestamp)}`}</li>`;
+}
+
+/** A request's lines, its last item first, so that the whole list reads newest first. */
+export function liveLines(r: LiveRequest): Html {
+  return html`${[...r.items].reverse().map((i) => liveLine(r, i))}`;
+}
+
+/** What the source page shows. */
+export interface SourcePageData {
+  source: Source;
+  project: Project;
+  keys: KeyView[];
+  recent: LiveRequest[];
+  newKey: NewKeyView | null;
+  error: string | null;
+}
+
+/** A source: its keys, Create key, and the live view of its answers. */
+export function sourcePage(viewer: Viewer, d: SourcePageData): string {
+  const s = d.source;
+  return page(
+    s.name,
+    html`<p class="crumbs"><a href="${BASE}/projects">Projects</a> › <a href="${BASE}/projects/${d.project.id}">${d.project.name}</a></p>
+<h1>${s.name}</h1>
+<p class="meta">Source <code>${s.id}</code> · bot filter ${s.filterBots ? 'on' : 'off'} · IP recording ${s.recordIp ? 'on' : 'off'}</p>
+${d.error === null ? '' : notice(d.error, 'error')}
+<section aria-labelledby="keys-h">
+<h2 id="keys-h">Keys</h2>
+<div id="keys-list">${d.keys.length === 0
+  ? html`<p class="hint">No keys yet.</p>`
+  : html`<div class="scroll"><table><thead><tr><th scope="col">Key</th><th scope="col">Status</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
+<tbody>${d.keys.map((k) => keyRow(viewer, k))}</tbody></table></div>`}</div>
+<form method="post" action="${BASE}/sources/${s.id}/keys" data-key-form>${csrfField(viewer)}<button type="submit">Create key</button></form>
+${newKeyBox(d.newKey)}
+</section>
+<section aria-labelledby="live-h">
+<h2 id="live-h">Live events</h2>
+<p class="hint">What this server answered for this source, newest first, as it happens (items refused with their error code and field). Other servers of the same deployment show their own.</p>
+<p id="live-status" class="meta" role="status"></p>
+<ol id="live" class="live" data-live="${BASE}/sources/${s.id}/live">${d.recent.map(liveLines)}</ol>
+</section>`,
+    viewer,
+  );
+}
+
+/** The confirmation asked before a key is revoked. */
+export function revokePage(viewer: Viewer, key: KeyView, source: Source): string {
+  return page(
+    'Revoke key',
+    html`<p class="crumbs"><a href="${BASE}/sources/${source.id}">${source.name}</a></p>
+<h1>Revoke key <code>${key.prefix}…${key.last_four}</code>?</h1>
+${notice('Requests with this key are refused from the very next one. This cannot be undone.', 'error')}
+<form method="post" action="${BASE}/keys/${key.id}/revoke" class="card">
+  ${csrfField(viewer)}
+  <button type="submit" class="danger">Revoke</button>
+  <a href="${BASE}/sources/${source.id}">Cancel</a>
+</form>`,
+    viewer,
+  );
+}

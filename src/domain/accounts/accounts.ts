@@ -1,0 +1,96 @@
+import { randomBytes } from 'node:crypto';
+import type { AccountStore, SessionRecord, UserRecord } from '../../stores/port-console.js';
+import type { Store } from '../../stores/port.js';
+import { AdminError } from '../admin.js';
+import { randomBase62 } from '../ids.js';
+import { hashesMatch } from '../keys.js';
+import { sha256 } from '../sha256.js';
+import { MIN_PASSWORD_LENGTH, decoyHash, hashPassword, verifyPassword } from './passwords.js';
+import { LoginThrottle } from './throttle.js';
+
+/** A session ends after this long without a request… */
+export const SESSION_IDLE_MS = 8 * 3600_000;
+/** …and this long after sign-in, whatever happens. */
+export const SESSION_ABSOLUTE_MS = 7 * 24 * 3600_000;
+/** last_seen_at is written at most this often per session. */
+const TOUCH_EVERY_MS = 60_000;
+
+/** What an account may see: every organization (admin) or its own. */
+export interface Viewer {
+  user: UserRecord;
+  /** null: every organization. */
+  orgIds: Set<string> | null;
+  session: SessionRecord;
+}
+
+export type SignIn = { ok: true; token: string } | { ok: false; reason: 'wrong' } | { ok: false; reason: 'throttled'; retryAfterMs: number };
+
+const normaliseEmail = (email: string): string => email.trim().toLowerCase();
+
+/** Console accounts: creation, sign-in with throttling, sessions. */
+export function createAccounts(store: Store, clock: () => number) {
+  const accounts: AccountStore = store.accounts;
+  const throttle = new LoginThrottle(accounts);
+
+  return {
+    /** `inlet user create`: the password is hashed here and never stored or shown as given. */
+    async createUser(opts: { email: string; password: string; admin: boolean; orgIds: string[] }) {
+      const email = normaliseEmail(opts.email);
+      if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 254) throw new AdminError(`--email "${opts.email}" is not an email address.`);
+      if ([...opts.password].length < MIN_PASSWORD_LENGTH) {
+        throw new AdminError(`The password must be at least ${MIN_PASSWORD_LENGTH} characters long.`);
+      }
+      for (const org of opts.orgIds) {
+        if ((await store.admin.getOrg(org)) === null) throw new AdminError(`No organization ${org}; list them with inlet org list.`);
+      }
+      const user: UserRecord = { id: `usr_${randomBase62(16)}`, email, passwordHash: await hashPassword(opts.password), admin: opts.admin, createdAt: clock() };
+      const orgIds = [...new Set(opts.orgIds)];
+      if ((await accounts.createUser(user, orgIds)) === 'email_taken') throw new AdminError(`An account with the email ${email} already exists.`);
+      return { id: user.id, email: user.email, admin: user.admin, orgs: orgIds };
+    },
+
+    /** Checks a password (throttled per account and per client address) and starts a session. */
+    async signIn(emailGiven: string, password: string, address: string): Promise<SignIn> {
+      const email = normaliseEmail(emailGiven);
+      const now = clock();
+      const until = await throttle.blockedUntil(email, address);
+      if (until > now) return { ok: false, reason: 'throttled', retryAfterMs: until - now };
+      const user = await accounts.userByEmail(email);
+      // An unknown email costs a hash too, so timing does not tell which was wrong.
+      const matches = await verifyPassword(password, user?.passwordHash ?? (await decoyHash()));
+      if (user === null || !matches) {
+        await throttle.failed(email, address, now);
+        return { ok: false, reason: 'wrong' };
+      }
+      await throttle.succeeded(email);
+      const token = randomBytes(32).toString('base64url');
+      await accounts.createSession({ tokenHash: sha256(token), userId: user.id, csrfToken: randomBytes(24).toString('base64url'), createdAt: now, lastSeenAt: now });
+      return { ok: true, token };
+    },
+
+    /** The viewer a session token stands for, or null when it is unknown or expired. */
+    async viewer(token: string): Promise<Viewer | null> {
+      const hash = sha256(token);
+      const session = await accounts.getSession(hash);
+      const now = clock();
+      if (session === null || !hashesMatch(session.tokenHash, hash)) return null;
+      if (now - session.lastSeenAt >= SESSION_IDLE_MS || now - session.createdAt >= SESSION_ABSOLUTE_MS) {
+        await accounts.deleteSession(hash);
+        return null;
+      }
+      const user = await accounts.getUser(session.userId);
+      if (user === null) return null;
+      if (now - session.lastSeenAt > TOUCH_EVERY_MS) await accounts.touchSession(hash, now);
+      return { user, session, orgIds: user.admin ? null : new Set(await accounts.orgIdsOf(user.id)) };
+    },
+
+    signOut(token: string): Promise<void> {
+      return accounts.deleteSession(sha256(token));
+    },
+  };
+}
+
+/** Whether the viewer may see anything of this organization. */
+export function canSee(viewer: Pick<Viewer, 'orgIds'>, orgId: string): boolean {
+  return viewer.orgIds === null || viewer.orgIds.has(orgId);
+}

@@ -1,0 +1,77 @@
+import type { LiveItem, LiveRequest, LiveWindow } from '../domain/live-window.js';
+import type { ItemError } from '../pipeline/field-error.js';
+import type { EnrichedItem, ItemOutcome } from '../stores/port.js';
+
+/** What became of a request's items, for the live view: only what the answer itself said. */
+export interface AnsweredItems {
+  /** The items as sent, for the names and ids of refused ones. */
+  raw: unknown[];
+  errors: ItemError[];
+  /** Valid items that went to the store, and what the store did with each. */
+  stored?: { items: EnrichedItem[]; outcomes: ItemOutcome[] };
+  /** Valid items dropped before the store (bot filter). */
+  dropped?: { index: number; reason: string; item: EnrichedItem }[];
+}
+
+/** Publishes one answered request of a source to the live window, if the server keeps one. */
+export function feedLive(live: LiveWindow | undefined, sourceId: string, requestId: string, at: number, status: number, a: AnsweredItems): void {
+  if (live === undefined) return;
+  live.publish(sourceId, liveRequest(requestId, at, status, a));
+}
+
+/** The live view's record of a request: one line per kept or dropped item, one per field error of a refused one. */
+export function liveRequest(requestId: string, at: number, status: number, a: AnsweredItems): LiveRequest {
+  const items: LiveItem[] = [];
+  const byIndex = new Map<number, EnrichedItem>();
+  for (const i of a.stored?.items ?? []) byIndex.set(i.index, i);
+  for (const o of a.stored?.outcomes ?? []) {
+    const item = byIndex.get(o.index)!;
+    const outcome = o.status;
+    items.push({
+      ...fromItem(item),
+      outcome,
+      personId: o.status === 'accepted' ? o.personId : null,
+      code: o.status === 'dropped' ? o.reason : null,
+    });
+  }
+  for (const d of a.dropped ?? []) items.push({ ...fromItem(d.item), outcome: 'dropped', code: d.reason });
+  for (const e of a.errors) {
+    const raw = a.raw[e.index];
+    items.push({
+      index: e.index,
+      outcome: 'refused',
+      type: null,
+      event: textField(raw, 'event'),
+      distinctId: textField(raw, 'distinct_id'),
+      personId: null,
+      timestamp: null,
+      code: e.code,
+      field: e.field,
+      message: e.message,
+    });
+  }
+  items.sort((x, y) => x.index - y.index);
+  return { requestId, at, status, items };
+}
+
+function fromItem(i: EnrichedItem): LiveItem {
+  return {
+    index: i.index,
+    outcome: 'accepted',
+    type: i.type,
+    event: i.event,
+    distinctId: i.distinctId ?? i.anonymousId,
+    personId: null,
+    timestamp: i.timestamp,
+    code: null,
+    field: null,
+    message: null,
+  };
+}
+
+/** A short string field of a refused item, if it has one: what a developer recognises it by. */
+function textField(raw: unknown, name: string): string | null {
+  if (typeof raw !== 'object' || raw === null || !Object.hasOwn(raw, name)) return null;
+  const v = (raw as Record<string, unknown>)[name];
+  return typeof v === 'string' ? v.slice(0, 128) : null;
+}

@@ -1,0 +1,83 @@
+/**
+ * The parts of the store port the console needs: accounts and sessions
+ * (AccountStore) and the lists and summaries its pages show (ListingStore).
+ * Kept apart from port.ts so each stays small; Store exposes both.
+ */
+import type { Org, Project, Source, StoredEvent } from './port.js';
+
+/** A console account. `passwordHash` is a self-describing scrypt hash, never a password. */
+export interface UserRecord {
+  id: string;
+  email: string;
+  passwordHash: string;
+  admin: boolean;
+  createdAt: number;
+}
+
+/** A signed-in browser. Only the SHA-256 of its token is stored. */
+export interface SessionRecord {
+  tokenHash: Buffer;
+  userId: string;
+  /** Sent back in every form; compared with what a state change carries. */
+  csrfToken: string;
+  createdAt: number;
+  lastSeenAt: number;
+}
+
+/** Accounts, memberships, sessions and sign-in throttling. */
+export interface AccountStore {
+  /** Adds the user and its memberships together, unless the email is taken (emails are stored lower-cased). */
+  createUser(user: UserRecord, orgIds: string[]): Promise<'ok' | 'email_taken'>;
+  userByEmail(email: string): Promise<UserRecord | null>;
+  getUser(id: string): Promise<UserRecord | null>;
+  /** The organizations the user is a member of (deleted ones left out). */
+  orgIdsOf(userId: string): Promise<string[]>;
+  createSession(s: SessionRecord): Promise<void>;
+  getSession(tokenHash: Buffer): Promise<SessionRecord | null>;
+  touchSession(tokenHash: Buffer, at: number): Promise<void>;
+  deleteSession(tokenHash: Buffer): Promise<void>;
+  /**
+   * Counts one failed sign-in under `key` and returns the failures counted
+   * since the first of a window of `windowMs` (an older count starts over).
+   * Atomic, so servers sharing the database count together.
+   */
+  noteLoginFailure(key: string, at: number, windowMs: number): Promise<number>;
+  /** Refuses sign-ins under `key` until `until`. */
+  blockLogin(key: string, until: number): Promise<void>;
+  /** The latest time until which any of `keys` is blocked, or 0. */
+  loginBlockedUntil(keys: string[]): Promise<number>;
+  clearLoginFailures(key: string): Promise<void>;
+}
+
+/** A project with the settings the lists show. */
+export interface ProjectListing extends Project {
+  retentionDays: number;
+}
+
+/** Events stored for one UTC day ("YYYY-MM-DD"), by the events' own timestamps. */
+export interface DayCount {
+  day: string;
+  events: number;
+}
+
+/** Read-only lists and summaries, plus the retention setting of a project. */
+export interface ListingStore {
+  /** Live organizations, by name then id. */
+  listOrgs(): Promise<Org[]>;
+  /** Live projects of live organizations (of one org when given), by name then id. */
+  listProjects(orgId: string | null): Promise<ProjectListing[]>;
+  /** Live sources of a live project, by name then id. */
+  listSources(projectId: string): Promise<Source[]>;
+  /** Days to keep a project's events, or null when there is no such project. */
+  retentionDays(projectId: string): Promise<number | null>;
+  setRetentionDays(projectId: string, days: number): Promise<void>;
+  /** Events per day with timestamps in [from, to) (epoch ms), days without events left out. */
+  eventsPerDay(projectId: string, from: number, to: number): Promise<DayCount[]>;
+  /** Up to `limit` distinct ids starting with `prefix`, in byte order, with their persons. */
+  searchDistinctIds(projectId: string, prefix: string, limit: number): Promise<{ distinctId: string; personId: string }[]>;
+  /**
+   * A person's newest events (merged persons' included), looked for among the
+   * project's `scan` most recently stored events: bounded work on any store size.
+   */
+  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]>;
+}

@@ -1,0 +1,98 @@
+import type pg from 'pg';
+import type { AccountStore, SessionRecord, UserRecord } from '../port-console.js';
+import { inTransaction, unavailable } from './pool.js';
+
+interface UserRow { id: string; email: string; password_hash: string; admin: boolean; created_at: number }
+interface SessionRow { token_hash: Buffer; user_id: string; csrf_token: string; created_at: number; last_seen_at: number }
+
+const toUser = (r: UserRow): UserRecord => ({
+  id: r.id, email: r.email, passwordHash: r.password_hash, admin: r.admin, createdAt: r.created_at,
+});
+const toSession = (r: SessionRow): SessionRecord => ({
+  tokenHash: r.token_hash, userId: r.user_id, csrfToken: r.csrf_token, createdAt: r.created_at, lastSeenAt: r.last_seen_at,
+});
+
+/** Console accounts, sessions and sign-in throttling on PostgreSQL: shared by every server. */
+export class PgAccounts implements AccountStore {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async createUser(u: UserRecord, orgIds: string[]): Promise<'ok' | 'email_taken'> {
+    return inTransaction(this.pool, async (c): Promise<'ok' | 'email_taken'> => {
+      const r = await c.query(
+        'INSERT INTO users (id, email, password_hash, admin, created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (email) DO NOTHING',
+        [u.id, u.email, u.passwordHash, u.admin, u.createdAt],
+      );
+      if (r.rowCount === 0) return 'email_taken';
+      await c.query('INSERT INTO memberships (user_id, org_id) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING', [u.id, orgIds]);
+      return 'ok';
+    });
+  }
+
+  async userByEmail(email: string): Promise<UserRecord | null> {
+    return (await this.rows<UserRow>('SELECT * FROM users WHERE email = $1', [email])).map(toUser)[0] ?? null;
+  }
+
+  async getUser(id: string): Promise<UserRecord | null> {
+    return (await this.rows<UserRow>('SELECT * FROM users WHERE id = $1', [id])).map(toUser)[0] ?? null;
+  }
+
+  async orgIdsOf(userId: string): Promise<string[]> {
+    const rows = await this.rows<{ org_id: string }>(
+      'SELECT m.org_id FROM memberships m JOIN orgs o ON o.id = m.org_id WHERE m.user_id = $1 AND o.deleted_at IS NULL ORDER BY m.org_id COLLATE "C"',
+      [userId],
+    );
+    return rows.map((r) => r.org_id);
+  }
+
+  async createSession(s: SessionRecord): Promise<void> {
+    await this.rows(
+      'INSERT INTO sessions (token_hash, user_id, csrf_token, created_at, last_seen_at) VALUES ($1, $2, $3, $4, $5)',
+      [s.tokenHash, s.userId, s.csrfToken, s.createdAt, s.lastSeenAt],
+    );
+  }
+
+  async getSession(tokenHash: Buffer): Promise<SessionRecord | null> {
+    return (await this.rows<SessionRow>('SELECT * FROM sessions WHERE token_hash = $1', [tokenHash])).map(toSession)[0] ?? null;
+  }
+
+  async touchSession(tokenHash: Buffer, at: number): Promise<void> {
+    await this.rows('UPDATE sessions SET last_seen_at = greatest(last_seen_at, $2) WHERE token_hash = $1', [tokenHash, at]);
+  }
+
+  async deleteSession(tokenHash: Buffer): Promise<void> {
+    await this.rows('DELETE FROM sessions WHERE token_hash = $1', [tokenHash]);
+  }
+
+  async noteLoginFailure(key: string, at: number, windowMs: number): Promise<number> {
+    const rows = await this.rows<{ failures: number }>(
+      `INSERT INTO login_failures AS f (key, failures, first_at) VALUES ($1, 1, $2)
+       ON CONFLICT (key) DO UPDATE SET
+         failures = CASE WHEN f.first_at <= $2 - $3 THEN 1 ELSE f.failures + 1 END,
+         first_at = CASE WHEN f.first_at <= $2 - $3 THEN $2 ELSE f.first_at END
+       RETURNING failures`,
+      [key, at, windowMs],
+    );
+    return rows[0]!.failures;
+  }
+
+  async blockLogin(key: string, until: number): Promise<void> {
+    await this.rows('UPDATE login_failures SET blocked_until = greatest(blocked_until, $2) WHERE key = $1', [key, until]);
+  }
+
+  async loginBlockedUntil(keys: string[]): Promise<number> {
+    const rows = await this.rows<{ until: number | null }>('SELECT max(blocked_until) AS until FROM login_failures WHERE key = ANY($1::text[])', [keys]);
+    return rows[0]?.until ?? 0;
+  }
+
+  async clearLoginFailures(key: string): Promise<void> {
+    await this.rows('DELETE FROM login_failures WHERE key = $1', [key]);
+  }
+
+  private async rows<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<R[]> {
+    try {
+      return (await this.pool.query<R>(text, values)).rows;
+    } catch (e) {
+      throw unavailable(e);
+    }
+  }
+}

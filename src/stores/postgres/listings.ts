@@ -1,0 +1,86 @@
+import type pg from 'pg';
+import type { Org, Source, StoredEvent } from '../port.js';
+import type { DayCount, ListingStore, ProjectListing } from '../port-console.js';
+import { storedEventFromRow } from '../rows.js';
+import { toOrg, toProject, toSource } from './admin.js';
+import { unavailable } from './pool.js';
+
+const DAY_MS = 86_400_000;
+
+/** Lists and summaries for the console and the list commands, on PostgreSQL. */
+export class PgListings implements ListingStore {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async listOrgs(): Promise<Org[]> {
+    return (await this.rows<never>('SELECT * FROM orgs WHERE deleted_at IS NULL ORDER BY name COLLATE "C", id COLLATE "C"', [])).map(toOrg);
+  }
+
+  async listProjects(orgId: string | null): Promise<ProjectListing[]> {
+    const rows = await this.rows<Parameters<typeof toProject>[0] & { retention_days: number }>(
+      `SELECT p.* FROM projects p JOIN orgs o ON o.id = p.org_id
+       WHERE p.deleted_at IS NULL AND o.deleted_at IS NULL AND ($1::text IS NULL OR p.org_id = $1)
+       ORDER BY p.name COLLATE "C", p.id COLLATE "C"`,
+      [orgId],
+    );
+    return rows.map((r) => ({ ...toProject(r), retentionDays: r.retention_days }));
+  }
+
+  async listSources(projectId: string): Promise<Source[]> {
+    const rows = await this.rows<never>(
+      `SELECT s.* FROM sources s JOIN projects p ON p.id = s.project_id JOIN orgs o ON o.id = p.org_id
+       WHERE s.project_id = $1 AND s.deleted_at IS NULL AND p.deleted_at IS NULL AND o.deleted_at IS NULL
+       ORDER BY s.name COLLATE "C", s.id COLLATE "C"`,
+      [projectId],
+    );
+    return rows.map(toSource);
+  }
+
+  async retentionDays(projectId: string): Promise<number | null> {
+    const rows = await this.rows<{ retention_days: number }>('SELECT retention_days FROM projects WHERE id = $1 AND deleted_at IS NULL', [projectId]);
+    return rows[0]?.retention_days ?? null;
+  }
+
+  async setRetentionDays(projectId: string, days: number): Promise<void> {
+    await this.rows('UPDATE projects SET retention_days = $2 WHERE id = $1', [projectId, days]);
+  }
+
+  async eventsPerDay(projectId: string, from: number, to: number): Promise<DayCount[]> {
+    // Day partitions and events_project_time keep this to the days asked for.
+    const rows = await this.rows<{ day: number; n: number }>(
+      `SELECT "timestamp" / ${DAY_MS} AS day, count(*)::bigint AS n FROM events
+       WHERE project_id = $1 AND "timestamp" >= $2 AND "timestamp" < $3 GROUP BY 1 ORDER BY 1`,
+      [projectId, from, to],
+    );
+    return rows.map((r) => ({ day: new Date(Number(r.day) * DAY_MS).toISOString().slice(0, 10), events: Number(r.n) }));
+  }
+
+  async searchDistinctIds(projectId: string, prefix: string, limit: number): Promise<{ distinctId: string; personId: string }[]> {
+    const rows = await this.rows<{ distinct_id: string; person_id: string }>(
+      `SELECT l.distinct_id, coalesce(p.merged_into, l.person_id) AS person_id
+       FROM person_links l LEFT JOIN persons p ON p.project_id = l.project_id AND p.id = l.person_id
+       WHERE l.project_id = $1 AND starts_with(l.distinct_id, $2) ORDER BY l.distinct_id COLLATE "C" LIMIT $3`,
+      [projectId, prefix, limit],
+    );
+    return rows.map((r) => ({ distinctId: r.distinct_id, personId: r.person_id }));
+  }
+
+  async personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
+    const rows = await this.rows<Record<string, never>>(
+      `SELECT e.*, coalesce(p.merged_into, e.person_id) AS current_person
+       FROM (SELECT * FROM events WHERE project_id = $1 ORDER BY "timestamp" DESC LIMIT $4) e
+       LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
+       WHERE coalesce(p.merged_into, e.person_id) = $2
+       ORDER BY e."timestamp" DESC, e.seq DESC LIMIT $3`,
+      [projectId, personId, limit, scan],
+    );
+    return rows.map((r) => storedEventFromRow(r, r.properties));
+  }
+
+  private async rows<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<R[]> {
+    try {
+      return (await this.pool.query<R>(text, values)).rows;
+    } catch (e) {
+      throw unavailable(e);
+    }
+  }
+}

@@ -1,0 +1,95 @@
+import type { AccountStore, SessionRecord, UserRecord } from '../port-console.js';
+import type { Db } from './open.js';
+
+interface UserRow { id: string; email: string; password_hash: string; admin: number; created_at: number }
+interface SessionRow { token_hash: Buffer; user_id: string; csrf_token: string; created_at: number; last_seen_at: number }
+
+const toUser = (r: UserRow): UserRecord => ({
+  id: r.id, email: r.email, passwordHash: r.password_hash, admin: r.admin === 1, createdAt: r.created_at,
+});
+const toSession = (r: SessionRow): SessionRecord => ({
+  tokenHash: r.token_hash, userId: r.user_id, csrfToken: r.csrf_token, createdAt: r.created_at, lastSeenAt: r.last_seen_at,
+});
+
+/** Console accounts, sessions and sign-in throttling on SQLite. */
+export class SqliteAccounts implements AccountStore {
+  constructor(private readonly db: Db) {}
+
+  async createUser(u: UserRecord, orgIds: string[]): Promise<'ok' | 'email_taken'> {
+    return this.db.transaction((): 'ok' | 'email_taken' => {
+      if (this.db.prepare('SELECT 1 FROM users WHERE email = ?').get(u.email) !== undefined) return 'email_taken';
+      this.db
+        .prepare('INSERT INTO users (id, email, password_hash, admin, created_at) VALUES (?, ?, ?, ?, ?)')
+        .run(u.id, u.email, u.passwordHash, u.admin ? 1 : 0, u.createdAt);
+      const member = this.db.prepare('INSERT OR IGNORE INTO memberships (user_id, org_id) VALUES (?, ?)');
+      for (const org of orgIds) member.run(u.id, org);
+      return 'ok';
+    }).immediate();
+  }
+
+  async userByEmail(email: string): Promise<UserRecord | null> {
+    const r = this.db.prepare('SELECT * FROM users WHERE email = ?').get(email) as UserRow | undefined;
+    return r ? toUser(r) : null;
+  }
+
+  async getUser(id: string): Promise<UserRecord | null> {
+    const r = this.db.prepare('SELECT * FROM users WHERE id = ?').get(id) as UserRow | undefined;
+    return r ? toUser(r) : null;
+  }
+
+  async orgIdsOf(userId: string): Promise<string[]> {
+    const rows = this.db
+      .prepare('SELECT m.org_id FROM memberships m JOIN orgs o ON o.id = m.org_id WHERE m.user_id = ? AND o.deleted_at IS NULL ORDER BY m.org_id')
+      .pluck()
+      .all(userId) as string[];
+    return rows;
+  }
+
+  async createSession(s: SessionRecord): Promise<void> {
+    this.db
+      .prepare('INSERT INTO sessions (token_hash, user_id, csrf_token, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)')
+      .run(s.tokenHash, s.userId, s.csrfToken, s.createdAt, s.lastSeenAt);
+  }
+
+  async getSession(tokenHash: Buffer): Promise<SessionRecord | null> {
+    const r = this.db.prepare('SELECT * FROM sessions WHERE token_hash = ?').get(tokenHash) as SessionRow | undefined;
+    return r ? toSession(r) : null;
+  }
+
+  async touchSession(tokenHash: Buffer, at: number): Promise<void> {
+    this.db.prepare('UPDATE sessions SET last_seen_at = max(last_seen_at, ?) WHERE token_hash = ?').run(at, tokenHash);
+  }
+
+  async deleteSession(tokenHash: Buffer): Promise<void> {
+    this.db.prepare('DELETE FROM sessions WHERE token_hash = ?').run(tokenHash);
+  }
+
+  async noteLoginFailure(key: string, at: number, windowMs: number): Promise<number> {
+    return this.db
+      .prepare(
+        `INSERT INTO login_failures (key, failures, first_at) VALUES (@key, 1, @at)
+         ON CONFLICT (key) DO UPDATE SET
+           failures = CASE WHEN first_at <= @at - @window THEN 1 ELSE failures + 1 END,
+           first_at = CASE WHEN first_at <= @at - @window THEN @at ELSE first_at END
+         RETURNING failures`,
+      )
+      .pluck()
+      .get({ key, at, window: windowMs }) as number;
+  }
+
+  async blockLogin(key: string, until: number): Promise<void> {
+    this.db.prepare('UPDATE login_failures SET blocked_until = max(blocked_until, ?) WHERE key = ?').run(until, key);
+  }
+
+  async loginBlockedUntil(keys: string[]): Promise<number> {
+    const r = this.db
+      .prepare('SELECT max(blocked_until) FROM login_failures WHERE key IN (SELECT value FROM json_each(?))')
+      .pluck()
+      .get(JSON.stringify(keys)) as number | null;
+    return r ?? 0;
+  }
+
+  async clearLoginFailures(key: string): Promise<void> {
+    this.db.prepare('DELETE FROM login_failures WHERE key = ?').run(key);
+  }
+}

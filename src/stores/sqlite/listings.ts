@@ -1,0 +1,111 @@
+import type { Org, Source, StoredEvent } from '../port.js';
+import type { DayCount, ListingStore, ProjectListing } from '../port-console.js';
+import { storedEventFromRow } from '../rows.js';
+import { toOrg, toProject, toSource } from './admin.js';
+import type { Db } from './open.js';
+
+const DAY_MS = 86_400_000;
+const dayName = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
+
+/** Lists and summaries for the console and the list commands, on SQLite. */
+export class SqliteListings implements ListingStore {
+  constructor(
+    private readonly db: Db,
+    private readonly changed: () => void = () => {},
+  ) {}
+
+  async listOrgs(): Promise<Org[]> {
+    const rows = this.db.prepare('SELECT * FROM orgs WHERE deleted_at IS NULL ORDER BY name, id').all() as never[];
+    return rows.map(toOrg);
+  }
+
+  async listProjects(orgId: string | null): Promise<ProjectListing[]> {
+    const rows = this.db
+      .prepare(
+        `SELECT p.* FROM projects p JOIN orgs o ON o.id = p.org_id
+         WHERE p.deleted_at IS NULL AND o.deleted_at IS NULL AND (@org IS NULL OR p.org_id = @org) ORDER BY p.name, p.id`,
+      )
+      .all({ org: orgId }) as (Parameters<typeof toProject>[0] & { retention_days: number })[];
+    return rows.map((r) => ({ ...toProject(r), retentionDays: r.retention_days }));
+  }
+
+  async listSources(projectId: string): Promise<Source[]> {
+    const rows = this.db
+      .prepare(
+        `SELECT s.* FROM sources s JOIN projects p ON p.id = s.project_id JOIN orgs o ON o.id = p.org_id
+         WHERE s.project_id = ? AND s.deleted_at IS NULL AND p.deleted_at IS NULL AND o.deleted_at IS NULL ORDER BY s.name, s.id`,
+      )
+      .all(projectId) as never[];
+    return rows.map(toSource);
+  }
+
+  async retentionDays(projectId: string): Promise<number | null> {
+    const r = this.db.prepare('SELECT retention_days FROM projects WHERE id = ? AND deleted_at IS NULL').pluck().get(projectId) as number | undefined;
+    return r ?? null;
+  }
+
+  async setRetentionDays(projectId: string, days: number): Promise<void> {
+    this.db.prepare('UPDATE projects SET retention_days = ? WHERE id = ?').run(days, projectId);
+    this.changed();
+  }
+
+  /**
+   * From the minute index (event-minute-index.ts): its runs of the project's
+   * sources list each minute's events, and the tail past its mark is read
+   * from the events table. One read transaction, so a merge is seen whole.
+   */
+  async eventsPerDay(projectId: string, from: number, to: number): Promise<DayCount[]> {
+    const counts = this.db.transaction(() => {
+      const byDay = new Map<number, number>();
+      const add = (rows: { day: number; n: number }[]) => {
+        for (const r of rows) byDay.set(r.day, (byDay.get(r.day) ?? 0) + r.n);
+      };
+      const fromMinute = Math.floor(from / 60_000);
+      const toMinute = Math.ceil(to / 60_000);
+      add(
+        this.db
+          .prepare(
+            `SELECT m.minute / 1440 AS day, sum(json_array_length(m.seqs)) AS n
+             FROM sources s JOIN event_minute_runs m ON m.source_id = s.id
+             WHERE s.project_id = ? AND m.minute >= ? AND m.minute < ? GROUP BY 1`,
+          )
+          .all(projectId, fromMinute, toMinute) as { day: number; n: number }[],
+      );
+      add(
+        this.db
+          .prepare(
+            `SELECT timestamp / ${DAY_MS} AS day, count(*) AS n FROM events
+             WHERE seq > (SELECT through FROM event_minutes_state) AND project_id = ? AND timestamp >= ? AND timestamp < ? GROUP BY 1`,
+          )
+          .all(projectId, fromMinute * 60_000, toMinute * 60_000) as { day: number; n: number }[],
+      );
+      return byDay;
+    })();
+    return [...counts.entries()].sort((a, b) => a[0] - b[0]).map(([day, events]) => ({ day: dayName(day), events }));
+  }
+
+  async searchDistinctIds(projectId: string, prefix: string, limit: number): Promise<{ distinctId: string; personId: string }[]> {
+    // A range on the primary key: a prefix search reads only what it returns.
+    const rows = this.db
+      .prepare(
+        `SELECT l.distinct_id, coalesce(p.merged_into, l.person_id) AS person_id
+         FROM person_links l LEFT JOIN persons p ON p.project_id = l.project_id AND p.id = l.person_id
+         WHERE l.project_id = ? AND l.distinct_id >= ? AND l.distinct_id < ? ORDER BY l.distinct_id LIMIT ?`,
+      )
+      .all(projectId, prefix, `${prefix}\u{10FFFF}`, limit) as { distinct_id: string; person_id: string }[];
+    return rows.map((r) => ({ distinctId: r.distinct_id, personId: r.person_id }));
+  }
+
+  async personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
+    const rows = this.db
+      .prepare(
+        `SELECT e.*, coalesce(p.merged_into, e.person_id) AS current_person
+         FROM (SELECT * FROM events ORDER BY seq DESC LIMIT ?) e
+         LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
+         WHERE e.project_id = ? AND coalesce(p.merged_into, e.person_id) = ?
+         ORDER BY e.timestamp DESC, e.seq DESC LIMIT ?`,
+      )
+      .all(scan, projectId, personId, limit) as Record<string, never>[];
+    return rows.map((r) => storedEventFromRow(r, JSON.parse(r.properties) as Record<string, unknown>));
+  }
+}

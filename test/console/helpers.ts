@@ -1,0 +1,25 @@
+import type { FastifyInstance } from 'fastify';
+import { createAccounts } from '../../src/domain/accounts/accounts.js';
+import type { Store } from '../../src/stores/port.js';
+
+export const PASSWORD = 'correct horse battery staple';
+
+/** Makes a console account directly through the domain, as `inlet user create` does. */
+export async function makeUser(store: Store, clock: () => number, email: string, opts: { admin?: boolean; orgIds?: string[] } = {}) {
+  return createAccounts(store, clock).createUser({ email, password: PASSWORD, admin: opts.admin ?? false, orgIds: opts.orgIds ?? [] });
+}
+
+/** A form body. */
+export const form = (fields: Record<string, string>): string => new URLSearchParams(fields).toString();
+
+export const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+
+/** Signs in over HTTP and returns the session cookie and a CSRF token read from a page. */
+export async function signIn(app: FastifyInstance, email: string, password = PASSWORD) {
+  const res = await app.inject({ method: 'POST', url: '/console/login', headers: FORM, payload: form({ email, password }) });
+  if (res.statusCode !== 303) throw new Error(`sign-in of ${email} answered ${res.statusCode}`);
+  const cookie = String(res.headers['set-cookie']).split(';')[0]!;
+  const page = await app.inject({ method: 'GET', url: '/console/projects', headers: { cookie } });
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)![1]!;
+  return { cookie, csrf };
+}
