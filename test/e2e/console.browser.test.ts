@@ -1,0 +1,159 @@
+/**
+ * The console in a real browser: Debian's chromium driven by playwright-core
+ * (never a downloaded browser). Screenshots of every page, at 375 px and at
+ * desktop width, go to test-results/console/.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { type Browser, type Page, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Fixture, makeFixture } from '../helpers/fixture.js';
+import { PASSWORD, makeUser } from '../console/helpers.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const SHOTS = 'test-results/console';
+const missing = !existsSync(CHROMIUM);
+// Outside CI a machine without chromium skips this file; in CI it must run.
+if (missing && !process.env.CI) console.warn(`console browser test skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
+
+describe.skipIf(missing && !process.env.CI)('the console in chromium', () => {
+  let f: Fixture;
+  let browser: Browser;
+  let page: Page;
+  let base: string;
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    f = await makeFixture();
+    await makeUser(f.store, f.clock.now, 'dev@acme.test', { orgIds: [f.orgId] });
+    await f.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(f.app.server.address() as { port: number }).port}`;
+    f.app.inletBaseUrl = base;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
+    });
+    const context = await browser.newContext({ viewport: { width: 375, height: 800 } });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    page = await context.newPage();
+    // Script errors and CSP violations are collected; the test ends by finding none.
+    page.on('pageerror', (e) => problems.push(e.message));
+    page.on('console', (m) => {
+      // A 401 or 429 page is an answer the test asked for, not a fault.
+      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(m.text());
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await f?.close();
+  });
+
+  /** A full-page screenshot at 375 px and at 1280 px. */
+  async function shot(name: string): Promise<void> {
+    await page.screenshot({ path: `${SHOTS}/${name}-375.png`, fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.screenshot({ path: `${SHOTS}/${name}-1280.png`, fullPage: true });
+    await page.setViewportSize({ width: 375, height: 800 });
+    // Nothing may be wider than a phone's screen.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+  }
+
+  it('signs in, makes a project, a source and a key, shows events live, usage and people, and signs out', async () => {
+    await page.goto(`${base}/console`);
+    await expect.poll(() => page.url()).toBe(`${base}/console/login`);
+    await shot('login');
+
+    await page.getByLabel('Email').fill('dev@acme.test');
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('Wrong email or password.').waitFor();
+    await shot('login-failed');
+
+    await page.getByLabel('Email').fill('dev@acme.test');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    await page.getByRole('link', { name: 'Web' }).waitFor();
+    await shot('projects');
+
+    await page.getByRole('button', { name: 'New project' }).click();
+    await page.getByLabel('Name').fill('Checkout');
+    await page.getByLabel('Batch API enabled').check();
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('heading', { name: 'Checkout' }).waitFor();
+
+    await page.getByRole('button', { name: 'New source' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('Orders');
+    expect(await page.getByLabel('Filter bots').isChecked()).toBe(true);
+    expect(await page.getByLabel('Record IP addresses').isChecked()).toBe(false);
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('heading', { name: 'Orders' }).waitFor();
+
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const field = page.getByLabel('New key');
+    await expect.poll(() => field.inputValue()).toMatch(/^srv_live_[0-9A-Za-z]{32}$/);
+    const key = await field.inputValue();
+    expect(await field.getAttribute('readonly')).not.toBeNull();
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(key);
+    await page.getByRole('button', { name: 'Roll' }).waitFor();
+    await page.getByLabel('Grace period').waitFor();
+    await page.getByRole('button', { name: 'Revoke' }).waitFor();
+    await shot('source-new-key');
+
+    await page.reload();
+    await page.getByRole('heading', { name: 'Orders' }).waitFor();
+    expect(await page.content()).not.toContain(key);
+    expect(await page.getByLabel('New key').isVisible()).toBe(false);
+    await page.getByText(`srv_live_…${key.slice(-4)}`).waitFor();
+
+    // The live view: a batch sent with the new key shows up without a reload.
+    await page.locator('#live-status', { hasText: 'Listening' }).waitFor();
+    await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true));
+    const res = await fetch(`${base}/api/v1/batch`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ items: [{ event: 'Order placed', distinct_id: 'cust_7' }, { event: '$pageview', distinct_id: 'cust_7' }] }),
+    });
+    expect(res.status).toBe(202);
+    const refused = page.locator('#live li.refused', { hasText: 'reserved_event_name' });
+    await refused.waitFor();
+    expect(await refused.textContent()).toMatch(/reserved_event_name in event/);
+    await page.locator('#live li.accepted', { hasText: 'Order placed' }).waitFor();
+    // Newest first: the refused item (index 1) above the accepted one (index 0).
+    expect(await page.locator('#live li').first().textContent()).toContain('item 1');
+    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    await shot('source-live');
+
+    await page.getByRole('link', { name: 'Checkout' }).click();
+    await page.getByRole('img', { name: 'Events per day, last 30 days' }).waitFor();
+    await page.getByText('events this month').waitFor();
+    await page.getByLabel('API enabled', { exact: true }).waitFor();
+    await page.getByLabel('Monthly event limit').fill('1000');
+    await page.getByLabel('Retention days').fill('30');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    await shot('project');
+
+    await page.getByRole('link', { name: 'People' }).click();
+    await page.getByLabel('Distinct id').fill('cust_7');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('heading', { name: /Person per_/ }).waitFor();
+    await page.getByRole('cell', { name: 'Order placed' }).waitFor();
+    await shot('people');
+
+    // Keyboard: the sign-out button is reachable with Tab.
+    await page.keyboard.press('Tab');
+    let focused = '';
+    for (let i = 0; i < 10 && focused !== 'Sign out'; i++) {
+      await page.keyboard.press('Tab');
+      focused = await page.evaluate(() => document.activeElement?.textContent ?? '');
+    }
+    expect(focused).toBe('Sign out');
+    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await page.goto(`${base}/console/projects`);
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(problems).toEqual([]);
+  });
+});
