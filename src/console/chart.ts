@@ -28,7 +28,7 @@ export function dayChart(days: string[], counts: DayCount[]): Html {
     return html`<rect class="bar" x="${x}" y="${H - PAD - h}" width="${(slot * 0.8).toFixed(1)}" height="${h}"><title>${d}: ${values[i]!} events</title></rect>`;
   });
   return html`<figure class="chart">
-<svg viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="chart-title chart-desc" preserveAspectRatio="none">
+<svg viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="chart-title chart-desc">
 <title id="chart-title">Events per day, last ${days.length} days</title>
 <desc id="chart-desc">${total} events from ${days[0]!} to ${days.at(-1)!}; the highest day had ${Math.max(...values)}.</desc>
 <line class="axis" x1="${PAD}" y1="${H - PAD}" x2="${W}" y2="${H - PAD}"></line>

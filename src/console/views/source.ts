@@ -22,11 +22,11 @@ function keyRow(viewer: Viewer, k: KeyView): Html {
       ? html`<form method="get" action="${BASE}/keys/${k.id}/revoke" class="inline"><button type="submit" class="danger">Revoke</button></form>`
       : html``;
   return html`<tr>
-<td><code>${k.prefix}…${k.last_four}</code></td>
-<td>${k.status}${k.expires_at === null ? '' : html`<br><span class="meta">until ${iso(k.expires_at)}</span>`}</td>
-<td>${iso(k.created_at)}</td>
-<td>${iso(k.last_used_at)}</td>
-<td class="actions">${actions}${revoke}</td>
+<td data-label="Key"><code class="key">${k.prefix}…${k.last_four}</code></td>
+<td data-label="Status">${k.status}${k.expires_at === null ? '' : html`<br><span class="meta">until ${iso(k.expires_at)}</span>`}</td>
+<td data-label="Created">${iso(k.created_at)}</td>
+<td data-label="Last used">${iso(k.last_used_at)}</td>
+<td data-label="Actions" class="actions">${actions}${revoke}</td>
 </tr>`;
 }
 
@@ -78,7 +78,7 @@ ${d.error === null ? '' : notice(d.error, 'error')}
 <h2 id="keys-h">Keys</h2>
 <div id="keys-list">${d.keys.length === 0
   ? html`<p class="hint">No keys yet.</p>`
-  : html`<div class="scroll"><table><thead><tr><th scope="col">Key</th><th scope="col">Status</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
+  : html`<div class="scroll"><table class="keys"><thead><tr><th scope="col">Key</th><th scope="col">Status</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
 <tbody>${d.keys.map((k) => keyRow(viewer, k))}</tbody></table></div>`}</div>
 <form method="post" action="${BASE}/sources/${s.id}/keys" data-key-form>${csrfField(viewer)}<button type="submit">Create key</button></form>
 ${newKeyBox(d.newKey)}
