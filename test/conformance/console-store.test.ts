@@ -1,0 +1,162 @@
+/**
+ * Conformance of the console's parts of the port (port-console.ts): accounts,
+ * sessions, sign-in throttling counts, lists and summaries, on every engine.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAdmin } from '../../src/domain/admin.js';
+import { sha256 } from '../../src/domain/sha256.js';
+import type { Store } from '../../src/stores/port.js';
+import { TestClock } from '../helpers/fixture.js';
+import { ingestJob } from '../helpers/items.js';
+import { STORES, type StoreUnderTest } from './stores.js';
+
+const DAY = 86_400_000;
+const user = (id: string, email: string) => ({ id, email, passwordHash: 'scrypt$x', admin: false, createdAt: 1 });
+
+for (const engine of STORES) {
+  describe(`${engine.name}: console store`, () => {
+    let sut: StoreUnderTest;
+    let store: Store;
+    let second: Store;
+    let admin: ReturnType<typeof createAdmin>;
+    const clock = new TestClock();
+
+    beforeAll(async () => {
+      sut = await engine.make();
+      store = sut.store;
+      second = await sut.another();
+      admin = createAdmin(store, clock.now);
+    });
+    afterAll(async () => {
+      await sut?.cleanup();
+    });
+
+    it('keeps users with their memberships, one per email', async () => {
+      const a = await admin.createOrg('A');
+      const b = await admin.createOrg('B');
+      expect(await store.accounts.createUser(user('usr_1', 'one@x.test'), [a.id, b.id])).toBe('ok');
+      expect(await second.accounts.createUser(user('usr_2', 'one@x.test'), [a.id])).toBe('email_taken');
+      expect(await store.accounts.userByEmail('one@x.test')).toEqual(user('usr_1', 'one@x.test'));
+      expect(await store.accounts.getUser('usr_2')).toBeNull();
+      expect(await store.accounts.userByEmail('two@x.test')).toBeNull();
+      expect((await second.accounts.orgIdsOf('usr_1')).sort()).toEqual([a.id, b.id].sort());
+      await admin.deleteOrg(b.id);
+      expect(await store.accounts.orgIdsOf('usr_1')).toEqual([a.id]);
+    });
+
+    it('keeps sessions by token hash, seen from every server, until deleted', async () => {
+      const tokenHash = sha256(`token-${engine.name}`);
+      await store.accounts.createSession({ tokenHash, userId: 'usr_1', csrfToken: 'c'.repeat(32), createdAt: 10, lastSeenAt: 10 });
+      expect(await second.accounts.getSession(tokenHash)).toEqual({ tokenHash, userId: 'usr_1', csrfToken: 'c'.repeat(32), createdAt: 10, lastSeenAt: 10 });
+      await second.accounts.touchSession(tokenHash, 50);
+      await store.accounts.touchSession(tokenHash, 40);
+      expect((await store.accounts.getSession(tokenHash))!.lastSeenAt).toBe(50);
+      await store.accounts.deleteSession(tokenHash);
+      expect(await second.accounts.getSession(tokenHash)).toBeNull();
+    });
+
+    it('counts sign-in failures atomically across servers, within a window, and blocks until a time', async () => {
+      const counts = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? store : second).accounts.noteLoginFailure('email:x', 1000, 60_000)));
+      expect(counts.sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      expect(await store.accounts.noteLoginFailure('email:x', 1000 + 59_999, 60_000)).toBe(11);
+      // Past the window the count starts over.
+      expect(await store.accounts.noteLoginFailure('email:x', 1000 + 60_000, 60_000)).toBe(1);
+      expect(await store.accounts.loginBlockedUntil(['email:x', 'ip:y'])).toBe(0);
+      await store.accounts.noteLoginFailure('ip:y', 5, 60_000);
+      await store.accounts.blockLogin('ip:y', 9000);
+      await store.accounts.blockLogin('email:x', 7000);
+      await store.accounts.blockLogin('email:x', 3000);
+      expect(await second.accounts.loginBlockedUntil(['email:x', 'ip:y'])).toBe(9000);
+      expect(await second.accounts.loginBlockedUntil(['email:x'])).toBe(7000);
+      await store.accounts.clearLoginFailures('email:x');
+      expect(await second.accounts.loginBlockedUntil(['email:x'])).toBe(0);
+      expect(await store.accounts.loginBlockedUntil([])).toBe(0);
+    });
+
+    it('lists live organizations, projects with retention, and sources, by name', async () => {
+      const z = await admin.createOrg('Zeta list');
+      const y = await admin.createOrg('Alpha list');
+      const gone = await admin.createOrg('Gone list');
+      await admin.deleteOrg(gone.id);
+      const names = (await second.listings.listOrgs()).map((o) => o.name);
+      expect(names.filter((n) => n.endsWith(' list'))).toEqual(['Alpha list', 'Zeta list']);
+
+      const p2 = await admin.createProject({ name: 'b', orgId: z.id });
+      const p1 = await admin.createProject({ name: 'a', orgId: z.id, apiEnabled: true });
+      await admin.createProject({ name: 'c', orgId: y.id });
+      const p3 = await admin.createProject({ name: 'deleted', orgId: z.id });
+      await admin.deleteProject(p3.id);
+      const listed = await second.listings.listProjects(z.id);
+      expect(listed).toEqual([
+        { ...p1, retentionDays: 400 },
+        { ...p2, retentionDays: 400 },
+      ]);
+      expect((await store.listings.listProjects(null)).map((p) => p.id)).toEqual(expect.arrayContaining([p1.id, p2.id]));
+      await admin.updateProject(p1.id, { retentionDays: 30, monthlyEventLimit: 10 });
+      expect(await second.listings.retentionDays(p1.id)).toBe(30);
+      expect(await admin.projectListing(p1.id)).toMatchObject({ retentionDays: 30, monthlyEventLimit: 10 });
+      expect(await store.listings.retentionDays(p3.id)).toBeNull();
+      await expect(admin.updateProject(p1.id, { retentionDays: 0 })).rejects.toThrow(/1 to 3650/);
+      await expect(admin.updateProject(p1.id, { retentionDays: 3651 })).rejects.toThrow(/1 to 3650/);
+
+      const s2 = await admin.createSource({ projectId: p1.id, name: 'second' });
+      const s1 = await admin.createSource({ projectId: p1.id, name: 'first' });
+      const s3 = await admin.createSource({ projectId: p1.id, name: 'zz deleted' });
+      await admin.deleteSource(s3.id);
+      expect(await second.listings.listSources(p1.id)).toEqual([s1, s2]);
+      await admin.deleteOrg(z.id);
+      expect(await store.listings.listSources(p1.id)).toEqual([]);
+      expect(await store.listings.listProjects(z.id)).toEqual([]);
+    });
+
+    it('counts events per day by event time, indexed or not yet, for the days asked', async () => {
+      const org = await admin.createOrg('Days');
+      const p = await admin.createProject({ name: 'days', orgId: org.id });
+      const s = await admin.createSource({ projectId: p.id, name: 'one' });
+      const t = await admin.createSource({ projectId: p.id, name: 'two' });
+      const other = await admin.createProject({ name: 'other', orgId: org.id });
+      const o = await admin.createSource({ projectId: other.id, name: 'o' });
+      const day0 = Date.UTC(2026, 10, 1);
+      // Enough events for the SQLite minute index to take some in, and some left in its tail.
+      for (let round = 0; round < 3; round++) {
+        await store.ingest(ingestJob(Array.from({ length: 900 }, (_, i) => ({ distinctId: 'd', timestamp: day0 + (i % 3) * DAY + round })), { projectId: p.id, sourceId: s.id, receivedAt: day0 + 3 * DAY }));
+      }
+      await store.ingest(ingestJob([{ distinctId: 'd', timestamp: day0 + 5 * DAY }, { distinctId: 'd', timestamp: day0 - 1 }], { projectId: p.id, sourceId: t.id, receivedAt: day0 + 6 * DAY }));
+      await store.ingest(ingestJob([{ distinctId: 'd', timestamp: day0 }], { projectId: other.id, sourceId: o.id, receivedAt: day0 + 6 * DAY }));
+      expect(await second.listings.eventsPerDay(p.id, day0, day0 + 30 * DAY)).toEqual([
+        { day: '2026-11-01', events: 900 },
+        { day: '2026-11-02', events: 900 },
+        { day: '2026-11-03', events: 900 },
+        { day: '2026-11-06', events: 1 },
+      ]);
+      expect(await store.listings.eventsPerDay(p.id, day0 + DAY, day0 + 2 * DAY)).toEqual([{ day: '2026-11-02', events: 900 }]);
+    });
+
+    it('finds distinct ids by prefix, and a person’s latest events, merged persons’ included', async () => {
+      const org = await admin.createOrg('People');
+      const p = await admin.createProject({ name: 'people', orgId: org.id });
+      const s = await admin.createSource({ projectId: p.id, name: 's' });
+      const at = Date.UTC(2026, 10, 20);
+      const job = (items: Parameters<typeof ingestJob>[0]) => ingestJob(items, { projectId: p.id, sourceId: s.id, receivedAt: at + 10 });
+      await store.ingest(job([
+        { distinctId: 'user_1', event: 'a', timestamp: at + 1 },
+        { distinctId: 'user_10', event: 'b', timestamp: at + 2 },
+        { distinctId: 'user_2', event: 'c', timestamp: at + 3 },
+        { distinctId: 'USER_1', event: 'd', timestamp: at + 4 },
+      ]));
+      const found = await second.listings.searchDistinctIds(p.id, 'user_1', 10);
+      expect(found.map((f) => f.distinctId)).toEqual(['user_1', 'user_10']);
+      expect((await store.listings.searchDistinctIds(p.id, 'user_', 2)).map((f) => f.distinctId)).toEqual(['user_1', 'user_10']);
+      expect(await store.listings.searchDistinctIds(p.id, 'nobody', 10)).toEqual([]);
+
+      await store.ingest(job([{ distinctId: 'user_1', event: 'e', timestamp: at + 5 }]));
+      const browser = `per_${'b'.repeat(22)}`;
+      await store.ingest(job([{ anonymousId: browser, event: 'web', timestamp: at + 6 }]));
+      const merged = await admin.browserIdentify(p.id, browser, 'user_1');
+      const events = await second.listings.personEvents(p.id, merged.id, 10, 1000);
+      expect(events.map((e) => e.event)).toEqual(['web', 'e', 'a']);
+      expect(events.every((e) => e.personId === merged.id)).toBe(true);
+      expect((await store.listings.personEvents(p.id, merged.id, 2, 1000)).map((e) => e.event)).toEqual(['web', 'e']);
+    });
+  });
+}
