@@ -1,0 +1,92 @@
+import { spawn } from 'node:child_process';
+import { afterAll, describe, expect, it } from 'vitest';
+import { verifyPassword } from '../../src/domain/accounts/passwords.js';
+import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
+import { tempDir } from '../helpers/fixture.js';
+import { BIN, type CliResult, cliJson, runCli } from '../helpers/process.js';
+
+const tmp = tempDir('inlet-console-cli-');
+afterAll(() => tmp.remove());
+const env = { INLET_DATA_DIR: tmp.dir };
+
+/** Runs `bin/inlet` with `input` on its stdin. */
+function withStdin(args: string[], input: string): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => (stdout += d));
+    p.stderr.on('data', (d) => (stderr += d));
+    p.on('error', reject);
+    p.on('close', (code) => resolve({ code, stdout, stderr }));
+    p.stdin.end(input);
+  });
+}
+
+describe('inlet user create, org list, project list, source list, --retention-days', () => {
+  it('lists organizations, projects with their retention, and sources, in the documented shapes', async () => {
+    const b = await cliJson(['org', 'create', '--name', 'Beta'], env);
+    const a = await cliJson(['org', 'create', '--name', 'Alpha'], env);
+    expect(await cliJson(['org', 'list'], env)).toEqual([a, b]);
+    const p = await cliJson(['project', 'create', '--name', 'Web', '--org', a.id, '--api-enabled'], env);
+    const q = await cliJson(['project', 'create', '--name', 'Jobs', '--org', b.id], env);
+    expect(await cliJson(['project', 'list', '--org', a.id], env)).toEqual([{ ...p, retention_days: 400 }]);
+    expect(await cliJson(['project', 'list'], env)).toEqual([{ ...q, retention_days: 400 }, { ...p, retention_days: 400 }]);
+    const updated = await cliJson(['project', 'update', p.id, '--retention-days', '30'], env);
+    expect(updated).toEqual({ ...p, retention_days: 30 });
+    expect((await cliJson(['project', 'list', '--org', a.id], env))[0].retention_days).toBe(30);
+    const s = await cliJson(['source', 'create', '--project', p.id, '--name', 'Billing'], env);
+    expect(await cliJson(['source', 'list', '--project', p.id], env)).toEqual([s]);
+    expect(await cliJson(['source', 'list', '--project', q.id], env)).toEqual([]);
+
+    const human = await runCli(['project', 'list'], env);
+    expect(human.stdout).toMatch(/^ID\s+ORG\s+NAME\s+API\s+LIMIT\s+RETENTION\n/);
+    expect(human.stdout).toContain('30d');
+    for (const [args, message] of [
+      [['project', 'update', p.id, '--retention-days', '0'], /1 to 3650/],
+      [['project', 'update', p.id, '--retention-days', 'year'], /whole number/],
+      [['project', 'list', '--org', 'org_nope'], /No organization org_nope/],
+      [['source', 'list', '--project', 'prj_nope'], /No project prj_nope/],
+    ] as const) {
+      const r = await runCli([...args, '--json'], env);
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(message);
+    }
+  });
+
+  it('creates console accounts with a scrypt hash of the password read from stdin', async () => {
+    const org = await cliJson(['org', 'create', '--name', 'Accounts'], env);
+    const other = await cliJson(['org', 'create', '--name', 'Accounts 2'], env);
+    const r = await withStdin(['user', 'create', '--email', 'Dev@Example.com', '--org', org.id, '--org', other.id, '--password-stdin', '--json'], 'a long enough password\n');
+    expect(r.code, r.stderr).toBe(0);
+    const made = JSON.parse(r.stdout);
+    expect(made).toEqual({ id: expect.stringMatching(/^usr_/), email: 'dev@example.com', admin: false, orgs: [org.id, other.id] });
+    const admin = JSON.parse((await withStdin(['user', 'create', '--email', 'root@example.com', '--admin', '--password-stdin', '--json'], 'another long password')).stdout);
+    expect(admin).toMatchObject({ admin: true, orgs: [] });
+
+    const store = SqliteStore.open(tmp.dir);
+    try {
+      const stored = (await store.accounts.userByEmail('dev@example.com'))!;
+      expect(stored.passwordHash).toMatch(/^scrypt\$32768\$8\$1\$/);
+      expect(stored.passwordHash).not.toContain('a long enough password');
+      expect(await verifyPassword('a long enough password', stored.passwordHash)).toBe(true);
+      expect(await verifyPassword('a long enough passworD', stored.passwordHash)).toBe(false);
+    } finally {
+      await store.close();
+    }
+
+    for (const [args, input, message] of [
+      [['--email', 'x@example.com', '--password-stdin'], 'too short', /at least 12 characters/],
+      [['--email', 'dev@example.com', '--password-stdin'], 'a long enough password', /already exists/],
+      [['--email', 'not an email', '--password-stdin'], 'a long enough password', /not an email address/],
+      [['--email', 'y@example.com', '--org', 'org_nope', '--password-stdin'], 'a long enough password', /No organization org_nope/],
+      [['--email', 'z@example.com'], 'a long enough password', /--password-stdin/],
+    ] as const) {
+      const res = await withStdin(['user', 'create', ...args, '--json'], input);
+      expect(res.code, args.join(' ')).toBe(1);
+      expect(res.stdout).toBe('');
+      expect(res.stderr).toMatch(message);
+    }
+  });
+});
