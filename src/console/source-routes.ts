@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Viewer } from '../domain/accounts/accounts.js';
+import { type Viewer, canSee } from '../domain/accounts/accounts.js';
 import { AdminError, type NewKeyView } from '../domain/admin.js';
 import { GRACE_PERIODS, type Grace } from '../domain/keys.js';
 import type { LiveRequest } from '../domain/live-window.js';
@@ -108,11 +108,11 @@ export function sourceRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       const send = (r: LiveRequest): void => void res.write(`event: request\ndata: ${JSON.stringify(liveLines(r).value)}\n\n`);
       const unsubscribe = deps.live.subscribe(found.source.id, send);
       const token = sessionToken(req)!;
-      // A signed-out or expired session stops seeing the stream within a heartbeat.
+      // A signed-out or expired session, or one no longer in the organization, stops seeing the stream within a heartbeat.
       const beat = setInterval(() => {
         void kit
           .viewerOf(token)
-          .then((v) => (v === null ? end() : void res.write(': beat\n\n')))
+          .then((v) => (v === null || !canSee(v, found.project.orgId) ? end() : void res.write(': beat\n\n')))
           .catch(() => end());
       }, HEARTBEAT_MS);
       const end = (): void => {

@@ -20,7 +20,7 @@ describe('the inlet command (docs: shared/spec/cli.md)', () => {
     expect((await cliJson(['project', 'create', '--name', 'Third'], env)).org_id).toBe(dflt.org_id);
 
     const updated = await cliJson(['project', 'update', project.id, '--api-enabled', 'true', '--monthly-event-limit', '1000'], env);
-    expect(updated).toEqual({ ...project, api_enabled: true, monthly_event_limit: 1000 });
+    expect(updated).toEqual({ ...project, api_enabled: true, monthly_event_limit: 1000, retention_days: 400 });
     expect((await cliJson(['project', 'update', project.id, '--monthly-event-limit', 'none'], env)).monthly_event_limit).toBeNull();
 
     const source = await cliJson(['source', 'create', '--project', project.id, '--name', 'Billing'], env);
