@@ -89,7 +89,7 @@ export function consolePlugin(deps: ConsoleDeps) {
           return await h(req, reply, viewer, form);
         } catch (e) {
           if (!(e instanceof AdminError)) throw e;
-          return sendPage(reply, 400, page('Not done', html`<h1>Not done</h1>${notice(e.message, 'error')}<p><a href="${req.headers.referer ?? `${BASE}/projects`}">Back</a></p>`, viewer));
+          return sendPage(reply, 400, page('Not done', html`<h1>Not done</h1>${notice(e.message, 'error')}<p><a href="${BASE}/projects">Projects</a></p>`, viewer));
         }
       };
 

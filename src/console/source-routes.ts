@@ -102,6 +102,8 @@ export function sourceRoutes(app: FastifyInstance, kit: ConsoleKit): void {
         'Content-Type': 'text/event-stream; charset=utf-8',
         'Cache-Control': 'no-store',
         'X-Accel-Buffering': 'no',
+        // The connection is the stream's alone: when the stream ends, so does it (a stopping server waits on no idle socket).
+        Connection: 'close',
         'Request-Id': req.id,
       });
       res.write('retry: 1000\n\n');

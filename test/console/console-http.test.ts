@@ -233,6 +233,32 @@ describe('the console over HTTP', () => {
     }
   });
 
+  it('ends its live streams when the server closes, so a stop never waits on them', async () => {
+    const g = await makeFixture();
+    let closed = false;
+    try {
+      await makeUser(g.store, g.clock.now, 'dev@acme.test', { orgIds: [g.orgId] });
+      const dev = await signIn(g.app, 'dev@acme.test');
+      await g.app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (g.app.server.address() as { port: number }).port;
+      const ended = await new Promise<{ end: Promise<void> }>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path: `/console/sources/${g.sourceId}/live`, headers: { cookie: dev.cookie } }, (res) => {
+          const end = new Promise<void>((done) => res.on('end', done));
+          // Wrapped: resolving with a promise itself would wait for it.
+          res.once('data', () => resolve({ end }));
+          res.resume();
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      await g.close();
+      closed = true;
+      await ended.end;
+    } finally {
+      if (!closed) await g.close();
+    }
+  });
+
   it('ends a session on Sign out, after 8 idle hours, and 7 days after sign-in', async () => {
     const s = await signIn(f.app, 'alice@acme.test');
     expect((await post('/console/logout', { _csrf: s.csrf }, {}, s.cookie)).statusCode).toBe(303);
