@@ -1,27 +1,15 @@
-import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyPassword } from '../../src/domain/accounts/passwords.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/fixture.js';
-import { BIN, type CliResult, cliJson, runCli } from '../helpers/process.js';
+import { cliJson, runCli } from '../helpers/process.js';
 
 const tmp = tempDir('inlet-console-cli-');
 afterAll(() => tmp.remove());
 const env = { INLET_DATA_DIR: tmp.dir };
 
 /** Runs `bin/inlet` with `input` on its stdin. */
-function withStdin(args: string[], input: string): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => (stdout += d));
-    p.stderr.on('data', (d) => (stderr += d));
-    p.on('error', reject);
-    p.on('close', (code) => resolve({ code, stdout, stderr }));
-    p.stdin.end(input);
-  });
-}
+const withStdin = (args: string[], input: string) => runCli(args, env, input);
 
 describe('inlet user create, org list, project list, source list, --retention-days', () => {
   it('lists organizations, projects with their retention, and sources, in the documented shapes', async () => {

@@ -125,6 +125,19 @@ describe.skipIf(missing && !process.env.CI)('the console in chromium', () => {
     expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
     await shot('source-live');
 
+    // Revoke asks first, on a page of its own.
+    await page.getByRole('button', { name: 'Revoke' }).click();
+    await page.getByRole('heading', { name: /Revoke key/ }).waitFor();
+    await shot('revoke');
+    await page.getByRole('button', { name: 'Revoke' }).click();
+    await page.getByRole('cell', { name: 'revoked' }).waitFor();
+    const refusedNow = await fetch(`${base}/api/v1/batch`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ items: [{ event: 'Order placed', distinct_id: 'cust_7' }] }),
+    });
+    expect(refusedNow.status).toBe(401);
+
     await page.getByRole('link', { name: 'Checkout' }).click();
     await page.getByRole('img', { name: 'Events per day, last 30 days' }).waitFor();
     await page.getByText('events this month').waitFor();
