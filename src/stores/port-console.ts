@@ -47,6 +47,12 @@ export interface AccountStore {
   /** The latest time until which any of `keys` is blocked, or 0. */
   loginBlockedUntil(keys: string[]): Promise<number>;
   clearLoginFailures(key: string): Promise<void>;
+  /**
+   * Deletes sessions created before `createdBefore` or last seen before
+   * `seenBefore`, and failure counts begun before `failuresBefore` whose
+   * block (if any) is over by `now`: what no request can use any more.
+   */
+  purgeExpired(opts: { createdBefore: number; seenBefore: number; failuresBefore: number; now: number }): Promise<void>;
 }
 
 /** A project with the settings the lists show. */

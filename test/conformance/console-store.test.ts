@@ -55,6 +55,26 @@ for (const engine of STORES) {
       expect(await second.accounts.getSession(tokenHash)).toBeNull();
     });
 
+    it('purges expired sessions and spent failure counts, and nothing else', async () => {
+      const h = (n: string) => sha256(`purge-${engine.name}-${n}`);
+      const session = (n: string, createdAt: number, lastSeenAt: number) =>
+        store.accounts.createSession({ tokenHash: h(n), userId: 'usr_1', csrfToken: 'c', createdAt, lastSeenAt });
+      await session('old', 100, 5000);
+      await session('idle', 2000, 2000);
+      await session('live', 2000, 5000);
+      await store.accounts.noteLoginFailure('purge:spent', 100, 1000);
+      await store.accounts.noteLoginFailure('purge:blocked', 100, 1000);
+      await store.accounts.blockLogin('purge:blocked', 99_999);
+      await store.accounts.noteLoginFailure('purge:recent', 4000, 1000);
+      await second.accounts.purgeExpired({ createdBefore: 1000, seenBefore: 3000, failuresBefore: 3000, now: 5000 });
+      expect(await store.accounts.getSession(h('old'))).toBeNull();
+      expect(await store.accounts.getSession(h('idle'))).toBeNull();
+      expect(await store.accounts.getSession(h('live'))).not.toBeNull();
+      expect(await store.accounts.loginBlockedUntil(['purge:blocked'])).toBe(99_999);
+      expect(await store.accounts.noteLoginFailure('purge:spent', 5000, 100_000)).toBe(1);
+      expect(await store.accounts.noteLoginFailure('purge:recent', 5000, 100_000)).toBe(2);
+    });
+
     it('counts sign-in failures atomically across servers, within a window, and blocks until a time', async () => {
       const counts = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? store : second).accounts.noteLoginFailure('email:x', 1000, 60_000)));
       expect(counts.sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);

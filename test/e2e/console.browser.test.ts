@@ -140,7 +140,7 @@ describe.skipIf(missing && !process.env.CI)('the console in chromium', () => {
 
     await page.getByRole('link', { name: 'Checkout' }).click();
     await page.getByRole('img', { name: 'Events per day, last 30 days' }).waitFor();
-    await page.getByText('events this month').waitFor();
+    await page.getByText(/events? this month/).waitFor();
     await page.getByLabel('API enabled', { exact: true }).waitFor();
     await page.getByLabel('Monthly event limit').fill('1000');
     await page.getByLabel('Retention days').fill('30');

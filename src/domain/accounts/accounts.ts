@@ -6,7 +6,7 @@ import { randomBase62 } from '../ids.js';
 import { hashesMatch } from '../keys.js';
 import { sha256 } from '../sha256.js';
 import { MIN_PASSWORD_LENGTH, decoyHash, hashPassword, verifyPassword } from './passwords.js';
-import { LoginThrottle } from './throttle.js';
+import { FAILURE_WINDOW_MS, LoginThrottle } from './throttle.js';
 
 /** A session ends after this long without a request… */
 export const SESSION_IDLE_MS = 8 * 3600_000;
@@ -63,6 +63,8 @@ export function createAccounts(store: Store, clock: () => number) {
         return { ok: false, reason: 'wrong' };
       }
       await throttle.succeeded(email);
+      // Sign-ins are rare: each one clears what has expired, so the tables never grow without bound.
+      await accounts.purgeExpired({ createdBefore: now - SESSION_ABSOLUTE_MS, seenBefore: now - SESSION_IDLE_MS, failuresBefore: now - FAILURE_WINDOW_MS, now });
       const token = randomBytes(32).toString('base64url');
       await accounts.createSession({ tokenHash: sha256(token), userId: user.id, csrfToken: randomBytes(24).toString('base64url'), createdAt: now, lastSeenAt: now });
       return { ok: true, token };

@@ -88,6 +88,11 @@ export class PgAccounts implements AccountStore {
     await this.rows('DELETE FROM login_failures WHERE key = $1', [key]);
   }
 
+  async purgeExpired(o: { createdBefore: number; seenBefore: number; failuresBefore: number; now: number }): Promise<void> {
+    await this.rows('DELETE FROM sessions WHERE created_at < $1 OR last_seen_at < $2', [o.createdBefore, o.seenBefore]);
+    await this.rows('DELETE FROM login_failures WHERE first_at < $1 AND blocked_until <= $2', [o.failuresBefore, o.now]);
+  }
+
   private async rows<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<R[]> {
     try {
       return (await this.pool.query<R>(text, values)).rows;

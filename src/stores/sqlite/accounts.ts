@@ -92,4 +92,9 @@ export class SqliteAccounts implements AccountStore {
   async clearLoginFailures(key: string): Promise<void> {
     this.db.prepare('DELETE FROM login_failures WHERE key = ?').run(key);
   }
+
+  async purgeExpired(o: { createdBefore: number; seenBefore: number; failuresBefore: number; now: number }): Promise<void> {
+    this.db.prepare('DELETE FROM sessions WHERE created_at < ? OR last_seen_at < ?').run(o.createdBefore, o.seenBefore);
+    this.db.prepare('DELETE FROM login_failures WHERE first_at < ? AND blocked_until <= ?').run(o.failuresBefore, o.now);
+  }
 }
