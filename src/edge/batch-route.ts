@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { hashKey, hashesMatch, isKeyShaped, keyWorks, readBearer } from '../domain/keys.js';
 import type { RateLimits } from '../domain/limits/policies.js';
+import type { LiveWindow } from '../domain/live-window.js';
 import { checkBody, checkItems } from '../pipeline/check-batch.js';
 import { enrichItems } from '../pipeline/enrich-items.js';
 import { type AuthRecord, type Store, StoreUnavailableError } from '../stores/port.js';
-import type { LiveWindow } from '../domain/live-window.js';
 import type { Admission } from './admission.js';
 import { batchAnswer, dryRunAnswer } from './answers.js';
 import { sendRefusal } from './envelope.js';

@@ -233,6 +233,28 @@ describe('the console over HTTP', () => {
     }
   });
 
+  it('logs neither passwords, session tokens, CSRF tokens, keys nor event data of console requests', async () => {
+    const lines: string[] = [];
+    const { Writable } = await import('node:stream');
+    const logStream = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
+    const g = await makeFixture({ logStream });
+    try {
+      await makeUser(g.store, g.clock.now, 'dev@acme.test', { orgIds: [g.orgId] });
+      await g.app.inject({ method: 'POST', url: '/console/login', headers: FORM, payload: form({ email: 'dev@acme.test', password: 'a wrong password' }) });
+      const dev = await signIn(g.app, 'dev@acme.test');
+      const key = await g.app.inject({ method: 'POST', url: `/console/sources/${g.sourceId}/keys`, headers: { ...FORM, cookie: dev.cookie, accept: 'application/json' }, payload: form({ _csrf: dev.csrf }) });
+      await send(g, { items: [{ event: 'Secret event', distinct_id: 'secret_person', properties: { secret: 'hush' } }] });
+      await g.app.inject({ method: 'GET', url: `/console/sources/${g.sourceId}`, headers: { cookie: dev.cookie } });
+      const log = lines.join('');
+      expect(lines.length).toBeGreaterThan(4);
+      for (const secret of [PASSWORD, 'a wrong password', dev.cookie.split('=')[1]!, dev.csrf, key.json().key, 'Secret event', 'secret_person', 'hush']) {
+        expect(log).not.toContain(secret);
+      }
+    } finally {
+      await g.close();
+    }
+  });
+
   it('ends its live streams when the server closes, so a stop never waits on them', async () => {
     const g = await makeFixture();
     let closed = false;
