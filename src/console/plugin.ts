@@ -32,8 +32,8 @@ export interface ConsoleKit {
   authed: (h: Handler) => (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
   /** Streams to end when the server stops (live views). */
   streams: Set<() => void>;
-  /** The viewer a session token stands for now, or null. */
-  viewerOf: (token: string) => Promise<Viewer | null>;
+  /** The viewer a session token stands for now, or null; `touch: false` does not count as activity. */
+  viewerOf: (token: string, touch?: boolean) => Promise<Viewer | null>;
 }
 
 // Served from the server itself: the CSP allows no other script or style.

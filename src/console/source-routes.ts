@@ -113,7 +113,7 @@ export function sourceRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       // A signed-out or expired session, or one no longer in the organization, stops seeing the stream within a heartbeat.
       const beat = setInterval(() => {
         void kit
-          .viewerOf(token)
+          .viewerOf(token, false)
           .then((v) => (v === null || !canSee(v, found.project.orgId) ? end() : void res.write(': beat\n\n')))
           .catch(() => end());
       }, HEARTBEAT_MS);

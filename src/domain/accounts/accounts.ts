@@ -70,8 +70,12 @@ export function createAccounts(store: Store, clock: () => number) {
       return { ok: true, token };
     },
 
-    /** The viewer a session token stands for, or null when it is unknown or expired. */
-    async viewer(token: string): Promise<Viewer | null> {
+    /**
+     * The viewer a session token stands for, or null when it is unknown or
+     * expired. `touch: false` checks without counting as activity (a live
+     * view left open must not keep its session from idling out).
+     */
+    async viewer(token: string, touch = true): Promise<Viewer | null> {
       const hash = sha256(token);
       const session = await accounts.getSession(hash);
       const now = clock();
@@ -82,7 +86,7 @@ export function createAccounts(store: Store, clock: () => number) {
       }
       const user = await accounts.getUser(session.userId);
       if (user === null) return null;
-      if (now - session.lastSeenAt > TOUCH_EVERY_MS) await accounts.touchSession(hash, now);
+      if (touch && now - session.lastSeenAt > TOUCH_EVERY_MS) await accounts.touchSession(hash, now);
       return { user, session, orgIds: user.admin ? null : new Set(await accounts.orgIdsOf(user.id)) };
     },
 
