@@ -40,7 +40,8 @@ export interface Server {
 export function startServer(args: string[], env: Record<string, string> = {}): Promise<Server> {
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], {
-      env: { ...process.env, INLET_LOG_LEVEL: 'warn', ...env },
+      // No metrics listener unless asked: servers of parallel tests would share its port.
+      env: { ...process.env, INLET_LOG_LEVEL: 'warn', INLET_METRICS_PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
