@@ -57,7 +57,7 @@ describe('metrics', () => {
     for (const n of named) expect(names, n).toContain(n);
     for (const metric of await new Metrics({ processDefaults: false }).registry.getMetricsAsJSON()) {
       expect(metric.name).toMatch(/^inlet_[a-z_]+$/);
-      if (metric.type === 'counter') expect(metric.name).toMatch(/_total$/);
+      if (String(metric.type) === 'counter') expect(metric.name).toMatch(/_total$/);
     }
   });
 });
