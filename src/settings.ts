@@ -61,6 +61,12 @@ function listOf(each: (item: string) => string | undefined) {
   };
 }
 
+/** A whole number without an upper bound, where 0 turns something off. */
+function amount(env: string, fallback: number, offWhat: string, about: string): SettingSpec<number> {
+  const accepts = `${wholeUpTo(Number.MAX_SAFE_INTEGER)} (0 turns ${offWhat} off)`;
+  return { env, fallback, shown: String(fallback), accepts, about, parse: whole(Number.MAX_SAFE_INTEGER) };
+}
+
 export const SETTINGS = {
   port: setting({
     env: 'INLET_PORT', flag: '--port <n>', fallback: 8080, shown: '8080',
@@ -112,30 +118,10 @@ export const SETTINGS = {
     about: 'API versions answered as retired (410) instead of not found.',
     parse: listOf((v) => (/^v?\d+$/i.test(v) ? v.replace(/^v/i, '') : undefined)),
   }),
-  limitBurst: setting({
-    env: 'INLET_LIMIT_BURST', fallback: DEFAULT_LIMITS.burst, shown: String(DEFAULT_LIMITS.burst),
-    accepts: `${wholeUpTo(Number.MAX_SAFE_INTEGER)} (0 turns the limit off)`,
-    about: 'Items a project may send within 10 seconds.',
-    parse: whole(Number.MAX_SAFE_INTEGER),
-  }),
-  limitSustained: setting({
-    env: 'INLET_LIMIT_SUSTAINED', fallback: DEFAULT_LIMITS.sustained, shown: String(DEFAULT_LIMITS.sustained),
-    accepts: `${wholeUpTo(Number.MAX_SAFE_INTEGER)} (0 turns the limit off)`,
-    about: 'Items a project may send within 60 seconds.',
-    parse: whole(Number.MAX_SAFE_INTEGER),
-  }),
-  limitKeyRps: setting({
-    env: 'INLET_LIMIT_KEY_RPS', fallback: DEFAULT_LIMITS.keyRps, shown: String(DEFAULT_LIMITS.keyRps),
-    accepts: `${wholeUpTo(Number.MAX_SAFE_INTEGER)} (0 turns the limit off)`,
-    about: 'Requests one key may send per second.',
-    parse: whole(Number.MAX_SAFE_INTEGER),
-  }),
-  bodyBudgetBytes: setting({
-    env: 'INLET_BODY_BUDGET_BYTES', fallback: BODY_BUDGET_BYTES, shown: String(BODY_BUDGET_BYTES),
-    accepts: `${wholeUpTo(Number.MAX_SAFE_INTEGER)} (0 turns back-pressure off)`,
-    about: 'Bytes of request bodies a server works on at once; more wait for room.',
-    parse: whole(Number.MAX_SAFE_INTEGER),
-  }),
+  limitBurst: amount('INLET_LIMIT_BURST', DEFAULT_LIMITS.burst, 'the limit', 'Items a project may send within 10 seconds.'),
+  limitSustained: amount('INLET_LIMIT_SUSTAINED', DEFAULT_LIMITS.sustained, 'the limit', 'Items a project may send within 60 seconds.'),
+  limitKeyRps: amount('INLET_LIMIT_KEY_RPS', DEFAULT_LIMITS.keyRps, 'the limit', 'Requests one key may send per second.'),
+  bodyBudgetBytes: amount('INLET_BODY_BUDGET_BYTES', BODY_BUDGET_BYTES, 'back-pressure', 'Bytes of request bodies a server works on at once; more wait for room.'),
   bodyWaitMs: setting({
     env: 'INLET_BODY_WAIT_MS', fallback: ADMISSION_WAIT_MS, shown: String(ADMISSION_WAIT_MS),
     // Under the 25 s a stopping server gives requests in flight, so that one

@@ -1,7 +1,17 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 export const BIN = fileURLToPath(new URL('../../bin/inlet', import.meta.url));
+
+/** A port of 127.0.0.1 free a moment ago (another process may take it before it is used). */
+export async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
+  const { port } = probe.address() as net.AddressInfo;
+  await new Promise((r) => probe.close(r));
+  return port;
+}
 
 export interface CliResult {
   code: number | null;

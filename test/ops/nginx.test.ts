@@ -16,7 +16,7 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/fixture.js';
-import { type Server, provision, startServer, stopServer } from '../helpers/process.js';
+import { type Server, freePort, provision, startServer, stopServer } from '../helpers/process.js';
 
 const CONF = readFileSync(new URL('../../docs/nginx/inlet.conf', import.meta.url), 'utf8');
 
@@ -30,14 +30,6 @@ function findNginx(): string | null {
 
 const NGINX = findNginx();
 if (NGINX === null && !process.env.CI) console.log('nginx test skipped: nginx is not installed (apt-get install nginx-light to run it)');
-
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise((r) => probe.close(r));
-  return port;
-}
 
 /** `text` with `from` replaced, failing if `from` is not there. */
 function swap(text: string, from: string | RegExp, to: string): string {

@@ -4,20 +4,11 @@
  * the network level, by the TCP proxy of test/helpers/tcp-proxy.ts), on again
  * once it answers, with nothing restarted.
  */
-import net from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../conformance/stores.js';
 import { tempDir } from '../helpers/fixture.js';
-import { type Server, cliJson, provision, startServer, stopServer } from '../helpers/process.js';
+import { type Server, cliJson, freePort, provision, startServer, stopServer } from '../helpers/process.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
-
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise((r) => probe.close(r));
-  return port;
-}
 
 async function get(url: string): Promise<{ status: number; body: any }> {
   const res = await fetch(url, { signal: AbortSignal.timeout(15_000) });
