@@ -55,7 +55,7 @@ export class Metrics implements IngestObserver {
   });
   readonly keyLookups = new Counter({
     name: 'inlet_key_lookups_total',
-    help: 'API keys looked up in the store, by result.',
+    help: 'API keys checked against the store (the embedded store answers repeats from a cache), by result.',
     labelNames: ['result'] as const,
     registers: [this.registry],
   });
