@@ -6,6 +6,8 @@ import type { IngestObserver } from '../stores/port.js';
 export interface BodyBytes {
   readonly admittedBytes: number;
   readonly waitingBodyBytes: number;
+  /** Bytes of bodies still being read from their clients, where the server counts them. */
+  readonly readingBodyBytes?: number;
 }
 
 /**
@@ -99,13 +101,15 @@ export class Metrics implements IngestObserver {
     const self = this;
     new Gauge({
       name: 'inlet_body_bytes',
-      help: 'Bytes of request bodies in hand (admitted: parsed, checked or waiting for their commit) and waiting for room.',
+      help: 'Bytes of request bodies in hand, by state: reading (arriving), waiting (for room) and admitted (parsed, checked or waiting for their commit).',
       labelNames: ['state'] as const,
       registers: [this.registry],
       collect() {
         if (self.bodies === null) return;
         this.set({ state: 'admitted' }, self.bodies.admittedBytes);
         this.set({ state: 'waiting' }, self.bodies.waitingBodyBytes);
+        const reading = self.bodies.readingBodyBytes;
+        if (reading !== undefined) this.set({ state: 'reading' }, reading);
       },
     });
     // Known label values start at 0, so a rate over them exists before the first event.
