@@ -74,7 +74,13 @@ describe('during a PostgreSQL outage', () => {
     const metricsPort = await freePort();
     server = await startServer([], { INLET_DATABASE_URL: proxy.urlThrough(db.url), INLET_METRICS_PORT: String(metricsPort) });
     const readyz = `${server.url}/readyz`;
-    expect((await get(readyz)).status).toBe(200);
+    // On a loaded machine one check may take more than its second: ready within a few tries.
+    const readyWithin = async (tries: number) => {
+      let answer = await get(readyz);
+      for (let i = 1; i < tries && answer.status !== 200; i++) answer = await get(readyz);
+      return answer.status;
+    };
+    expect(await readyWithin(20)).toBe(200);
 
     for (const outage of ['down', 'hang'] as const) {
       proxy.set(outage);
@@ -85,9 +91,7 @@ describe('during a PostgreSQL outage', () => {
       expect((await get(`${server.url}/healthz`)).status).toBe(200);
       proxy.set('up');
       // The pool opens a fresh connection on the next query: ready again without a restart.
-      let again = await get(readyz);
-      for (let i = 0; i < 20 && again.status !== 200; i++) again = await get(readyz);
-      expect(again.status, `after ${outage}`).toBe(200);
+      expect(await readyWithin(20), `after ${outage}`).toBe(200);
     }
     expect((await batch(server, key, 'after-outage')).status).toBe(202);
     const scrape = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();

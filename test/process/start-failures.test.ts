@@ -12,7 +12,7 @@ import { tempDir } from '../helpers/fixture.js';
 import { BIN } from '../helpers/process.js';
 
 /** Past this the process counts as hung: it is killed and the test fails. */
-const HUNG_MS = 20_000;
+const HUNG_MS = 30_000;
 
 function serveUntilExit(args: string[], env: Record<string, string>) {
   return new Promise<{ code: number | null; hung: boolean; stdout: string; stderr: string }>((resolve) => {
