@@ -1,5 +1,6 @@
 import { DEFAULT_LIMITS, type LimitSettings } from './domain/limits/policies.js';
 import { ADMISSION_WAIT_MS, BODY_BUDGET_BYTES } from './edge/admission.js';
+import { normaliseHost } from './edge/host.js';
 
 /** Everything an operator can set, from flags and INLET_* variables. */
 export interface Config {
@@ -44,7 +45,7 @@ export function loadConfig(env: Env, flags: { port?: string; host?: string; data
     baseUrl,
     databaseUrl,
     redisUrl: nonEmpty(env.INLET_REDIS_URL),
-    trackerHosts: list(env.INLET_TRACKER_HOSTS, (h) => h.toLowerCase()),
+    trackerHosts: list(env.INLET_TRACKER_HOSTS, normaliseHost),
     retiredVersions: list(env.INLET_RETIRED_API_VERSIONS, (v) => v.replace(/^v/i, '')),
     limits: {
       burst: wholeNumber(env.INLET_LIMIT_BURST ?? String(DEFAULT_LIMITS.burst), 'INLET_LIMIT_BURST'),

@@ -2,10 +2,17 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController
 import { newId } from '../domain/ids.js';
 import type { RateLimits } from '../domain/limits/policies.js';
 import type { Store } from '../stores/port.js';
+import type { RequestErrorCode } from '../errors/codes.js';
 import { Admission } from './admission.js';
 import { batchRoute } from './batch-route.js';
+import { clientErrorHandler, refuseConnect } from './client-errors.js';
 import { docsRoutes } from './docs-routes.js';
+import { EdgeCounters } from './edge-counters.js';
 import { sendRefusal } from './envelope.js';
+import { checkHostHeader, normaliseHost } from './host.js';
+import { clientGone, isClientGone } from './client-gone.js';
+import { ReadBudget } from './read-budget.js';
+import { originForm } from './request-target.js';
 
 export interface AppDeps {
   store: Store;
@@ -18,10 +25,36 @@ export interface AppDeps {
   logger?: FastifyServerOptions['logger'];
   /** Back-pressure on request bodies; tests pass their own. */
   admission?: Admission;
+  /** Bounds on bodies being read, all together and per key; tests pass their own. */
+  reading?: ReadBudget;
+  /** Counts of clients gone and requests refused before routing, for metrics. */
+  counters?: EdgeCounters;
+  /** Open connections at most; past it Node closes new ones at once. 0 or absent: no cap. */
+  maxConnections?: number;
+  /** How long a whole request (line, headers, body) may take to arrive; REQUEST_TIMEOUT_MS when absent. */
+  requestTimeoutMs?: number;
 }
+
+/** 30 s for a request to arrive in full: a body that trickles holds its reading reservation at most this long. */
+export const REQUEST_TIMEOUT_MS = 30_000;
+
+/** Default for INLET_MAX_CONNECTIONS. */
+export const MAX_CONNECTIONS = 4096;
+
+/** Statuses Fastify's own errors can carry, as our codes; any other 4xx is a bad request. */
+const FRAMEWORK_STATUS_CODES = new Map<number, RequestErrorCode>([
+  [404, 'not_found'],
+  [405, 'method_not_allowed'],
+  [408, 'request_timeout'],
+  [413, 'payload_too_large'],
+  [415, 'unsupported_media_type'],
+  [431, 'headers_too_large'],
+]);
 
 /** Builds the HTTP edge. It opens nothing itself: stores and limiter come in ready. */
 export function buildApp(deps: AppDeps): FastifyInstance {
+  const counters = deps.counters ?? new EdgeCounters();
+  const requestTimeout = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const app = Fastify({
     logger: deps.logger ?? false,
     // Our own ids, never one a client sends: support looks requests up by it.
@@ -29,12 +62,24 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     requestIdHeader: false,
     // Fastify's own per-request lines would log the URL twice; one line is written below.
     logController: new LogController({ disableRequestLogging: true }),
-    requestTimeout: 30_000,
+    requestTimeout,
+    http: {
+      // A request without Host gets our envelope (checkHostHeader), not Node's bare 400.
+      requireHostHeader: false,
+      // Node checks for timed-out requests this often (30 s by default, which would double the timeout).
+      connectionsCheckingInterval: Math.max(10, Math.min(1000, requestTimeout / 4)),
+    },
+    // Node's own 400/408/431 (malformed requests, too slow, headers too large) in our envelope.
+    clientErrorHandler: clientErrorHandler(counters),
+    // Absolute-form targets are routed as their path, with the host they name.
+    rewriteUrl: originForm,
     // While closing, requests get our own 503 (envelope, Request-Id), below.
     return503OnClosing: false,
     // A URL Fastify cannot decode is a path that does not exist, in our envelope.
     frameworkErrors: (_err, req, reply) => sendRefusal(req, reply, { code: 'not_found' }),
   });
+  if (deps.maxConnections) app.server.maxConnections = deps.maxConnections;
+  app.server.on('connect', refuseConnect(app, counters));
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
@@ -49,6 +94,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   app.addHook('onRequest', async (req, reply) => {
     reply.header('Request-Id', req.id);
+    const badHost = checkHostHeader(req.raw);
+    if (badHost !== null) {
+      sendRefusal(req, reply, badHost);
+      return reply;
+    }
     if (closing) {
       sendRefusal(req, reply, { code: 'collection_unavailable', message: 'This server is shutting down; resend the request (another server, or this one once restarted, will take it).', headers: { Connection: 'close' } });
       return reply;
@@ -62,7 +112,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     );
   });
 
-  const api = batchRoute({ ...deps, admission: deps.admission ?? new Admission() });
+  const api = batchRoute({
+    ...deps,
+    trackerHosts: new Set([...deps.trackerHosts].map(normaliseHost)),
+    admission: deps.admission ?? new Admission(),
+    reading: deps.reading ?? new ReadBudget(),
+    counters,
+  });
   app.all('/api/*', api);
   app.register(docsRoutes());
   app.setNotFoundHandler(async (req, reply) => {
@@ -75,9 +131,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // Fastify reads Content-Type before any handler; a header it cannot parse
     // (the body still unread) must still go through the API's checks, in order.
     if (err.code?.startsWith('FST_ERR_CTP_') && (req.raw.url ?? '').startsWith('/api/')) return api(req, reply);
+    // A client that went away is not our failure, and there is no one to answer.
+    if (isClientGone(req.raw, err)) return clientGone(req, counters);
     if (status >= 500) req.log.error({ err }, 'unexpected failure');
     // A 500 tells the client what to do, never what broke inside.
-    sendRefusal(req, reply, { code: status >= 500 ? 'internal_error' : 'not_found' });
+    sendRefusal(req, reply, { code: status >= 500 ? 'internal_error' : (FRAMEWORK_STATUS_CODES.get(status) ?? 'bad_request') });
   });
   return app;
 }
