@@ -1,6 +1,9 @@
 import { DEFAULT_LIMITS, type LimitSettings } from './domain/limits/policies.js';
 import { ADMISSION_WAIT_MS, BODY_BUDGET_BYTES } from './edge/admission.js';
+import { MAX_CONNECTIONS } from './edge/connection-limits.js';
 import { normaliseHost } from './edge/host.js';
+import { MAX_BODY_BYTES } from './edge/read-body.js';
+import { READING_BUDGET_BYTES, READING_KEY_BUDGET_BYTES } from './edge/read-budget.js';
 
 /** Everything an operator can set, from flags and INLET_* variables. */
 export interface Config {
@@ -18,6 +21,10 @@ export interface Config {
   limits: LimitSettings;
   /** Back-pressure on request bodies (edge/admission.ts); a budget of Infinity turns it off. */
   admission: { budgetBytes: number; waitMs: number };
+  /** Bounds on bodies being read (edge/read-budget.ts), all connections and per key; Infinity turns one off. */
+  reading: { budgetBytes: number; keyBudgetBytes: number };
+  /** Open connections at most (0: no cap). */
+  maxConnections: number;
   logLevel: string;
 }
 
@@ -58,8 +65,27 @@ export function loadConfig(env: Env, flags: { port?: string; host?: string; data
       // still waiting for room at SIGTERM gets its 503 rather than a cut connection.
       waitMs: wholeNumber(env.INLET_BODY_WAIT_MS ?? String(ADMISSION_WAIT_MS), 'INLET_BODY_WAIT_MS', 20_000),
     },
+    reading: readingBudgets(env),
+    maxConnections: wholeNumber(env.INLET_MAX_CONNECTIONS ?? String(MAX_CONNECTIONS), 'INLET_MAX_CONNECTIONS', 1_000_000),
     logLevel: env.INLET_LOG_LEVEL ?? 'info',
   };
+}
+
+/** A budget below one body of the largest size would refuse such a body forever, so 0 (off) or at least that. */
+function readingBudgets(env: Env): Config['reading'] {
+  const bytes = (name: string, dflt: number): number => {
+    const n = wholeNumber(env[name] ?? String(dflt), name);
+    if (n !== 0 && n < MAX_BODY_BYTES) {
+      throw new ConfigError(`${name} must be 0 (no limit) or at least ${MAX_BODY_BYTES} (one body of the largest size), not "${env[name]}".`);
+    }
+    return n || Infinity;
+  };
+  const budgetBytes = bytes('INLET_READING_BUDGET_BYTES', READING_BUDGET_BYTES);
+  const keyBudgetBytes = bytes('INLET_READING_KEY_BUDGET_BYTES', READING_KEY_BUDGET_BYTES);
+  if (Number.isFinite(keyBudgetBytes) && keyBudgetBytes > budgetBytes) {
+    throw new ConfigError(`INLET_READING_KEY_BUDGET_BYTES (${keyBudgetBytes}) must not be over INLET_READING_BUDGET_BYTES (${budgetBytes}): a key's share is part of the whole.`);
+  }
+  return { budgetBytes, keyBudgetBytes };
 }
 
 function nonEmpty(v: string | undefined): string | null {

@@ -7,6 +7,8 @@ import { LocalLimiter } from '../../src/domain/limits/local-limiter.js';
 import { DEFAULT_LIMITS, type LimitSettings, RateLimits } from '../../src/domain/limits/policies.js';
 import type { Admission } from '../../src/edge/admission.js';
 import { buildApp } from '../../src/edge/app.js';
+import type { EdgeCounters } from '../../src/edge/edge-counters.js';
+import type { ReadBudget } from '../../src/edge/read-budget.js';
 import type { Store } from '../../src/stores/port.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 
@@ -49,6 +51,12 @@ export interface FixtureOptions {
   logStream?: NodeJS.WritableStream;
   /** Back-pressure on bodies; the server's default when absent. */
   admission?: Admission;
+  /** Bounds on bodies being read; the server's default when absent. */
+  reading?: ReadBudget;
+  /** Counters the app adds to; a fresh one when absent. */
+  counters?: EdgeCounters;
+  /** The request timeout; the server's default when absent. */
+  requestTimeoutMs?: number;
 }
 
 /** A server on a fresh embedded store with one org, project (API enabled), source and key. */
@@ -71,6 +79,9 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
     retiredVersions: new Set(opts.retiredVersions ?? []),
     logger: opts.logStream ? { level: 'info', stream: opts.logStream } : false,
     admission: opts.admission,
+    reading: opts.reading,
+    counters: opts.counters,
+    requestTimeoutMs: opts.requestTimeoutMs,
   });
   await app.ready();
   return {

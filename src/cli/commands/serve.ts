@@ -4,6 +4,7 @@ import { openLimiter } from '../../domain/limits/open-limiter.js';
 import { RateLimits } from '../../domain/limits/policies.js';
 import { Admission } from '../../edge/admission.js';
 import { buildApp } from '../../edge/app.js';
+import { ReadBudget } from '../../edge/read-budget.js';
 import { openStore } from '../../stores/open-store.js';
 import { fail } from '../context.js';
 
@@ -47,6 +48,8 @@ async function serve(flags: { port?: string; host?: string; dataDir?: string; ba
     retiredVersions: cfg.retiredVersions,
     logger,
     admission: new Admission(cfg.admission.budgetBytes, cfg.admission.waitMs),
+    reading: new ReadBudget(cfg.reading.budgetBytes, cfg.reading.keyBudgetBytes),
+    maxConnections: cfg.maxConnections,
   });
   warn = (msg) => app.log.warn(msg);
   await app.listen({ port: cfg.port, host: cfg.host });
