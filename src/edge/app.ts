@@ -79,6 +79,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   if (deps.maxConnections) app.server.maxConnections = deps.maxConnections;
   app.server.on('connect', refuseConnect(app, counters));
+  // An Expect other than 100-continue would get Node's bare 417; RFC 9110 lets
+  // a server ignore it, so the request goes through the checks like any other.
+  app.server.on('checkExpectation', (req, res) => app.server.emit('request', req, res));
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;

@@ -57,6 +57,8 @@ export interface FixtureOptions {
   counters?: EdgeCounters;
   /** The request timeout; the server's default when absent. */
   requestTimeoutMs?: number;
+  /** Open connections at most; no cap when absent. */
+  maxConnections?: number;
 }
 
 /** A server on a fresh embedded store with one org, project (API enabled), source and key. */
@@ -82,6 +84,7 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
     reading: opts.reading,
     counters: opts.counters,
     requestTimeoutMs: opts.requestTimeoutMs,
+    maxConnections: opts.maxConnections,
   });
   await app.ready();
   return {

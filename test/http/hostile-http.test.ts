@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { REQUEST_ERRORS, type RequestErrorCode } from '../../src/errors/codes.js';
 import { EdgeCounters } from '../../src/edge/edge-counters.js';
 import { type Fixture, type FixtureOptions, makeFixture } from '../helpers/fixture.js';
-import { type RawAnswer, portOf, rawRequest } from '../helpers/raw-http.js';
+import { type RawAnswer, type RawConnection, portOf, rawRequest } from '../helpers/raw-http.js';
 
 let f: Fixture;
 let port: number;
@@ -142,5 +142,83 @@ describe('absolute-form request targets', () => {
     const unknown = await rawRequest(port, batchRequest({ line: `POST http://127.0.0.1:${port}/api/v1/nope HTTP/1.1` })).answer;
     expectEnvelope(unknown, 'not_found');
     expect((await f.store.listEvents(f.sourceId, 10)).length).toBe(1);
+  });
+});
+
+describe('the same class elsewhere', () => {
+  it('an Expect header other than 100-continue, which Node answered with a bare 417, goes through the checks like any request', async () => {
+    await listening();
+    const ok = await rawRequest(port, batchRequest({ extra: `Expect: something-else\r\nContent-Length: ${BODY.length}\r\n` })).answer;
+    expect(ok.status, ok.body).toBe(202);
+    const refused = await rawRequest(port, batchRequest({ line: 'POST /api/v1/nope HTTP/1.1', extra: `Expect: x\r\nContent-Length: ${BODY.length}\r\n` })).answer;
+    expectEnvelope(refused, 'not_found');
+  });
+
+  it('connections past INLET_MAX_CONNECTIONS are closed at once, before anything of them is read', async () => {
+    await listening({ maxConnections: 1 });
+    const first = rawRequest(port, batchRequest());
+    expect((await first.answer).status).toBe(202);
+    // The first connection is kept alive and counted: the next one is dropped.
+    const dropped = new Promise<void>((r) => f.app.server.once('drop', () => r()));
+    const second = rawRequest(port, batchRequest());
+    await dropped;
+    await second.closed;
+    await expect(second.answer).rejects.toThrow(/closed before a whole answer/);
+    first.socket.destroy();
+    expect((await f.store.listEvents(f.sourceId, 10)).length).toBe(1);
+  });
+});
+
+describe('bodies being read are bounded', () => {
+  const MIB = 1_048_576;
+  const until = async (cond: () => boolean): Promise<void> => {
+    while (!cond()) await new Promise((r) => setImmediate(r));
+  };
+  const head = (key: string, length: string) =>
+    `POST /api/v1/batch HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n${length}\r\n`;
+
+  it("a key's share and the server's budget are reserved before reading; past either, 503 with Retry-After and Connection: close, and chunked bodies are refused once over", async () => {
+    const { ReadBudget } = await import('../../src/edge/read-budget.js');
+    const reading = new ReadBudget(1.5 * MIB, MIB);
+    await listening({ reading, limits: { keyRps: 0 } });
+    const b = (await f.admin.createKey(f.sourceId)).key;
+    const other = await f.admin.createSource({ projectId: f.projectId, name: 'Other' });
+    const c = (await f.admin.createKey(other.id)).key;
+    const open: RawConnection[] = [];
+    try {
+      // Key A holds its whole share with a body that is still arriving.
+      const slowA = rawRequest(port, head(f.key, `Content-Length: ${MIB}\r\n`) + ' '.repeat(1000));
+      open.push(slowA);
+      await until(() => reading.readingBytes === MIB);
+      const overShare = await rawRequest(port, batchRequest()).answer;
+      expectEnvelope(overShare, 'collection_unavailable');
+      expect(overShare.json.error.message).toMatch(/This key already has as many request bodies being read/);
+      expect(overShare.headers.get('retry-after')).toBe('5');
+      expect(overShare.headers.get('connection')).toBe('close');
+
+      // Key B's 1 MiB does not fit in what is left of the server's budget.
+      const overServer = await rawRequest(port, head(b, `Content-Length: ${MIB}\r\n`)).answer;
+      expectEnvelope(overServer, 'collection_unavailable');
+      expect(overServer.json.error.message).toMatch(/This server is reading as many request bodies as it can hold/);
+
+      // Key C's chunked body is counted as it arrives, and refused once past the server's budget.
+      const chunk = ' '.repeat(300 * 1024);
+      const chunked = rawRequest(port, `${head(c, 'Transfer-Encoding: chunked\r\n')}${chunk.length.toString(16)}\r\n${chunk}\r\n`);
+      open.push(chunked);
+      chunked.socket.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
+      const overChunked = await chunked.answer;
+      expectEnvelope(overChunked, 'collection_unavailable');
+      expect(overChunked.json.error.message).toMatch(/This server is reading/);
+
+      // A gives up: its reservation comes back, and every key is served again.
+      slowA.socket.destroy();
+      await until(() => reading.readingBytes === 0);
+      expect((await rawRequest(port, batchRequest().replace(f.key, b)).answer).status).toBe(202);
+      expect((await rawRequest(port, batchRequest().replace(f.key, c)).answer).status).toBe(202);
+      expect(reading.readingBytes).toBe(0);
+      expect((await f.store.listEvents(f.sourceId, 10)).length).toBe(1);
+    } finally {
+      for (const o of open) o.socket.destroy();
+    }
   });
 });

@@ -4,6 +4,7 @@ import { openLimiter } from '../../domain/limits/open-limiter.js';
 import { RateLimits } from '../../domain/limits/policies.js';
 import { Admission } from '../../edge/admission.js';
 import { buildApp } from '../../edge/app.js';
+import { EdgeCounters } from '../../edge/edge-counters.js';
 import { ReadBudget } from '../../edge/read-budget.js';
 import { openStore } from '../../stores/open-store.js';
 import { fail } from '../context.js';
@@ -39,6 +40,10 @@ async function serve(flags: { port?: string; host?: string; dataDir?: string; ba
   const limiter = openLimiter(cfg.redisUrl, {
     onError: (err) => warn(`Redis unavailable for rate limits; each server counts alone until it answers again: ${err.message}`),
   });
+  // Kept here so the metrics can read them: bytes admitted, waiting and being read, clients gone.
+  const admission = new Admission(cfg.admission.budgetBytes, cfg.admission.waitMs);
+  const reading = new ReadBudget(cfg.reading.budgetBytes, cfg.reading.keyBudgetBytes);
+  const counters = new EdgeCounters();
   const app = buildApp({
     store,
     limits: new RateLimits(limiter, cfg.limits),
@@ -47,8 +52,9 @@ async function serve(flags: { port?: string; host?: string; dataDir?: string; ba
     trackerHosts: cfg.trackerHosts,
     retiredVersions: cfg.retiredVersions,
     logger,
-    admission: new Admission(cfg.admission.budgetBytes, cfg.admission.waitMs),
-    reading: new ReadBudget(cfg.reading.budgetBytes, cfg.reading.keyBudgetBytes),
+    admission,
+    reading,
+    counters,
     maxConnections: cfg.maxConnections,
   });
   warn = (msg) => app.log.warn(msg);
