@@ -65,6 +65,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       headersTimeout: requestTimeout,
       // A request without Host gets our envelope (checkHostHeader), not Node's bare 400.
       requireHostHeader: false,
+      // Node's default, pinned: the reference states it (headers_too_large).
+      maxHeaderSize: 16_384,
       // Node checks for timed-out requests this often (30 s by default, which would double the timeout).
       connectionsCheckingInterval: Math.max(10, Math.min(1000, requestTimeout / 4)),
     },
