@@ -2,9 +2,13 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import type { EdgeCounters } from './edge-counters.js';
 
-/** Whether `err` is the request's connection going away (a reset, a client that gave up) rather than a failure of ours. */
+/**
+ * Whether `err` is the request's connection going away (a reset, a client
+ * that gave up) rather than a failure of ours. Not `raw.destroyed`: a request
+ * whose body was read in full is destroyed too, and a bug after that is ours.
+ */
 export function isClientGone(raw: IncomingMessage, err: Error & { code?: string }): boolean {
-  return raw.destroyed || raw.socket?.destroyed === true || err.code === 'ECONNRESET' || err.code === 'ERR_STREAM_PREMATURE_CLOSE';
+  return raw.socket?.destroyed === true || err.code === 'ECONNRESET' || err.code === 'ERR_STREAM_PREMATURE_CLOSE';
 }
 
 /**

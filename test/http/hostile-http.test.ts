@@ -116,6 +116,23 @@ describe('a client that goes away mid-request', () => {
   });
 });
 
+describe('a failure of ours is still one', () => {
+  it('a bug after the body was read, over a socket, is a 500 internal_error logged at level 50, not a client gone', async () => {
+    const real = await makeFixture();
+    await real.app.close();
+    const store = Object.create(real.store, { ingest: { value: async () => Promise.reject(new Error('a bug')) } });
+    const stream = new PassThrough();
+    let logs = '';
+    stream.on('data', (d) => (logs += d));
+    const counters = new EdgeCounters();
+    await listening({ store, clock: real.clock, logStream: stream, counters });
+    const a = await rawRequest(port, batchRequest()).answer;
+    expectEnvelope(a, 'internal_error');
+    expect(counters.clientsGone).toBe(0);
+    expect(logs.trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.level === 50 && l.msg === 'unexpected failure')).toHaveLength(1);
+  });
+});
+
 describe('tracker hosts spelled around', () => {
   it('every spelling of a tracker host gets 404 not_found over a socket, and so does INLET_TRACKER_HOSTS written in capitals', async () => {
     await listening({ trackerHosts: ['T.Example.com.'] });
