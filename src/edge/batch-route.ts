@@ -93,7 +93,7 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
     clientGone(req, deps.counters);
     return null;
   }
-  const release = await deps.admission.enter(body.bytes.length);
+  const release = await deps.admission.enter(body.bytes.length, auth.keyId);
   if (release === null) {
     return {
       code: 'collection_unavailable',
