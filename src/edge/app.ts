@@ -1,17 +1,17 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { newId } from '../domain/ids.js';
 import type { RateLimits } from '../domain/limits/policies.js';
-import type { Store } from '../stores/port.js';
 import type { RequestErrorCode } from '../errors/codes.js';
+import type { Store } from '../stores/port.js';
 import { Admission } from './admission.js';
 import { batchRoute } from './batch-route.js';
 import { clientErrorHandler, refuseConnect } from './client-errors.js';
+import { clientGone, isClientGone } from './client-gone.js';
 import { REQUEST_TIMEOUT_MS } from './connection-limits.js';
 import { docsRoutes } from './docs-routes.js';
 import { EdgeCounters } from './edge-counters.js';
 import { sendRefusal } from './envelope.js';
 import { checkHostHeader, normaliseHost } from './host.js';
-import { clientGone, isClientGone } from './client-gone.js';
 import { ReadBudget } from './read-budget.js';
 import { originForm } from './request-target.js';
 
