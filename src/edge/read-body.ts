@@ -14,12 +14,13 @@ export interface ClientGone {
 }
 
 /**
- * Steps 12 and 13: reserves room for the body (its declared length, or as it
- * arrives when chunked), reads it within the limit and decompresses it.
+ * Step 12 and the room to read the body: reserves room for the body (its
+ * declared length, or as it arrives when chunked), reads it within the limit
+ * and decompresses it.
  * Reading stops at the first byte over the limit or over the reservation,
  * and decompression stops as soon as its output passes the limit, so a gzip
  * bomb costs about 1 MiB of memory. The reservation is given back once the
- * body is read: from then on Admission weighs it.
+ * body is read and decompressed: from then on Admission weighs it.
  */
 export async function readBody(
   req: IncomingMessage,
@@ -30,12 +31,21 @@ export async function readBody(
   if (declared > MAX_BODY_BYTES) return tooLarge('as sent');
   const reservation = reserve(Number.isSafeInteger(declared) ? declared : 0);
   if (typeof reservation === 'string') return busy(reservation);
-  let raw: Buffer | 'too_large' | BudgetSpent | ClientGone;
   try {
-    raw = await readLimited(req, declared, reservation);
+    return await readAndDecompress(req, encoding, declared, reservation);
   } finally {
     reservation.release();
   }
+}
+
+/** A body waiting to be decompressed still holds its reservation: the raw bytes are in hand until then. */
+async function readAndDecompress(
+  req: IncomingMessage,
+  encoding: BodyEncoding,
+  declared: number,
+  reservation: Reservation,
+): Promise<{ bytes: Buffer } | Refusal | ClientGone> {
+  const raw = await readLimited(req, declared, reservation);
   if (raw === 'too_large') return tooLarge('as sent');
   if (typeof raw === 'string') return busy(raw);
   if (!Buffer.isBuffer(raw)) return raw;

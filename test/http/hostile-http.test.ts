@@ -238,4 +238,29 @@ describe('bodies being read are bounded', () => {
       for (const o of open) o.socket.destroy();
     }
   });
+
+  it('a gzip body reserves its bytes as sent, and its reservation comes back once it is read and decompressed', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const { ReadBudget } = await import('../../src/edge/read-budget.js');
+    const reading = new ReadBudget(4 * MIB, 2 * MIB);
+    let seen = -1;
+    const reserve = reading.reserve.bind(reading);
+    reading.reserve = (key, bytes) => {
+      const r = reserve(key, bytes);
+      if (typeof r === 'string') return r;
+      return { grow: r.grow, release: () => ((seen = reading.readingBytes), r.release()) };
+    };
+    await listening({ reading });
+    const zipped = gzipSync(BODY);
+    const res = await f.app.inject({
+      method: 'POST',
+      url: '/api/v1/batch',
+      headers: { authorization: `Bearer ${f.key}`, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      payload: zipped,
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    expect(seen).toBe(zipped.length);
+    expect(reading.readingBytes).toBe(0);
+  });
 });
+
