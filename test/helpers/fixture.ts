@@ -7,7 +7,10 @@ import { LocalLimiter } from '../../src/domain/limits/local-limiter.js';
 import { DEFAULT_LIMITS, type LimitSettings, RateLimits } from '../../src/domain/limits/policies.js';
 import type { LiveWindow } from '../../src/domain/live-window.js';
 import type { Admission } from '../../src/edge/admission.js';
+import type { Metrics } from '../../src/metrics/metrics.js';
 import { buildApp } from '../../src/edge/app.js';
+import type { EdgeCounters } from '../../src/edge/edge-counters.js';
+import type { ReadBudget } from '../../src/edge/read-budget.js';
 import type { Store } from '../../src/stores/port.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 
@@ -50,6 +53,16 @@ export interface FixtureOptions {
   logStream?: NodeJS.WritableStream;
   /** Back-pressure on bodies; the server's default when absent. */
   admission?: Admission;
+  /** Counted into when given (metrics tests). */
+  metrics?: Metrics;
+  /** Bounds on bodies being read; the server's default when absent. */
+  reading?: ReadBudget;
+  /** Counters the app adds to; a fresh one when absent. */
+  counters?: EdgeCounters;
+  /** The request timeout; the server's default when absent. */
+  requestTimeoutMs?: number;
+  /** Open connections at most; no cap when absent. */
+  maxConnections?: number;
   /** The console's live window; the server's default when absent. */
   live?: LiveWindow;
 }
@@ -74,6 +87,11 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
     retiredVersions: new Set(opts.retiredVersions ?? []),
     logger: opts.logStream ? { level: 'info', stream: opts.logStream } : false,
     admission: opts.admission,
+    metrics: opts.metrics,
+    reading: opts.reading,
+    counters: opts.counters,
+    requestTimeoutMs: opts.requestTimeoutMs,
+    maxConnections: opts.maxConnections,
     live: opts.live,
   });
   await app.ready();
