@@ -1,14 +1,14 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { newId } from '../domain/ids.js';
 import type { RateLimits } from '../domain/limits/policies.js';
-import type { Store } from '../stores/port.js';
+import type { Collector } from '../domain/collector.js';
 import { Admission } from './admission.js';
 import { batchRoute } from './batch-route.js';
 import { docsRoutes } from './docs-routes.js';
 import { sendRefusal } from './envelope.js';
 
 export interface AppDeps {
-  store: Store;
+  store: Collector;
   limits: RateLimits;
   /** Epoch ms; tests pass their own. */
   clock: () => number;

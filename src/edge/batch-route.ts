@@ -3,7 +3,9 @@ import { hashKey, hashesMatch, isKeyShaped, keyWorks, readBearer } from '../doma
 import type { RateLimits } from '../domain/limits/policies.js';
 import { checkBody, checkItems } from '../pipeline/check-batch.js';
 import { enrichItems } from '../pipeline/enrich-items.js';
-import { type AuthRecord, type Store, StoreUnavailableError } from '../stores/port.js';
+import type { Collector } from '../domain/collector.js';
+import { KeyNoLongerWorksError } from '../domain/ingest/job.js';
+import { type AuthRecord, StoreUnavailableError } from '../stores/port.js';
 import type { Admission } from './admission.js';
 import { batchAnswer, dryRunAnswer } from './answers.js';
 import { sendRefusal } from './envelope.js';
@@ -20,7 +22,7 @@ import {
 } from './request-checks.js';
 
 export interface BatchRouteDeps {
-  store: Store;
+  store: Collector;
   /** Back-pressure on bodies; one per server. */
   admission: Admission;
   limits: RateLimits;
@@ -143,6 +145,8 @@ async function admitted(
             dryRun: options.validate,
           });
   } catch (e) {
+    // The key was revoked (or its source, project or org deleted) while the body was read.
+    if (e instanceof KeyNoLongerWorksError) return { code: 'invalid_key' };
     return unavailable(req, e);
   }
   if (options.validate) {

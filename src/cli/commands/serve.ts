@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
+import { Collector } from '../../domain/collector.js';
 import { openLimiter } from '../../domain/limits/open-limiter.js';
 import { RateLimits } from '../../domain/limits/policies.js';
 import { Admission } from '../../edge/admission.js';
@@ -30,7 +31,7 @@ export function registerServe(program: Command): void {
 
 async function serve(flags: { port?: string; host?: string; dataDir?: string; baseUrl?: string }): Promise<void> {
   const cfg = loadConfig(process.env, flags);
-  const store = await openStore(cfg);
+  const store = new Collector(await openStore(cfg));
   const logger = { level: cfg.logLevel, stream: process.stderr };
   // The limiter exists before the app (the app needs it), so its warnings reach
   // the app's log through this late-bound function.
