@@ -1,5 +1,18 @@
 import { DEFAULT_LIMITS, type LimitSettings } from './domain/limits/policies.js';
-import { ADMISSION_WAIT_MS, BODY_BUDGET_BYTES } from './edge/admission.js';
+
+/**
+ * Default budget of the back-pressure (edge/admission.ts): bodies being
+ * parsed, checked or waiting for their commit, counted in bytes of JSON.
+ * A parsed batch takes ten times or more its JSON in memory and
+ * waits for a commit that takes about 1,000 items at a time, so past a few
+ * commits' worth, admitting more only adds memory, garbage collection and
+ * latency. 2 MiB is about twenty 500-item batches, or thousands of small
+ * requests (group commit needs those).
+ */
+export const BODY_BUDGET_BYTES = 2 * 1_048_576;
+
+/** How long a request may wait for room before it is answered 503. */
+export const ADMISSION_WAIT_MS = 10_000;
 
 /** Everything an operator can set, from flags and INLET_* variables. */
 export interface Config {

@@ -1,15 +1,7 @@
-/**
- * Bodies being parsed, checked or waiting for their commit, counted in bytes
- * of JSON. A parsed batch takes ten times or more its JSON in memory and
- * waits for a commit that takes about 1,000 items at a time, so past a few
- * commits' worth, admitting more only adds memory, garbage collection and
- * latency. 2 MiB is about twenty 500-item batches, or thousands of small
- * requests (group commit needs those).
- */
-export const BODY_BUDGET_BYTES = 2 * 1_048_576;
+import { ADMISSION_WAIT_MS, BODY_BUDGET_BYTES } from '../config.js';
 
-/** How long a request may wait for room before it is answered 503. */
-export const ADMISSION_WAIT_MS = 10_000;
+// The defaults are settings (config.ts); re-exported for code that reads them here.
+export { ADMISSION_WAIT_MS, BODY_BUDGET_BYTES };
 
 /**
  * Bodies that may wait for room, in budgets: waiting bodies are memory too,

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
 import { Collector } from '../../domain/collector.js';
-import { openLimiter } from '../../domain/limits/open-limiter.js';
+import { openLimiter } from '../../stores/open-limiter.js';
 import { RateLimits } from '../../domain/limits/policies.js';
 import { Admission } from '../../edge/admission.js';
 import { buildApp } from '../../edge/app.js';

@@ -1,0 +1,99 @@
+/**
+ * Imports point one way: edge → pipeline → domain → port ← adapters. Every
+ * source file's imports are read and checked against the layer rules below,
+ * so a backward import fails here instead of creeping in.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect, it } from 'vitest';
+
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
+
+type Layer = 'edge' | 'config' | 'pipeline' | 'domain' | 'port' | 'errors' | 'compose' | `adapter:${string}`;
+
+/** The layer of a file, by its path under src/; null for a file no rule covers yet. */
+export function layerOf(path: string): Layer | null {
+  const [top, second] = path.split('/');
+  if (top === 'edge' || top === 'docs') return 'edge';
+  if (top === 'config.ts') return 'config';
+  if (top === 'pipeline') return 'pipeline';
+  if (top === 'domain') return 'domain';
+  if (top === 'errors') return 'errors';
+  if (top === 'cli') return 'compose';
+  if (top === 'stores') {
+    if (second === 'port.ts' || second === 'limiter-port.ts') return 'port';
+    // Where the engines are chosen: the one place that knows them all.
+    if (second === 'open-store.ts' || second === 'open-limiter.ts') return 'compose';
+    if (second !== undefined && !second.endsWith('.ts')) return `adapter:${second}`;
+  }
+  return null;
+}
+
+/** What each layer may import besides itself. An adapter imports the ports and its own folder only. */
+const MAY_IMPORT: Record<string, Layer[]> = {
+  edge: ['pipeline', 'domain', 'port', 'config', 'errors'],
+  config: ['domain', 'port', 'errors'],
+  pipeline: ['domain', 'port', 'errors'],
+  domain: ['port', 'errors'],
+  port: ['errors'],
+  errors: [],
+  adapter: ['port'],
+};
+
+export function allowed(from: Layer, to: Layer): boolean {
+  if (from === to || from === 'compose') return true;
+  const rules = MAY_IMPORT[from.startsWith('adapter:') ? 'adapter' : from]!;
+  return rules.includes(to);
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = join(dir, e.name);
+    if (e.isDirectory()) return sourceFiles(full);
+    return e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') ? [full] : [];
+  });
+}
+
+/** Relative specifiers of every import, export … from, and import() in a file. */
+export function importsOf(text: string): string[] {
+  const found: string[] = [];
+  const patterns = [/\b(?:import|export)\s[^;]*?\sfrom\s*['"]([^'"]+)['"]/gs, /\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g, /^\s*import\s*['"]([^'"]+)['"]/gm];
+  for (const re of patterns) for (const m of text.matchAll(re)) found.push(m[1]!);
+  return found.filter((s) => s.startsWith('.'));
+}
+
+it('every source file belongs to a layer', () => {
+  const unplaced = sourceFiles(SRC)
+    .map((f) => relative(SRC, f))
+    .filter((f) => layerOf(f) === null);
+  // A new top-level folder needs a line in layerOf (and MAY_IMPORT if it is a layer of its own).
+  expect(unplaced).toEqual([]);
+});
+
+it('imports point one way: edge → pipeline → domain → port ← adapters', () => {
+  const wrong: string[] = [];
+  for (const file of sourceFiles(SRC)) {
+    const from = relative(SRC, file);
+    for (const spec of importsOf(readFileSync(file, 'utf8'))) {
+      const target = relative(SRC, resolve(dirname(file), spec)).replace(/\.js$/, '.ts');
+      const fromLayer = layerOf(from);
+      const toLayer = layerOf(target);
+      if (target.startsWith('..')) wrong.push(`${from} imports ${spec}, outside src/`);
+      else if (fromLayer !== null && toLayer !== null && !allowed(fromLayer, toLayer)) wrong.push(`${from} (${fromLayer}) imports ${target} (${toLayer})`);
+    }
+  }
+  expect(wrong).toEqual([]);
+});
+
+it('the rules refuse the backward imports this project once had', () => {
+  expect(allowed(layerOf('pipeline/check-batch.ts')!, layerOf('edge/request-checks.ts')!)).toBe(false);
+  expect(allowed(layerOf('stores/port.ts')!, layerOf('pipeline/check-item.ts')!)).toBe(false);
+  expect(allowed(layerOf('stores/sqlite/admin.ts')!, layerOf('domain/keys.ts')!)).toBe(false);
+  expect(allowed(layerOf('config.ts')!, layerOf('edge/admission.ts')!)).toBe(false);
+  expect(allowed(layerOf('domain/limits/open-limiter.ts')!, layerOf('stores/redis-limits/redis-limiter.ts')!)).toBe(false);
+  expect(allowed(layerOf('stores/sqlite/rows.ts')!, layerOf('stores/postgres/rows.ts')!)).toBe(false);
+  expect(importsOf("import {\n  a,\n  b,\n} from '../x.js';\nexport { c } from './y.js';\nconst z = await import('./z.js');\nimport 'node:fs';")).toEqual([
+    '../x.js', './y.js', './z.js',
+  ]);
+});
