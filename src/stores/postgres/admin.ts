@@ -12,12 +12,12 @@ interface KeyRow {
 
 const toOrg = (r: OrgRow): Org => ({ id: r.id, name: r.name, createdAt: r.created_at });
 /** A project as the port shows it, from its row. */
-export const toProject = (r: ProjectRow): Project => ({
+const toProject = (r: ProjectRow): Project => ({
   id: r.id, orgId: r.org_id, name: r.name, apiEnabled: r.api_enabled,
   monthlyEventLimit: r.monthly_event_limit, createdAt: r.created_at,
 });
 /** A source as the port shows it, from its row. */
-export const toSource = (r: SourceRow): Source => ({
+const toSource = (r: SourceRow): Source => ({
   id: r.id, projectId: r.project_id, name: r.name, filterBots: r.filter_bots,
   recordIp: r.record_ip, createdAt: r.created_at,
 });

@@ -5,7 +5,6 @@ import { PgIngestTx } from './ingest-tx.js';
 import { migrate } from './migrations.js';
 import { ensureDayPartitions } from './partitions.js';
 import { DEFAULT_TIMEOUTS, type PgTimeouts, createPool, inTransaction, unavailable } from './pool.js';
-import { authFromRow, storedEventFromRow } from './rows.js';
 
 /** How often each server checks that the coming days have their event tables. */
 const PARTITION_CHECK_MS = 3600_000;
@@ -19,16 +18,22 @@ export interface PostgresStoreOptions {
   clock?: () => number;
 }
 
-const AUTH_SQL = `SELECT k.id AS key_id, k.hash, k.expires_at, k.revoked_at,
-    s.id AS s_id, s.project_id AS s_project_id, s.name AS s_name, s.filter_bots, s.record_ip, s.created_at AS s_created_at,
-    p.id, p.org_id, p.name, p.api_enabled, p.monthly_event_limit, p.created_at
+// Rows come out in the port's shapes: source and project as JSON objects
+// (epoch-ms bigints are exact as JSON numbers), the rest under the port's names.
+const AUTH_SQL = `SELECT k.id AS "keyId", k.hash, k.expires_at AS "expiresAt", k.revoked_at AS "revokedAt",
+    json_build_object('id', s.id, 'projectId', s.project_id, 'name', s.name, 'filterBots', s.filter_bots,
+      'recordIp', s.record_ip, 'createdAt', s.created_at) AS source,
+    json_build_object('id', p.id, 'orgId', p.org_id, 'name', p.name, 'apiEnabled', p.api_enabled,
+      'monthlyEventLimit', p.monthly_event_limit, 'createdAt', p.created_at) AS project
   FROM api_keys k
   JOIN sources s ON s.id = k.source_id AND s.deleted_at IS NULL
   JOIN projects p ON p.id = s.project_id AND p.deleted_at IS NULL
   JOIN orgs o ON o.id = p.org_id AND o.deleted_at IS NULL
   WHERE k.hash = ANY($1::bytea[])`;
 
-const EVENTS_SQL = `SELECT e.*, coalesce(p.merged_into, e.person_id) AS current_person
+const EVENTS_SQL = `SELECT e.id, e.event, e.distinct_id AS "distinctId", e.anonymous_id AS "anonymousId",
+    coalesce(p.merged_into, e.person_id) AS "personId", e.session_id AS "sessionId", e."timestamp",
+    e.received_at AS "receivedAt", e.insert_id AS "insertId", e.properties
   FROM events e LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
   WHERE e.source_id = $1 ORDER BY e."timestamp" DESC, e.seq DESC LIMIT $2`;
 
@@ -76,8 +81,8 @@ export class PostgresStore implements Store {
   }
 
   async lookUpKeys(hashes: Buffer[]): Promise<Map<string, AuthRecord>> {
-    const { rows } = await this.query<Record<string, never>>(AUTH_SQL, [hashes]);
-    return new Map(rows.map((r) => [(r.hash as Buffer).toString('hex'), authFromRow(r)]));
+    const { rows } = await this.query<AuthRecord>(AUTH_SQL, [hashes]);
+    return new Map(rows.map((r) => [r.hash.toString('hex'), r]));
   }
 
   keysChangeMark(): null {
@@ -89,8 +94,7 @@ export class PostgresStore implements Store {
   }
 
   async listEvents(sourceId: string, limit: number): Promise<StoredEvent[]> {
-    const { rows } = await this.query<Record<string, never>>(EVENTS_SQL, [sourceId, limit]);
-    return rows.map(storedEventFromRow);
+    return (await this.query<StoredEvent>(EVENTS_SQL, [sourceId, limit])).rows;
   }
 
   async findPerson(projectId: string, lookup: PersonLookup): Promise<PersonView | null> {
