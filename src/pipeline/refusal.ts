@@ -13,6 +13,7 @@ export interface Refusal {
   errors?: ItemError[];
 }
 
+/** Whether a step's result is a refusal rather than what it made. */
 export function isRefusal(x: unknown): x is Refusal {
   return typeof x === 'object' && x !== null && 'code' in x;
 }

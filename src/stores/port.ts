@@ -45,12 +45,14 @@
  * call. `keysChangeMark` is a cheap freshness signal: a value that changes
  * whenever anything `lookUpKeys` reads may have changed, on this server or
  * another; null means the store has no cheap signal, and lookups are then
- * never cached.
+ * never cached. (PostgreSQL has none: asking the server whether anything
+ * changed costs the same round trip as the lookup itself.)
  *
  * Admin and read queries sit in interfaces of their own (AdminStore,
  * ReadStore): a new query is a method there and in each engine's folder.
  */
 
+/** A value now, or later: an engine whose calls are synchronous (SQLite) returns it at once. */
 export type Awaitable<T> = T | Promise<T>;
 
 // ---- entities -------------------------------------------------------------
@@ -136,6 +138,7 @@ export interface PersonRef {
   kind: PersonKind;
 }
 
+/** An event as the ingest pass writes it. */
 export interface NewEventRow {
   id: string;
   projectId: string;
@@ -152,6 +155,7 @@ export interface NewEventRow {
   properties: string;
 }
 
+/** One trait to set on a person. */
 export interface TraitWrite {
   personId: string;
   key: string;
@@ -212,6 +216,7 @@ export interface IngestTx {
 
 // ---- the store ----------------------------------------------------------------
 
+/** Organizations, projects, sources and keys; deletion is a mark, so history stays readable. */
 export interface AdminStore {
   createOrg(org: Org): Promise<void>;
   getOrg(id: string): Promise<Org | null>;

@@ -620,6 +620,41 @@ for (const engine of STORES) {
         expect((await store.listEvents(w.sourceId, 10)).map((e) => e.distinctId)).toEqual(['lee']);
       });
 
+      it('a savepoint that throws undoes only its own writes, and the transaction goes on', async () => {
+        const w = await world();
+        const t = w.clock.now();
+        const boom = new Error('boom');
+        await store.store.transaction(async (tx) => {
+          await tx.lockProject(w.projectId);
+          await tx.createPersons(w.projectId, [{ id: 'per_kept', kind: 'browser' }], t);
+          await expect(
+            tx.savepoint(async () => {
+              await tx.createPersons(w.projectId, [{ id: 'per_undone', kind: 'browser' }], t);
+              await tx.setLinks(w.projectId, [{ distinctId: 'undone', personId: 'per_undone' }]);
+              throw boom;
+            }),
+          ).rejects.toBe(boom);
+          await tx.savepoint(async () => tx.setLinks(w.projectId, [{ distinctId: 'kept', personId: 'per_kept' }]));
+        });
+        expect(await store.findPerson(w.projectId, { distinctId: 'kept' })).toMatchObject({ id: 'per_kept', distinctIds: ['kept'] });
+        expect(await store.findPerson(w.projectId, { personId: 'per_undone' })).toBeNull();
+        expect(await store.findPerson(w.projectId, { distinctId: 'undone' })).toBeNull();
+      });
+
+      it('a transaction with keep: false is rolled back, and says what it read meanwhile', async () => {
+        const w = await world();
+        const seen = await store.store.transaction(
+          async (tx) => {
+            await tx.lockProject(w.projectId);
+            await tx.addUsage(w.projectId, '2026-03', 4);
+            return tx.usage(w.projectId, '2026-03');
+          },
+          { keep: false },
+        );
+        expect(seen).toBe(4);
+        expect(await store.usage(w.projectId, '2026-03')).toBe(0);
+      });
+
       it('a transaction whose function throws is rolled back whole', async () => {
         const w = await world();
         const boom = new Error('boom');

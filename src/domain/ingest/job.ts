@@ -33,6 +33,7 @@ export interface IngestJob {
   dryRun: boolean;
 }
 
+/** What became of one item of a job. */
 export type ItemOutcome =
   | { index: number; status: 'accepted'; eventId: string | null; personId: string; personIsNew: boolean }
   | { index: number; status: 'duplicate'; eventId: string | null }

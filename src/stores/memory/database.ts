@@ -1,25 +1,31 @@
 import type { KeyRecord, NewEventRow, Org, PersonKind, Project, Source } from '../port.js';
 
+/** An organization with what only the store keeps. */
 export interface OrgRow extends Org {
   isDefault: boolean;
   deletedAt: number | null;
 }
+/** A project and its deletion mark. */
 export interface ProjectRow extends Project {
   deletedAt: number | null;
 }
+/** A source and its deletion mark. */
 export interface SourceRow extends Source {
   deletedAt: number | null;
 }
+/** A person, under its project and id. */
 export interface PersonRow {
   kind: PersonKind;
   mergedInto: string | null;
   createdAt: number;
 }
+/** A trait's value, under its project, person and key. */
 export interface TraitRow {
   /** JSON text. */
   value: string;
   setAt: number;
 }
+/** An event and its place in arrival order. */
 export interface EventRow extends NewEventRow {
   seq: number;
 }
