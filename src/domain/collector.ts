@@ -7,7 +7,7 @@ import type {
   Store,
   StoredEvent,
 } from '../stores/port.js';
-import { IngestEngine } from './ingest/engine.js';
+import { IngestEngine, type IngestObserver } from './ingest/engine.js';
 import type { IngestJob, ItemOutcome } from './ingest/job.js';
 import { KeyBook } from './key-book.js';
 import { KeyUses } from './key-uses.js';
@@ -18,6 +18,8 @@ export interface CollectorOptions {
   clock?: () => number;
   /** Told of failures nobody waits for (a key-use write). */
   onBackgroundError?: (e: unknown) => void;
+  /** Told of every commit of the ingest engine, for metrics. */
+  observer?: IngestObserver;
 }
 
 /**
@@ -35,7 +37,7 @@ export class Collector {
     readonly store: Store,
     opts: CollectorOptions = {},
   ) {
-    this.engine = new IngestEngine(store, opts.clock);
+    this.engine = new IngestEngine(store, opts.clock, opts.observer);
     this.keys = new KeyBook(store);
     this.keyUses = new KeyUses(store, opts.onBackgroundError);
   }
@@ -78,6 +80,11 @@ export class Collector {
 
   usage(projectId: string, month: string): Promise<number> {
     return this.store.usage(projectId, month);
+  }
+
+  /** Resolves once the store answers a trivial query; rejects with StoreUnavailableError otherwise. */
+  ping(): Promise<void> {
+    return this.store.ping();
   }
 
   /** Writes what waits (jobs, then key uses), and waits for it. */

@@ -281,6 +281,8 @@ export interface WriteStore {
 /** One engine: what an adapter provides. */
 export interface Store extends WriteStore, KeyStore, ReadStore {
   readonly admin: AdminStore;
+  /** Resolves once the store answers a trivial query; rejects with StoreUnavailableError otherwise. */
+  ping(): Promise<void>;
   /** Ends background work and closes; the domain has sent its last writes before. */
   close(): Promise<void>;
 }

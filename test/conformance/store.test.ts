@@ -77,6 +77,10 @@ for (const engine of STORES) {
 
     const month = (w: World) => new Date(w.clock.now()).toISOString().slice(0, 7);
 
+    it('ping answers while the store is up', async () => {
+      await expect(store.ping()).resolves.toBeUndefined();
+    });
+
     describe('keys', () => {
       it('authenticate finds a working key with its source and project', async () => {
         const w = await world();

@@ -97,3 +97,21 @@ it('a store that is away fails the group at once, without splitting it', async (
   expect(answers.every((a) => a.status === 'rejected')).toBe(true);
   expect(transactions).toBe(1);
 });
+
+it('tells its observer of every commit (jobs and items) and every failed one', async () => {
+  const store = await poisoned('one');
+  const seen = { commits: 0, jobs: 0, items: 0, failed: 0 };
+  const engine = new IngestEngine(store, Date.now, {
+    committed: (seconds, jobs, items) => {
+      expect(seconds).toBeGreaterThanOrEqual(0);
+      seen.commits++;
+      seen.jobs += jobs;
+      seen.items += items;
+    },
+    failed: () => seen.failed++,
+  });
+  const jobs = Array.from({ length: 16 }, (_, i) => ingestJob([track(i === 11 ? 'poison' : 'ok', `u${i}`), track('ok', `v${i}`)]));
+  await Promise.allSettled(jobs.map((j) => engine.submit(j)));
+  // The whole group, 8..15, 8..11, 10..11 and 11 alone failed; 0..7, 12..15, 8..9 and 10 committed.
+  expect(seen).toEqual({ commits: 4, jobs: 15, items: 30, failed: 5 });
+});

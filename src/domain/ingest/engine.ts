@@ -32,6 +32,14 @@ interface Lane {
   running: Promise<void> | null;
 }
 
+/** Told of every commit of the engine, for metrics; it must not throw or wait. */
+export interface IngestObserver {
+  /** A commit that returned: how long it took, and the jobs (requests) and items it wrote. */
+  committed(seconds: number, jobs: number, items: number): void;
+  /** A commit that failed: its jobs were split and tried again, or answered with the failure. */
+  failed(): void;
+}
+
 /** What the engine has done, for tests and metrics. */
 export interface EngineStats {
   /** Ingest passes run, failed ones and dry runs included. */
@@ -60,6 +68,7 @@ export class IngestEngine {
     private readonly store: WriteStore,
     /** Epoch ms: whether a key still works is decided at write time by it. */
     private readonly clock: () => number = Date.now,
+    private readonly observer?: IngestObserver,
   ) {
     this.policy = BATCHING[store.writers];
   }
@@ -122,6 +131,7 @@ export class IngestEngine {
   private async commitGroups(groups: Pending[][]): Promise<void> {
     const done: [Pending[], JobResult[]][] = [];
     const failed: [Pending[], unknown][] = [];
+    const started = performance.now();
     try {
       await this.store.transaction(async (tx) => {
         for (const group of groups) {
@@ -134,10 +144,11 @@ export class IngestEngine {
         }
       });
     } catch (e) {
+      this.observer?.failed();
       for (const g of groups) rejectAll(g, e);
       return;
     }
-    this.stats.commits++;
+    this.committed(started, done.flatMap(([g]) => g));
     for (const [group, results] of done) settle(group, results);
     for (const [group, e] of failed) await this.settleFailed(group, e);
   }
@@ -145,13 +156,15 @@ export class IngestEngine {
   /** One group in a transaction of its own; kept unless it is a dry run. */
   private async tryGroup(group: Pending[], keep: boolean): Promise<void> {
     let results: JobResult[];
+    const started = performance.now();
     try {
       results = await this.store.transaction((tx) => this.pass(tx, group), { keep });
     } catch (e) {
+      if (keep) this.observer?.failed();
       await this.settleFailed(group, e);
       return;
     }
-    if (keep) this.stats.commits++;
+    if (keep) this.committed(started, group);
     settle(group, results);
   }
 
@@ -170,6 +183,12 @@ export class IngestEngine {
     const mid = Math.ceil(group.length / 2);
     await this.tryGroup(group.slice(0, mid), true);
     await this.tryGroup(group.slice(mid), true);
+  }
+
+  private committed(started: number, jobs: Pending[]): void {
+    this.stats.commits++;
+    const items = jobs.reduce((n, p) => n + p.job.items.length, 0);
+    this.observer?.committed((performance.now() - started) / 1000, jobs.length, items);
   }
 
   private pass(tx: IngestTx, group: Pending[]): Promise<JobResult[]> {

@@ -107,5 +107,7 @@ export class MemoryStore implements Store {
     return this.database.tables.usage.get(projectId)?.get(month) ?? 0;
   }
 
+  async ping(): Promise<void> {}
+
   async close(): Promise<void> {}
 }

@@ -133,6 +133,10 @@ export class PostgresStore implements Store {
     return rows[0]?.events ?? 0;
   }
 
+  async ping(): Promise<void> {
+    await this.query('SELECT 1', []);
+  }
+
   async close(): Promise<void> {
     clearInterval(this.partitionTimer);
     await this.pool.end();

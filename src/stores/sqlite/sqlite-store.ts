@@ -5,6 +5,7 @@ import {
   type PersonLookup,
   type PersonView,
   type Store,
+  StoreUnavailableError,
   type StoredEvent,
 } from '../port.js';
 import { SqliteAdmin } from './admin.js';
@@ -183,6 +184,14 @@ export class SqliteStore implements Store {
   async usage(projectId: string, month: string): Promise<number> {
     const r = this.db.prepare('SELECT events FROM usage WHERE project_id = ? AND month = ?').get(projectId, month) as { events: number } | undefined;
     return r?.events ?? 0;
+  }
+
+  async ping(): Promise<void> {
+    try {
+      this.db.prepare('SELECT 1').get();
+    } catch (e) {
+      throw new StoreUnavailableError('The embedded store does not answer.', { cause: e });
+    }
   }
 
   async close(): Promise<void> {
