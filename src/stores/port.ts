@@ -1,10 +1,11 @@
 /**
  * The store port: everything Inlet asks of a database. Each engine is one
  * folder under stores/ implementing `Store`, and every engine passes the same
- * conformance suite (test/conformance). The ingest engine, key caching and
- * key-use batching live in the domain (domain/ingest, domain/keys) and reach
- * a database only through this file; an adapter imports this file and its
- * driver, nothing above.
+ * conformance suite (test/conformance). The ingest engine (domain/ingest),
+ * key caching and lookup batching (domain/key-book.ts) and key-use batching
+ * (domain/key-uses.ts) live in the domain, once, and reach a database only
+ * through this file; an adapter imports this file and its driver, nothing
+ * above, and holds no rule of Inlet's.
  *
  * The contract, for every engine:
  *
@@ -49,7 +50,9 @@
  * changed costs the same round trip as the lookup itself.)
  *
  * Admin and read queries sit in interfaces of their own (AdminStore,
- * ReadStore): a new query is a method there and in each engine's folder.
+ * ReadStore): a new query is a method there and in each engine's folder. Each
+ * admin write is durable when it resolves, and never lands inside a running
+ * transaction (a 'one' store queues it with them). Reads see committed data.
  */
 
 /** A value now, or later: an engine whose calls are synchronous (SQLite) returns it at once. */
