@@ -21,16 +21,17 @@ export function layerOf(path: string): Layer | null {
   if (top === 'domain') return 'domain';
   if (top === 'errors') return 'errors';
   if (top === 'cli') return 'compose';
-  if (top === 'stores') {
-    if (second === 'port.ts' || second === 'limiter-port.ts') return 'port';
-    // Where the engines are chosen: the one place that knows them all.
-    if (second === 'open-store.ts' || second === 'open-limiter.ts') return 'compose';
-    if (second !== undefined && !second.endsWith('.ts')) return `adapter:${second}`;
+  if (top === 'stores' && second !== undefined) {
+    // Where the engines are chosen (open-store.ts, open-limiter.ts): the one place that knows them all.
+    if (second.startsWith('open-') && second.endsWith('.ts')) return 'compose';
+    // Every other file beside the adapters' folders is a port (port.ts, limiter-port.ts, ...).
+    if (second.endsWith('.ts')) return 'port';
+    return `adapter:${second}`;
   }
   return null;
 }
 
-/** What each layer may import besides itself. An adapter imports the ports and its own folder only. */
+/** What each layer may import besides itself. An adapter imports the ports and its own folder only; ports import each other. */
 const MAY_IMPORT: Record<string, Layer[]> = {
   edge: ['pipeline', 'domain', 'port', 'config', 'errors'],
   config: ['domain', 'port', 'errors'],
@@ -41,6 +42,7 @@ const MAY_IMPORT: Record<string, Layer[]> = {
   adapter: ['port'],
 };
 
+/** Whether a file of layer `from` may import one of layer `to`. */
 export function allowed(from: Layer, to: Layer): boolean {
   if (from === to || from === 'compose') return true;
   const rules = MAY_IMPORT[from.startsWith('adapter:') ? 'adapter' : from]!;
