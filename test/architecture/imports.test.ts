@@ -15,8 +15,10 @@ type Layer = 'edge' | 'config' | 'pipeline' | 'domain' | 'port' | 'errors' | 'co
 /** The layer of a file, by its path under src/; null for a file no rule covers yet. */
 export function layerOf(path: string): Layer | null {
   const [top, second] = path.split('/');
-  if (top === 'edge' || top === 'docs') return 'edge';
-  if (top === 'config.ts') return 'config';
+  // What serves HTTP: the API, its docs, the console and the metrics endpoint.
+  if (top === 'edge' || top === 'docs' || top === 'console' || top === 'metrics') return 'edge';
+  // Settings: read once at start, given to every layer below the edge; they never import the edge.
+  if (top === 'config.ts' || top === 'settings.ts' || top === 'settings-doc.ts') return 'config';
   if (top === 'pipeline') return 'pipeline';
   if (top === 'domain') return 'domain';
   if (top === 'errors') return 'errors';
