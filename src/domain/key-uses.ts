@@ -1,11 +1,11 @@
-import type { WriteStore } from '../stores/port.js';
+import type { KeyStore } from '../stores/port.js';
 
 /** How often key last-used times are written. */
 export const KEY_USE_FLUSH_MS = 1000;
 
 /**
  * Keys' last-used times, noted per request and written together about once a
- * second, in one transaction: a request never waits on it, and a burst of
+ * second, in one write: a request never waits on it, and a burst of
  * requests with one key writes its row once.
  */
 export class KeyUses {
@@ -14,7 +14,7 @@ export class KeyUses {
   private readonly timer: NodeJS.Timeout;
 
   constructor(
-    private readonly store: WriteStore,
+    private readonly store: KeyStore,
     /** Told of a write that failed; its uses wait for the next one. */
     private readonly onError: (e: unknown) => void = () => undefined,
   ) {
@@ -32,7 +32,7 @@ export class KeyUses {
       const uses = this.uses;
       this.uses = new Map();
       try {
-        await this.store.transaction(async (tx) => tx.touchKeys(uses));
+        await this.store.recordKeyUses(uses);
       } catch (e) {
         for (const [id, at] of uses) this.note(id, at);
         this.onError(e);

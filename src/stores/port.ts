@@ -208,8 +208,6 @@ export interface IngestTx {
   upsertTraits(projectId: string, traits: TraitWrite[]): Awaitable<void>;
   /** Rows whose `event` is null are refused (StoreUnavailableError, refused), as a NOT NULL column does. */
   insertEvents(rows: NewEventRow[]): Awaitable<void>;
-  /** Sets each key's last use to the later of what it holds and the time given. Needs no lock. */
-  touchKeys(uses: Map<string, number>): Awaitable<void>;
   /**
    * Runs `fn`; if it throws, every write made since the call is undone and
    * the error rethrown, and the transaction goes on as if `fn` never ran.
@@ -272,6 +270,12 @@ export interface KeyStore {
   keysChangeMark(): string | null;
   /** The longest a lookup may take, waiting included, before it counts as failed. */
   readonly keyLookupLimitMs: number;
+  /**
+   * Sets each key's last use to the later of what it holds and the time
+   * given: one durable write, of its own (no transaction of the caller's, no
+   * lock), so it never waits behind writers of a project nor they behind it.
+   */
+  recordKeyUses(uses: Map<string, number>): Promise<void>;
 }
 
 /** Write transactions; see the contract at the top of this file. */

@@ -66,6 +66,15 @@ export class MemoryStore implements Store {
     return String(this.database.keysVersion);
   }
 
+  recordKeyUses(uses: Map<string, number>): Promise<void> {
+    return this.database.exclusive(() => {
+      for (const [id, at] of uses) {
+        const k = this.database.tables.keys.get(id);
+        if (k !== undefined) k.lastUsedAt = Math.max(k.lastUsedAt ?? 0, at);
+      }
+    });
+  }
+
   async listEvents(sourceId: string, limit: number): Promise<StoredEvent[]> {
     const t = this.database.tables;
     return t.events

@@ -138,13 +138,6 @@ export class MemoryTx implements IngestTx {
     }
   }
 
-  touchKeys(uses: Map<string, number>): void {
-    for (const [id, at] of uses) {
-      const k = this.tables.keys.get(id);
-      if (k !== undefined) k.lastUsedAt = Math.max(k.lastUsedAt ?? 0, at);
-    }
-  }
-
   async savepoint<T>(fn: () => Promise<T>): Promise<T> {
     const saved = this.db.copy(this.tables);
     try {

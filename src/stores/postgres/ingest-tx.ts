@@ -13,8 +13,6 @@ const SQL = {
       (s.deleted_at IS NULL AND p.deleted_at IS NULL AND o.deleted_at IS NULL) AS live
     FROM api_keys k JOIN sources s ON s.id = k.source_id JOIN projects p ON p.id = s.project_id JOIN orgs o ON o.id = p.org_id
     WHERE k.id = ANY($1::text[])`,
-  touchKeys: `UPDATE api_keys k SET last_used_at = greatest(coalesce(k.last_used_at, 0), u.at)
-    FROM unnest($1::text[], $2::bigint[]) AS u(id, at) WHERE k.id = u.id`,
   savepoint: 'SAVEPOINT pass',
   release: 'RELEASE SAVEPOINT pass',
   rollbackTo: 'ROLLBACK TO SAVEPOINT pass',
@@ -126,10 +124,6 @@ export class PgIngestTx implements IngestTx {
   async keyStates(keyIds: string[]): Promise<Map<string, KeyState>> {
     const rows = await this.read<{ id: string; revoked_at: number | null; expires_at: number | null; live: boolean }>('keyStates', [keyIds]);
     return new Map(rows.map((r) => [r.id, { revokedAt: r.revoked_at, expiresAt: r.expires_at, ownersLive: r.live }]));
-  }
-
-  async touchKeys(uses: Map<string, number>): Promise<void> {
-    await this.read('touchKeys', [[...uses.keys()], [...uses.values()]]);
   }
 
   async savepoint<T>(fn: () => Promise<T>): Promise<T> {

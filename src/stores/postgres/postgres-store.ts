@@ -89,6 +89,15 @@ export class PostgresStore implements Store {
     return null;
   }
 
+  /** One statement, outside any transaction. */
+  async recordKeyUses(uses: Map<string, number>): Promise<void> {
+    await this.query(
+      `UPDATE api_keys k SET last_used_at = greatest(coalesce(k.last_used_at, 0), u.at)
+       FROM unnest($1::text[], $2::bigint[]) AS u(id, at) WHERE k.id = u.id`,
+      [[...uses.keys()], [...uses.values()]],
+    );
+  }
+
   transaction<T>(fn: (tx: IngestTx) => Promise<T>, opts: { keep?: boolean } = {}): Promise<T> {
     return withIngestTx(this.pool, fn, opts.keep ?? true);
   }

@@ -34,7 +34,6 @@ export class SqliteIngestTx implements IngestTx {
          FROM api_keys k JOIN sources s ON s.id = k.source_id JOIN projects p ON p.id = s.project_id JOIN orgs o ON o.id = p.org_id
          WHERE k.id ${IN_LIST}`,
       ),
-      touchKey: db.prepare('UPDATE api_keys SET last_used_at = max(coalesce(last_used_at, 0), ?) WHERE id = ?'),
       usage: db.prepare('SELECT events FROM usage WHERE project_id = ? AND month = ?'),
       addUsage: db.prepare(
         'INSERT INTO usage (project_id, month, events) VALUES (?, ?, ?) ON CONFLICT (project_id, month) DO UPDATE SET events = events + excluded.events',
@@ -106,10 +105,6 @@ export class SqliteIngestTx implements IngestTx {
   keyStates(keyIds: string[]): Map<string, KeyState> {
     const rows = this.s.keyStates.all(JSON.stringify(keyIds)) as { id: string; revoked_at: number | null; expires_at: number | null; live: number }[];
     return new Map(rows.map((r) => [r.id, { revokedAt: r.revoked_at, expiresAt: r.expires_at, ownersLive: r.live === 1 }]));
-  }
-
-  touchKeys(uses: Map<string, number>): void {
-    for (const [id, at] of uses) this.s.touchKey.run(at, id);
   }
 
   async savepoint<T>(fn: () => Promise<T>): Promise<T> {

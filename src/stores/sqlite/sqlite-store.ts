@@ -46,6 +46,7 @@ export class SqliteStore implements Store {
   private readonly inside = new AsyncLocalStorage<true>();
   private turn: Promise<unknown> = Promise.resolve();
   private readonly eventRows;
+  private readonly touchKeys: (uses: Map<string, number>) => void;
   private readonly minutes: EventMinuteIndex;
   private readonly tx: SqliteIngestTx;
 
@@ -76,6 +77,10 @@ export class SqliteStore implements Store {
       void this.exclusive(() => this.checkpointer.catchUp())
         .catch(() => undefined)
         .finally(() => (this.catchingUp = false));
+    });
+    const touchKey = db.prepare('UPDATE api_keys SET last_used_at = max(coalesce(last_used_at, 0), ?) WHERE id = ?');
+    this.touchKeys = db.transaction((uses: Map<string, number>) => {
+      for (const [id, at] of uses) touchKey.run(at, id);
     });
     this.eventRows = db.prepare(
       `SELECT e.*, coalesce(p.merged_into, e.person_id) AS current_person
@@ -110,6 +115,17 @@ export class SqliteStore implements Store {
   /** data_version moves when another connection commits; adminWrites when this one changes keys or owners. */
   keysChangeMark(): string {
     return `${this.dataVersion.get() as number}:${this.adminWrites}`;
+  }
+
+  /** One transaction of its own, in its turn with the others. */
+  recordKeyUses(uses: Map<string, number>): Promise<void> {
+    return this.exclusive(() => {
+      try {
+        this.touchKeys(uses);
+      } catch (e) {
+        throw storeError(e);
+      }
+    });
   }
 
   /**
