@@ -1,7 +1,15 @@
-import { ADMISSION_WAIT_MS, BODY_BUDGET_BYTES } from '../config.js';
+/**
+ * Bodies being parsed, checked or waiting for their commit, counted in bytes
+ * of JSON. A parsed batch takes ten times or more its JSON in memory and
+ * waits for a commit that takes about 1,000 items at a time, so past a few
+ * commits' worth, admitting more only adds memory, garbage collection and
+ * latency. 2 MiB is about twenty 500-item batches, or thousands of small
+ * requests (group commit needs those).
+ */
+export const BODY_BUDGET_BYTES = 2 * 1_048_576;
 
-// The defaults are settings (config.ts); re-exported for code that reads them here.
-export { ADMISSION_WAIT_MS, BODY_BUDGET_BYTES };
+/** How long a request may wait for room before it is answered 503. */
+export const ADMISSION_WAIT_MS = 10_000;
 
 /**
  * Bodies that may wait for room, in budgets: waiting bodies are memory too,
@@ -9,6 +17,12 @@ export { ADMISSION_WAIT_MS, BODY_BUDGET_BYTES };
  * queue (16 MiB with the default budget, about 150 batches of 500 items).
  */
 export const WAITING_BUDGETS = 8;
+
+/**
+ * The part of the waiting room one key may fill: a quarter, so a key that
+ * floods a slow store cannot get every other key turned away at once.
+ */
+export const WAITING_KEY_SHARE = 0.25;
 
 /**
  * Back-pressure between reading a body and parsing it: a request waits,
@@ -26,23 +40,35 @@ export class Admission {
   private inFlight = 0;
   private readonly waiting: { weight: number; admit: () => void }[] = [];
   private waitingBytes = 0;
+  private readonly waitingByKey = new Map<string, number>();
 
   constructor(
     private readonly budget = BODY_BUDGET_BYTES,
     private readonly maxWaitMs = ADMISSION_WAIT_MS,
     private readonly maxWaitingBytes = WAITING_BUDGETS * budget,
+    private readonly maxKeyWaitingBytes = WAITING_KEY_SHARE * maxWaitingBytes,
   ) {}
 
-  /** Resolves to a release function once admitted, or null when it may not wait or waited too long. */
-  async enter(weight: number): Promise<(() => void) | null> {
+  /**
+   * Resolves to a release function once admitted, or null when it may not
+   * wait or waited too long. With a `key`, the key's bodies already waiting
+   * count against its share of the waiting room (one body alone may always wait).
+   */
+  async enter(weight: number, key?: string): Promise<(() => void) | null> {
     if (this.waiting.length === 0 && this.fits(weight)) return this.admit(weight);
     if (this.waiting.length > 0 && this.waitingBytes + weight > this.maxWaitingBytes) return null;
+    const keyWaiting = key === undefined ? 0 : (this.waitingByKey.get(key) ?? 0);
+    if (keyWaiting > 0 && keyWaiting + weight > this.maxKeyWaitingBytes) return null;
     return new Promise((resolve) => {
+      const leave = (): void => {
+        this.waitingBytes -= weight;
+        if (key !== undefined) this.addKeyWaiting(key, -weight);
+      };
       const entry = {
         weight,
         admit: () => {
           clearTimeout(timer);
-          this.waitingBytes -= weight;
+          leave();
           resolve(this.admit(weight));
         },
       };
@@ -50,13 +76,14 @@ export class Admission {
         const at = this.waiting.indexOf(entry);
         if (at === -1) return;
         this.waiting.splice(at, 1);
-        this.waitingBytes -= weight;
+        leave();
         resolve(null);
         // The one given up on may have held back smaller ones behind it.
         this.admitWaiting();
       }, this.maxWaitMs);
       this.waiting.push(entry);
       this.waitingBytes += weight;
+      if (key !== undefined) this.addKeyWaiting(key, weight);
     });
   }
 
@@ -68,6 +95,12 @@ export class Admission {
   /** Bytes of the bodies waiting for room (for tests and logs). */
   get waitingBodyBytes(): number {
     return this.waitingBytes;
+  }
+
+  private addKeyWaiting(key: string, bytes: number): void {
+    const left = (this.waitingByKey.get(key) ?? 0) + bytes;
+    if (left === 0) this.waitingByKey.delete(key);
+    else this.waitingByKey.set(key, left);
   }
 
   private fits(weight: number): boolean {

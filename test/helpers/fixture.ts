@@ -7,7 +7,11 @@ import { Collector } from '../../src/domain/collector.js';
 import { LocalLimiter } from '../../src/domain/limits/local-limiter.js';
 import { DEFAULT_LIMITS, type LimitSettings, RateLimits } from '../../src/domain/limits/policies.js';
 import type { Admission } from '../../src/edge/admission.js';
+import type { Metrics } from '../../src/metrics/metrics.js';
+import { observedStore } from '../../src/metrics/observed-store.js';
 import { buildApp } from '../../src/edge/app.js';
+import type { EdgeCounters } from '../../src/edge/edge-counters.js';
+import type { ReadBudget } from '../../src/edge/read-budget.js';
 import type { Store } from '../../src/stores/port.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 
@@ -51,13 +55,24 @@ export interface FixtureOptions {
   logStream?: NodeJS.WritableStream;
   /** Back-pressure on bodies; the server's default when absent. */
   admission?: Admission;
+  /** Counted into when given (metrics tests). */
+  metrics?: Metrics;
+  /** Bounds on bodies being read; the server's default when absent. */
+  reading?: ReadBudget;
+  /** Counters the app adds to; a fresh one when absent. */
+  counters?: EdgeCounters;
+  /** The request timeout; the server's default when absent. */
+  requestTimeoutMs?: number;
+  /** Open connections at most; no cap when absent. */
+  maxConnections?: number;
 }
 
 /** A server on a fresh embedded store with one org, project (API enabled), source and key. */
 export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
   const tmp = opts.store ? null : tempDir();
   const clock = opts.clock ?? new TestClock();
-  const store = new Collector(opts.store ?? SqliteStore.open(tmp!.dir), { clock: clock.now });
+  const collector = new Collector(opts.store ?? SqliteStore.open(tmp!.dir), { clock: clock.now, observer: opts.metrics });
+  const store = opts.metrics ? observedStore(collector, opts.metrics) : collector;
   const admin = createAdmin(store, clock.now);
   const org = await admin.createOrg('Acme');
   const project = await admin.createProject({ name: 'Web', orgId: org.id, apiEnabled: opts.apiEnabled ?? true });
@@ -73,6 +88,11 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
     retiredVersions: new Set(opts.retiredVersions ?? []),
     logger: opts.logStream ? { level: 'info', stream: opts.logStream } : false,
     admission: opts.admission,
+    metrics: opts.metrics,
+    reading: opts.reading,
+    counters: opts.counters,
+    requestTimeoutMs: opts.requestTimeoutMs,
+    maxConnections: opts.maxConnections,
   });
   await app.ready();
   return {
