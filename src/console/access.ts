@@ -9,7 +9,7 @@ import type { KeyRecord, Org, Project, Source, Store } from '../stores/port.js';
  * that does not exist (null, then 404): isolation on the server, never by
  * hiding links.
  */
-export function access(store: Store, admin: ReturnType<typeof createAdmin>) {
+export function access(store: Pick<Store, 'admin' | 'listings'>, admin: ReturnType<typeof createAdmin>) {
   async function org(viewer: Viewer, id: string): Promise<Org | null> {
     if (!canSee(viewer, id)) return null;
     return store.admin.getOrg(id);

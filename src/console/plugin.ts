@@ -3,8 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { html } from '../docs/html.js';
 import { type Viewer, createAccounts } from '../domain/accounts/accounts.js';
 import { AdminError, createAdmin } from '../domain/admin.js';
+import type { Collector } from '../domain/collector.js';
 import type { LiveWindow } from '../domain/live-window.js';
-import type { Store } from '../stores/port.js';
 import { access } from './access.js';
 import { SECURITY_HEADERS, clearedCookie, csrfOk, sameOrigin, sendPage, sessionCookie, sessionToken } from './guard.js';
 import { BASE, notice, page } from './layout.js';
@@ -15,7 +15,8 @@ import { loginPage } from './views/login.js';
 
 /** What the console needs from the server. */
 export interface ConsoleDeps {
-  store: Store;
+  /** The domain's write path over the store: admin, account, listing and read queries go through to the store. */
+  store: Collector;
   clock: () => number;
   live: LiveWindow;
 }

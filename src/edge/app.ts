@@ -3,9 +3,9 @@ import { consolePlugin } from '../console/plugin.js';
 import { newId } from '../domain/ids.js';
 import { LiveWindow } from '../domain/live-window.js';
 import type { RateLimits } from '../domain/limits/policies.js';
+import type { Collector } from '../domain/collector.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RequestErrorCode } from '../errors/codes.js';
-import type { Store } from '../stores/port.js';
 import { Admission } from './admission.js';
 import { batchRoute } from './batch-route.js';
 import { clientErrorHandler, refuseConnect } from './client-errors.js';
@@ -23,7 +23,7 @@ import { ReadBudget } from './read-budget.js';
 import { originForm } from './request-target.js';
 
 export interface AppDeps {
-  store: Store;
+  store: Collector;
   limits: RateLimits;
   /** Epoch ms; tests pass their own. */
   clock: () => number;

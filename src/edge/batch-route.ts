@@ -4,7 +4,9 @@ import type { RateLimits } from '../domain/limits/policies.js';
 import type { LiveWindow } from '../domain/live-window.js';
 import { checkBody, checkItems } from '../pipeline/check-batch.js';
 import { enrichItems } from '../pipeline/enrich-items.js';
-import { type AuthRecord, type Store, StoreUnavailableError } from '../stores/port.js';
+import type { Collector } from '../domain/collector.js';
+import { KeyNoLongerWorksError } from '../domain/ingest/job.js';
+import { type AuthRecord, StoreUnavailableError } from '../stores/port.js';
 import type { Admission } from './admission.js';
 import { batchAnswer, dryRunAnswer } from './answers.js';
 import { clientGone } from './client-gone.js';
@@ -27,7 +29,7 @@ import {
 } from './request-checks.js';
 
 export interface BatchRouteDeps {
-  store: Store;
+  store: Collector;
   /** Back-pressure on bodies; one per server. */
   admission: Admission;
   /** Bounds on bodies being read; one per server. */
@@ -167,6 +169,8 @@ async function admitted(
             dryRun: options.validate,
           });
   } catch (e) {
+    // The key was revoked (or its source, project or org deleted) while the body was read.
+    if (e instanceof KeyNoLongerWorksError) return { code: 'invalid_key' };
     return unavailable(req, e);
   }
   req.facts!.items = tallyItems(outcomes, enriched.dropped, checked.errors);

@@ -1,6 +1,7 @@
+import type { ItemOutcome } from '../domain/ingest/job.js';
 import type { LiveItem, LiveRequest, LiveWindow } from '../domain/live-window.js';
+import type { EnrichedItem } from '../pipeline/enrich-items.js';
 import type { ItemError } from '../pipeline/field-error.js';
-import type { EnrichedItem, ItemOutcome } from '../stores/port.js';
 
 /** What became of a request's items, for the live view: only what the answer itself said. */
 export interface AnsweredItems {

@@ -1,3 +1,4 @@
+import type { IngestItem } from '../domain/ingest/job.js';
 import type { FieldError } from './field-error.js';
 import { INSERT_ID, PERSON_ID, SESSION_ID, isPlaceholderDistinctId, isReservedEventName } from './ids.js';
 import { type JsonObject, normaliseProperties } from './properties.js';
@@ -6,18 +7,8 @@ import { parseTimestamp } from './timestamp.js';
 
 export type ItemType = 'track' | 'identify';
 
-/** A valid item, normalised: what the store is asked to keep. */
-export interface PreparedItem {
-  index: number;
-  type: ItemType;
-  /** Event name; null for identify. */
-  event: string | null;
-  distinctId: string | null;
-  anonymousId: string | null;
-  sessionId: string | null;
-  insertId: string | null;
-  /** Epoch milliseconds. */
-  timestamp: number;
+/** A valid item, normalised: what the ingest engine is asked to keep, before enrichment. */
+export interface PreparedItem extends Omit<IngestItem, 'enrichment' | 'properties'> {
   /** Normalised properties of a track, or the traits of an identify. */
   properties: JsonObject;
   /** The raw $user_agent, for enrichment; never stored. */

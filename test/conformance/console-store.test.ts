@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdmin } from '../../src/domain/admin.js';
 import { sha256 } from '../../src/domain/sha256.js';
-import type { Store } from '../../src/stores/port.js';
+import type { Collector } from '../../src/domain/collector.js';
 import { TestClock } from '../helpers/fixture.js';
 import { ingestJob } from '../helpers/items.js';
 import { STORES, type StoreUnderTest } from './stores.js';
@@ -16,8 +16,8 @@ const user = (id: string, email: string) => ({ id, email, passwordHash: 'scrypt$
 for (const engine of STORES) {
   describe(`${engine.name}: console store`, () => {
     let sut: StoreUnderTest;
-    let store: Store;
-    let second: Store;
+    let store: Collector;
+    let second: Collector;
     let admin: ReturnType<typeof createAdmin>;
     const clock = new TestClock();
 
@@ -136,13 +136,15 @@ for (const engine of STORES) {
       const t = await admin.createSource({ projectId: p.id, name: 'two' });
       const other = await admin.createProject({ name: 'other', orgId: org.id });
       const o = await admin.createSource({ projectId: other.id, name: 'o' });
+      // The engine checks each job's key at write time: each source gets a working one.
+      const [ks, kt, ko] = await Promise.all([s, t, o].map((x) => admin.createKey(x.id)));
       const day0 = Date.UTC(2026, 10, 1);
       // Enough events for the SQLite minute index to take some in, and some left in its tail.
       for (let round = 0; round < 3; round++) {
-        await store.ingest(ingestJob(Array.from({ length: 900 }, (_, i) => ({ distinctId: 'd', timestamp: day0 + (i % 3) * DAY + round })), { projectId: p.id, sourceId: s.id, receivedAt: day0 + 3 * DAY }));
+        await store.ingest(ingestJob(Array.from({ length: 900 }, (_, i) => ({ distinctId: 'd', timestamp: day0 + (i % 3) * DAY + round })), { projectId: p.id, sourceId: s.id, keyId: ks!.id, receivedAt: day0 + 3 * DAY }));
       }
-      await store.ingest(ingestJob([{ distinctId: 'd', timestamp: day0 + 5 * DAY }, { distinctId: 'd', timestamp: day0 - 1 }], { projectId: p.id, sourceId: t.id, receivedAt: day0 + 6 * DAY }));
-      await store.ingest(ingestJob([{ distinctId: 'd', timestamp: day0 }], { projectId: other.id, sourceId: o.id, receivedAt: day0 + 6 * DAY }));
+      await store.ingest(ingestJob([{ distinctId: 'd', timestamp: day0 + 5 * DAY }, { distinctId: 'd', timestamp: day0 - 1 }], { projectId: p.id, sourceId: t.id, keyId: kt!.id, receivedAt: day0 + 6 * DAY }));
+      await store.ingest(ingestJob([{ distinctId: 'd', timestamp: day0 }], { projectId: other.id, sourceId: o.id, keyId: ko!.id, receivedAt: day0 + 6 * DAY }));
       expect(await second.listings.eventsPerDay(p.id, day0, day0 + 30 * DAY)).toEqual([
         { day: '2026-11-01', events: 900 },
         { day: '2026-11-02', events: 900 },
@@ -156,8 +158,9 @@ for (const engine of STORES) {
       const org = await admin.createOrg('People');
       const p = await admin.createProject({ name: 'people', orgId: org.id });
       const s = await admin.createSource({ projectId: p.id, name: 's' });
+      const key = await admin.createKey(s.id);
       const at = Date.UTC(2026, 10, 20);
-      const job = (items: Parameters<typeof ingestJob>[0]) => ingestJob(items, { projectId: p.id, sourceId: s.id, receivedAt: at + 10 });
+      const job = (items: Parameters<typeof ingestJob>[0]) => ingestJob(items, { projectId: p.id, sourceId: s.id, keyId: key.id, receivedAt: at + 10 });
       await store.ingest(job([
         { distinctId: 'user_1', event: 'a', timestamp: at + 1 },
         { distinctId: 'user_10', event: 'b', timestamp: at + 2 },

@@ -5,7 +5,7 @@ import type { Store } from '../../src/stores/port.js';
 export const PASSWORD = 'correct horse battery staple';
 
 /** Makes a console account directly through the domain, as `inlet user create` does. */
-export async function makeUser(store: Store, clock: () => number, email: string, opts: { admin?: boolean; orgIds?: string[] } = {}) {
+export async function makeUser(store: Pick<Store, 'accounts' | 'admin'>, clock: () => number, email: string, opts: { admin?: boolean; orgIds?: string[] } = {}) {
   return createAccounts(store, clock).createUser({ email, password: PASSWORD, admin: opts.admin ?? false, orgIds: opts.orgIds ?? [] });
 }
 

@@ -28,7 +28,7 @@ export type SignIn = { ok: true; token: string } | { ok: false; reason: 'wrong' 
 const normaliseEmail = (email: string): string => email.trim().toLowerCase();
 
 /** Console accounts: creation, sign-in with throttling, sessions. */
-export function createAccounts(store: Store, clock: () => number) {
+export function createAccounts(store: Pick<Store, 'accounts' | 'admin'>, clock: () => number) {
   const accounts: AccountStore = store.accounts;
   const throttle = new LoginThrottle(accounts);
 

@@ -1,7 +1,6 @@
 import type pg from 'pg';
 import type { Org, Source, StoredEvent } from '../port.js';
 import type { DayCount, ListingStore, ProjectListing } from '../port-console.js';
-import { storedEventFromRow } from '../rows.js';
 import { toOrg, toProject, toSource } from './admin.js';
 import { unavailable } from './pool.js';
 
@@ -65,15 +64,17 @@ export class PgListings implements ListingStore {
   }
 
   async personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
-    const rows = await this.rows<Record<string, never>>(
-      `SELECT e.*, coalesce(p.merged_into, e.person_id) AS current_person
+    // Rows come out in the port's shape, as the store's listEvents returns them.
+    return this.rows<StoredEvent>(
+      `SELECT e.id, e.event, e.distinct_id AS "distinctId", e.anonymous_id AS "anonymousId",
+         coalesce(p.merged_into, e.person_id) AS "personId", e.session_id AS "sessionId", e."timestamp",
+         e.received_at AS "receivedAt", e.insert_id AS "insertId", e.properties
        FROM (SELECT * FROM events WHERE project_id = $1 ORDER BY "timestamp" DESC LIMIT $4) e
        LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
        WHERE coalesce(p.merged_into, e.person_id) = $2
        ORDER BY e."timestamp" DESC, e.seq DESC LIMIT $3`,
       [projectId, personId, limit, scan],
     );
-    return rows.map((r) => storedEventFromRow(r, r.properties));
   }
 
   private async rows<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<R[]> {

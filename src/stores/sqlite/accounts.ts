@@ -13,10 +13,14 @@ const toSession = (r: SessionRow): SessionRecord => ({
 
 /** Console accounts, sessions and sign-in throttling on SQLite. */
 export class SqliteAccounts implements AccountStore {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    /** Runs a write in its turn with the store's transactions, so it never lands inside one. */
+    private readonly write: <T>(fn: () => T) => Promise<T> = async (fn) => fn(),
+  ) {}
 
   async createUser(u: UserRecord, orgIds: string[]): Promise<'ok' | 'email_taken'> {
-    return this.db.transaction((): 'ok' | 'email_taken' => {
+    const add = this.db.transaction((): 'ok' | 'email_taken' => {
       if (this.db.prepare('SELECT 1 FROM users WHERE email = ?').get(u.email) !== undefined) return 'email_taken';
       this.db
         .prepare('INSERT INTO users (id, email, password_hash, admin, created_at) VALUES (?, ?, ?, ?, ?)')
@@ -24,7 +28,8 @@ export class SqliteAccounts implements AccountStore {
       const member = this.db.prepare('INSERT OR IGNORE INTO memberships (user_id, org_id) VALUES (?, ?)');
       for (const org of orgIds) member.run(u.id, org);
       return 'ok';
-    }).immediate();
+    });
+    return this.write(() => add.immediate());
   }
 
   async userByEmail(email: string): Promise<UserRecord | null> {
@@ -46,9 +51,11 @@ export class SqliteAccounts implements AccountStore {
   }
 
   async createSession(s: SessionRecord): Promise<void> {
-    this.db
-      .prepare('INSERT INTO sessions (token_hash, user_id, csrf_token, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)')
-      .run(s.tokenHash, s.userId, s.csrfToken, s.createdAt, s.lastSeenAt);
+    await this.write(() =>
+      this.db
+        .prepare('INSERT INTO sessions (token_hash, user_id, csrf_token, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)')
+        .run(s.tokenHash, s.userId, s.csrfToken, s.createdAt, s.lastSeenAt),
+    );
   }
 
   async getSession(tokenHash: Buffer): Promise<SessionRecord | null> {
@@ -57,15 +64,15 @@ export class SqliteAccounts implements AccountStore {
   }
 
   async touchSession(tokenHash: Buffer, at: number): Promise<void> {
-    this.db.prepare('UPDATE sessions SET last_seen_at = max(last_seen_at, ?) WHERE token_hash = ?').run(at, tokenHash);
+    await this.write(() => this.db.prepare('UPDATE sessions SET last_seen_at = max(last_seen_at, ?) WHERE token_hash = ?').run(at, tokenHash));
   }
 
   async deleteSession(tokenHash: Buffer): Promise<void> {
-    this.db.prepare('DELETE FROM sessions WHERE token_hash = ?').run(tokenHash);
+    await this.write(() => this.db.prepare('DELETE FROM sessions WHERE token_hash = ?').run(tokenHash));
   }
 
   async noteLoginFailure(key: string, at: number, windowMs: number): Promise<number> {
-    return this.db
+    return this.write(() => this.db
       .prepare(
         `INSERT INTO login_failures (key, failures, first_at) VALUES (@key, 1, @at)
          ON CONFLICT (key) DO UPDATE SET
@@ -74,11 +81,11 @@ export class SqliteAccounts implements AccountStore {
          RETURNING failures`,
       )
       .pluck()
-      .get({ key, at, window: windowMs }) as number;
+      .get({ key, at, window: windowMs }) as number);
   }
 
   async blockLogin(key: string, until: number): Promise<void> {
-    this.db.prepare('UPDATE login_failures SET blocked_until = max(blocked_until, ?) WHERE key = ?').run(until, key);
+    await this.write(() => this.db.prepare('UPDATE login_failures SET blocked_until = max(blocked_until, ?) WHERE key = ?').run(until, key));
   }
 
   async loginBlockedUntil(keys: string[]): Promise<number> {
@@ -90,11 +97,13 @@ export class SqliteAccounts implements AccountStore {
   }
 
   async clearLoginFailures(key: string): Promise<void> {
-    this.db.prepare('DELETE FROM login_failures WHERE key = ?').run(key);
+    await this.write(() => this.db.prepare('DELETE FROM login_failures WHERE key = ?').run(key));
   }
 
   async purgeExpired(o: { createdBefore: number; seenBefore: number; failuresBefore: number; now: number }): Promise<void> {
-    this.db.prepare('DELETE FROM sessions WHERE created_at < ? OR last_seen_at < ?').run(o.createdBefore, o.seenBefore);
-    this.db.prepare('DELETE FROM login_failures WHERE first_at < ? AND blocked_until <= ?').run(o.failuresBefore, o.now);
+    await this.write(() => {
+      this.db.prepare('DELETE FROM sessions WHERE created_at < ? OR last_seen_at < ?').run(o.createdBefore, o.seenBefore);
+      this.db.prepare('DELETE FROM login_failures WHERE first_at < ? AND blocked_until <= ?').run(o.failuresBefore, o.now);
+    });
   }
 }

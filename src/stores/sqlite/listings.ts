@@ -1,8 +1,8 @@
 import type { Org, Source, StoredEvent } from '../port.js';
 import type { DayCount, ListingStore, ProjectListing } from '../port-console.js';
-import { storedEventFromRow } from '../rows.js';
 import { toOrg, toProject, toSource } from './admin.js';
 import type { Db } from './open.js';
+import { storedEventFromRow } from './rows.js';
 
 const DAY_MS = 86_400_000;
 const dayName = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
@@ -11,7 +11,8 @@ const dayName = (day: number): string => new Date(day * DAY_MS).toISOString().sl
 export class SqliteListings implements ListingStore {
   constructor(
     private readonly db: Db,
-    private readonly changed: () => void = () => {},
+    /** Runs a write in its turn with the store's transactions, so it never lands inside one. */
+    private readonly write: <T>(fn: () => T) => Promise<T> = async (fn) => fn(),
   ) {}
 
   async listOrgs(): Promise<Org[]> {
@@ -45,8 +46,7 @@ export class SqliteListings implements ListingStore {
   }
 
   async setRetentionDays(projectId: string, days: number): Promise<void> {
-    this.db.prepare('UPDATE projects SET retention_days = ? WHERE id = ?').run(days, projectId);
-    this.changed();
+    await this.write(() => this.db.prepare('UPDATE projects SET retention_days = ? WHERE id = ?').run(days, projectId));
   }
 
   /**
@@ -106,6 +106,6 @@ export class SqliteListings implements ListingStore {
          ORDER BY e.timestamp DESC, e.seq DESC LIMIT ?`,
       )
       .all(scan, projectId, personId, limit) as Record<string, never>[];
-    return rows.map((r) => storedEventFromRow(r, JSON.parse(r.properties) as Record<string, unknown>));
+    return rows.map(storedEventFromRow);
   }
 }

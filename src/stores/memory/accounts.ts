@@ -1,0 +1,113 @@
+import type { AccountStore, SessionRecord, UserRecord } from '../port-console.js';
+import { type MemoryDatabase, type SessionRow, byteOrder } from './database.js';
+
+const session = (hex: string, s: SessionRow): SessionRecord => ({ tokenHash: Buffer.from(hex, 'hex'), ...s });
+
+/**
+ * Console accounts, sessions and sign-in throttling in memory. Every write
+ * takes its turn with the transactions (MemoryDatabase.exclusive), so a
+ * commit, which puts its copy of the tables in place, never loses it.
+ */
+export class MemoryAccounts implements AccountStore {
+  constructor(private readonly db: MemoryDatabase) {}
+
+  private get t() {
+    return this.db.tables;
+  }
+
+  createUser(u: UserRecord, orgIds: string[]): Promise<'ok' | 'email_taken'> {
+    return this.db.exclusive(() => {
+      for (const other of this.t.users.values()) if (other.email === u.email) return 'email_taken';
+      this.t.users.set(u.id, { ...u });
+      const orgs = this.t.memberships.get(u.id) ?? new Set<string>();
+      for (const org of orgIds) orgs.add(org);
+      this.t.memberships.set(u.id, orgs);
+      return 'ok';
+    });
+  }
+
+  async userByEmail(email: string): Promise<UserRecord | null> {
+    for (const u of this.t.users.values()) if (u.email === email) return { ...u };
+    return null;
+  }
+
+  async getUser(id: string): Promise<UserRecord | null> {
+    const u = this.t.users.get(id);
+    return u === undefined ? null : { ...u };
+  }
+
+  async orgIdsOf(userId: string): Promise<string[]> {
+    const live = [...(this.t.memberships.get(userId) ?? [])].filter((id) => this.t.orgs.get(id)?.deletedAt === null);
+    return live.sort(byteOrder);
+  }
+
+  createSession(s: SessionRecord): Promise<void> {
+    const { tokenHash, ...row } = s;
+    return this.db.exclusive(() => {
+      const hex = tokenHash.toString('hex');
+      // The token hash is the primary key on the other engines.
+      if (this.t.sessions.has(hex)) throw new Error('A session with this token hash already exists.');
+      this.t.sessions.set(hex, row);
+    });
+  }
+
+  async getSession(tokenHash: Buffer): Promise<SessionRecord | null> {
+    const hex = tokenHash.toString('hex');
+    const s = this.t.sessions.get(hex);
+    return s === undefined ? null : session(hex, s);
+  }
+
+  touchSession(tokenHash: Buffer, at: number): Promise<void> {
+    return this.db.exclusive(() => {
+      const s = this.t.sessions.get(tokenHash.toString('hex'));
+      if (s !== undefined) s.lastSeenAt = Math.max(s.lastSeenAt, at);
+    });
+  }
+
+  deleteSession(tokenHash: Buffer): Promise<void> {
+    return this.db.exclusive(() => void this.t.sessions.delete(tokenHash.toString('hex')));
+  }
+
+  noteLoginFailure(key: string, at: number, windowMs: number): Promise<number> {
+    return this.db.exclusive(() => {
+      const f = this.t.loginFailures.get(key);
+      if (f === undefined) {
+        this.t.loginFailures.set(key, { failures: 1, firstAt: at, blockedUntil: 0 });
+        return 1;
+      }
+      if (f.firstAt <= at - windowMs) {
+        f.failures = 1;
+        f.firstAt = at;
+      } else {
+        f.failures++;
+      }
+      return f.failures;
+    });
+  }
+
+  blockLogin(key: string, until: number): Promise<void> {
+    return this.db.exclusive(() => {
+      const f = this.t.loginFailures.get(key);
+      if (f !== undefined) f.blockedUntil = Math.max(f.blockedUntil, until);
+    });
+  }
+
+  async loginBlockedUntil(keys: string[]): Promise<number> {
+    return Math.max(0, ...keys.map((k) => this.t.loginFailures.get(k)?.blockedUntil ?? 0));
+  }
+
+  clearLoginFailures(key: string): Promise<void> {
+    return this.db.exclusive(() => void this.t.loginFailures.delete(key));
+  }
+
+  purgeExpired(o: { createdBefore: number; seenBefore: number; failuresBefore: number; now: number }): Promise<void> {
+    return this.db.exclusive(() => {
+      for (const [hex, s] of this.t.sessions) {
+        if (s.createdAt < o.createdBefore || s.lastSeenAt < o.seenBefore) this.t.sessions.delete(hex);
+      }
+      for (const [key, f] of this.t.loginFailures) {
+        if (f.firstAt < o.failuresBefore && f.blockedUntil <= o.now) this.t.loginFailures.delete(key);
+      }
+    });
+  }
+}
