@@ -6,6 +6,7 @@ import { Admission } from './admission.js';
 import { batchRoute } from './batch-route.js';
 import { docsRoutes } from './docs-routes.js';
 import { sendRefusal } from './envelope.js';
+import { segmentRoute } from './segment-route.js';
 
 export interface AppDeps {
   store: Store;
@@ -62,12 +63,17 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     );
   });
 
-  const api = batchRoute({ ...deps, admission: deps.admission ?? new Admission() });
+  // One admission for every intake: the budget is the server's memory, not a route's.
+  const admission = deps.admission ?? new Admission();
+  const api = batchRoute({ ...deps, admission });
   app.all('/api/*', api);
+  const segment = segmentRoute({ ...deps, admission });
+  app.all('/v1/*', segment);
   app.register(docsRoutes());
   app.setNotFoundHandler(async (req, reply) => {
     // Methods Fastify has no route table for still get the API's checks.
     if ((req.raw.url ?? '').startsWith('/api/')) return api(req, reply);
+    if ((req.raw.url ?? '').startsWith('/v1/')) return segment(req, reply);
     sendRefusal(req, reply, { code: 'not_found', message: 'There is nothing here. Send batches to POST /api/v1/batch; the reference is at /docs/api.' });
   });
   app.setErrorHandler(async (err: Error & { statusCode?: number; code?: string }, req, reply) => {
@@ -75,6 +81,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // Fastify reads Content-Type before any handler; a header it cannot parse
     // (the body still unread) must still go through the API's checks, in order.
     if (err.code?.startsWith('FST_ERR_CTP_') && (req.raw.url ?? '').startsWith('/api/')) return api(req, reply);
+    if (err.code?.startsWith('FST_ERR_CTP_') && (req.raw.url ?? '').startsWith('/v1/')) return segment(req, reply);
     if (status >= 500) req.log.error({ err }, 'unexpected failure');
     // A 500 tells the client what to do, never what broke inside.
     sendRefusal(req, reply, { code: status >= 500 ? 'internal_error' : 'not_found' });
