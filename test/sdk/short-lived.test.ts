@@ -1,0 +1,54 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FaultProxy } from '../helpers/http-fault-proxy.js';
+import { type LiveServer, startLiveServer } from '../helpers/live-server.js';
+
+let live: LiveServer;
+beforeAll(async () => {
+  live = await startLiveServer();
+});
+afterAll(async () => live.stop());
+
+/** Runs one of ./scripts/*.mjs (they import the built @inlet/node) to its exit. */
+function runScript(name: string, args: string[], baseUrl: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const file = fileURLToPath(new URL(`./scripts/${name}`, import.meta.url));
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [file, ...args], { env: { ...process.env, INLET_KEY: live.key, INLET_BASE_URL: baseUrl }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => (stdout += d));
+    p.stderr.on('data', (d) => (stderr += d));
+    p.on('error', reject);
+    p.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('short-lived processes', () => {
+  it('a function that tracks and awaits flush() before it is cut off delivers everything', async () => {
+    const r = await runScript('serverless-handler.mjs', ['730', 'lambda'], live.url);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ accepted: 730, failed: 0 });
+    const stored = (await live.events(5000)).filter((e) => e.insert_id?.startsWith('lambda_'));
+    expect(new Set(stored.map((e) => e.insert_id)).size).toBe(730);
+  });
+
+  it('awaiting flush() keeps the process alive through retry waits, until the item is delivered', async () => {
+    const proxy = await FaultProxy.start(live.url);
+    proxy.faults.push('reset', { status: 503 });
+    try {
+      const r = await runScript('retries-then-flushes.mjs', ['held_open_1'], proxy.url);
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ accepted: 1 });
+      expect(proxy.log).toHaveLength(3);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('a script that never flushes still exits: the batching timer does not hold it open', async () => {
+    const r = await runScript('never-flushes.mjs', [], live.url);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('tracked');
+  });
+});
