@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { registerAdminCommands } from './commands/admin-commands.js';
 import { registerDataCommands } from './commands/data-commands.js';
+import { registerSend } from './commands/send-command.js';
 import { registerServe } from './commands/serve.js';
 
 const program = new Command('inlet')
@@ -11,5 +12,6 @@ const program = new Command('inlet')
 registerServe(program);
 registerAdminCommands(program);
 registerDataCommands(program);
+registerSend(program);
 
 await program.parseAsync(process.argv);

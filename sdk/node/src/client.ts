@@ -202,7 +202,7 @@ export class Inlet {
     const transport = { url: this.url, key: this.s.key, gzip: this.s.gzip, timeoutMs: this.s.timeoutMs, userAgent: `inlet-node/${VERSION}` };
     let last: LastTry = {};
     for (let n = 1; ; n++) {
-      if (this.hard.signal.aborted) return this.failAll(batch, { ...last, error: 'closed while retrying' });
+      if (this.hard.signal.aborted) return this.failAll(batch, closedWhileRetrying(last));
       for (const p of batch) p.attempts++;
       const step = await attempt(transport, body, batch.length, this.hard.signal);
       if (step.kind === 'done') {
@@ -210,7 +210,7 @@ export class Inlet {
         return;
       }
       if (step.kind === 'split') return this.split(batch, step.code);
-      if (this.hard.signal.aborted) return this.failAll(batch, { ...last, error: 'closed while retrying' });
+      if (this.hard.signal.aborted) return this.failAll(batch, closedWhileRetrying(last));
       last = { status: step.status, code: step.code, error: step.error };
       if (n > this.s.maxRetries) return this.failAll(batch, last);
       const waitMs = backoffMs(this.s, n, step.retryAfterMs);
@@ -264,6 +264,11 @@ function addBounded(r: Report, result: ItemResult, cap: number): void {
     list.shift();
   }
   addToReport(r, result);
+}
+
+/** The failure of a batch cut short by close(), keeping what its last attempt met. */
+function closedWhileRetrying(last: LastTry): LastTry {
+  return { ...last, error: last.error === undefined ? 'closed while retrying' : `closed while retrying (last: ${last.error})` };
 }
 
 function wireTime(t: Date | string | number | undefined): string | number {
