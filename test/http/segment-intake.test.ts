@@ -199,3 +199,14 @@ describe('mapping', () => {
     expect(res.json()).toMatchObject({ accepted: 1, errors: [{ index: 0, code: 'missing_event_name' }, { index: 2, code: 'invalid_item' }] });
   });
 });
+
+describe('reference page', () => {
+  it('documents every Segment-spec path the server answers', async () => {
+    const page = (await f.app.inject({ method: 'GET', url: '/docs/api' })).body;
+    expect(page).toContain('id="segment"');
+    for (const path of ['/v1/batch', '/v1/track', '/v1/identify', '/v1/page', '/v1/screen', '/v1/group', '/v1/alias']) {
+      expect(page).toContain(`POST ${path}`);
+      expect((await post(path, {})).statusCode).not.toBe(404);
+    }
+  });
+});
