@@ -46,9 +46,10 @@ describe('short-lived processes', () => {
     }
   });
 
-  it('a script that never flushes still exits: the batching timer does not hold it open', async () => {
-    const r = await runScript('never-flushes.mjs', [], live.url);
+  it('a script that ends without flush() delivers what it queued, and the hour-long batching timer does not hold it open', async () => {
+    const r = await runScript('never-flushes.mjs', ['forgot_flush_1'], live.url);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe('tracked');
+    expect((await live.events(5000)).filter((e) => e.insert_id === 'forgot_flush_1')).toHaveLength(1);
   });
 });

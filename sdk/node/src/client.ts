@@ -17,6 +17,19 @@ import {
 
 const VERSION = '0.1.0';
 
+/**
+ * Clients not closed yet. When the event loop runs dry (a script at its end
+ * that never called flush()), Node emits beforeExit, and each flushes what it
+ * still holds: the process then lives until those items have their outcome.
+ * process.exit() and signals skip beforeExit; there, await flush() or close().
+ */
+const open = new Set<Inlet>();
+let exitHookInstalled = false;
+
+function flushOnBeforeExit(): void {
+  for (const c of open) if (c.pending > 0) void c.flush();
+}
+
 /** One item from track() to its final outcome. */
 interface Pending {
   item: WireItem;
@@ -64,6 +77,11 @@ export class Inlet {
   constructor(options: InletOptions) {
     this.s = settle(options);
     this.url = new URL(this.s.path, this.s.baseUrl.endsWith('/') ? this.s.baseUrl : `${this.s.baseUrl}/`).toString();
+    open.add(this);
+    if (!exitHookInstalled) {
+      exitHookInstalled = true;
+      process.on('beforeExit', flushOnBeforeExit);
+    }
   }
 
   /** Queues an event. Throws QueueFullError past maxQueue, ClosedError after close(); never on network trouble. */
@@ -158,6 +176,7 @@ export class Inlet {
    */
   close(opts: { timeoutMs?: number } = {}): Promise<Report> {
     if (this.closing !== null) return this.closing;
+    open.delete(this);
     this.cancelInterval?.();
     this.cancelInterval = null;
     const flushed = this.flush();
