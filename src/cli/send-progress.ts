@@ -19,20 +19,29 @@ export function startProgress(totalBytes: number | null): SendProgress {
   const bar = new cliProgress.SingleBar(
     {
       stream: process.stderr,
-      format: known ? '{bar} {percentage}% | {items} items | {rate} items/s | {eta_formatted} left' : '{items} items | {rate} items/s',
+      format: known ? '{bar} {percentage}% | {items} items | {rate} items/s | {left} left' : '{items} items | {rate} items/s',
       hideCursor: true,
       fps: 5,
-      etaBuffer: 50,
     },
     cliProgress.Presets.shades_classic,
   );
-  bar.start(known ? totalBytes : 1, 0, { items: 0, rate: 0 });
-  const payload = (items: number) => ({ items, rate: Math.round(items / Math.max(0.001, (Date.now() - started) / 1000)) });
+  bar.start(known ? totalBytes : 1, 0, { items: 0, rate: 0, left: '?' });
+  const payload = (bytes: number, items: number) => {
+    const seconds = Math.max(0.001, (Date.now() - started) / 1000);
+    // What remains, at the pace so far: the bytes left over the bytes read per second.
+    const left = known && bytes > 0 ? duration(((totalBytes - bytes) * seconds) / bytes) : '?';
+    return { items, rate: Math.round(items / seconds), left };
+  };
   return {
-    update: (bytes, items) => bar.update(known ? bytes : 0, payload(items)),
+    update: (bytes, items) => bar.update(known ? bytes : 0, payload(bytes, items)),
     stop: (bytes, items) => {
-      bar.update(known ? bytes : 0, payload(items));
+      bar.update(known ? bytes : 0, payload(bytes, items));
       bar.stop();
     },
   };
+}
+
+function duration(seconds: number): string {
+  const s = Math.ceil(seconds);
+  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
 }
