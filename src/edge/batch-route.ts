@@ -36,8 +36,16 @@ export interface BatchRouteDeps {
  * and the headers have passed.
  */
 export function batchRoute(deps: BatchRouteDeps) {
+  return answering(deps, run);
+}
+
+/** A route handler that answers the refusal its steps end with, if any, in the envelope. */
+export function answering(
+  deps: BatchRouteDeps,
+  steps: (deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyReply) => Promise<Refusal | null>,
+) {
   return async function handle(req: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const refusal = await run(deps, req, reply);
+    const refusal = await steps(deps, req, reply);
     if (refusal !== null) sendRefusal(req, reply, refusal);
   };
 }

@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type BearerResult, readBearer } from '../domain/keys.js';
-import { type BatchRouteDeps, checkKey, hostOf, ingestChecked, readAdmitted } from './batch-route.js';
-import { sendRefusal } from './envelope.js';
+import { type BatchRouteDeps, answering, checkKey, hostOf, ingestChecked, readAdmitted } from './batch-route.js';
 import { parseJsonBody } from './read-body.js';
 import { type Refusal, checkBrowser, checkMethod, isRefusal } from './request-checks.js';
 import { SEGMENT_PATHS, type SegmentPath, readSegmentBody, segmentItems, writeKeyOf } from './segment-map.js';
@@ -14,10 +13,7 @@ import { SEGMENT_PATHS, type SegmentPath, readSegmentBody, segmentItems, writeKe
  * and 503 are retried with the same messageId).
  */
 export function segmentRoute(deps: BatchRouteDeps) {
-  return async function handle(req: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const refusal = await run(deps, req, reply);
-    if (refusal !== null) sendRefusal(req, reply, refusal);
-  };
+  return answering(deps, run);
 }
 
 async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyReply): Promise<Refusal | null> {

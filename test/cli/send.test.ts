@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/fixture.js';
 import { type LiveServer, startLiveServer } from '../helpers/live-server.js';
-import { BIN, cliJson, runCli } from '../helpers/process.js';
+import { BIN, cliJson, runCli, runNode } from '../helpers/process.js';
 
 const MAX_RSS_PRELOAD = fileURLToPath(new URL('../helpers/report-max-rss.mjs', import.meta.url));
 
@@ -22,19 +21,8 @@ afterAll(async () => {
 
 const env = () => ({ INLET_KEY: live.key, INLET_BASE_URL: live.url });
 
-/** Runs `inlet send` with a line of input on stdin, or none. */
-function sendStdin(args: string[], input: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [BIN, 'send', ...args], { env: { ...process.env, ...env() }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => (stdout += d));
-    p.stderr.on('data', (d) => (stderr += d));
-    p.on('error', reject);
-    p.on('close', (code) => resolve({ code, stdout, stderr }));
-    p.stdin.end(input);
-  });
-}
+/** Runs `inlet send ARGS` with `input` on stdin. */
+const sendStdin = (args: string[], input: string) => runNode([BIN, 'send', ...args], env(), input);
 
 async function writeLines(file: string, n: number, line: (i: number) => string): Promise<void> {
   const out = createWriteStream(file);
@@ -51,20 +39,9 @@ describe('inlet send', () => {
     // About 50 MB, several times that once parsed.
     await writeLines(file, 100_000, (i) => JSON.stringify({ event: 'row_imported', distinct_id: `c_${i % 977}`, insert_id: `big_${i}`, properties: { i, pad } }));
     const rssFile = join(tmp.dir, 'max-rss');
-    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      // A heap capped below the file's own size: holding the file, or its parsed
-      // items, would end the process out of memory.
-      const p = spawn(process.execPath, ['--max-old-space-size=48', '--import', MAX_RSS_PRELOAD, BIN, 'send', file, '--json'], {
-        env: { ...process.env, ...env(), INLET_TEST_MAX_RSS_FILE: rssFile },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      p.stdout.on('data', (d) => (stdout += d));
-      p.stderr.on('data', (d) => (stderr += d));
-      p.on('error', reject);
-      p.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+    // A heap capped below the file's own size: holding the file, or its parsed
+    // items, would end the process out of memory.
+    const r = await runNode(['--max-old-space-size=48', '--import', MAX_RSS_PRELOAD, BIN, 'send', file, '--json'], { ...env(), INLET_TEST_MAX_RSS_FILE: rssFile });
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ sent: 100_000, accepted: 100_000, duplicates: 0, dropped: 0, refused: 0, failed: 0 });
     const maxRss = Number(readFileSync(rssFile, 'utf8'));

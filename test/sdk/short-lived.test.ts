@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FaultProxy } from '../helpers/http-fault-proxy.js';
 import { type LiveServer, startLiveServer } from '../helpers/live-server.js';
+import { runNode } from '../helpers/process.js';
 
 let live: LiveServer;
 beforeAll(async () => {
@@ -11,17 +11,9 @@ beforeAll(async () => {
 afterAll(async () => live.stop());
 
 /** Runs one of ./scripts/*.mjs (they import the built @inlet/node) to its exit. */
-function runScript(name: string, args: string[], baseUrl: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runScript(name: string, args: string[], baseUrl: string) {
   const file = fileURLToPath(new URL(`./scripts/${name}`, import.meta.url));
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [file, ...args], { env: { ...process.env, INLET_KEY: live.key, INLET_BASE_URL: baseUrl }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => (stdout += d));
-    p.stderr.on('data', (d) => (stderr += d));
-    p.on('error', reject);
-    p.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runNode([file, ...args], { INLET_KEY: live.key, INLET_BASE_URL: baseUrl });
 }
 
 describe('short-lived processes', () => {
