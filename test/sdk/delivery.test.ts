@@ -74,16 +74,28 @@ describe('delivery through a faulty network', () => {
     expect(retries[0]!.waitMs).toBeGreaterThanOrEqual(1000);
   });
 
-  it('splits a batch the server finds too large (413) in halves until every part fits', async () => {
+  it('splits a batch over the request limit in halves before sending it, until every part fits', async () => {
     const inlet = await client({ flushAt: 300 });
     const insertIds = ids(300, 'big');
     // About 7 KB each: 300 of them are about 2 MB, twice the request limit.
     for (const insertId of insertIds) inlet.track({ event: 'export_done', distinctId: 'u', insertId, properties: { blob: `${insertId}:${'x'.repeat(7000)}` } });
     const report = await inlet.flush();
     expect(report.accepted).toBe(300);
-    expect(proxy.upstreamCount(413)).toBeGreaterThan(0);
+    expect(proxy.log.length).toBeGreaterThanOrEqual(3);
+    expect(proxy.upstreamCount(413)).toBe(0);
     const stored = new Set((await live.events(5000)).map((e) => e.insert_id));
     expect(insertIds.every((id) => stored.has(id))).toBe(true);
+  });
+
+  it('splits a batch the server answers 413 in halves and sends each', async () => {
+    const inlet = await client({ flushAt: 10 });
+    proxy.faults.push({ status: 413 }, { status: 413 });
+    const insertIds = ids(10, 'half');
+    for (const insertId of insertIds) inlet.track({ event: 'e', distinctId: 'u', insertId });
+    const report = await inlet.flush();
+    expect(report.accepted).toBe(10);
+    // 10 refused, then its first half of 5 refused, then 3 + 2, then the second half of 5.
+    expect(proxy.log.map((l) => (typeof l.fault === 'object' ? l.fault.status : l.upstream))).toEqual([413, 413, 202, 202, 202]);
   });
 
   it('reports refused items with their errors and dropped items with their reason; the rest are stored (plain JSON bodies)', async () => {

@@ -13,9 +13,13 @@ export interface TransportOptions {
   userAgent: string;
 }
 
-/** The body of a batch, compressed off the main thread when asked. */
-export async function encodeBatch(items: unknown[], compress: boolean): Promise<Buffer> {
+/** The most a request body may be, as sent and once decompressed. */
+export const MAX_BODY_BYTES = 1_048_576;
+
+/** The body of a batch, compressed off the main thread when asked; null when it is over the limit uncompressed. */
+export async function encodeBatch(items: unknown[], compress: boolean): Promise<Buffer | null> {
   const json = Buffer.from(JSON.stringify({ items }));
+  if (json.length > MAX_BODY_BYTES) return null;
   return compress ? gzip(json) : json;
 }
 
