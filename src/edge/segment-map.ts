@@ -94,9 +94,12 @@ export function segmentItem(m: Record<string, unknown>, batchSentAt: unknown, re
 function identity(userId: unknown, anonymousId: unknown): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const user = typeof userId === 'number' ? String(userId) : userId;
-  if (user !== undefined && user !== null) out.distinct_id = user;
+  if (user !== undefined && user !== null && user !== '') out.distinct_id = user;
+  if (anonymousId === undefined || anonymousId === null || anonymousId === '') return out;
   if (typeof anonymousId === 'string' && anonymousId.startsWith('per_')) out.anonymous_id = anonymousId;
-  else if (anonymousId !== undefined && anonymousId !== null && out.distinct_id === undefined) out.distinct_id = anonymousId;
+  else if (out.distinct_id === undefined) out.distinct_id = anonymousId;
+  // Not an item field: the item checks list it among the keys not kept.
+  else out.anonymousId = anonymousId;
   return out;
 }
 
