@@ -8,6 +8,7 @@ import type { Admission } from './admission.js';
 import { batchAnswer, dryRunAnswer } from './answers.js';
 import { sendRefusal } from './envelope.js';
 import { parseJsonBody, readBody } from './read-body.js';
+import { emptyFacts, tallyItems } from './request-facts.js';
 import {
   type BatchOptions,
   type Refusal,
@@ -84,6 +85,9 @@ export async function checkKey(deps: BatchRouteDeps, req: FastifyRequest, key: B
     return unavailable(req, e);
   }
   if (isRefusal(auth)) return auth;
+  const facts = (req.facts ??= emptyFacts());
+  facts.projectId = auth.project.id;
+  facts.sourceId = auth.source.id;
   const now = deps.clock();
   deps.store.recordKeyUse(auth.keyId, now);
   if (!auth.project.apiEnabled) {
@@ -91,6 +95,7 @@ export async function checkKey(deps: BatchRouteDeps, req: FastifyRequest, key: B
   }
   const keyVerdict = await deps.limits.checkKey(auth.keyId, now);
   if (!keyVerdict.allowed) {
+    facts.limitPolicy = 'key';
     return {
       code: 'rate_limited',
       message: 'This key sent more requests per second than it may; nothing was stored. Resend after Retry-After seconds.',
@@ -169,6 +174,7 @@ export async function ingestChecked(
   const verdict = await deps.limits.checkItems(auth.project.id, items.length, arrival);
   reply.headers(verdict.headers);
   if (!verdict.allowed) {
+    req.facts!.limitPolicy = verdict.retryAfter === 60 ? 'sustained' : 'burst';
     return {
       code: 'rate_limited',
       message: `This project sent more items than its ${verdict.retryAfter === 60 ? 'sustained' : 'burst'} limit allows; nothing was stored. Resend after Retry-After seconds.`,
@@ -177,6 +183,7 @@ export async function ingestChecked(
   }
 
   const checked = checkItems(items, { now: arrival, recordIp: auth.source.recordIp, ownEvents: dialect.ownEvents });
+  req.facts!.items = tallyItems([], [], checked.errors);
   if (options.strict && checked.errors.length > 0) {
     return { code: 'strict_item_invalid', errors: checked.errors };
   }
@@ -200,6 +207,8 @@ export async function ingestChecked(
   } catch (e) {
     return unavailable(req, e);
   }
+  req.facts!.items = tallyItems(outcomes, enriched.dropped, checked.errors);
+  req.facts!.dryRun = options.validate;
   if (options.validate) {
     reply.code(200).send(dryRunAnswer(enriched.items, outcomes, enriched.dropped, checked.errors, options.droppedKeys, req.id));
   } else {
