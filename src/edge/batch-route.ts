@@ -6,9 +6,13 @@ import { enrichItems } from '../pipeline/enrich-items.js';
 import { type AuthRecord, type Store, StoreUnavailableError } from '../stores/port.js';
 import type { Admission } from './admission.js';
 import { batchAnswer, dryRunAnswer } from './answers.js';
+import { clientGone } from './client-gone.js';
+import type { EdgeCounters } from './edge-counters.js';
 import { sendRefusal } from './envelope.js';
+import { normaliseHost } from './host.js';
 import { parseJsonBody, readBody } from './read-body.js';
 import { emptyFacts, tallyItems } from './request-facts.js';
+import type { ReadBudget } from './read-budget.js';
 import {
   type BatchOptions,
   type Refusal,
@@ -25,6 +29,9 @@ export interface BatchRouteDeps {
   store: Store;
   /** Back-pressure on bodies; one per server. */
   admission: Admission;
+  /** Bounds on bodies being read; one per server. */
+  reading: ReadBudget;
+  counters: EdgeCounters;
   limits: RateLimits;
   clock: () => number;
   trackerHosts: Set<string>;
@@ -56,7 +63,7 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
   const refused =
-    checkPath(path, hostOf(req.headers.host), deps.trackerHosts, deps.retiredVersions) ??
+    checkPath(path, normaliseHost(req.headers.host), deps.trackerHosts, deps.retiredVersions) ??
     checkMethod(req.method) ??
     checkBrowser(req.headers);
   if (refused !== null) return refused;
@@ -66,8 +73,8 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
 
   const options = checkQuery(q === -1 ? '' : url.slice(q + 1));
   if (isRefusal(options)) return options;
-  const body = await readAdmitted(deps, req);
-  if (isRefusal(body)) return body;
+  const body = await readAdmitted(deps, req, auth.keyId);
+  if (body === null || isRefusal(body)) return body;
   try {
     return await admitted(deps, req, reply, auth, options, body.bytes);
   } finally {
@@ -107,21 +114,28 @@ export async function checkKey(deps: BatchRouteDeps, req: FastifyRequest, key: B
 
 /**
  * Steps 10 to 12, then the back-pressure: the body, decompressed, once there
- * is room for it. The caller parses it and calls release() when done.
+ * is room for it, counted against `key`'s share of both budgets. The caller
+ * parses it and calls release() when done. Null when the client went away:
+ * there is no one to answer.
  */
 export async function readAdmitted(
   deps: BatchRouteDeps,
   req: FastifyRequest,
+  key: string,
   opts: { anyContentType?: boolean } = {},
-): Promise<{ bytes: Buffer; release: () => void } | Refusal> {
+): Promise<{ bytes: Buffer; release: () => void } | Refusal | null> {
   const contentType = opts.anyContentType ? null : checkContentType(req.headers['content-type']);
   if (contentType !== null) return contentType;
   const encoding = checkEncoding(req.headers['content-encoding']);
   if (isRefusal(encoding)) return encoding;
 
-  const body = await readBody(req.raw, encoding);
+  const body = await readBody(req.raw, encoding, (bytes) => deps.reading.reserve(key, bytes));
   if (isRefusal(body)) return body;
-  const release = await deps.admission.enter(body.bytes.length);
+  if ('gone' in body) {
+    clientGone(req, deps.counters);
+    return null;
+  }
+  const release = await deps.admission.enter(body.bytes.length, key);
   if (release === null) {
     return {
       code: 'collection_unavailable',
@@ -233,13 +247,4 @@ async function authenticate(deps: BatchRouteDeps, bearer: BearerResult): Promise
   const auth = await deps.store.authenticate(hash);
   if (auth === null || !hashesMatch(auth.hash, hash) || !keyWorks(auth, deps.clock())) return invalid;
   return auth;
-}
-
-/** The Host header's name, without its port. */
-export function hostOf(host: string | undefined): string {
-  if (host === undefined) return '';
-  const h = host.trim().toLowerCase();
-  if (h.startsWith('[')) return h.slice(0, h.indexOf(']') + 1);
-  const colon = h.lastIndexOf(':');
-  return colon === -1 ? h : h.slice(0, colon);
 }

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type BearerResult, readBearer } from '../domain/keys.js';
-import { type BatchRouteDeps, answering, checkKey, hostOf, ingestChecked, readAdmitted } from './batch-route.js';
+import { type BatchRouteDeps, answering, checkKey, ingestChecked, readAdmitted } from './batch-route.js';
+import { normaliseHost } from './host.js';
 import { parseJsonBody } from './read-body.js';
 import { type Refusal, checkBrowser, checkMethod, isRefusal } from './request-checks.js';
 import { SEGMENT_PATHS, type SegmentPath, readSegmentBody, segmentItems, writeKeyOf } from './segment-map.js';
@@ -20,7 +21,7 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
   const url = req.raw.url ?? '/';
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
-  const refused = checkSegmentPath(path, hostOf(req.headers.host), deps.trackerHosts) ?? checkMethod(req.method) ?? checkBrowser(req.headers);
+  const refused = checkSegmentPath(path, normaliseHost(req.headers.host), deps.trackerHosts) ?? checkMethod(req.method) ?? checkBrowser(req.headers);
   if (refused !== null) return refused;
   const type = SEGMENT_PATHS.get(path as SegmentPath)!;
 
@@ -31,8 +32,9 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
   if (isRefusal(early)) return early;
 
   // Some of those SDKs send a gzip body without a Content-Type: the JSON check decides.
-  const body = await readAdmitted(deps, req, { anyContentType: true });
-  if (isRefusal(body)) return body;
+  // Bodies read before their key is known share one key's share of the budgets.
+  const body = await readAdmitted(deps, req, early?.keyId ?? KEY_IN_BODY, { anyContentType: true });
+  if (body === null || isRefusal(body)) return body;
   try {
     const parsed = parseJsonBody(body.bytes);
     const auth = early ?? (await checkKey(deps, req, isRefusal(parsed) ? { kind: 'missing' } : writeKeyOf(parsed.json)));
@@ -53,6 +55,9 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
     body.release();
   }
 }
+
+/** The budget share of bodies whose key, if any, is inside them. */
+const KEY_IN_BODY = 'key-in-body';
 
 const MISSING_KEY =
   'Send your Inlet server key as the HTTP Basic user name with an empty password (what Segment and RudderStack SDKs do with their write key), as "Authorization: Bearer <key>", or as "writeKey" in the body.';
