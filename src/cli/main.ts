@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerAdminCommands } from './commands/admin-commands.js';
 import { registerDataCommands } from './commands/data-commands.js';
+import { registerSend } from './commands/send-command.js';
 import { registerServe } from './commands/serve.js';
 import { registerUserCommands } from './commands/user-commands.js';
 
@@ -18,5 +19,6 @@ registerServe(program);
 registerAdminCommands(program);
 registerDataCommands(program);
 registerUserCommands(program);
+registerSend(program);
 
 await program.parseAsync(process.argv);

@@ -24,6 +24,8 @@ export interface ItemContext {
   now: number;
   /** Whether the source keeps $ip. */
   recordIp: boolean;
+  /** Indices of items whose event name an intake set itself (such as $pageview), exempt from the "$" rule. */
+  ownEvents?: ReadonlySet<number>;
 }
 
 const KNOWN_FIELDS = new Set(['type', 'event', 'distinct_id', 'anonymous_id', 'session_id', 'insert_id', 'timestamp', 'properties']);
@@ -47,7 +49,7 @@ export function checkItem(raw: unknown, index: number, ctx: ItemContext): ItemCh
   const type = checkType(raw.type, errors);
 
   let event: string | null = null;
-  if (type === 'track') event = checkEvent(raw.event, errors);
+  if (type === 'track') event = checkEvent(raw.event, errors, ctx.ownEvents?.has(index) === true);
   else if (type === 'identify' && raw.event !== undefined) droppedKeys.push('event');
 
   const distinctId = checkName(raw.distinct_id, 'distinct_id', errors);
@@ -123,13 +125,13 @@ function checkType(v: unknown, errors: FieldError[]): ItemType | null {
   return null;
 }
 
-function checkEvent(v: unknown, errors: FieldError[]): string | null {
+function checkEvent(v: unknown, errors: FieldError[], ownName: boolean): string | null {
   if (!sent(v)) {
     errors.push({ code: 'missing_event_name', field: 'event', message: 'A track item needs an "event" name.' });
     return null;
   }
   const name = checkName(v, 'event', errors);
-  if (name !== null && isReservedEventName(name)) {
+  if (name !== null && !ownName && isReservedEventName(name)) {
     errors.push({
       code: 'reserved_event_name',
       field: 'event',

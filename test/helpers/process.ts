@@ -21,8 +21,13 @@ export interface CliResult {
 
 /** Runs `bin/inlet` to completion; `input`, when given, is its stdin. */
 export function runCli(args: string[], env: Record<string, string> = {}, input?: string): Promise<CliResult> {
+  return runNode([BIN, ...args], env, input);
+}
+
+/** Runs `node ARGS` to completion, with `input` on its stdin when given. */
+export function runNode(args: string[], env: Record<string, string> = {}, input?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     if (input !== undefined) p.stdin!.end(input);
     let stdout = '';
     let stderr = '';
