@@ -1,5 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LiveWindow } from '../../src/domain/live-window.js';
 import { insertIdFor } from '../../src/edge/segment-map.js';
 import { type Fixture, makeFixture } from '../helpers/fixture.js';
 
@@ -197,6 +198,32 @@ describe('mapping', () => {
     const res = await post('/v1/batch', { batch: [{ type: 'track', userId: 'u', messageId: 'x1' }, { type: 'track', event: 'ok', userId: 'u', messageId: 'x2' }, 'nope'] });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ accepted: 1, errors: [{ index: 0, code: 'missing_event_name' }, { index: 2, code: 'invalid_item' }] });
+  });
+});
+
+describe('the console live view', () => {
+  it('shows a Segment-spec request as the batch API does: its status, and each item with its outcome', async () => {
+    const live = new LiveWindow();
+    const g = await makeFixture({ live });
+    try {
+      const res = await g.app.inject({
+        method: 'POST',
+        url: '/v1/batch',
+        headers: { authorization: basic(g.key), 'content-type': 'application/json' },
+        payload: JSON.stringify({ batch: [{ type: 'track', userId: 'u', messageId: 'x1' }, { type: 'track', event: 'ok', userId: 'u', messageId: 'x2' }] }),
+      });
+      expect(res.statusCode).toBe(200);
+      const [request, ...older] = live.recent(g.sourceId);
+      expect(older).toEqual([]);
+      expect(request).toMatchObject({ requestId: res.headers['request-id'], status: 200 });
+      const items = request!.items.map((i) => [i.index, i.outcome, i.code, i.event]).sort((a, b) => Number(a[0]) - Number(b[0]));
+      expect(items).toEqual([
+        [0, 'refused', 'missing_event_name', null],
+        [1, 'accepted', null, 'ok'],
+      ]);
+    } finally {
+      await g.close();
+    }
   });
 });
 
