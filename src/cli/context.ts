@@ -58,9 +58,17 @@ export function parseBool(v: string, flag: string): boolean {
   throw new UsageError(`${flag} takes true or false, not "${v}".`);
 }
 
-export function parseWhole(v: string, flag: string): number {
-  if (!/^\d+$/.test(v)) throw new UsageError(`${flag} takes a whole number, not "${v}".`);
-  return Number(v);
+/**
+ * A whole number from `min` to `max`, given in digits. Every numeric option
+ * goes through here with a range of its own, so a value is never rounded on
+ * the way in (99999999999999999999 is not 100000000000000000000).
+ */
+export function parseWhole(v: string, flag: string, range: { min: number; max: number }): number {
+  const n = /^\d{1,16}$/.test(v) ? Number(v) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < range.min || n > range.max) {
+    throw new UsageError(`${flag} takes a whole number from ${range.min} to ${range.max}, not "${v}".`);
+  }
+  return n;
 }
 
 /** A fixed-width table for human output. */

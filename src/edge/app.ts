@@ -6,6 +6,7 @@ import { Admission } from './admission.js';
 import { batchRoute } from './batch-route.js';
 import { docsRoutes } from './docs-routes.js';
 import { sendRefusal } from './envelope.js';
+import { withSafeErrors } from './log-error.js';
 
 export interface AppDeps {
   store: Store;
@@ -23,7 +24,8 @@ export interface AppDeps {
 /** Builds the HTTP edge. It opens nothing itself: stores and limiter come in ready. */
 export function buildApp(deps: AppDeps): FastifyInstance {
   const app = Fastify({
-    logger: deps.logger ?? false,
+    // Every error logged keeps names and codes only: never the data a database quoted.
+    logger: withSafeErrors(deps.logger ?? false),
     // Our own ids, never one a client sends: support looks requests up by it.
     genReqId: () => newId('req'),
     requestIdHeader: false,
