@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORES, createTestDatabase } from '../../test/conformance/stores.js';
 import { StoreUnavailableError } from '../stores/port.js';
-import { errorForLog } from './log-error.js';
+import { errorForLog, withSafeErrors } from './log-error.js';
 
 const SECRET = 'secret-property-value-9f3a';
 
@@ -83,5 +83,16 @@ describe('errorForLog', () => {
     const logged = errorForLog(odd);
     expect(JSON.stringify(logged)).not.toContain(SECRET);
     expect(logged.table).toBe('events');
+  });
+});
+
+describe('withSafeErrors', () => {
+  it('puts errorForLog in every logger configuration, the default one included', () => {
+    const leaky = { level: 'warn', serializers: { err: (e: Error) => ({ type: e.name, message: e.message, stack: String(e.stack) }) } };
+    for (const given of [true, {}, leaky]) {
+      const cfg = withSafeErrors(given) as { serializers: { err: (e: unknown) => unknown } };
+      expect(cfg.serializers.err(new SyntaxError(SECRET))).toEqual({ type: 'SyntaxError', stack: expect.any(String) });
+    }
+    expect(withSafeErrors(false)).toBe(false);
   });
 });

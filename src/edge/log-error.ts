@@ -81,8 +81,9 @@ function ownFrames(stack: unknown): string {
     .join('\n');
 }
 
-/** Logger options with errorForLog as the `err` serializer; a logger that is off or made elsewhere is left as it is. */
+/** Logger options with errorForLog as the `err` serializer (`true` reads as Fastify's default options); off stays off. */
 export function withSafeErrors(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
+  if (logger === true) logger = {};
   if (typeof logger !== 'object' || logger === null) return logger;
   const config = logger as { serializers?: Record<string, (v: unknown) => unknown> };
   return { ...logger, serializers: { ...config.serializers, err: (e: unknown) => errorForLog(e) } } as FastifyServerOptions['logger'];
