@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { ConfigError, loadConfig } from '../config.js';
 import { AdminError, createAdmin } from '../domain/admin.js';
+import { errorForLog } from '../edge/log-error.js';
 import { openStore } from '../stores/open-store.js';
 import { type Store, StoreUnavailableError } from '../stores/port.js';
 
@@ -45,8 +46,15 @@ export async function runWithStore<T>(
 export function fail(e: unknown): void {
   // A store that cannot be reached is the operator's to fix, not a bug: its message says what to check.
   const known = e instanceof AdminError || e instanceof ConfigError || e instanceof UsageError || e instanceof StoreUnavailableError;
-  process.stderr.write(`inlet: ${known ? (e as Error).message : `unexpected failure: ${(e as Error).message ?? String(e)}`}\n`);
+  process.stderr.write(`inlet: ${known ? (e as Error).message : `unexpected failure: ${unexpected(e)}`}\n`);
   process.exitCode = known ? 1 : 2;
+}
+
+/** What stderr (a server's log) may say of an unexpected error: as much as a log line may hold, never data it quotes. */
+function unexpected(e: unknown): string {
+  const safe = errorForLog(e);
+  if (safe.message !== undefined) return safe.message;
+  return `${safe.type}${typeof safe.code === 'string' ? ` ${safe.code}` : ''} (its message is left out, as it may quote data)`;
 }
 
 /** A flag value the command cannot use. */
