@@ -90,13 +90,20 @@ for (const engine of STORES) {
         insert_id: 'C'.repeat(80),
         properties: { [incompressible(MAX_KEY_LENGTH, 7)]: incompressible(300, 8) },
       };
-      const identify = { type: 'identify', distinct_id: distinctId, insert_id: 'D'.repeat(80), properties: { [incompressible(MAX_KEY_LENGTH, 9)]: 1 } };
+      // The longest trait key, on the person with the longest id (a browser person's), in one index row.
+      const identify = {
+        type: 'identify',
+        distinct_id: distinctId,
+        anonymous_id: item.anonymous_id,
+        insert_id: 'D'.repeat(80),
+        properties: { [incompressible(MAX_KEY_LENGTH, 9)]: 1 },
+      };
       const res = await send(f, { items: [item, identify] });
       expect(res.statusCode, res.body).toBe(202);
       expect(res.json()).toMatchObject({ accepted: 2, errors: [] });
       const [stored] = (await f.store.listEvents(f.sourceId, 100)).filter((e) => e.insertId === item.insert_id);
       expect(stored).toMatchObject({ event: item.event, distinctId, anonymousId: item.anonymous_id, sessionId: item.session_id });
-      expect((await f.store.findPerson(f.projectId, { distinctId }))?.traits).toEqual(identify.properties);
+      expect(await f.store.findPerson(f.projectId, { distinctId })).toMatchObject({ id: item.anonymous_id, traits: identify.properties });
     });
 
     it('fault 15: a dry run of a repeat shows the stored event id, not a fresh one', async () => {
