@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerAdminCommands } from './commands/admin-commands.js';
 import { registerDataCommands } from './commands/data-commands.js';
+import { registerSend } from './commands/send-command.js';
 import { registerServe } from './commands/serve.js';
 
 // dist/cli/main.js and src/cli/main.ts both sit two folders below package.json.
@@ -16,5 +17,6 @@ const program = new Command('inlet')
 registerServe(program);
 registerAdminCommands(program);
 registerDataCommands(program);
+registerSend(program);
 
 await program.parseAsync(process.argv);

@@ -1,8 +1,9 @@
 /**
  * What passes validation is storable on every engine, and reads back the
  * same from each. Batches from a hostile alphabet (arbitraries.ts) go through
- * the pipeline (checks, enrichment) and then into every store engine through
- * the Store port only: no write may fail, every accepted item is stored, each
+ * the pipeline (checks, enrichment) and then into every store engine, through
+ * the write path a server uses (the Collector over the engine's Store port)
+ * and nothing engine-specific: no write may fail, every accepted item is stored, each
  * engine reads back exactly what the dry run said would be stored, and the
  * engines read back the same as each other.
  *
@@ -13,8 +14,10 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dryRunAnswer } from '../../src/edge/answers.js';
 import { checkItems } from '../../src/pipeline/check-batch.js';
-import { enrichItems } from '../../src/pipeline/enrich-items.js';
-import type { EnrichedItem, IngestJob, ItemOutcome, PersonView, Store, StoredEvent } from '../../src/stores/port.js';
+import type { Collector } from '../../src/domain/collector.js';
+import type { IngestJob, ItemOutcome } from '../../src/domain/ingest/job.js';
+import { type EnrichedItem, enrichItems } from '../../src/pipeline/enrich-items.js';
+import type { PersonView, StoredEvent } from '../../src/stores/port.js';
 import { STORES, type StoreUnderTest } from '../conformance/stores.js';
 import { batch } from './arbitraries.js';
 
@@ -41,7 +44,18 @@ interface EngineRun {
   people: (PersonView | null)[];
 }
 
-async function runOn(store: Store, job: IngestJob, lookups: ({ distinctId: string } | { personId: string })[]): Promise<EngineRun> {
+/** The org, project, source and key a job names, so the engine's key check at write time passes. */
+async function seedOwners(store: Collector, job: IngestJob, run: number): Promise<void> {
+  if ((await store.admin.getOrg('org_fuzz')) === null) await store.admin.createOrg({ id: 'org_fuzz', name: 'Fuzz', createdAt: 0 });
+  await store.admin.createProject({ id: job.projectId, orgId: 'org_fuzz', name: 'Fuzz', apiEnabled: true, monthlyEventLimit: null, createdAt: 0 });
+  await store.admin.createSource({ id: job.sourceId, projectId: job.projectId, name: 'Fuzz', filterBots: true, recordIp: false, createdAt: 0 });
+  const hash = Buffer.alloc(32);
+  hash.writeUInt32BE(run);
+  const key = { id: job.keyId, sourceId: job.sourceId, hash, lastFour: 'fuzz', createdAt: 0, lastUsedAt: null, expiresAt: null, revokedAt: null };
+  await store.admin.addKey(key, { fits: () => true });
+}
+
+async function runOn(store: Collector, job: IngestJob, lookups: ({ distinctId: string } | { personId: string })[]): Promise<EngineRun> {
   const dry = await store.ingest({ ...job, dryRun: true });
   const real = await store.ingest(job);
   const again = await store.ingest({ ...job, dryRun: true });
@@ -108,7 +122,7 @@ describe.runIf(engines.length > 0)(`differential: what the pipeline accepts, ${e
       fc.asyncProperty(batch(NOW), fc.boolean(), fc.boolean(), async (raw, recordIp, filterBots) => {
         run++;
         // Every run (shrinking included) writes a project and source of its own.
-        const job = { projectId: `prj_fuzz${run}`, sourceId: `src_fuzz${run}`, keyId: 'key_fuzz', receivedAt: NOW, dryRun: false };
+        const job = { projectId: `prj_fuzz${run}`, sourceId: `src_fuzz${run}`, keyId: `key_fuzz${run}`, receivedAt: NOW, dryRun: false };
         const checked = checkItems(raw.map(plain), { now: NOW, recordIp });
         const enriched = enrichItems(checked.valid, { id: job.sourceId, filterBots });
         if (enriched.items.length === 0) return;
@@ -120,6 +134,7 @@ describe.runIf(engines.length > 0)(`differential: what the pipeline accepts, ${e
 
         const results: EngineRun[] = [];
         for (const [k, s] of opened.entries()) {
+          await seedOwners(s.store, { ...job, items }, run);
           const r = await runOn(s.store, { ...job, items }, lookups);
           checkRun(engines[k]!.name, items, enriched.dropped, r);
           results.push(r);

@@ -29,11 +29,12 @@ for (const engine of STORES) {
     let f: Fixture;
     beforeAll(async () => {
       s = await engine.make();
-      f = await makeFixture({ store: s.store });
+      // The fixture's own write path over the engine's store; cleanup closes that store.
+      f = await makeFixture({ store: s.store.store });
     });
     afterAll(async () => {
-      // The fixture closes the store; cleanup drops the database.
       await f.app.close();
+      await f.store.flush();
       await s.cleanup();
     });
 
