@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, MONTHLY_EVENT_LIMIT_RANGE } from '../../domain/admin.js';
 import { GRACE_PERIODS, type Grace } from '../../domain/keys.js';
 import { UsageError, parseBool, parseWhole, runWithStore, table, withCommon } from '../context.js';
 import { deleted, orgJson, projectJson, projectListingJson, sourceJson } from '../views.js';
@@ -39,17 +40,17 @@ export function registerAdminCommands(program: Command): void {
       .description('change a project')
       .argument('<project>')
       .option('--api-enabled <bool>', 'true or false')
-      .option('--monthly-event-limit <n>', 'a whole number of events per calendar month, or none')
-      .option('--retention-days <n>', 'days to keep its events, 1 to 3650 (default 400)'),
+      .option('--monthly-event-limit <n>', `a whole number of events per calendar month (${MONTHLY_EVENT_LIMIT_RANGE.min} to ${MONTHLY_EVENT_LIMIT_RANGE.max}), or none`)
+      .option('--retention-days <n>', `days to keep its events, 1 to ${MAX_RETENTION_DAYS} (default ${DEFAULT_RETENTION_DAYS})`),
   ).action((id, o) =>
     runWithStore(
       o,
       async ({ admin }) => {
         const patch: { apiEnabled?: boolean; monthlyEventLimit?: number | null; retentionDays?: number } = {};
-        if (o.retentionDays !== undefined) patch.retentionDays = parseWhole(o.retentionDays, '--retention-days');
+        if (o.retentionDays !== undefined) patch.retentionDays = parseWhole(o.retentionDays, '--retention-days', { min: 1, max: MAX_RETENTION_DAYS });
         if (o.apiEnabled !== undefined) patch.apiEnabled = parseBool(o.apiEnabled, '--api-enabled');
         if (o.monthlyEventLimit !== undefined) {
-          patch.monthlyEventLimit = o.monthlyEventLimit === 'none' ? null : parseWhole(o.monthlyEventLimit, '--monthly-event-limit');
+          patch.monthlyEventLimit = o.monthlyEventLimit === 'none' ? null : parseWhole(o.monthlyEventLimit, '--monthly-event-limit', MONTHLY_EVENT_LIMIT_RANGE);
         }
         if (Object.keys(patch).length === 0) {
           throw new UsageError('Nothing to change: give --api-enabled, --monthly-event-limit or --retention-days.');
