@@ -1,3 +1,4 @@
+import { StoreUnavailableError } from '../port.js';
 import type { AccountStore, SessionRecord, UserRecord } from '../port-console.js';
 import { type MemoryDatabase, type SessionRow, byteOrder } from './database.js';
 
@@ -45,8 +46,8 @@ export class MemoryAccounts implements AccountStore {
     const { tokenHash, ...row } = s;
     return this.db.exclusive(() => {
       const hex = tokenHash.toString('hex');
-      // The token hash is the primary key on the other engines.
-      if (this.t.sessions.has(hex)) throw new Error('A session with this token hash already exists.');
+      // The token hash is the primary key on the other engines: refused as a constraint refuses.
+      if (this.t.sessions.has(hex)) throw new StoreUnavailableError('The memory store refused the write: a session with this token hash exists.', { refused: true });
       this.t.sessions.set(hex, row);
     });
   }
