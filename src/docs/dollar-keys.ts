@@ -46,7 +46,7 @@ const DOCS: Record<string, Omit<DollarKeyDoc, 'key'>> = {
 /** Every `$` property the pipeline accepts, in its order, with how to describe it. */
 export function acceptedDollarKeys(): DollarKeyDoc[] {
   // A key added to the pipeline but not here still gets listed, just without detail.
-  return Object.keys(ACCEPTED_DOLLAR_KEYS).map((key) => ({ key, ...(DOCS[key] ?? { note: 'Accepted.', schema: {} }) }));
+  return [...ACCEPTED_DOLLAR_KEYS.keys()].map((key) => ({ key, ...(DOCS[key] ?? { note: 'Accepted.', schema: {} }) }));
 }
 
 /** The `$` properties the server sets itself and strips silently when a client sends them. */

@@ -49,7 +49,7 @@ function dollarKeyStays(key: string, value: unknown, recordIp: boolean, out: Nor
     out.droppedKeys.push(field);
     return false;
   }
-  const check = ACCEPTED_DOLLAR_KEYS[key];
+  const check = ACCEPTED_DOLLAR_KEYS.get(key);
   if (check === undefined) {
     errors.push({
       code: 'reserved_property',
