@@ -10,6 +10,7 @@ import { hashKey, keyWorks } from '../../src/domain/keys.js';
 import type { IngestJob, ItemOutcome, Store } from '../../src/stores/port.js';
 import { StoreUnavailableError } from '../../src/stores/port.js';
 import { TestClock } from '../helpers/fixture.js';
+import { describeWith } from '../helpers/needs-services.js';
 import { type ItemSpec, ingestJob } from '../helpers/items.js';
 import { STORES, type StoreUnderTest } from './stores.js';
 
@@ -41,7 +42,7 @@ const identify = (distinctId: string, traits: Record<string, unknown>, o: ItemSp
 const accepted = (o: ItemOutcome) => o.status === 'accepted';
 
 for (const engine of STORES) {
-  describe(engine.name, () => {
+  describeWith(engine.needs ?? [], engine.name, () => {
     let sut: StoreUnderTest;
     let store: Store;
     let second: Store;

@@ -4,6 +4,7 @@ import type { Store } from '../../src/stores/port.js';
 import { PostgresStore } from '../../src/stores/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/fixture.js';
+import { type Service, TEST_DATABASE_URL } from '../helpers/services.js';
 
 /** A fresh, empty database of one engine, for one suite. */
 export interface StoreUnderTest {
@@ -17,11 +18,12 @@ export interface StoreUnderTest {
 /** One engine of the conformance suite. */
 export interface Engine {
   name: string;
+  /** Services the engine needs running; outside CI its suites are skipped without them. */
+  needs?: Service[];
   make(): Promise<StoreUnderTest>;
 }
 
-/** Where the PostgreSQL engine makes its throwaway databases. */
-export const TEST_DATABASE_URL = process.env.INLET_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export { TEST_DATABASE_URL };
 
 const ALL: Engine[] = [
   {
@@ -45,6 +47,7 @@ const ALL: Engine[] = [
   },
   {
     name: 'postgres',
+    needs: ['postgres'],
     async make() {
       const db = await createTestDatabase();
       const opened: Store[] = [];
