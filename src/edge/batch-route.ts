@@ -62,7 +62,7 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
   const now = deps.clock();
   deps.store.recordKeyUse(auth.keyId, now);
   if (!auth.project.apiEnabled) {
-    return { code: 'not_found', message: 'The batch API is not enabled for this project yet; ask for early access to be turned on.' };
+    return { code: 'not_found', message: `The batch API is switched off for project ${auth.project.id}; whoever runs Inlet switches it on with "inlet project update ${auth.project.id} --api-enabled true".` };
   }
   const keyVerdict = await deps.limits.checkKey(auth.keyId, now);
   if (!keyVerdict.allowed) {

@@ -145,9 +145,10 @@ describe('item rules of decisions §2', () => {
     expect(new Date(ev!.timestamp).toISOString()).toBe('2026-11-22T11:30:00.123Z');
   });
 
-  it('the too-old message points to the import endpoint', async () => {
+  it('fault 18: the too-old message says what to change, not an endpoint that does not exist', async () => {
     const [e] = await errorsOf({ event: 'e', distinct_id: 'u', timestamp: f.clock.ms - 8 * DAY });
-    expect(e?.message).toMatch(/import/);
+    expect(e?.message).toMatch(/within 7 days/);
+    expect(e?.message).not.toMatch(/import/);
   });
 
   it('depth 5 and 255 keys and 8,192 bytes are fine', async () => {
