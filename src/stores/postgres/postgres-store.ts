@@ -3,6 +3,7 @@ import { ingestInTx, ingestJobsInTx } from '../../domain/ingest.js';
 import type {
   AuthRecord,
   IngestJob,
+  IngestObserver,
   IngestTx,
   ItemOutcome,
   PersonLookup,
@@ -40,6 +41,8 @@ export interface PostgresStoreOptions {
   onBackgroundError?: (e: unknown) => void;
   /** The clock that decides which days get event tables ahead of time. */
   clock?: () => number;
+  /** Told of every group commit, for metrics. */
+  observer?: IngestObserver;
 }
 
 const AUTH_SQL = `SELECT k.id AS key_id, k.hash, k.expires_at, k.revoked_at,
@@ -80,6 +83,7 @@ export class PostgresStore implements Store {
     private readonly onBackgroundError: (e: unknown) => void,
     clock: () => number,
     timeouts: PgTimeouts,
+    private readonly observer?: IngestObserver,
   ) {
     this.admin = new PgAdmin(pool);
     // A lookup asked while another hangs gets the bound of one on its own:
@@ -104,7 +108,7 @@ export class PostgresStore implements Store {
     const pool = createPool(url, timeouts, onError);
     // Not fatal: without a day's table its rows go to the default partition.
     await ensureDayPartitions(pool, clock()).catch(onError);
-    return new PostgresStore(pool, onError, clock, timeouts);
+    return new PostgresStore(pool, onError, clock, timeouts, opts.observer);
   }
 
   async authenticate(hash: Buffer): Promise<AuthRecord | null> {
@@ -157,10 +161,13 @@ export class PostgresStore implements Store {
         n++;
       }
       const group = queue.splice(0, n);
+      const started = performance.now();
       try {
         const outs = await withIngestTx(this.pool, (tx) => ingestJobsInTx(tx, group.map((g) => g.job)));
+        this.observer?.committed((performance.now() - started) / 1000, group.length, items);
         group.forEach((g, i) => g.resolve(outs[i]!));
       } catch (e) {
+        this.observer?.failed();
         if (group.length === 1) {
           group[0]!.reject(unavailable(e));
           continue;
@@ -220,6 +227,10 @@ export class PostgresStore implements Store {
   async usage(projectId: string, month: string): Promise<number> {
     const { rows } = await this.query<{ events: number }>('SELECT events FROM usage WHERE project_id = $1 AND month = $2', [projectId, month]);
     return rows[0]?.events ?? 0;
+  }
+
+  async ping(): Promise<void> {
+    await this.query('SELECT 1', []);
   }
 
   async close(): Promise<void> {
