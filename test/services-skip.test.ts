@@ -6,6 +6,8 @@
  * at ports nothing listens on.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -56,5 +58,21 @@ describe('fault 20: tests that need a missing service', () => {
     expect(code, out).not.toBe(0);
     expect(out).toContain('PostgreSQL is not reachable at');
     expect(out).not.toMatch(/^Skipped /m);
+  });
+});
+
+describe('fault 20: every suite that reaches PostgreSQL or Redis can be skipped', () => {
+  it('a test file that opens a database or a Redis declares the service (describeWith, or an engine that needs it)', () => {
+    const files = ['src', 'test', 'bench']
+      .flatMap((dir) => readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' }).map((f) => join(dir, f)))
+      .filter((f) => f.endsWith('.test.ts') && f !== join('test', 'services-skip.test.ts'));
+    const reaches = /createTestDatabase\(|requireRedis\(|new RedisLimiter\(|PostgresStore\.connect\(|TEST_REDIS_URL|TEST_DATABASE_URL/;
+    const declares = /describeWith\(|needs: \[|\bSTORES\b/;
+    const undeclared = files.filter((f) => {
+      const text = readFileSync(join(ROOT, f), 'utf8');
+      return reaches.test(text) && !declares.test(text);
+    });
+    expect(files.length).toBeGreaterThan(20);
+    expect(undeclared).toEqual([]);
   });
 });

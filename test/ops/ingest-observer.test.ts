@@ -10,6 +10,8 @@ import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { createTestDatabase } from '../conformance/stores.js';
 import { TestClock, tempDir } from '../helpers/fixture.js';
 import { ingestJob } from '../helpers/items.js';
+import { describeWith } from '../helpers/needs-services.js';
+import type { Service } from '../helpers/services.js';
 
 class Recorder implements IngestObserver {
   commits: { seconds: number; jobs: number; items: number }[] = [];
@@ -22,7 +24,7 @@ class Recorder implements IngestObserver {
   }
 }
 
-const engines: { name: string; open: (o: IngestObserver) => Promise<{ store: Store; done: () => Promise<void> }> }[] = [
+const engines: { name: string; needs?: Service[]; open: (o: IngestObserver) => Promise<{ store: Store; done: () => Promise<void> }> }[] = [
   {
     name: 'sqlite',
     open: async (o) => {
@@ -33,6 +35,7 @@ const engines: { name: string; open: (o: IngestObserver) => Promise<{ store: Sto
   },
   {
     name: 'postgres',
+    needs: ['postgres'],
     open: async (o) => {
       const db = await createTestDatabase();
       return { store: await PostgresStore.connect(db.url, { observer: o }), done: db.drop };
@@ -41,7 +44,7 @@ const engines: { name: string; open: (o: IngestObserver) => Promise<{ store: Sto
 ];
 
 for (const engine of engines) {
-  describe(engine.name, () => {
+  describeWith(engine.needs ?? [], engine.name, () => {
     const recorder = new Recorder();
     let opened: { store: Store; done: () => Promise<void> } | undefined;
     afterAll(async () => {
