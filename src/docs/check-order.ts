@@ -19,6 +19,12 @@ const MIB = `1 MiB (${formatNumber(MAX_BODY_BYTES)} bytes)`;
 
 /** Every step in order; a request that passes them all is answered 202, or 200 with validate=true. */
 export const CHECK_ORDER: readonly CheckStep[] = [
+  {
+    id: 'http',
+    check:
+      'The request is not valid HTTP/1.1 (no `Host` or two, two `Content-Length`s or one with `Transfer-Encoding`, an unknown method), its headers are over 16 KiB, or it did not arrive in full within 30 s',
+    codes: ['bad_request', 'headers_too_large', 'request_timeout'],
+  },
   { id: 'stopping', check: 'The server is stopping (it got SIGTERM): every request that arrives from then on', codes: ['collection_unavailable'] },
   { id: 'path', check: `The path is not \`${BATCH_PATH}\` (an unknown \`/api/v1/…\` path or an unknown version), or the host is a tracker domain`, codes: ['not_found'] },
   { id: 'retired', check: 'The path is under a retired API version', codes: ['api_version_retired'] },
@@ -32,6 +38,12 @@ export const CHECK_ORDER: readonly CheckStep[] = [
   { id: 'content-type', check: 'Content-Type is not JSON', codes: ['unsupported_media_type'] },
   { id: 'encoding', check: 'Content-Encoding is not gzip or identity', codes: ['unsupported_encoding'] },
   { id: 'size', check: `The body is over ${MIB}, as sent or decompressed`, codes: ['payload_too_large'] },
+  {
+    id: 'reading',
+    check:
+      "No room to read the body: the server's budget for bodies being read, or the key's share of it, is spent (checked against Content-Length before a byte is read, and as a chunked body arrives); the connection is closed",
+    codes: ['collection_unavailable'],
+  },
   {
     id: 'room',
     check: `The body is read, but the bodies the server already holds leave no room for it within ${ADMISSION_WAIT_MS / 1000} s (by default), or too many bodies wait already`,

@@ -6,12 +6,14 @@
  * request that fails it and every later step it can also fail must get this
  * step's answer. The per-key 429 must carry exactly the fields the page shows.
  */
+import { existsSync } from 'node:fs';
 import inject, { type InjectOptions } from 'light-my-request';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CHECK_ORDER } from '../../src/docs/check-order.js';
 import { KEY_POLICY_HEADER, KEY_RATELIMIT_HEADER, KEY_RPS, MAX_BODY_BYTES } from '../../src/docs/facts.js';
 import { referencePage } from '../../src/docs/reference-page.js';
 import { Admission } from '../../src/edge/admission.js';
+import { ReadBudget } from '../../src/edge/read-budget.js';
 import type { LimitSettings } from '../../src/domain/limits/policies.js';
 import { type Store, StoreUnavailableError } from '../../src/stores/port.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
@@ -54,7 +56,13 @@ function failingWrites(store: Store): Store {
   });
 }
 
-/** How to fail each step of the page's list; a step missing here fails the test. */
+/**
+ * Steps that inject() cannot reach, since Node's HTTP parser answers them
+ * before any route: each is held to its place over a real socket in the file named.
+ */
+const OVER_A_SOCKET = new Map([['http', 'test/http/hostile-http.test.ts']]);
+
+/** How to fail each step of the page's list; a step missing here (and above) fails the test. */
 const FAULTS = new Map<string, Fault>([
   ['stopping', { touches: 'closing', before: async (f, env) => void ((env.closing = true), await f.app.close()) }],
   ['path', { touches: 'path', request: (r) => void (r.path = '/api/v1/nothing') }],
@@ -77,6 +85,8 @@ const FAULTS = new Map<string, Fault>([
   ['content-type', { touches: 'content-type', request: (r) => void (r.headers['content-type'] = 'text/plain') }],
   ['encoding', { touches: 'encoding', request: (r) => void (r.headers['content-encoding'] = 'br') }],
   ['size', { touches: 'payload', request: (r) => void (r.payload = 'x'.repeat(MAX_BODY_BYTES + 1)) }],
+  // A budget for bodies being read of one byte: any body is over it before a byte is read.
+  ['reading', { touches: 'reading', options: (o) => void (o.reading = new ReadBudget(1, 1)) }],
   [
     'room',
     {
@@ -99,8 +109,8 @@ function combination(i: number): string[] {
   const taken = [CHECK_ORDER[i]!.id];
   const touched = new Set([FAULTS.get(taken[0]!)!.touches]);
   for (const step of CHECK_ORDER.slice(i + 1)) {
-    const fault = FAULTS.get(step.id)!;
-    if (touched.has(fault.touches)) continue;
+    const fault = FAULTS.get(step.id);
+    if (fault === undefined || touched.has(fault.touches)) continue;
     taken.push(step.id);
     touched.add(fault.touches);
   }
@@ -151,19 +161,22 @@ async function answerTo(ids: string[]): Promise<{ status: number; code: string |
 
 describe('fault 17: the server checks a request in the order the reference page lists', () => {
   it('has a way to fail every step of the list', () => {
-    expect(CHECK_ORDER.map((s) => s.id).filter((id) => !FAULTS.has(id))).toEqual([]);
+    expect(CHECK_ORDER.map((s) => s.id).filter((id) => !FAULTS.has(id) && !OVER_A_SOCKET.has(id))).toEqual([]);
+    for (const file of OVER_A_SOCKET.values()) expect(existsSync(new URL(`../../${file}`, import.meta.url)), file).toBe(true);
   });
 
   it('lists the two 503s: a stopping server first of all, waiting for room after the size and before JSON', () => {
     const ids = CHECK_ORDER.map((s) => s.id);
-    expect(ids[0]).toBe('stopping');
-    expect(ids.indexOf('room')).toBe(ids.indexOf('size') + 1);
+    expect(ids.indexOf('stopping')).toBe(ids.indexOf('http') + 1);
+    expect(ids.indexOf('path')).toBe(ids.indexOf('stopping') + 1);
+    expect(ids.indexOf('room')).toBe(ids.indexOf('reading') + 1);
+    expect(ids.indexOf('reading')).toBe(ids.indexOf('size') + 1);
     expect(ids.indexOf('json')).toBe(ids.indexOf('room') + 1);
     const page = referencePage('http://inlet.test');
     for (const step of CHECK_ORDER) expect(page).toContain(step.check.replace(/`([^`]*)`/g, '<code>$1</code>').replace(/"/g, '&quot;').replace(/'/g, '&#39;'));
   });
 
-  it.each(CHECK_ORDER.map((s, i) => [s.id, i] as const))('step %s is answered before every later step it can be combined with', async (_, i) => {
+  it.each(CHECK_ORDER.map((s, i) => [s.id, i] as const).filter(([id]) => FAULTS.has(id)))('step %s is answered before every later step it can be combined with', async (_, i) => {
     const ids = combination(i);
     if (i < CHECK_ORDER.length - 1) expect(ids.length).toBeGreaterThan(1);
     const answer = await answerTo(ids);
