@@ -84,4 +84,14 @@ describe('fault 11 over HTTP: inherited names in the query and in properties', (
     expect(Object.hasOwn(stored, '__proto__')).toBe(true);
     expect(({} as { polluted?: boolean }).polluted).toBeUndefined();
   });
+
+  it('Segment messages whose type is an inherited name are refused, never mapped to an event', async () => {
+    f = await makeFixture();
+    const basic = `Basic ${Buffer.from(`${f.key}:`).toString('base64')}`;
+    const batch = INHERITED.map((type, i) => ({ type, userId: 'u', event: 'e', messageId: `m${i}` }));
+    const res = await f.app.inject({ method: 'POST', url: '/v1/batch', headers: { authorization: basic, 'content-type': 'application/json' }, payload: { batch } });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().accepted).toBe(0);
+    expect(res.json().errors.map((e: { code: string }) => e.code)).toEqual(INHERITED.map(() => 'invalid_item_type'));
+  });
 });

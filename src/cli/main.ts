@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerAdminCommands } from './commands/admin-commands.js';
 import { registerDataCommands } from './commands/data-commands.js';
+import { registerSend } from './commands/send-command.js';
 import { registerServe } from './commands/serve.js';
 
 // dist/cli/main.js and src/cli/main.ts both sit two folders below package.json.
@@ -17,6 +18,7 @@ export const program = new Command('inlet')
 registerServe(program);
 registerAdminCommands(program);
 registerDataCommands(program);
+registerSend(program);
 
 /** Runs the command line of this process; bin/inlet calls it. */
 export async function run(): Promise<void> {

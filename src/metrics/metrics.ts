@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { DROP_REASONS, ITEM_ERRORS } from '../errors/codes.js';
-import type { IngestObserver } from '../stores/port.js';
+import type { IngestObserver } from '../domain/ingest/engine.js';
 
 /** Sources of the body-bytes gauge; read at each scrape (edge/admission.ts has them). */
 export interface BodyBytes {

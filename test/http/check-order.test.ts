@@ -49,7 +49,7 @@ const twoItems = JSON.stringify({ items: [{ event: 'e', distinct_id: 'u1' }, { e
 function failingWrites(store: Store): Store {
   return new Proxy(store, {
     get(target, prop) {
-      if (prop === 'ingest') return async () => Promise.reject(new StoreUnavailableError('the write fails (test)'));
+      if (prop === 'transaction') return async () => Promise.reject(new StoreUnavailableError('the write fails (test)'));
       const v = Reflect.get(target, prop, target) as unknown;
       return typeof v === 'function' ? v.bind(target) : v;
     },

@@ -1,7 +1,8 @@
 import type http from 'node:http';
 import type { Command } from 'commander';
 import { type Config, loadConfig } from '../../config.js';
-import { openLimiter } from '../../domain/limits/open-limiter.js';
+import { Collector } from '../../domain/collector.js';
+import { openLimiter } from '../../stores/open-limiter.js';
 import { RateLimits } from '../../domain/limits/policies.js';
 import { Admission } from '../../edge/admission.js';
 import { buildApp } from '../../edge/app.js';
@@ -52,9 +53,10 @@ async function serve(flags: Record<string, string | undefined>): Promise<void> {
 
 async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<void> {
   const metrics = new Metrics();
-  const store = observedStore(await openStore(cfg, metrics).catch((e: unknown) => {
+  const opened = await openStore(cfg).catch((e: unknown) => {
     throw storeFailure(cfg, e);
-  }), metrics);
+  });
+  const store = observedStore(new Collector(opened, { observer: metrics }), metrics);
   cleanups.push(() => store.close());
   const logger = { level: cfg.logLevel, stream: process.stderr };
   // The limiter exists before the app (the app needs it), so its warnings reach
