@@ -10,6 +10,7 @@ import { REQUEST_ERRORS } from '../errors/codes.js';
 import { CHECK_ORDER } from './check-order.js';
 import { codeSections } from './code-sections.js';
 import { acceptedDollarKeys, enrichmentKeys } from './dollar-keys.js';
+import { segmentSection } from './segment-section.js';
 import {
   BATCH_PATH,
   DEFAULT_POLICY_HEADER,
@@ -23,6 +24,7 @@ import {
   KEY_RPS,
   MAX_BODY_BYTES,
   MAX_INSERT_ID_LENGTH,
+  MAX_KEY_LENGTH,
   MAX_ITEMS,
   MAX_NAME_LENGTH,
   MAX_PROPERTY_BYTES,
@@ -85,6 +87,7 @@ function figures(baseUrl: string): Map<string, string> {
     ['MAX_BODY', `1 MiB (${formatNumber(MAX_BODY_BYTES)} bytes)`],
     ['MAX_NAME_LENGTH', String(MAX_NAME_LENGTH)],
     ['MAX_INSERT_ID_LENGTH', String(MAX_INSERT_ID_LENGTH)],
+    ['MAX_KEY_LENGTH', String(MAX_KEY_LENGTH)],
     ['PAST_DAYS', String(PAST_DAYS)],
     ['FUTURE_MINUTES', String(FUTURE_MINUTES)],
     ['MAX_PROPERTY_KEYS', String(MAX_PROPERTY_KEYS)],
@@ -157,6 +160,7 @@ function blocks(baseUrl: string): Map<string, Html> {
     ['example-envelope', json(envelope)],
     ['check-order', checkOrder()],
     ['rate-limits', rateLimits()],
+    ['segment', segmentSection(baseUrl)],
     ['code-sections', codeSections()],
   ]);
 }
