@@ -1,6 +1,6 @@
 /**
  * Keeps the error table, the reference page and the OpenAPI document in step
- * (decisions §10): a code added, renamed or moved to another status in
+ * (docs/design.md, "One table of codes"): a code added, renamed or moved to another status in
  * src/errors/codes.ts must show up in both documents, and nothing else may.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -26,7 +26,7 @@ export { MAX_KEY_LENGTH };
 export const PAST_DAYS = MAX_PAST_MS / 86_400_000;
 export const FUTURE_MINUTES = MAX_FUTURE_MS / 60_000;
 
-/** The default windows of decisions §3; the window lengths are fixed, the quotas configurable. */
+/** The default windows (docs/design.md, "Limits"); the window lengths are fixed, the quotas configurable. */
 export const POLICIES = PROJECT_WINDOWS.map((w) => ({
   name: w.name,
   quota: DEFAULT_LIMITS[w.setting],

@@ -41,7 +41,7 @@ export interface BatchRouteDeps {
 }
 
 /**
- * Every /api/… request, checked in the order of decisions §1: a request gets
+ * Every /api/… request, checked in the order of docs/design.md ("Order of checks"): a request gets
  * the first failure only, and the body is not read before the key, the limits
  * and the headers have passed.
  */

@@ -87,7 +87,7 @@ describe('every item error code of the reference', () => {
   });
 });
 
-describe('item rules of decisions §2', () => {
+describe('item rules (docs/design.md, "Validation")', () => {
   it('every error of an item is reported, one per field, in field order', async () => {
     const errs = await codesOf({
       properties: { $currency: 'usd', $lib: 'x', $bogus: 1 },
@@ -198,7 +198,7 @@ describe('item rules of decisions §2', () => {
     }
   });
 
-  it('too many keys is reported before depth (decisions §2 order)', async () => {
+  it('too many keys is reported before depth (the order of docs/design.md, "Validation")', async () => {
     const props: Record<string, unknown> = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`k${i}`, i]));
     props.deep = { a: { b: { c: { d: { e: 1 } } } } };
     expect(await codesOf({ event: 'e', distinct_id: 'u', properties: props })).toEqual(['too_many_properties@properties']);

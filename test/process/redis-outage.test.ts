@@ -4,7 +4,7 @@
  * freeze (test/helpers/tcp-proxy.ts; Redis itself keeps running, other test
  * files share it), server B reaches it directly.
  *
- * What Inlet promises (decisions §3, RedisLimiter): with Redis, every server
+ * What Inlet promises (docs/design.md, "Limits"; RedisLimiter): with Redis, every server
  * counts together; without it, a server keeps collecting and counts alone, as
  * a server without a shared Redis always does, so each server still enforces
  * the limits on what it admits; once Redis answers again, it counts there
