@@ -8,5 +8,8 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // Outside CI, suites whose PostgreSQL or Redis is not running are skipped and named in one line at the end.
+    globalSetup: ['test/helpers/services-setup.ts'],
+    reporters: ['default', './test/helpers/skipped-reporter.ts'],
   },
 });

@@ -1,7 +1,7 @@
 import type { SystemRun, WorkloadFigures } from './measure.js';
 import type { StorageFigures } from './rows.js';
 
-/** One target of the issue, checked against one store's run. */
+/** One target of bench/README.md ("Targets"), checked against one store's run. */
 export interface TargetResult {
   store: string;
   target: string;
@@ -9,7 +9,7 @@ export interface TargetResult {
   threshold: number;
   holds: 'at least' | 'under';
   pass: boolean;
-  /** False where the issue sets no such target for this store: shown, not judged. */
+  /** False where no such target is set for this store: shown, not judged. */
   required: boolean;
 }
 
@@ -34,7 +34,7 @@ export function ratiosOf(run: SystemRun, http: SystemRun | null, storage: Storag
   return out;
 }
 
-/** The issue's targets, for one store. */
+/** The targets of bench/README.md, for one store. */
 export function checkTargets(store: string, r: StoreResult): TargetResult[] {
   const embedded = store === 'sqlite';
   const out: TargetResult[] = [];
@@ -42,7 +42,7 @@ export function checkTargets(store: string, r: StoreResult): TargetResult[] {
     if (value === null || value === undefined) return;
     out.push({ store, target, value, threshold, holds, pass: holds === 'at least' ? value >= threshold : value < threshold, required });
   };
-  // The issue sets the two big-batch ratios for the embedded store only.
+  // The two big-batch ratios are targets for the embedded store only.
   add('big batches: events/s over the HTTP baseline', r.ratios.big?.http, 0.1, 'at least', embedded);
   add('big batches: events/s over the storage baseline rows/s', r.ratios.big?.storage, 0.3, 'at least', embedded);
   add('small requests: requests/s over the HTTP baseline', r.ratios.small?.http, 0.3, 'at least', true);

@@ -9,7 +9,8 @@ import { registerUserCommands } from './commands/user-commands.js';
 // dist/cli/main.js and src/cli/main.ts both sit two folders below package.json.
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
-const program = new Command('inlet')
+/** The whole `inlet` command; docs/cli.md documents every command and option of it (a test checks). */
+export const program = new Command('inlet')
   .version(version, '--version', 'print the version')
   .description('Inlet: server-side event collection. Serve the batch API and administer what it serves.')
   .showHelpAfterError()
@@ -21,4 +22,7 @@ registerDataCommands(program);
 registerUserCommands(program);
 registerSend(program);
 
-await program.parseAsync(process.argv);
+/** Runs the command line of this process; bin/inlet calls it. */
+export async function run(): Promise<void> {
+  await program.parseAsync(process.argv);
+}

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Viewer, canSee } from '../domain/accounts/accounts.js';
 import { AdminError, type NewKeyView } from '../domain/admin.js';
-import { GRACE_PERIODS, type Grace } from '../domain/keys.js';
+import { isGrace } from '../domain/keys.js';
 import type { LiveRequest } from '../domain/live-window.js';
 import { SECURITY_HEADERS, sendPage, sessionToken } from './guard.js';
 import { BASE } from './layout.js';
@@ -63,8 +63,8 @@ export function sourceRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       if (found === null) return notFound(reply, viewer);
       const grace = form.get('grace') ?? '';
       return keyAnswer(req, reply, viewer, found.source.id, async () => {
-        if (!Object.hasOwn(GRACE_PERIODS, grace)) throw new AdminError('Choose a grace period: now, 24h or 7d.');
-        return admin.rollKey(found.key.id, grace as Grace);
+        if (!isGrace(grace)) throw new AdminError('Choose a grace period: now, 24h or 7d.');
+        return admin.rollKey(found.key.id, grace);
       });
     }),
   );

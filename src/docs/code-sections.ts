@@ -12,9 +12,9 @@ export type CodeTable = 'request' | 'item' | 'drop';
 
 // Drop reasons are not failures, so what a client can do differs for each.
 const DROP_ADVICE: Record<DropReason, string> = {
-  bot_filtered: 'No. The same item is dropped again. If this user agent is not a bot, or the source should keep bot traffic, turn bot filtering off for the source.',
+  bot_filtered: 'No. The same item is dropped again. If this user agent is not a bot, or the source should keep bot traffic, turn bot filtering off for the source (inlet source update <source id> --filter-bots false).',
   collection_paused:
-    'No. Nothing is kept while collection is paused. It resumes when the monthly limit is raised or a new calendar month (UTC) begins; identify items are still applied meanwhile.',
+    'No. Nothing is kept while collection is paused. It resumes when a new calendar month (UTC) begins, or once the operator raises the limit (inlet project update <project id> --monthly-event-limit <n>, or none); identify items are still applied meanwhile.',
 };
 
 const ITEM_ADVICE = 'No. Fix the item: sent again unchanged, it gets the same error. The other items of the request are not affected.';

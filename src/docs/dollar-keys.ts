@@ -26,11 +26,11 @@ const DOCS: Record<string, Omit<DollarKeyDoc, 'key'>> = {
     schema: { type: 'string', format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?:' },
   },
   $groups: {
-    note: 'An object mapping a group type to a group key, both non-empty strings, such as {"company": "acme"}. Kept for the coming Groups feature.',
+    note: 'An object mapping a group type to a group key, both non-empty strings, such as {"company": "acme"}. Stored with the event as sent.',
     schema: { type: 'object', propertyNames: { minLength: 1 }, additionalProperties: { type: 'string', minLength: 1 } },
   },
   $revenue: {
-    note: 'A finite number, such as 19.99. Kept with the event for the coming Revenue feature.',
+    note: 'A finite number, such as 19.99. Stored with the event as sent.',
     schema: { type: 'number' },
   },
   $currency: {
@@ -46,7 +46,7 @@ const DOCS: Record<string, Omit<DollarKeyDoc, 'key'>> = {
 /** Every `$` property the pipeline accepts, in its order, with how to describe it. */
 export function acceptedDollarKeys(): DollarKeyDoc[] {
   // A key added to the pipeline but not here still gets listed, just without detail.
-  return Object.keys(ACCEPTED_DOLLAR_KEYS).map((key) => ({ key, ...(DOCS[key] ?? { note: 'Accepted.', schema: {} }) }));
+  return [...ACCEPTED_DOLLAR_KEYS.keys()].map((key) => ({ key, ...(DOCS[key] ?? { note: 'Accepted.', schema: {} }) }));
 }
 
 /** The `$` properties the server sets itself and strips silently when a client sends them. */

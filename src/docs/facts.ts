@@ -4,6 +4,7 @@
  */
 import { KEY_PREFIX } from '../domain/keys.js';
 import { DEFAULT_LIMITS, KEY_RETRY_AFTER, PROJECT_WINDOWS } from '../domain/limits/policies.js';
+import { ADMISSION_WAIT_MS } from '../edge/admission.js';
 import { MAX_KEY_LENGTH } from '../domain/storable.js';
 import { MAX_BODY_BYTES } from '../edge/read-body.js';
 import { MAX_ITEMS } from '../pipeline/check-batch.js';
@@ -19,13 +20,13 @@ export const OPENAPI_PATH = `${DOCS_PATH}/openapi.json`;
 
 export const MAX_INSERT_ID_LENGTH = 80;
 
-export { KEY_PREFIX, KEY_RETRY_AFTER, MAX_BODY_BYTES, MAX_ITEMS, MAX_NAME_LENGTH, MAX_PROPERTY_BYTES, MAX_PROPERTY_DEPTH, MAX_PROPERTY_KEYS };
+export { ADMISSION_WAIT_MS, KEY_PREFIX, KEY_RETRY_AFTER, MAX_BODY_BYTES, MAX_ITEMS, MAX_NAME_LENGTH, MAX_PROPERTY_BYTES, MAX_PROPERTY_DEPTH, MAX_PROPERTY_KEYS };
 export { MAX_KEY_LENGTH };
 
 export const PAST_DAYS = MAX_PAST_MS / 86_400_000;
 export const FUTURE_MINUTES = MAX_FUTURE_MS / 60_000;
 
-/** The default windows of decisions §3; the window lengths are fixed, the quotas configurable. */
+/** The default windows (docs/design.md, "Limits"); the window lengths are fixed, the quotas configurable. */
 export const POLICIES = PROJECT_WINDOWS.map((w) => ({
   name: w.name,
   quota: DEFAULT_LIMITS[w.setting],
@@ -40,6 +41,12 @@ export const DEFAULT_POLICY_HEADER = POLICIES.map((p) => `"${p.name}";q=${p.quot
 
 /** A RateLimit header as it reads after a first request of 10 items, with the default limits. */
 export const EXAMPLE_RATELIMIT_HEADER = POLICIES.map((p) => `"${p.name}";r=${p.quota - 10};t=${p.windowSeconds}`).join(', ');
+
+/** The RateLimit-Policy header of a refusal by the per-key limit, with the default limit. */
+export const KEY_POLICY_HEADER = `"per_key";q=${KEY_RPS};w=1`;
+
+/** The RateLimit header of that refusal: nothing left, the oldest request leaves within the second. */
+export const KEY_RATELIMIT_HEADER = '"per_key";r=0;t=1';
 
 /** Statuses whose answers always carry Retry-After (429 from a limit, 503 from a failed write). */
 export const RETRY_AFTER_STATUSES: ReadonlySet<number> = new Set([429, 503]);

@@ -7,8 +7,18 @@ import { REQUEST_ERRORS, type RequestErrorCode } from '../errors/codes.js';
 import { envelope } from '../edge/envelope.js';
 import type { Refusal } from '../pipeline/refusal.js';
 import type { ItemError } from '../pipeline/field-error.js';
-import { BATCH_PATH, DEFAULT_POLICY_HEADER, DOCS_PATH, EXAMPLE_RATELIMIT_HEADER, KEY_PREFIX, MAX_BODY_BYTES, RETRY_AFTER_STATUSES } from './facts.js';
-import { type Schema, componentSchemas, ref } from './schemas.js';
+import {
+  BATCH_PATH,
+  DEFAULT_POLICY_HEADER,
+  DOCS_PATH,
+  EXAMPLE_RATELIMIT_HEADER,
+  KEY_POLICY_HEADER,
+  KEY_PREFIX,
+  KEY_RATELIMIT_HEADER,
+  MAX_BODY_BYTES,
+  RETRY_AFTER_STATUSES,
+} from './facts.js';
+import { type Schema, componentSchemas, errorEnvelope, ref } from './schemas.js';
 
 /** The parts of an OpenAPI document that tests and clients read. */
 export interface OpenApiDocument {
@@ -38,11 +48,13 @@ function headers(): Record<string, Schema> {
     'Request-Id': { required: true, description: 'Identifies the request for support; the same value as request_id in the body.', schema: { type: 'string' } },
     'Retry-After': { required: true, description: 'Seconds to wait before resending.', schema: { type: 'integer', minimum: 0 } },
     RateLimit: {
-      description: 'What remains of each project window, per the IETF RateLimit header fields: r is the items left, t the seconds until the oldest count leaves the window. Sent on answers given after the project windows were checked; absent when the project limits are off.',
+      description:
+        'What remains of each project window, per the IETF RateLimit header fields: r is the items left, t the seconds until the oldest count leaves the window. ' +
+        `Sent on answers given after the project windows were checked (absent when the project limits are off), and on a 429 from the per-key limit, which it names: ${KEY_RATELIMIT_HEADER}.`,
       schema: { type: 'string', examples: [EXAMPLE_RATELIMIT_HEADER] },
     },
     'RateLimit-Policy': {
-      description: 'The project windows in force: q items per w seconds. Absent when the project limits are off.',
+      description: `The project windows in force: q items per w seconds (absent when the project limits are off); on a 429 from the per-key limit, that limit: ${KEY_POLICY_HEADER}.`,
       schema: { type: 'string', examples: [DEFAULT_POLICY_HEADER] },
     },
     Allow: { required: true, description: 'The one method the endpoint takes.', schema: { type: 'string', const: 'POST' } },
@@ -77,12 +89,9 @@ function errorResponse(baseUrl: string, status: number, codes: RequestErrorCode[
     headers: h,
     content: {
       'application/json': {
-        schema: {
-          allOf: [
-            ref('ErrorEnvelope'),
-            { type: 'object', properties: { error: { type: 'object', properties: { code: { type: 'string', enum: codes } } } } },
-          ],
-        },
+        // The whole envelope, narrowed to this status's codes: an allOf of the
+        // component and a narrowing leaves each part's example check half-blind.
+        schema: errorEnvelope(codes),
         examples: Object.fromEntries(
           codes.map((c) => [c, { summary: REQUEST_ERRORS[c].when, value: envelope(baseUrl, EXAMPLE_REQUEST_ID, exampleRefusal(c)) }]),
         ),

@@ -37,44 +37,74 @@ function batchRequest(): Schema {
   };
 }
 
+// A JSON null in an optional field is read as the field left out (check-item.ts), so each optional field allows it.
+const orNull = (schema: Schema): Schema => ({ anyOf: [schema, { type: 'null' }] });
+
+const ITEM_DESCRIPTION =
+  'A JSON null in an optional field is read as the field left out; unknown fields are ignored. Lengths count Unicode code points.';
+
+/** The fields both kinds of item share, each as the server reads it. */
+function commonFields(): Record<string, Schema> {
+  return {
+    anonymous_id: orNull({ type: 'string', pattern: PERSON_ID.source, description: 'A browser person key; the event belongs to that person.' }),
+    session_id: orNull({ type: 'string', pattern: SESSION_ID.source, description: 'A browser session to join. Without it the event is part of the person\'s server session, which session counts leave out.' }),
+    insert_id: orNull({
+      type: 'string',
+      pattern: INSERT_ID.source,
+      maxLength: MAX_INSERT_ID_LENGTH,
+      description: 'Idempotency key, unique per source: an item whose insert_id is already stored is answered as a duplicate and not stored again.',
+    }),
+    timestamp: {
+      description: `When it happened, ${PAST_DAYS} days back to ${FUTURE_MINUTES} minutes ahead of the server clock. Defaults to arrival.`,
+      oneOf: [
+        { type: 'string', format: 'date-time', description: 'ISO 8601 with a date, a time and an offset (Z or ±hh:mm).' },
+        { type: 'integer', minimum: 0, description: 'Milliseconds since the Unix epoch.' },
+        { type: 'null' },
+      ],
+    },
+    properties: orNull(ref('Properties')),
+  };
+}
+
+const nameSchema = (description: string): Schema => ({ type: 'string', minLength: 1, maxLength: MAX_NAME_LENGTH, description });
+const DISTINCT_ID = 'Your own user id. No control characters and no placeholders such as "undefined", "null" or "0".';
+
 function item(): Schema {
-  const name = { type: 'string', minLength: 1, maxLength: MAX_NAME_LENGTH };
+  return {
+    description: `One track or identify, told apart by "type"; "group" and "alias" are reserved and refused with item_type_not_yet_supported. ${ITEM_DESCRIPTION}`,
+    oneOf: [ref('TrackItem'), ref('IdentifyItem')],
+  };
+}
+
+function trackItem(): Schema {
   return {
     type: 'object',
-    description:
-      'One track or identify. A JSON null in an optional field is read as the field left out; unknown fields are ignored. ' +
-      'Lengths count Unicode code points.',
+    description: `Records one event. Needs an event and a distinct_id or an anonymous_id. ${ITEM_DESCRIPTION}`,
+    required: ['event'],
     properties: {
-      type: { type: 'string', enum: ['track', 'identify'], default: 'track', description: '"group" and "alias" are reserved and refused with item_type_not_yet_supported.' },
-      event: {
-        ...name,
-        description: 'Event name, for track items (ignored on identify). No control characters; names starting with "$" other than $agent_step and $agent_run, and identify, alias, group and merge in any case, are reserved.',
-      },
-      distinct_id: {
-        ...name,
-        description: 'Your own user id. Required on identify; on track, required unless anonymous_id is sent. No control characters and no placeholders such as "undefined", "null" or "0".',
-      },
-      anonymous_id: { type: 'string', pattern: PERSON_ID.source, description: 'A browser person key; the event belongs to that person.' },
-      session_id: { type: 'string', pattern: SESSION_ID.source, description: 'A browser session to join. Without it the event is part of the person\'s server session, which session counts leave out.' },
-      insert_id: {
-        type: 'string',
-        pattern: INSERT_ID.source,
-        maxLength: MAX_INSERT_ID_LENGTH,
-        description: 'Idempotency key, unique per source: an item whose insert_id is already stored is answered as a duplicate and not stored again.',
-      },
-      timestamp: {
-        description: `When it happened, ${PAST_DAYS} days back to ${FUTURE_MINUTES} minutes ahead of the server clock. Defaults to arrival.`,
-        oneOf: [
-          { type: 'string', format: 'date-time', description: 'ISO 8601 with a date, a time and an offset (Z or ±hh:mm).' },
-          { type: 'integer', minimum: 0, description: 'Milliseconds since the Unix epoch.' },
-        ],
-      },
-      properties: ref('Properties'),
+      type: { type: ['string', 'null'], enum: ['track', null], default: 'track' },
+      event: nameSchema(
+        'Event name. No control characters; names starting with "$" other than $agent_step and $agent_run, and identify, alias, group and merge in any case, are reserved.',
+      ),
+      distinct_id: orNull(nameSchema(`${DISTINCT_ID} Required unless anonymous_id is sent.`)),
+      ...commonFields(),
     },
-    // track needs an event and an identity; identify needs a distinct_id.
-    if: { properties: { type: { const: 'identify' } }, required: ['type'] },
-    then: { required: ['distinct_id'] },
-    else: { required: ['event'], anyOf: [{ required: ['distinct_id'] }, { required: ['anonymous_id'] }] },
+    // Not both identities left out (or null).
+    not: { properties: { distinct_id: { type: 'null' }, anonymous_id: { type: 'null' } } },
+  };
+}
+
+function identifyItem(): Schema {
+  return {
+    type: 'object',
+    description: `Sets traits (its properties) on the person of distinct_id. ${ITEM_DESCRIPTION}`,
+    required: ['type', 'distinct_id'],
+    properties: {
+      type: { type: 'string', const: 'identify' },
+      event: { description: 'Ignored on identify, whatever it holds.' },
+      distinct_id: nameSchema(DISTINCT_ID),
+      ...commonFields(),
+    },
   };
 }
 
@@ -132,8 +162,6 @@ function batchAnswer(): Schema {
   };
 }
 
-const nullable = (schema: Schema): Schema => ({ anyOf: [schema, { type: 'null' }] });
-
 function dryRunItem(): Schema {
   return {
     type: 'object',
@@ -142,22 +170,22 @@ function dryRunItem(): Schema {
       index: { type: 'integer', minimum: 0 },
       type: { type: 'string', enum: ['track', 'identify'] },
       outcome: { type: 'string', enum: ['accepted', 'duplicate', 'dropped'] },
-      reason: nullable({ type: 'string', enum: dropReasons() }),
-      event_id: nullable({ type: 'string', description: 'The id the event would be stored under.' }),
-      event: nullable({ type: 'string' }),
-      distinct_id: nullable({ type: 'string' }),
-      anonymous_id: nullable({ type: 'string' }),
-      person: nullable({
+      reason: orNull({ type: 'string', enum: dropReasons() }),
+      event_id: orNull({ type: 'string', description: 'The id the event would be stored under.' }),
+      event: orNull({ type: 'string' }),
+      distinct_id: orNull({ type: 'string' }),
+      anonymous_id: orNull({ type: 'string' }),
+      person: orNull({
         type: 'object',
         required: ['id', 'new'],
         properties: { id: { type: 'string' }, new: { type: 'boolean', description: 'Whether the person would be created.' } },
       }),
-      session: nullable({
+      session: orNull({
         type: 'object',
         required: ['id', 'server_session'],
-        properties: { id: nullable({ type: 'string' }), server_session: { type: 'boolean' } },
+        properties: { id: orNull({ type: 'string' }), server_session: { type: 'boolean' } },
       }),
-      insert_id: nullable({ type: 'string' }),
+      insert_id: orNull({ type: 'string' }),
       timestamp: { type: 'string', format: 'date-time', description: 'As it would be stored, in UTC.' },
       properties: { type: 'object', description: 'Properties or traits after normalisation.' },
       enrichment: { type: 'object', description: 'What the server would add, such as $source_id and what $user_agent yields.' },
@@ -179,7 +207,8 @@ function dryRunAnswer(): Schema {
   };
 }
 
-function errorEnvelope(): Schema {
+/** The error envelope whose code is one of `codes`: all request codes for the component, one status's codes for its response. */
+export function errorEnvelope(codes: readonly string[] = Object.keys(REQUEST_ERRORS)): Schema {
   return {
     type: 'object',
     required: ['error'],
@@ -188,7 +217,7 @@ function errorEnvelope(): Schema {
         type: 'object',
         required: ['code', 'message', 'docs_url', 'request_id'],
         properties: {
-          code: { type: 'string', enum: Object.keys(REQUEST_ERRORS) },
+          code: { type: 'string', enum: [...codes] },
           message: { type: 'string', description: 'What to change. Wording may change; match on code.' },
           docs_url: { type: 'string', format: 'uri', description: 'The section of the reference page for this code.' },
           request_id: REQUEST_ID,
@@ -204,12 +233,13 @@ export function componentSchemas(): Record<string, Schema> {
   return {
     BatchRequest: batchRequest(),
     Item: item(),
+    TrackItem: trackItem(),
+    IdentifyItem: identifyItem(),
     Properties: properties(),
     BatchAnswer: batchAnswer(),
     DryRunAnswer: dryRunAnswer(),
     DryRunItem: dryRunItem(),
     ItemError: itemError(),
     DroppedItem: droppedItem(),
-    ErrorEnvelope: errorEnvelope(),
   };
 }

@@ -3,8 +3,6 @@ import { SEGMENT_PATHS } from '../edge/segment-map.js';
 import { BATCH_PATH } from './facts.js';
 import { Html, anchor, code, html, table } from './html.js';
 
-export const SEGMENT_SECTION: [string, string] = ['segment', 'Segment-spec endpoints'];
-
 /** What each message type becomes, as the mapping does it. */
 const MESSAGE_TYPES: [string, Html | string][] = [
   ['track', html`a <code>track</code> item with its <code>event</code>`],

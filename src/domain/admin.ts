@@ -170,7 +170,9 @@ export function createAdmin(store: Pick<Store, 'admin' | 'listings' | 'transacti
         throw new AdminError(`Key ${keyId} is ${status}; only an active key can be rolled. Create a new key instead.`);
       }
       await source(k.sourceId);
-      return addKey(k.sourceId, { keyId, expiresAt: clock() + GRACE_PERIODS[grace] });
+      const graceMs = GRACE_PERIODS.get(grace);
+      if (graceMs === undefined) throw new AdminError(`The grace period is now, 24h or 7d, not "${grace}".`);
+      return addKey(k.sourceId, { keyId, expiresAt: clock() + graceMs });
     },
     async revokeKey(keyId: string): Promise<void> {
       if (!(await a.revokeKey(keyId, clock()))) throw new AdminError(`No key ${keyId}.`);

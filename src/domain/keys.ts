@@ -8,8 +8,19 @@ const KEY_FORM = /^srv_live_[0-9A-Za-z]{32}$/;
 /** A source may hold at most this many keys that still work. */
 export const MAX_WORKING_KEYS = 2;
 
-export const GRACE_PERIODS = { now: 0, '24h': 24 * 3600_000, '7d': 7 * 24 * 3600_000 } as const;
-export type Grace = keyof typeof GRACE_PERIODS;
+/** Names `key roll --grace` takes. */
+export type Grace = 'now' | '24h' | '7d';
+/** How long a rolled key keeps working, by grace name; a Map, so only these names are found. */
+export const GRACE_PERIODS: ReadonlyMap<string, number> = new Map<Grace, number>([
+  ['now', 0],
+  ['24h', 24 * 3600_000],
+  ['7d', 7 * 24 * 3600_000],
+]);
+
+/** The grace name given, when it is one; any other string (toString, constructor, …) is not. */
+export function isGrace(name: string): name is Grace {
+  return GRACE_PERIODS.has(name);
+}
 
 export type KeyStatus = 'active' | 'expiring' | 'revoked' | 'expired';
 

@@ -45,7 +45,7 @@ export interface BatchRouteDeps {
 }
 
 /**
- * Every /api/… request, checked in the order of decisions §1: a request gets
+ * Every /api/… request, checked in the order of docs/design.md ("Order of checks"): a request gets
  * the first failure only, and the body is not read before the key, the limits
  * and the headers have passed.
  */
@@ -104,7 +104,7 @@ export async function checkKey(deps: BatchRouteDeps, req: FastifyRequest, key: B
   const now = deps.clock();
   deps.store.recordKeyUse(auth.keyId, now);
   if (!auth.project.apiEnabled) {
-    return { code: 'not_found', message: 'The batch API is not enabled for this project yet; ask for early access to be turned on.' };
+    return { code: 'not_found', message: `The batch API is switched off for project ${auth.project.id}; whoever runs Inlet switches it on with "inlet project update ${auth.project.id} --api-enabled true".` };
   }
   const keyVerdict = await deps.limits.checkKey(auth.keyId, now);
   if (!keyVerdict.allowed) {

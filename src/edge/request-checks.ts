@@ -1,6 +1,6 @@
 /**
  * The checks of a request that need only its line and headers, in the order
- * of decisions §1. Each returns null when the request passes, or a refusal.
+ * of docs/design.md ("Order of checks"). Each returns null when the request passes, or a refusal.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { type Refusal, isRefusal } from '../pipeline/refusal.js';

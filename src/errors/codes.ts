@@ -82,14 +82,14 @@ export const REQUEST_ERRORS = {
   },
   invalid_key: {
     status: 401,
-    message: 'The server key is unknown, revoked or expired. Create a new key for the source.',
+    message: 'The server key is unknown, revoked or expired. Send a working key; "inlet key create --source <source id>" makes a new one.',
     when: 'The key is unknown, revoked or expired, or belongs to a deleted source, project or organization. It is checked again when the items are written: a key revoked while the body was being sent gets this too, and nothing is stored.',
     retryable: false,
     retry: 'No. Use a working key.',
   },
   browser_not_allowed: {
     status: 403,
-    message: 'Server keys must not be used from a browser. Send events from your server, or use the browser tracker.',
+    message: 'Server keys must not be used from a browser. Send the batch from your server, without Origin or Sec-Fetch-* headers.',
     when: 'The request carries an Origin header or a Sec-Fetch-* header (a lone "Sec-Fetch-Mode: cors", as sent by the fetch built into Node.js, is let through).',
     retryable: false,
     retry: 'No.',
@@ -159,7 +159,7 @@ export const REQUEST_ERRORS = {
   },
   internal_error: {
     status: 500,
-    message: 'Something went wrong on our side. Retry with backoff; quote the request_id if it keeps happening.',
+    message: 'Something went wrong inside the server. Retry with backoff; if it keeps happening, give the request_id to whoever runs Inlet, so they can find it in the logs.',
     when: 'An unexpected failure.',
     retryable: true,
     retry: 'Yes, with exponential backoff and the same insert_ids.',
@@ -183,7 +183,7 @@ export interface ItemErrorSpec {
 export const ITEM_ERRORS = {
   invalid_item: { when: 'The item is not a JSON object.' },
   invalid_item_type: { when: '"type" is not "track" or "identify".' },
-  item_type_not_yet_supported: { when: '"type" is "group" or "alias", which are reserved for later.' },
+  item_type_not_yet_supported: { when: '"type" is "group" or "alias": these names are reserved and not taken; send "track" or "identify".' },
   missing_event_name: { when: 'A track item has no "event".' },
   invalid_event_name: { when: '"event" is not a string of 1 to 128 characters without control characters.' },
   reserved_event_name: {
@@ -200,7 +200,7 @@ export const ITEM_ERRORS = {
   invalid_insert_id: { when: '"insert_id" is not 1 to 80 characters of A-Z, a-z, 0-9, "_" and "-".' },
   duplicate_insert_id: { when: 'The same insert_id appears twice in one request; the later item is refused.' },
   invalid_timestamp: { when: '"timestamp" is neither ISO 8601 with a date, time and offset nor an integer of epoch milliseconds.' },
-  timestamp_too_old: { when: '"timestamp" is more than 7 days before the server clock. Historical import is a separate, coming endpoint.' },
+  timestamp_too_old: { when: '"timestamp" is more than 7 days before the server clock. Inlet takes no older events.' },
   timestamp_in_future: { when: '"timestamp" is more than 10 minutes after the server clock.' },
   invalid_properties: {
     when: '"properties" is not a JSON object, is nested deeper than 5 levels, has a key longer than 255 characters, or holds a number that cannot be kept exactly or a key or string with U+0000 or a lone surrogate.',
@@ -216,7 +216,7 @@ export type ItemErrorCode = keyof typeof ITEM_ERRORS;
 /** Why a valid item was not stored, listed in dropped[]. */
 export const DROP_REASONS = {
   bot_filtered: { when: 'The $user_agent is a known bot and the source filters bots (the default).' },
-  collection_paused: { when: "The project's monthly event limit is reached; track items are not stored until next month or a higher limit." },
+  collection_paused: { when: "The project's monthly event limit is reached; track items are not stored until the next month (UTC) or until the limit is raised with inlet project update <project id> --monthly-event-limit." },
 } as const satisfies Record<string, ItemErrorSpec>;
 
 export type DropReason = keyof typeof DROP_REASONS;

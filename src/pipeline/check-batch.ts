@@ -6,7 +6,7 @@ import { isPlainObject } from './text.js';
 
 export const MAX_ITEMS = 500;
 
-/** Field order of decisions §2: the order errors of one item are listed in. */
+/** Field order (docs/design.md, "Validation"): the order errors of one item are listed in. */
 const FIELD_ORDER = ['item', 'type', 'event', 'distinct_id', 'anonymous_id', 'session_id', 'insert_id', 'timestamp', 'properties'];
 const rank = (field: string): number => FIELD_ORDER.indexOf(field.split('.')[0]!);
 

@@ -50,7 +50,7 @@ function dollarKeyStays(key: string, value: unknown, recordIp: boolean, out: Nor
     out.droppedKeys.push(field);
     return false;
   }
-  const check = ACCEPTED_DOLLAR_KEYS[key];
+  const check = ACCEPTED_DOLLAR_KEYS.get(key);
   if (check === undefined) {
     errors.push({
       code: 'reserved_property',
@@ -77,7 +77,7 @@ function dollarKeyStays(key: string, value: unknown, recordIp: boolean, out: Nor
   return true;
 }
 
-/** Key count, then depth, exact numbers and storable strings, then size (decisions §2): first fault wins. */
+/** Key count, then depth, exact numbers and storable strings, then size (docs/design.md, "Validation"): first fault wins. */
 function checkShape(props: JsonObject, errors: FieldError[]): void {
   const count = Object.keys(props).length;
   if (count > MAX_PROPERTY_KEYS) {

@@ -33,8 +33,9 @@ type ValueCheck = (value: unknown) => string | null;
 /**
  * The `$` keys a server may send, each with the form its value must have.
  * `$user_agent` and `$ip` are also accepted but handled by normalisation.
+ * A Map: the key looked up is the client's, and must never find an inherited name.
  */
-export const ACCEPTED_DOLLAR_KEYS: Record<string, ValueCheck> = {
+export const ACCEPTED_DOLLAR_KEYS: ReadonlyMap<string, ValueCheck> = new Map(Object.entries({
   $ip: (v) => (typeof v === 'string' && isIP(v) !== 0 ? null : '"$ip" must be an IPv4 or IPv6 address.'),
   $user_agent: (v) => (typeof v === 'string' ? null : '"$user_agent" must be a string.'),
   $country: (v) =>
@@ -53,7 +54,7 @@ export const ACCEPTED_DOLLAR_KEYS: Record<string, ValueCheck> = {
     typeof v === 'string' && INSERT_ID.test(v)
       ? null
       : '"$insert_id" must be 1 to 80 characters of A-Z, a-z, 0-9, "_" and "-".',
-};
+} satisfies Record<string, ValueCheck>));
 
 function isHttpUrl(v: unknown): boolean {
   if (typeof v !== 'string') return false;

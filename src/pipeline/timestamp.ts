@@ -37,7 +37,7 @@ export function parseTimestamp(value: unknown, now: number): TimestampResult {
     return {
       ok: false,
       code: 'timestamp_too_old',
-      message: '"timestamp" is more than 7 days in the past. Send older events through the historical import endpoint (/api/v1/import) once it is available.',
+      message: '"timestamp" is more than 7 days in the past, which Inlet does not take. Send events within 7 days of when they happened, or leave "timestamp" out to use the time of arrival.',
     };
   }
   if (ms > now + MAX_FUTURE_MS) {

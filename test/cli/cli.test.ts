@@ -7,7 +7,7 @@ const tmp = tempDir('inlet-cli-');
 afterAll(() => tmp.remove());
 const env = { INLET_DATA_DIR: tmp.dir };
 
-describe('the inlet command (docs: shared/spec/cli.md)', () => {
+describe('the inlet command (docs/cli.md)', () => {
   it('administers org, project, source and key with the documented JSON shapes', async () => {
     const org = await cliJson(['org', 'create', '--name', 'Acme'], env);
     expect(org).toEqual({ id: expect.stringMatching(/^org_/), name: 'Acme' });

@@ -5,10 +5,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Limiter, WindowSpec } from '../../src/stores/limiter-port.js';
 import { LocalLimiter } from '../../src/domain/limits/local-limiter.js';
 import { RedisLimiter } from '../../src/stores/redis-limits/redis-limiter.js';
+import { describeWith } from '../helpers/needs-services.js';
+import { TEST_REDIS_URL } from '../helpers/services.js';
 
 // Every limiter engine must pass this one suite. A new engine is one entry in
 // ENGINES; INLET_TEST_LIMITERS=local (or redis) runs just that one.
-const REDIS_URL = process.env.INLET_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = TEST_REDIS_URL;
 const LIMITERS = (process.env.INLET_TEST_LIMITERS ?? 'local,redis')
   .split(',')
   .map((s) => s.trim())
@@ -70,23 +72,6 @@ async function deleteKeys(keyPrefix: string): Promise<void> {
 
 const ENGINES: Record<string, () => Engine> = { local: localEngine, redis: redisEngine };
 
-/** Why Redis cannot be used, or null when it answers. */
-async function redisProblem(url: string): Promise<string | null> {
-  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1000, retryStrategy: () => null });
-  let cause: Error | null = null;
-  probe.on('error', (e: Error) => (cause ??= e));
-  try {
-    await probe.connect();
-    await probe.ping();
-    return null;
-  } catch (e) {
-    return `Redis at ${url} is unreachable: ${(cause ?? (e as Error)).message}`;
-  } finally {
-    probe.disconnect();
-  }
-}
-
-const redisDown = LIMITERS.includes('redis') ? await redisProblem(REDIS_URL) : null;
 
 // An epoch-ms clock, so Redis sees times as large as real ones.
 const T = Date.UTC(2026, 0, 1);
@@ -98,21 +83,7 @@ for (const engine of LIMITERS) {
   const make = ENGINES[engine];
   if (make === undefined) throw new Error(`INLET_TEST_LIMITERS names an unknown engine: ${engine}`);
 
-  if (engine === 'redis' && redisDown !== null) {
-    // Locally a missing Redis is not the code's fault; in CI it means the suite did not run.
-    if (process.env.CI) {
-      it(`limiter: redis: ${redisDown}`, () => {
-        throw new Error(`${redisDown} (CI must run the Redis conformance tests)`);
-      });
-    } else {
-      describe.skip(`limiter: redis (${redisDown})`, () => {
-        it('needs Redis', () => {});
-      });
-    }
-    continue;
-  }
-
-  describe(`limiter: ${engine}`, () => {
+  describeWith(engine === 'redis' ? ['redis'] : [], `limiter: ${engine}`, () => {
     let env: Engine;
     let limiter: Limiter;
 
@@ -308,7 +279,7 @@ class Relay {
   }
 }
 
-describe.runIf(LIMITERS.includes('redis') && redisDown === null)('limiter: redis through an outage', () => {
+(LIMITERS.includes('redis') ? describeWith.bind(null, ['redis']) : describe.skip)('limiter: redis through an outage', () => {
   it('falls back while Redis is cut off and goes back to Redis by itself', async () => {
     const keyPrefix = `inlet:test:${randomUUID()}:`;
     const relay = new Relay(new URL(REDIS_URL));
@@ -352,7 +323,7 @@ describe.runIf(LIMITERS.includes('redis') && redisDown === null)('limiter: redis
   });
 });
 
-describe.runIf(LIMITERS.includes('redis') && redisDown === null)('limiter: redis when Redis hangs', () => {
+(LIMITERS.includes('redis') ? describeWith.bind(null, ['redis']) : describe.skip)('limiter: redis when Redis hangs', () => {
   it('answers within the timeout by counting locally, and lets other takes go on meanwhile', async () => {
     const keyPrefix = `inlet:test:${randomUUID()}:`;
     const relay = new Relay(new URL(REDIS_URL));

@@ -11,6 +11,7 @@ import type { Collector } from '../../src/domain/collector.js';
 import { type IngestJob, type ItemOutcome, KeyNoLongerWorksError } from '../../src/domain/ingest/job.js';
 import { StoreUnavailableError } from '../../src/stores/port.js';
 import { TestClock } from '../helpers/fixture.js';
+import { describeWith } from '../helpers/needs-services.js';
 import { type ItemSpec, ingestJob } from '../helpers/items.js';
 import { STORES, type StoreUnderTest } from './stores.js';
 
@@ -42,7 +43,7 @@ const identify = (distinctId: string, traits: Record<string, unknown>, o: ItemSp
 const accepted = (o: ItemOutcome) => o.status === 'accepted';
 
 for (const engine of STORES) {
-  describe(engine.name, () => {
+  describeWith(engine.needs ?? [], engine.name, () => {
     let sut: StoreUnderTest;
     let store: Collector;
     let second: Collector;

@@ -7,6 +7,7 @@ import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { PostgresStore } from '../../src/stores/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/fixture.js';
+import { type Service, TEST_DATABASE_URL } from '../helpers/services.js';
 
 /** A fresh, empty database of one engine, for one suite. */
 export interface StoreUnderTest {
@@ -21,6 +22,8 @@ export interface StoreUnderTest {
 /** One engine: how to open a store on a fresh database, and another on the same one. */
 interface EngineDef {
   name: string;
+  /** Services the engine needs running; outside CI its suites are skipped without them. */
+  needs?: Service[];
   /** Makes the database; `open` opens a store on it (each call another server); `drop` removes it. */
   database(): Promise<{ open: () => Promise<Store>; drop: () => Promise<void> }>;
 }
@@ -28,6 +31,7 @@ interface EngineDef {
 /** One engine of the conformance suite. */
 export interface Engine {
   name: string;
+  needs?: Service[];
   make(): Promise<StoreUnderTest>;
 }
 
@@ -35,6 +39,7 @@ export interface Engine {
 function engine(def: EngineDef): Engine {
   return {
     name: def.name,
+    needs: def.needs,
     async make() {
       const db = await def.database();
       const opened: Collector[] = [];
@@ -61,14 +66,13 @@ function engine(def: EngineDef): Engine {
   };
 }
 
-/** Where the PostgreSQL engine makes its throwaway databases. */
-export const TEST_DATABASE_URL = process.env.INLET_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export { TEST_DATABASE_URL };
 
 /** Every engine; a new one is one line here. */
 const ALL: Engine[] = [
   engine({ name: 'memory', database: async () => memoryDatabase() }),
   engine({ name: 'sqlite', database: async () => sqliteDatabase() }),
-  engine({ name: 'postgres', database: postgresDatabase }),
+  engine({ name: 'postgres', needs: ['postgres'], database: postgresDatabase }),
 ];
 
 function memoryDatabase() {

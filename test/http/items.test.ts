@@ -87,7 +87,7 @@ describe('every item error code of the reference', () => {
   });
 });
 
-describe('item rules of decisions §2', () => {
+describe('item rules (docs/design.md, "Validation")', () => {
   it('every error of an item is reported, one per field, in field order', async () => {
     const errs = await codesOf({
       properties: { $currency: 'usd', $lib: 'x', $bogus: 1 },
@@ -145,9 +145,10 @@ describe('item rules of decisions §2', () => {
     expect(new Date(ev!.timestamp).toISOString()).toBe('2026-11-22T11:30:00.123Z');
   });
 
-  it('the too-old message points to the import endpoint', async () => {
+  it('fault 18: the too-old message says what to change, not an endpoint that does not exist', async () => {
     const [e] = await errorsOf({ event: 'e', distinct_id: 'u', timestamp: f.clock.ms - 8 * DAY });
-    expect(e?.message).toMatch(/import/);
+    expect(e?.message).toMatch(/within 7 days/);
+    expect(e?.message).not.toMatch(/import/);
   });
 
   it('depth 5 and 255 keys and 8,192 bytes are fine', async () => {
@@ -197,7 +198,7 @@ describe('item rules of decisions §2', () => {
     }
   });
 
-  it('too many keys is reported before depth (decisions §2 order)', async () => {
+  it('too many keys is reported before depth (the order of docs/design.md, "Validation")', async () => {
     const props: Record<string, unknown> = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`k${i}`, i]));
     props.deep = { a: { b: { c: { d: { e: 1 } } } } };
     expect(await codesOf({ event: 'e', distinct_id: 'u', properties: props })).toEqual(['too_many_properties@properties']);

@@ -13,7 +13,7 @@ async function fixture(opts: FixtureOptions = {}): Promise<Fixture> {
   return f;
 }
 
-/** Asserts the envelope of decisions §1 and §2.5, and returns the body. */
+/** Asserts the error envelope (docs/api.md, "Error envelope"), and returns the body. */
 function expectError(res: LightMyRequestResponse, code: RequestErrorCode) {
   const body = res.json();
   expect(body.error?.code, res.body).toBe(code);
@@ -182,7 +182,7 @@ describe('each request check answers its code', () => {
   });
 });
 
-describe('the order of checks (decisions §1): a request breaking two rules gets the earlier one', () => {
+describe('the order of checks (docs/design.md, "Order of checks"): a request breaking two rules gets the earlier one', () => {
   const cases: { name: string; opts?: FixtureOptions; req: (f: Fixture) => Promise<LightMyRequestResponse>; code: RequestErrorCode }[] = [
     { name: 'unknown path beats wrong method', req: (f) => f.app.inject({ method: 'GET', url: '/api/v1/nope' }), code: 'not_found' },
     { name: 'tracker host beats retired version', opts: { trackerHosts: ['t.example'], retiredVersions: ['0'] }, req: (f) => f.app.inject({ method: 'POST', url: '/api/v0/batch', headers: { host: 't.example' } }), code: 'not_found' },

@@ -11,6 +11,8 @@ import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { createTestDatabase } from '../conformance/stores.js';
 import { TestClock, tempDir } from '../helpers/fixture.js';
 import { ingestJob } from '../helpers/items.js';
+import { describeWith } from '../helpers/needs-services.js';
+import type { Service } from '../helpers/services.js';
 
 class Recorder implements IngestObserver {
   commits: { seconds: number; jobs: number; items: number }[] = [];
@@ -23,7 +25,7 @@ class Recorder implements IngestObserver {
   }
 }
 
-const engines: { name: string; open: (o: IngestObserver) => Promise<{ store: Collector; done: () => Promise<void> }> }[] = [
+const engines: { name: string; needs?: Service[]; open: (o: IngestObserver) => Promise<{ store: Collector; done: () => Promise<void> }> }[] = [
   {
     name: 'sqlite',
     open: async (o) => {
@@ -34,6 +36,7 @@ const engines: { name: string; open: (o: IngestObserver) => Promise<{ store: Col
   },
   {
     name: 'postgres',
+    needs: ['postgres'],
     open: async (o) => {
       const db = await createTestDatabase();
       return { store: new Collector(await PostgresStore.connect(db.url), { observer: o }), done: db.drop };
@@ -42,7 +45,7 @@ const engines: { name: string; open: (o: IngestObserver) => Promise<{ store: Col
 ];
 
 for (const engine of engines) {
-  describe(engine.name, () => {
+  describeWith(engine.needs ?? [], engine.name, () => {
     const recorder = new Recorder();
     let opened: { store: Collector; done: () => Promise<void> } | undefined;
     afterAll(async () => {

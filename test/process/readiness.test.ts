@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../conformance/stores.js';
 import { tempDir } from '../helpers/fixture.js';
 import { type Server, cliJson, freePort, provision, startServer, stopServer } from '../helpers/process.js';
+import { describeWith } from '../helpers/needs-services.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 
 async function get(url: string): Promise<{ status: number; body: any }> {
@@ -52,7 +53,7 @@ describe('during a stop', () => {
   });
 });
 
-describe('during a PostgreSQL outage', () => {
+describeWith(['postgres'], 'during a PostgreSQL outage', () => {
   let db: { url: string; drop: () => Promise<void> } | undefined;
   let proxy: TcpProxy | undefined;
   let server: Server | undefined;

@@ -4,22 +4,23 @@
  * freeze (test/helpers/tcp-proxy.ts; Redis itself keeps running, other test
  * files share it), server B reaches it directly.
  *
- * What Inlet promises (decisions §3, RedisLimiter): with Redis, every server
+ * What Inlet promises (docs/design.md, "Limits"; RedisLimiter): with Redis, every server
  * counts together; without it, a server keeps collecting and counts alone, as
  * a server without a shared Redis always does, so each server still enforces
  * the limits on what it admits; once Redis answers again, it counts there
  * again, by itself.
  *
- * PostgreSQL and Redis must be reachable: when one is not, this file fails.
+ * PostgreSQL and Redis must be reachable: under CI this file fails without
+ * them; elsewhere it is skipped and named (test/helpers/services.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../conformance/stores.js';
 import { type Server, cliJson, startServer, stopServer } from '../helpers/process.js';
-import { requireRedis } from '../helpers/services.js';
+import { describeWith } from '../helpers/needs-services.js';
+import { TEST_REDIS_URL, requireRedis } from '../helpers/services.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 
-const TEST_REDIS_URL = process.env.INLET_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const BURST = 100;
 /** The limiter waits at most 300 ms for Redis; an answer may take that plus the request itself. */
 const MAX_ANSWER_MS = 1500;
@@ -55,7 +56,7 @@ async function post(server: Server, key: string, count: number, tagged: string):
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe('Redis stops and starts again', () => {
+describeWith(['postgres', 'redis'], 'Redis stops and starts again', () => {
   let db: { url: string; drop: () => Promise<void> };
   let env: Record<string, string>;
   let proxy: TcpProxy;

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, MONTHLY_EVENT_LIMIT_RANGE } from '../../domain/admin.js';
-import { GRACE_PERIODS, type Grace } from '../../domain/keys.js';
+import { isGrace } from '../../domain/keys.js';
 import { UsageError, parseBool, parseWhole, runWithStore, table, withCommon } from '../context.js';
 import { deleted, orgJson, projectJson, projectListingJson, sourceJson } from '../views.js';
 
@@ -156,8 +156,8 @@ export function registerAdminCommands(program: Command): void {
     runWithStore(
       o,
       async ({ admin }) => {
-        if (!(o.grace in GRACE_PERIODS)) throw new UsageError(`--grace takes now, 24h or 7d, not "${o.grace}".`);
-        return admin.rollKey(id, o.grace as Grace);
+        if (!isGrace(o.grace)) throw new UsageError(`--grace takes now, 24h or 7d, not "${o.grace}".`);
+        return admin.rollKey(id, o.grace);
       },
       (r) => `created key ${r.id}: ${r.key}\nStore it now: it is not shown again. ${r.replaces} stops working after the grace period (${o.grace}).`,
     ),

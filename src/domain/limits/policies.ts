@@ -9,7 +9,7 @@ export interface LimitSettings {
 
 export const DEFAULT_LIMITS: LimitSettings = { burst: 50_000, sustained: 60_000, keyRps: 100 };
 
-/** The project windows of decisions §3: their lengths are fixed, their quotas configurable. */
+/** The project windows (docs/design.md, "Limits"): their lengths are fixed, their quotas configurable. */
 export const PROJECT_WINDOWS = [
   { name: 'burst', setting: 'burst', windowMs: 10_000, retryAfter: 10 },
   { name: 'sustained', setting: 'sustained', windowMs: 60_000, retryAfter: 60 },

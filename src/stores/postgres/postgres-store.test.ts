@@ -8,6 +8,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORES, TEST_DATABASE_URL, createTestDatabase } from '../../../test/conformance/stores.js';
 import { TestClock } from '../../../test/helpers/fixture.js';
+import { describeWith } from '../../../test/helpers/needs-services.js';
 import { createAdmin } from '../../domain/admin.js';
 import { hashKey } from '../../domain/keys.js';
 import { Collector } from '../../domain/collector.js';
@@ -73,7 +74,7 @@ function item(o: Partial<EnrichedItem>): EnrichedItem {
   };
 }
 
-describe.runIf(enabled)('postgres engine', () => {
+(enabled ? describeWith.bind(null, ['postgres']) : describe.skip)('postgres engine', () => {
   let db: { url: string; drop: () => Promise<void> };
   let direct: pg.Client;
 

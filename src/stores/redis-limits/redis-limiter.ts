@@ -99,7 +99,7 @@ interface TakeCommand {
  * back to Redis by itself once it answers again. Losing customers' events, or
  * refusing all traffic, because the limiter's helper is down would be worse
  * than counting per server for a while: that is how servers without a shared
- * Redis count anyway (decisions §3), so limits still hold per server. A take()
+ * Redis count anyway (docs/design.md, "Limits"), so limits still hold per server. A take()
  * that timed out may still have counted in Redis as well; erring by one request
  * towards refusing is the price of never waiting longer than timeoutMs.
  */
