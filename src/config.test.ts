@@ -12,3 +12,9 @@ it('back-pressure on bodies: 2 MiB and 10 s unless set, 0 bytes turns it off, an
   expect(() => loadConfig({ INLET_BODY_WAIT_MS: '30000' })).toThrow(/INLET_BODY_WAIT_MS must be a whole number from 0 to 20000/);
   expect(() => loadConfig({ INLET_BODY_WAIT_MS: '-1' })).toThrow(/INLET_BODY_WAIT_MS must be a whole number from 0 to 20000/);
 });
+
+it('the import window: 300,000 items unless INLET_LIMIT_IMPORT sets another, 0 turns it off', () => {
+  expect(loadConfig({}).limits.import).toBe(300_000);
+  expect(loadConfig({ INLET_LIMIT_IMPORT: '0' }).limits.import).toBe(0);
+  expect(() => loadConfig({ INLET_LIMIT_IMPORT: 'lots' })).toThrow(/INLET_LIMIT_IMPORT must be a whole number/);
+});

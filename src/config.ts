@@ -50,6 +50,7 @@ export function loadConfig(env: Env, flags: { port?: string; host?: string; data
       burst: wholeNumber(env.INLET_LIMIT_BURST ?? String(DEFAULT_LIMITS.burst), 'INLET_LIMIT_BURST'),
       sustained: wholeNumber(env.INLET_LIMIT_SUSTAINED ?? String(DEFAULT_LIMITS.sustained), 'INLET_LIMIT_SUSTAINED'),
       keyRps: wholeNumber(env.INLET_LIMIT_KEY_RPS ?? String(DEFAULT_LIMITS.keyRps), 'INLET_LIMIT_KEY_RPS'),
+      import: wholeNumber(env.INLET_LIMIT_IMPORT ?? String(DEFAULT_LIMITS.import), 'INLET_LIMIT_IMPORT'),
     },
     admission: {
       budgetBytes: wholeNumber(env.INLET_BODY_BUDGET_BYTES ?? String(BODY_BUDGET_BYTES), 'INLET_BODY_BUDGET_BYTES') || Infinity,

@@ -7,6 +7,10 @@ import { codeSections } from './code-sections.js';
 import { acceptedDollarKeys, enrichmentKeys } from './dollar-keys.js';
 import {
   BATCH_PATH,
+  DEFAULT_RETENTION_DAYS,
+  IMPORT_PATH,
+  IMPORT_POLICIES,
+  IMPORT_POLICY_HEADER,
   DEFAULT_POLICY_HEADER,
   DOCS_PATH,
   EXAMPLE_RATELIMIT_HEADER,
@@ -56,6 +60,7 @@ const CONTENTS: [string, string][] = [
   ['error-envelope', 'Error envelope'],
   ['check-order', 'Order of checks'],
   ['rate-limits', 'Rate limits'],
+  ['import', 'Historical import'],
   ['idempotency', 'Idempotency'],
   ['retries', 'Retrying'],
   ['request-errors', 'Request errors'],
@@ -265,7 +270,7 @@ ${json({
 
 // Decisions §1: a request is answered with the first check it fails.
 const CHECKS: [Html | string, Html][] = [
-  [html`The path is not <code>${BATCH_PATH}</code> (an unknown <code>/api/v1/…</code> path or an unknown version), or the host is a tracker domain`, anchor('not_found')],
+  [html`The path is neither <code>${BATCH_PATH}</code> nor <code>${IMPORT_PATH}</code> (an unknown <code>/api/v1/…</code> path or an unknown version), or the host is a tracker domain`, anchor('not_found')],
   ['The path is under a retired API version', anchor('api_version_retired')],
   ['The method is not POST (OPTIONS included)', anchor('method_not_allowed')],
   [html`It looks like a browser: <code>Origin</code>, or <code>Sec-Fetch-*</code> other than a lone <code>Sec-Fetch-Mode: cors</code>`, anchor('browser_not_allowed')],
@@ -319,6 +324,23 @@ A 429 from the per-key limit does not carry them.</p>
 `;
 }
 
+function historicalImport(baseUrl: string): Html {
+  const w = IMPORT_POLICIES[0]!;
+  return html`<section id="import">
+<h2>Historical import</h2>
+<p>Events older than ${PAST_DAYS} days are refused on <code>${BATCH_PATH}</code> with ${anchor('timestamp_too_old')}. To backfill history, send them to
+<code>POST ${baseUrl}${IMPORT_PATH}</code>: the same key, headers, body, query parameters, checks in the same order, answers, people and metering as the batch endpoint, with these differences:</p>
+<ul>
+<li>Every item needs a <code>timestamp</code> (${anchor('missing_timestamp')}): the time the event happened.</li>
+<li>It may be as old as the project's event retention (${DEFAULT_RETENTION_DAYS} days unless the project sets another); older is refused with ${anchor('timestamp_before_retention')}, since the event would be deleted at once. At most ${FUTURE_MINUTES} minutes ahead, as everywhere (${anchor('timestamp_in_future')}).</li>
+<li>Imported items count in a project window of their own, not in burst or sustained: ${formatNumber(w.quota)} items per ${w.windowSeconds} s by default (${code(w.env)}), refused whole with ${anchor('rate_limited')} and <code>Retry-After: ${w.retryAfter}</code>. The answers name it: <code>RateLimit-Policy: ${IMPORT_POLICY_HEADER}</code>.</li>
+</ul>
+<p><code>insert_id</code> values are shared with the batch endpoint: an item imported with an <code>insert_id</code> that the source already stored through either endpoint is answered as a duplicate, and the other way round, so a backfill that overlaps live traffic stores each event once.
+Imported <code>track</code> items are metered in the month they arrive, and the plan limit applies (${anchor('collection_paused')}). Traits keep the newest value by item timestamp, so importing old <code>identify</code> items never overwrites a newer trait.</p>
+</section>
+`;
+}
+
 function idempotency(): Html {
   return html`<section id="idempotency">
 <h2>Idempotency</h2>
@@ -365,7 +387,7 @@ export function referencePage(baseUrl: string): string {
 <nav aria-label="Contents"><ol>${CONTENTS.map(([id, title]) => html`<li><a href="#${id}">${title}</a></li>`)}</ol></nav>
 </header>
 <main>
-${overview(baseUrl)}${authentication()}${request()}${query()}${answers(baseUrl)}${checkOrder()}${rateLimits()}${idempotency()}${retries()}${codeSections()}
+${overview(baseUrl)}${authentication()}${request()}${query()}${answers(baseUrl)}${checkOrder()}${rateLimits()}${historicalImport(baseUrl)}${idempotency()}${retries()}${codeSections()}
 </main>
 <footer>Within v1, changes only add: new optional fields, new item types, new codes. Codes on this page are stable; messages are not.</footer>
 </body>

@@ -5,6 +5,7 @@ import { checkBody, checkItems } from '../pipeline/check-batch.js';
 import { enrichItems } from '../pipeline/enrich-items.js';
 import { type AuthRecord, type Store, StoreUnavailableError } from '../stores/port.js';
 import type { Admission } from './admission.js';
+import { ENDPOINTS, type EndpointProfile } from './endpoints.js';
 import { batchAnswer, dryRunAnswer } from './answers.js';
 import { sendRefusal } from './envelope.js';
 import { parseJsonBody, readBody } from './read-body.js';
@@ -90,7 +91,8 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
     };
   }
   try {
-    return await admitted(deps, req, reply, auth, options, body.bytes);
+    // checkPath passed, so the path is one of the endpoints.
+    return await admitted(deps, req, reply, auth, options, body.bytes, ENDPOINTS.get(path)!);
   } finally {
     release();
   }
@@ -104,6 +106,7 @@ async function admitted(
   auth: AuthRecord,
   options: Exclude<ReturnType<typeof checkQuery>, Refusal>,
   bytes: Buffer,
+  profile: EndpointProfile,
 ): Promise<Refusal | null> {
   const body = parseJsonBody(bytes);
   if (isRefusal(body)) return body;
@@ -111,17 +114,17 @@ async function admitted(
   if (isRefusal(batch)) return batch;
 
   const arrival = deps.clock();
-  const verdict = await deps.limits.checkItems(auth.project.id, batch.items.length, arrival);
+  const verdict = await deps.limits.checkItems(auth.project.id, batch.items.length, arrival, profile.windows);
   reply.headers(verdict.headers);
   if (!verdict.allowed) {
     return {
       code: 'rate_limited',
-      message: `This project sent more items than its ${verdict.retryAfter === 60 ? 'sustained' : 'burst'} limit allows; nothing was stored. Resend after Retry-After seconds.`,
+      message: `This project sent more items than its ${profile.windows === 'import' ? 'import' : verdict.retryAfter === 60 ? 'sustained' : 'burst'} limit allows; nothing was stored. Resend after Retry-After seconds.`,
       headers: { 'Retry-After': String(verdict.retryAfter) },
     };
   }
 
-  const checked = checkItems(batch.items, { now: arrival, recordIp: auth.source.recordIp });
+  const checked = checkItems(batch.items, { now: arrival, recordIp: auth.source.recordIp, importing: profile.importWindow(auth.project) });
   if (options.strict && checked.errors.length > 0) {
     return { code: 'strict_item_invalid', errors: checked.errors };
   }

@@ -5,6 +5,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestErrorCode } from '../errors/codes.js';
 import type { ItemError } from '../pipeline/field-error.js';
+import { ENDPOINTS } from './endpoints.js';
 
 /** Why a request is answered with an error, and anything the answer carries besides. */
 export interface Refusal {
@@ -22,7 +23,7 @@ export function checkPath(path: string, host: string, trackerHosts: Set<string>,
   if (trackerHosts.has(host)) {
     return { code: 'not_found', message: `${host} is a tracker domain for browser traffic; send server batches to the app host.` };
   }
-  if (path === BATCH_PATH) return null;
+  if (ENDPOINTS.has(path)) return null;
   const version = VERSIONED.exec(path)?.[1];
   if (version !== undefined && version !== '1' && retired.has(String(Number(version)))) {
     return { code: 'api_version_retired', message: `API version ${version} is retired. Send batches to POST /api/v1/batch.` };

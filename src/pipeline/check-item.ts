@@ -2,7 +2,7 @@ import type { FieldError } from './field-error.js';
 import { INSERT_ID, PERSON_ID, SESSION_ID, isPlaceholderDistinctId, isReservedEventName } from './ids.js';
 import { type JsonObject, normaliseProperties } from './properties.js';
 import { codePointLength, describeJson, hasControlChars, hasUnstorableChars, isPlainObject } from './text.js';
-import { parseTimestamp } from './timestamp.js';
+import { type ImportWindow, parseTimestamp } from './timestamp.js';
 
 export type ItemType = 'track' | 'identify';
 
@@ -33,6 +33,8 @@ export interface ItemContext {
   now: number;
   /** Whether the source keeps $ip. */
   recordIp: boolean;
+  /** Set on the historical import endpoint: a timestamp is required, and may go back to the retention. */
+  importing?: ImportWindow;
 }
 
 const KNOWN_FIELDS = new Set(['type', 'event', 'distinct_id', 'anonymous_id', 'session_id', 'insert_id', 'timestamp', 'properties']);
@@ -83,9 +85,11 @@ export function checkItem(raw: unknown, index: number, ctx: ItemContext): ItemCh
 
   let timestamp = ctx.now;
   if (sent(raw.timestamp)) {
-    const t = parseTimestamp(raw.timestamp, ctx.now);
+    const t = parseTimestamp(raw.timestamp, ctx.now, ctx.importing);
     if (t.ok) timestamp = t.ms;
     else errors.push({ code: t.code, field: 'timestamp', message: t.message });
+  } else if (ctx.importing !== undefined) {
+    errors.push({ code: 'missing_timestamp', field: 'timestamp', message: 'An imported item needs a "timestamp": the time the event happened, as ISO 8601 with an offset or epoch milliseconds.' });
   }
 
   const props = normaliseProperties(raw.properties ?? undefined, ctx.recordIp, errors);

@@ -33,6 +33,8 @@ export interface Project {
   name: string;
   apiEnabled: boolean;
   monthlyEventLimit: number | null;
+  /** Days raw events are kept, by their timestamp (400 unless set). */
+  retentionDays: number;
   createdAt: number;
 }
 
@@ -196,7 +198,7 @@ export interface AdminStore {
   deleteOrg(id: string, at: number): Promise<boolean>;
   createProject(project: Project): Promise<void>;
   getProject(id: string): Promise<Project | null>;
-  updateProject(id: string, patch: Partial<Pick<Project, 'apiEnabled' | 'monthlyEventLimit'>>): Promise<Project | null>;
+  updateProject(id: string, patch: Partial<Pick<Project, 'apiEnabled' | 'monthlyEventLimit' | 'retentionDays'>>): Promise<Project | null>;
   deleteProject(id: string, at: number): Promise<boolean>;
   createSource(source: Source): Promise<void>;
   getSource(id: string): Promise<Source | null>;

@@ -107,6 +107,8 @@ export const PG_MIGRATIONS: string[] = [
   END
   $fn$;
   `,
+  // Version 2: each project's raw-event retention, in days.
+  'ALTER TABLE projects ADD COLUMN retention_days INTEGER NOT NULL DEFAULT 400;',
 ];
 
 /**

@@ -101,6 +101,8 @@ export const SQLITE_MIGRATIONS: Migration[] = [
     SELECT source_id, minute, max(seq), json_group_array(seq) FROM event_minutes GROUP BY source_id, minute, seq / 2048;
   DROP TABLE event_minutes;
   `,
+  // Version 6: each project's raw-event retention, in days.
+  'ALTER TABLE projects ADD COLUMN retention_days INTEGER NOT NULL DEFAULT 400;',
 ];
 
 /**

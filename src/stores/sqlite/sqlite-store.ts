@@ -90,7 +90,7 @@ export class SqliteStore implements Store {
     this.authStmt = db.prepare(
       `SELECT k.id AS key_id, k.hash, k.expires_at, k.revoked_at,
               s.id AS s_id, s.project_id AS s_project_id, s.name AS s_name, s.filter_bots, s.record_ip, s.created_at AS s_created_at,
-              p.id, p.org_id, p.name, p.api_enabled, p.monthly_event_limit, p.created_at
+              p.id, p.org_id, p.name, p.api_enabled, p.monthly_event_limit, p.retention_days, p.created_at
        FROM api_keys k
        JOIN sources s ON s.id = k.source_id AND s.deleted_at IS NULL
        JOIN projects p ON p.id = s.project_id AND p.deleted_at IS NULL
