@@ -188,6 +188,50 @@ export interface IngestTx {
   insertEvents(rows: NewEventRow[]): Awaitable<void>;
 }
 
+// ---- reading events in pages (export, paging) -------------------------------
+
+/** A position in a source's events, ordered by timestamp then by the order they were stored in. */
+export interface EventCursor {
+  timestamp: number;
+  /** The engine's own storage order; only meaningful to the store that gave it. */
+  seq: number;
+}
+
+export interface EventPageQuery {
+  sourceId: string;
+  /** 'asc': oldest first (export); 'desc': newest first (events list). */
+  order: 'asc' | 'desc';
+  /** The page starts just past this position, in `order`; null: at the start. */
+  after: EventCursor | null;
+  /** Epoch ms: only events with a timestamp at or after this. */
+  since?: number;
+  /** Epoch ms: only events with a timestamp before this. */
+  until?: number;
+  /** Only events of this name. */
+  event?: string;
+  /** Only events with this distinct_id. */
+  distinctId?: string;
+  limit: number;
+}
+
+export interface EventPage {
+  events: StoredEvent[];
+  /** Where the next page starts; null once nothing is left. */
+  next: EventCursor | null;
+}
+
+/**
+ * Pages through a source's events by keyset, so reading any number of them
+ * costs constant memory, and a page costs about what its events do.
+ */
+export interface EventPages {
+  eventPage(q: EventPageQuery): Promise<EventPage>;
+  /** Where an event of the source stands (for paging before it); null when the source has no such event. */
+  eventCursor(sourceId: string, eventId: string): Promise<EventCursor | null>;
+  /** Every source of the project, deleted ones included (their events are the project's). */
+  sourceIdsOf(projectId: string): Promise<string[]>;
+}
+
 // ---- the store ----------------------------------------------------------------
 
 export interface AdminStore {
@@ -218,7 +262,7 @@ export interface AdminStore {
   revokeKey(id: string, at: number): Promise<boolean>;
 }
 
-export interface Store {
+export interface Store extends EventPages {
   readonly admin: AdminStore;
   /** The key with this hash, with its source and project, unless any of them (or the org) is deleted. */
   authenticate(hash: Buffer): Promise<AuthRecord | null>;

@@ -4,6 +4,7 @@ import { monthOf } from '../../domain/month.js';
 import { PERSON_ID } from '../../pipeline/ids.js';
 import { UsageError, parseWhole, runWithStore, table, withCommon } from '../context.js';
 import { eventJson, personJson } from '../views.js';
+import { registerExport } from './export-command.js';
 
 /** `inlet events list`, `inlet person show`, `inlet usage`, `inlet browser identify`. */
 export function registerDataCommands(program: Command): void {
@@ -13,7 +14,10 @@ export function registerDataCommands(program: Command): void {
       .command('list')
       .description("a source's stored events, newest first")
       .requiredOption('--source <source>', 'source id')
-      .option('--limit <n>', 'how many (default 100)', '100'),
+      .option('--limit <n>', 'how many (default 100)', '100')
+      .option('--before <event_id>', 'page backwards: only events older than this one')
+      .option('--event <name>', 'only events of this name')
+      .option('--distinct-id <id>', 'only events with this distinct_id'),
   ).action((o) =>
     runWithStore(
       o,
@@ -21,7 +25,10 @@ export function registerDataCommands(program: Command): void {
         const limit = parseWhole(o.limit, '--limit');
         if (limit < 1 || limit > 10_000) throw new UsageError('--limit takes a number from 1 to 10000.');
         await admin.getSource(o.source);
-        return (await store.listEvents(o.source, limit)).map(eventJson);
+        const after = o.before === undefined ? null : await store.eventCursor(o.source, o.before);
+        if (o.before !== undefined && after === null) throw new UsageError(`No event ${o.before} in source ${o.source}; give an id printed by events list.`);
+        const page = await store.eventPage({ sourceId: o.source, order: 'desc', after, event: o.event, distinctId: o.distinctId, limit });
+        return page.events.map(eventJson);
       },
       (rows) =>
         table([
@@ -30,6 +37,8 @@ export function registerDataCommands(program: Command): void {
         ]),
     ),
   );
+
+  registerExport(events);
 
   const person = program.command('person').description('people');
   withCommon(

@@ -2,6 +2,9 @@ import type pg from 'pg';
 import { ingestInTx, ingestJobsInTx } from '../../domain/ingest.js';
 import type {
   AuthRecord,
+  EventCursor,
+  EventPage,
+  EventPageQuery,
   IngestJob,
   IngestTx,
   ItemOutcome,
@@ -12,6 +15,7 @@ import type {
 } from '../port.js';
 import { authFromRow, storedEventFromRow } from '../rows.js';
 import { PgAdmin, toProject, toSource } from './admin.js';
+import { PgEventPages } from './event-pages.js';
 import { PgIngestTx } from './ingest-tx.js';
 import { KeyLookups } from './key-lookups.js';
 import { migrate } from './migrations.js';
@@ -74,6 +78,7 @@ export class PostgresStore implements Store {
    * lookup is in flight share the next one (key-lookups.ts).
    */
   private readonly keys: KeyLookups<Record<string, never>>;
+  private readonly pages: PgEventPages;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -82,6 +87,7 @@ export class PostgresStore implements Store {
     timeouts: PgTimeouts,
   ) {
     this.admin = new PgAdmin(pool);
+    this.pages = new PgEventPages(pool);
     // A lookup asked while another hangs gets the bound of one on its own:
     // a connection, then a statement.
     this.keys = new KeyLookups(async (hexes) => {
@@ -184,6 +190,18 @@ export class PostgresStore implements Store {
   async listEvents(sourceId: string, limit: number): Promise<StoredEvent[]> {
     const { rows } = await this.query<Record<string, never>>(EVENTS_SQL, [sourceId, limit]);
     return rows.map((r) => storedEventFromRow(r, r.properties));
+  }
+
+  eventPage(q: EventPageQuery): Promise<EventPage> {
+    return this.pages.eventPage(q);
+  }
+
+  eventCursor(sourceId: string, eventId: string): Promise<EventCursor | null> {
+    return this.pages.eventCursor(sourceId, eventId);
+  }
+
+  sourceIdsOf(projectId: string): Promise<string[]> {
+    return this.pages.sourceIdsOf(projectId);
   }
 
   async findPerson(projectId: string, lookup: PersonLookup): Promise<PersonView | null> {

@@ -1,5 +1,8 @@
 import type {
   AuthRecord,
+  EventCursor,
+  EventPage,
+  EventPageQuery,
   IngestJob,
   IngestTx,
   ItemOutcome,
@@ -12,6 +15,7 @@ import { authFromRow, storedEventFromRow } from '../rows.js';
 import { SqliteAdmin, toProject, toSource } from './admin.js';
 import { Checkpointer, LONG_WAL_FRAMES } from './checkpointer.js';
 import { EventMinuteIndex } from './event-minute-index.js';
+import { SqliteEventPages } from './event-pages.js';
 import { GroupCommitter } from './group-commit.js';
 import { SqliteIngestTx } from './ingest-tx.js';
 import { InsertIdIndex } from './insert-id-index.js';
@@ -53,6 +57,7 @@ export class SqliteStore implements Store {
   private readonly insertIds: InsertIdIndex;
   private readonly minutes: EventMinuteIndex;
   private readonly adminTx: SqliteIngestTx;
+  private readonly pages: SqliteEventPages;
 
   constructor(
     private readonly db: Db,
@@ -73,6 +78,7 @@ export class SqliteStore implements Store {
     // commit's, and the admin writes' (transaction() runs between commits).
     this.committer = new GroupCommitter(db, new SqliteIngestTx(db, this.insertIds, this.minutes), () => this.checkpointer.committed());
     this.adminTx = new SqliteIngestTx(db, this.insertIds, this.minutes);
+    this.pages = new SqliteEventPages(db);
     this.checkpointer.whenLong(() => {
       if (this.catchingUp) return;
       this.catchingUp = true;
@@ -167,6 +173,18 @@ export class SqliteStore implements Store {
     const seqs = this.minutes.newest(sourceId, limit);
     const rows = this.eventRows.all(JSON.stringify(seqs)) as Record<string, never>[];
     return rows.map((r) => storedEventFromRow(r, JSON.parse(r.properties) as Record<string, unknown>));
+  }
+
+  eventPage(q: EventPageQuery): Promise<EventPage> {
+    return this.pages.eventPage(q);
+  }
+
+  eventCursor(sourceId: string, eventId: string): Promise<EventCursor | null> {
+    return this.pages.eventCursor(sourceId, eventId);
+  }
+
+  sourceIdsOf(projectId: string): Promise<string[]> {
+    return this.pages.sourceIdsOf(projectId);
   }
 
   async findPerson(projectId: string, lookup: PersonLookup): Promise<PersonView | null> {
