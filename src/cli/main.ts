@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerAdminCommands } from './commands/admin-commands.js';
+import { registerBackup } from './commands/backup-command.js';
 import { registerDataCommands } from './commands/data-commands.js';
 import { registerServe } from './commands/serve.js';
 
@@ -11,5 +12,6 @@ const program = new Command('inlet')
 registerServe(program);
 registerAdminCommands(program);
 registerDataCommands(program);
+registerBackup(program);
 
 await program.parseAsync(process.argv);

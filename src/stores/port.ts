@@ -232,6 +232,18 @@ export interface EventPages {
   sourceIdsOf(projectId: string): Promise<string[]>;
 }
 
+// ---- backups -----------------------------------------------------------------
+
+/**
+ * A consistent copy of the whole store in one new file, taken while servers
+ * keep writing. Only an engine that is one file has it; a database server
+ * has its own tools (pg_dump).
+ */
+export interface FileBackups {
+  /** Writes the copy to `toFile`, which must not exist yet; returns its size in bytes. */
+  backup(toFile: string): Promise<number>;
+}
+
 // ---- the store ----------------------------------------------------------------
 
 export interface AdminStore {
@@ -262,7 +274,7 @@ export interface AdminStore {
   revokeKey(id: string, at: number): Promise<boolean>;
 }
 
-export interface Store extends EventPages {
+export interface Store extends EventPages, Partial<FileBackups> {
   readonly admin: AdminStore;
   /** The key with this hash, with its source and project, unless any of them (or the org) is deleted. */
   authenticate(hash: Buffer): Promise<AuthRecord | null>;

@@ -15,6 +15,7 @@ import { authFromRow, storedEventFromRow } from '../rows.js';
 import { SqliteAdmin, toProject, toSource } from './admin.js';
 import { Checkpointer, LONG_WAL_FRAMES } from './checkpointer.js';
 import { EventMinuteIndex } from './event-minute-index.js';
+import { backupTo } from './backup.js';
 import { SqliteEventPages } from './event-pages.js';
 import { GroupCommitter } from './group-commit.js';
 import { SqliteIngestTx } from './ingest-tx.js';
@@ -185,6 +186,11 @@ export class SqliteStore implements Store {
 
   sourceIdsOf(projectId: string): Promise<string[]> {
     return this.pages.sourceIdsOf(projectId);
+  }
+
+  /** SQLite's online backup (backup.ts). */
+  backup(toFile: string): Promise<number> {
+    return backupTo(this.db, toFile);
   }
 
   async findPerson(projectId: string, lookup: PersonLookup): Promise<PersonView | null> {
