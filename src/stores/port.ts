@@ -232,6 +232,27 @@ export interface EventPages {
   sourceIdsOf(projectId: string): Promise<string[]>;
 }
 
+// ---- retention -----------------------------------------------------------------
+
+/** What one retention step removed. */
+export interface ExpiryStep {
+  /** Events deleted row by row. */
+  deleted: number;
+  /** Whole day tables dropped (engines that keep one per day). */
+  dropped: number;
+  /** Whether expired events may be left: call again. */
+  more: boolean;
+}
+
+/**
+ * Deletes events whose timestamp is older than their project's retention.
+ * A step is short (one small transaction, or one day table) so that writers
+ * never wait long; the caller repeats steps until none is left.
+ */
+export interface RetentionStore {
+  expireEvents(now: number, batch: number): Promise<ExpiryStep>;
+}
+
 // ---- backups -----------------------------------------------------------------
 
 /**
@@ -274,7 +295,7 @@ export interface AdminStore {
   revokeKey(id: string, at: number): Promise<boolean>;
 }
 
-export interface Store extends EventPages, Partial<FileBackups> {
+export interface Store extends EventPages, RetentionStore, Partial<FileBackups> {
   readonly admin: AdminStore;
   /** The key with this hash, with its source and project, unless any of them (or the org) is deleted. */
   authenticate(hash: Buffer): Promise<AuthRecord | null>;

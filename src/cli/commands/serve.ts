@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
 import { openLimiter } from '../../domain/limits/open-limiter.js';
 import { RateLimits } from '../../domain/limits/policies.js';
+import { startRetention } from '../../domain/retention.js';
 import { Admission } from '../../edge/admission.js';
 import { buildApp } from '../../edge/app.js';
 import { openStore } from '../../stores/open-store.js';
@@ -56,6 +57,10 @@ async function serve(flags: { port?: string; host?: string; dataDir?: string; ba
   if (cfg.baseUrl === null) app.inletBaseUrl = `http://localhost:${port}`;
   const host = cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host;
   process.stdout.write(`inlet listening on http://${host}:${port}\n`);
+  const retention = startRetention(store, Date.now, {
+    done: (r) => (r.deleted > 0 || r.dropped > 0 ? app.log.info(r, 'retention: expired events deleted') : undefined),
+    failed: (err) => app.log.warn({ err }, 'retention pass failed; the next one tries again'),
+  });
 
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {
@@ -71,6 +76,7 @@ async function serve(flags: { port?: string; host?: string; dataDir?: string; ba
     await app.close();
     clearInterval(sweep);
     clearTimeout(deadline);
+    await retention.stop();
     await store.close();
     await limiter.close();
     process.exit(0);

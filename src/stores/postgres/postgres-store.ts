@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { ingestInTx, ingestJobsInTx } from '../../domain/ingest.js';
 import type {
   AuthRecord,
+  ExpiryStep,
   EventCursor,
   EventPage,
   EventPageQuery,
@@ -16,6 +17,7 @@ import type {
 import { authFromRow, storedEventFromRow } from '../rows.js';
 import { PgAdmin, toProject, toSource } from './admin.js';
 import { PgEventPages } from './event-pages.js';
+import { PgRetention } from './retention.js';
 import { PgIngestTx } from './ingest-tx.js';
 import { KeyLookups } from './key-lookups.js';
 import { migrate } from './migrations.js';
@@ -79,6 +81,7 @@ export class PostgresStore implements Store {
    */
   private readonly keys: KeyLookups<Record<string, never>>;
   private readonly pages: PgEventPages;
+  private readonly retention: PgRetention;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -88,6 +91,7 @@ export class PostgresStore implements Store {
   ) {
     this.admin = new PgAdmin(pool);
     this.pages = new PgEventPages(pool);
+    this.retention = new PgRetention(pool);
     // A lookup asked while another hangs gets the bound of one on its own:
     // a connection, then a statement.
     this.keys = new KeyLookups(async (hexes) => {
@@ -202,6 +206,11 @@ export class PostgresStore implements Store {
 
   sourceIdsOf(projectId: string): Promise<string[]> {
     return this.pages.sourceIdsOf(projectId);
+  }
+
+  /** A step of retention (retention.ts). */
+  expireEvents(now: number, batch: number): Promise<ExpiryStep> {
+    return this.retention.step(now, batch);
   }
 
   async findPerson(projectId: string, lookup: PersonLookup): Promise<PersonView | null> {

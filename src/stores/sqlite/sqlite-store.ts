@@ -1,5 +1,6 @@
 import type {
   AuthRecord,
+  ExpiryStep,
   EventCursor,
   EventPage,
   EventPageQuery,
@@ -17,6 +18,7 @@ import { Checkpointer, LONG_WAL_FRAMES } from './checkpointer.js';
 import { EventMinuteIndex } from './event-minute-index.js';
 import { backupTo } from './backup.js';
 import { SqliteEventPages } from './event-pages.js';
+import { SqliteRetention } from './retention.js';
 import { GroupCommitter } from './group-commit.js';
 import { SqliteIngestTx } from './ingest-tx.js';
 import { InsertIdIndex } from './insert-id-index.js';
@@ -59,6 +61,7 @@ export class SqliteStore implements Store {
   private readonly minutes: EventMinuteIndex;
   private readonly adminTx: SqliteIngestTx;
   private readonly pages: SqliteEventPages;
+  private readonly retention: SqliteRetention;
 
   constructor(
     private readonly db: Db,
@@ -80,6 +83,7 @@ export class SqliteStore implements Store {
     this.committer = new GroupCommitter(db, new SqliteIngestTx(db, this.insertIds, this.minutes), () => this.checkpointer.committed());
     this.adminTx = new SqliteIngestTx(db, this.insertIds, this.minutes);
     this.pages = new SqliteEventPages(db);
+    this.retention = new SqliteRetention(db);
     this.checkpointer.whenLong(() => {
       if (this.catchingUp) return;
       this.catchingUp = true;
@@ -186,6 +190,11 @@ export class SqliteStore implements Store {
 
   sourceIdsOf(projectId: string): Promise<string[]> {
     return this.pages.sourceIdsOf(projectId);
+  }
+
+  /** A step of retention (retention.ts), in a write transaction of its own between two group commits. */
+  expireEvents(now: number, batch: number): Promise<ExpiryStep> {
+    return this.transaction(async () => this.retention.step(now, batch));
   }
 
   /** SQLite's online backup (backup.ts). */
