@@ -200,6 +200,9 @@ export type ItemErrorCode = keyof typeof ITEM_ERRORS;
 export const DROP_REASONS = {
   bot_filtered: { when: 'The $user_agent is a known bot and the source filters bots (the default).' },
   collection_paused: { when: "The project's monthly event limit is reached; track items are not stored until next month or a higher limit." },
+  suppressed: {
+    when: 'The distinct_id belongs to a person who was erased with suppression (inlet person delete --suppress): nothing sent for it is stored or metered until it is unsuppressed.',
+  },
 } as const satisfies Record<string, ItemErrorSpec>;
 
 export type DropReason = keyof typeof DROP_REASONS;

@@ -186,6 +186,8 @@ export interface IngestTx {
   mergePerson(projectId: string, from: string, into: string): Awaitable<void>;
   upsertTraits(projectId: string, traits: TraitWrite[]): Awaitable<void>;
   insertEvents(rows: NewEventRow[]): Awaitable<void>;
+  /** Those of the distinct_ids whose items are dropped (their person was erased with suppression). */
+  findSuppressed(projectId: string, distinctIds: string[]): Awaitable<Set<string>>;
 }
 
 // ---- reading events in pages (export, paging) -------------------------------
@@ -253,6 +255,35 @@ export interface RetentionStore {
   expireEvents(now: number, batch: number): Promise<ExpiryStep>;
 }
 
+// ---- erasure -------------------------------------------------------------------
+
+/** What erasing a person removed. */
+export interface ErasedPerson {
+  personId: string;
+  /** The distinct_ids that were linked to the person (and, with suppression, are now suppressed). */
+  distinctIds: string[];
+  eventsDeleted: number;
+  suppressed: boolean;
+}
+
+/**
+ * Erasing a person, on request: its links, traits, the persons merged into
+ * it, and every event of any of them in every source of the project.
+ *
+ * Contract, for every engine: the links and persons go first, in one
+ * transaction under the project lock ingestion takes, which also records
+ * the suppression when asked; the events stored until then are deleted
+ * after, in short steps. An item for the person that arrives meanwhile is
+ * therefore either stored before that transaction (and deleted with the
+ * rest) or ingested after it: dropped as `suppressed`, or given a new person.
+ */
+export interface ErasureStore {
+  /** Null when the project has no such person. */
+  erasePerson(projectId: string, lookup: PersonLookup, opts: { suppress: boolean; now: number }): Promise<ErasedPerson | null>;
+  /** Lets items for the distinct_id be stored again; false when it was not suppressed. */
+  unsuppress(projectId: string, distinctId: string): Promise<boolean>;
+}
+
 // ---- backups -----------------------------------------------------------------
 
 /**
@@ -295,7 +326,7 @@ export interface AdminStore {
   revokeKey(id: string, at: number): Promise<boolean>;
 }
 
-export interface Store extends EventPages, RetentionStore, Partial<FileBackups> {
+export interface Store extends EventPages, RetentionStore, ErasureStore, Partial<FileBackups> {
   readonly admin: AdminStore;
   /** The key with this hash, with its source and project, unless any of them (or the org) is deleted. */
   authenticate(hash: Buffer): Promise<AuthRecord | null>;

@@ -4,6 +4,7 @@ import { monthOf } from '../../domain/month.js';
 import { PERSON_ID } from '../../pipeline/ids.js';
 import { UsageError, parseWhole, runWithStore, table, withCommon } from '../context.js';
 import { eventJson, personJson } from '../views.js';
+import { registerErasure } from './erasure-commands.js';
 import { registerExport } from './export-command.js';
 
 /** `inlet events list`, `inlet person show`, `inlet usage`, `inlet browser identify`. */
@@ -61,6 +62,8 @@ export function registerDataCommands(program: Command): void {
       (p) => `person ${p.id}\n  distinct ids: ${p.distinct_ids.join(', ') || '-'}\n  traits: ${JSON.stringify(p.traits)}\n  created: ${p.created_at}`,
     ),
   );
+
+  registerErasure(person);
 
   withCommon(
     program

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { ingestInTx, ingestJobsInTx } from '../../domain/ingest.js';
 import type {
   AuthRecord,
+  ErasedPerson,
   ExpiryStep,
   EventCursor,
   EventPage,
@@ -17,6 +18,7 @@ import type {
 import { authFromRow, storedEventFromRow } from '../rows.js';
 import { PgAdmin, toProject, toSource } from './admin.js';
 import { PgEventPages } from './event-pages.js';
+import { PgErasure } from './erasure.js';
 import { PgRetention } from './retention.js';
 import { PgIngestTx } from './ingest-tx.js';
 import { KeyLookups } from './key-lookups.js';
@@ -82,6 +84,7 @@ export class PostgresStore implements Store {
   private readonly keys: KeyLookups<Record<string, never>>;
   private readonly pages: PgEventPages;
   private readonly retention: PgRetention;
+  private readonly erasure: PgErasure;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -92,6 +95,7 @@ export class PostgresStore implements Store {
     this.admin = new PgAdmin(pool);
     this.pages = new PgEventPages(pool);
     this.retention = new PgRetention(pool);
+    this.erasure = new PgErasure(pool);
     // A lookup asked while another hangs gets the bound of one on its own:
     // a connection, then a statement.
     this.keys = new KeyLookups(async (hexes) => {
@@ -206,6 +210,15 @@ export class PostgresStore implements Store {
 
   sourceIdsOf(projectId: string): Promise<string[]> {
     return this.pages.sourceIdsOf(projectId);
+  }
+
+  /** Erases a person (erasure.ts). */
+  erasePerson(projectId: string, lookup: PersonLookup, opts: { suppress: boolean; now: number }): Promise<ErasedPerson | null> {
+    return this.erasure.erasePerson(projectId, lookup, opts);
+  }
+
+  unsuppress(projectId: string, distinctId: string): Promise<boolean> {
+    return this.erasure.unsuppress(projectId, distinctId);
   }
 
   /** A step of retention (retention.ts). */

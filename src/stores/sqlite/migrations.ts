@@ -103,6 +103,11 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   `,
   // Version 6: each project's raw-event retention, in days.
   'ALTER TABLE projects ADD COLUMN retention_days INTEGER NOT NULL DEFAULT 400;',
+  // Version 7: distinct_ids of erased persons whose items are dropped until unsuppressed.
+  `CREATE TABLE suppressed_ids (
+    project_id TEXT NOT NULL, distinct_id TEXT NOT NULL, created_at INTEGER NOT NULL,
+    PRIMARY KEY (project_id, distinct_id)
+  ) WITHOUT ROWID;`,
 ];
 
 /**

@@ -1,5 +1,6 @@
 import type {
   AuthRecord,
+  ErasedPerson,
   ExpiryStep,
   EventCursor,
   EventPage,
@@ -18,11 +19,16 @@ import { Checkpointer, LONG_WAL_FRAMES } from './checkpointer.js';
 import { EventMinuteIndex } from './event-minute-index.js';
 import { backupTo } from './backup.js';
 import { SqliteEventPages } from './event-pages.js';
+import { SqliteErasure } from './erasure.js';
+import { personLinkCacheOf } from './person-link-cache.js';
 import { SqliteRetention } from './retention.js';
 import { GroupCommitter } from './group-commit.js';
 import { SqliteIngestTx } from './ingest-tx.js';
 import { InsertIdIndex } from './insert-id-index.js';
 import { type Db, openSqlite } from './open.js';
+
+/** Event rows an erasure reads per transaction when it deletes a person's events. */
+const ERASE_ROWS_PER_STEP = 20_000;
 
 /** Keys remembered at most; the cache starts over past this. */
 const AUTH_CACHE_LIMIT = 10_000;
@@ -62,6 +68,7 @@ export class SqliteStore implements Store {
   private readonly adminTx: SqliteIngestTx;
   private readonly pages: SqliteEventPages;
   private readonly retention: SqliteRetention;
+  private readonly erasure: SqliteErasure;
 
   constructor(
     private readonly db: Db,
@@ -84,6 +91,7 @@ export class SqliteStore implements Store {
     this.adminTx = new SqliteIngestTx(db, this.insertIds, this.minutes);
     this.pages = new SqliteEventPages(db);
     this.retention = new SqliteRetention(db);
+    this.erasure = new SqliteErasure(db);
     this.checkpointer.whenLong(() => {
       if (this.catchingUp) return;
       this.catchingUp = true;
@@ -195,6 +203,33 @@ export class SqliteStore implements Store {
   /** A step of retention (retention.ts), in a write transaction of its own between two group commits. */
   expireEvents(now: number, batch: number): Promise<ExpiryStep> {
     return this.transaction(async () => this.retention.step(now, batch));
+  }
+
+  /**
+   * Erases a person (erasure.ts): forgotten in one transaction, then its
+   * events deleted a range of rows per transaction, so writers wait for one
+   * short range at most.
+   */
+  async erasePerson(projectId: string, lookup: PersonLookup, opts: { suppress: boolean; now: number }): Promise<ErasedPerson | null> {
+    const links = personLinkCacheOf(this.db);
+    const f = await this.transaction(async () => {
+      const forgotten = this.erasure.forget(projectId, lookup, opts.suppress, opts.now);
+      // This connection's cache of links must not serve them again (dropped when the transaction commits).
+      for (const d of forgotten?.distinctIds ?? []) links.link(projectId, d);
+      for (const p of forgotten?.personIds ?? []) links.merge(projectId, p);
+      return forgotten;
+    });
+    if (f === null) return null;
+    let eventsDeleted = 0;
+    for (let after = 0; after < f.throughSeq; after += ERASE_ROWS_PER_STEP) {
+      const upTo = Math.min(f.throughSeq, after + ERASE_ROWS_PER_STEP);
+      eventsDeleted += await this.transaction(async () => this.erasure.deleteEvents(projectId, f.personIds, after, upTo));
+    }
+    return { personId: f.personId, distinctIds: f.distinctIds, eventsDeleted, suppressed: opts.suppress };
+  }
+
+  async unsuppress(projectId: string, distinctId: string): Promise<boolean> {
+    return this.transaction(async () => this.erasure.unsuppress(projectId, distinctId));
   }
 
   /** SQLite's online backup (backup.ts). */
