@@ -326,8 +326,10 @@ export interface AdminStore {
   revokeKey(id: string, at: number): Promise<boolean>;
 }
 
-export interface Store extends EventPages, RetentionStore, ErasureStore, Partial<FileBackups> {
+export interface Store extends RetentionStore, ErasureStore, Partial<FileBackups> {
   readonly admin: AdminStore;
+  /** Events read in keyset pages: export, paging and filters. */
+  readonly eventPages: EventPages;
   /** The key with this hash, with its source and project, unless any of them (or the org) is deleted. */
   authenticate(hash: Buffer): Promise<AuthRecord | null>;
   /** Notes that a key was used; written lazily, at most about once a second. */

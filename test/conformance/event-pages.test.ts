@@ -54,7 +54,7 @@ for (const engine of STORES) {
       let pages = 0;
       let after: EventPageQuery['after'] = null;
       for (;;) {
-        const page = await store.eventPage({ sourceId, order, after, limit, ...q });
+        const page = await store.eventPages.eventPage({ sourceId, order, after, limit, ...q });
         events.push(...page.events);
         pages++;
         if (page.next === null) return { events, pages };
@@ -91,27 +91,27 @@ for (const engine of STORES) {
       const desc = [...written.get(sources[0]!)!].reverse();
       const wanted = desc.filter((e) => e.event === 'signup' && e.distinctId === 'u3');
       expect(wanted.length).toBeGreaterThan(20);
-      const first = await store.eventPage({ sourceId: sources[0]!, order: 'desc', after: null, event: 'signup', distinctId: 'u3', limit: 10 });
+      const first = await store.eventPages.eventPage({ sourceId: sources[0]!, order: 'desc', after: null, event: 'signup', distinctId: 'u3', limit: 10 });
       expect(first.events.map((e) => e.id)).toEqual(wanted.slice(0, 10).map((e) => e.id));
-      const cursor = await store.eventCursor(sources[0]!, first.events[9]!.id);
+      const cursor = await store.eventPages.eventCursor(sources[0]!, first.events[9]!.id);
       expect(cursor).not.toBeNull();
-      const second = await store.eventPage({ sourceId: sources[0]!, order: 'desc', after: cursor, event: 'signup', distinctId: 'u3', limit: 10 });
+      const second = await store.eventPages.eventPage({ sourceId: sources[0]!, order: 'desc', after: cursor, event: 'signup', distinctId: 'u3', limit: 10 });
       expect(second.events.map((e) => e.id)).toEqual(wanted.slice(10, 20).map((e) => e.id));
-      expect(await store.eventCursor(sources[1]!, first.events[0]!.id)).toBeNull();
-      expect(await store.eventCursor(sources[0]!, 'not-an-id')).toBeNull();
+      expect(await store.eventPages.eventCursor(sources[1]!, first.events[0]!.id)).toBeNull();
+      expect(await store.eventPages.eventCursor(sources[0]!, 'not-an-id')).toBeNull();
     });
 
     it('an export of the project merges its sources oldest first, every event once', async () => {
-      expect(await store.sourceIdsOf(projectId)).toEqual([...sources].sort());
+      expect(await store.eventPages.sourceIdsOf(projectId)).toEqual([...sources].sort());
       const seen: StoredEvent[] = [];
-      for await (const e of exportEvents(store, await store.sourceIdsOf(projectId), {}, 100)) seen.push(e);
+      for await (const e of exportEvents(store.eventPages, await store.eventPages.sourceIdsOf(projectId), {}, 100)) seen.push(e);
       expect(seen).toHaveLength(6000);
       expect(new Set(seen.map((e) => e.id)).size).toBe(6000);
       for (let i = 1; i < seen.length; i++) expect(seen[i]!.timestamp).toBeGreaterThanOrEqual(seen[i - 1]!.timestamp);
     });
 
     it('a page of a source without events is empty and final', async () => {
-      expect(await store.eventPage({ sourceId: 'src_none', order: 'asc', after: null, limit: 10 })).toEqual({ events: [], next: null });
+      expect(await store.eventPages.eventPage({ sourceId: 'src_none', order: 'asc', after: null, limit: 10 })).toEqual({ events: [], next: null });
     });
   });
 }

@@ -26,9 +26,9 @@ export function registerDataCommands(program: Command): void {
         const limit = parseWhole(o.limit, '--limit');
         if (limit < 1 || limit > 10_000) throw new UsageError('--limit takes a number from 1 to 10000.');
         await admin.getSource(o.source);
-        const after = o.before === undefined ? null : await store.eventCursor(o.source, o.before);
+        const after = o.before === undefined ? null : await store.eventPages.eventCursor(o.source, o.before);
         if (o.before !== undefined && after === null) throw new UsageError(`No event ${o.before} in source ${o.source}; give an id printed by events list.`);
-        const page = await store.eventPage({ sourceId: o.source, order: 'desc', after, event: o.event, distinctId: o.distinctId, limit });
+        const page = await store.eventPages.eventPage({ sourceId: o.source, order: 'desc', after, event: o.event, distinctId: o.distinctId, limit });
         return page.events.map(eventJson);
       },
       (rows) =>

@@ -29,10 +29,10 @@ export function registerExport(events: Command): void {
           sourceIds = [o.source];
         } else {
           await admin.getProject(o.project);
-          sourceIds = await store.sourceIdsOf(o.project);
+          sourceIds = await store.eventPages.sourceIdsOf(o.project);
         }
         const out: Writable = o.out === undefined ? process.stdout : createWriteStream(o.out);
-        const n = await writeLines(out, exportEvents(store, sourceIds, range));
+        const n = await writeLines(out, exportEvents(store.eventPages, sourceIds, range));
         if (o.out !== undefined) {
           out.end();
           await once(out, 'finish');

@@ -4,9 +4,6 @@ import type {
   AuthRecord,
   ErasedPerson,
   ExpiryStep,
-  EventCursor,
-  EventPage,
-  EventPageQuery,
   IngestJob,
   IngestTx,
   ItemOutcome,
@@ -82,7 +79,7 @@ export class PostgresStore implements Store {
    * lookup is in flight share the next one (key-lookups.ts).
    */
   private readonly keys: KeyLookups<Record<string, never>>;
-  private readonly pages: PgEventPages;
+  readonly eventPages: PgEventPages;
   private readonly retention: PgRetention;
   private readonly erasure: PgErasure;
 
@@ -93,7 +90,7 @@ export class PostgresStore implements Store {
     timeouts: PgTimeouts,
   ) {
     this.admin = new PgAdmin(pool);
-    this.pages = new PgEventPages(pool);
+    this.eventPages = new PgEventPages(pool);
     this.retention = new PgRetention(pool);
     this.erasure = new PgErasure(pool);
     // A lookup asked while another hangs gets the bound of one on its own:
@@ -198,18 +195,6 @@ export class PostgresStore implements Store {
   async listEvents(sourceId: string, limit: number): Promise<StoredEvent[]> {
     const { rows } = await this.query<Record<string, never>>(EVENTS_SQL, [sourceId, limit]);
     return rows.map((r) => storedEventFromRow(r, r.properties));
-  }
-
-  eventPage(q: EventPageQuery): Promise<EventPage> {
-    return this.pages.eventPage(q);
-  }
-
-  eventCursor(sourceId: string, eventId: string): Promise<EventCursor | null> {
-    return this.pages.eventCursor(sourceId, eventId);
-  }
-
-  sourceIdsOf(projectId: string): Promise<string[]> {
-    return this.pages.sourceIdsOf(projectId);
   }
 
   /** Erases a person (erasure.ts). */

@@ -2,9 +2,6 @@ import type {
   AuthRecord,
   ErasedPerson,
   ExpiryStep,
-  EventCursor,
-  EventPage,
-  EventPageQuery,
   IngestJob,
   IngestTx,
   ItemOutcome,
@@ -66,7 +63,7 @@ export class SqliteStore implements Store {
   private readonly insertIds: InsertIdIndex;
   private readonly minutes: EventMinuteIndex;
   private readonly adminTx: SqliteIngestTx;
-  private readonly pages: SqliteEventPages;
+  readonly eventPages: SqliteEventPages;
   private readonly retention: SqliteRetention;
   private readonly erasure: SqliteErasure;
 
@@ -89,7 +86,7 @@ export class SqliteStore implements Store {
     // commit's, and the admin writes' (transaction() runs between commits).
     this.committer = new GroupCommitter(db, new SqliteIngestTx(db, this.insertIds, this.minutes), () => this.checkpointer.committed());
     this.adminTx = new SqliteIngestTx(db, this.insertIds, this.minutes);
-    this.pages = new SqliteEventPages(db);
+    this.eventPages = new SqliteEventPages(db);
     this.retention = new SqliteRetention(db);
     this.erasure = new SqliteErasure(db);
     this.checkpointer.whenLong(() => {
@@ -186,18 +183,6 @@ export class SqliteStore implements Store {
     const seqs = this.minutes.newest(sourceId, limit);
     const rows = this.eventRows.all(JSON.stringify(seqs)) as Record<string, never>[];
     return rows.map((r) => storedEventFromRow(r, JSON.parse(r.properties) as Record<string, unknown>));
-  }
-
-  eventPage(q: EventPageQuery): Promise<EventPage> {
-    return this.pages.eventPage(q);
-  }
-
-  eventCursor(sourceId: string, eventId: string): Promise<EventCursor | null> {
-    return this.pages.eventCursor(sourceId, eventId);
-  }
-
-  sourceIdsOf(projectId: string): Promise<string[]> {
-    return this.pages.sourceIdsOf(projectId);
   }
 
   /** A step of retention (retention.ts), in a write transaction of its own between two group commits. */
