@@ -35,6 +35,8 @@ describe('inlet events export', () => {
   it('prints NDJSON oldest first in the events list shape, for a source or a whole project', async () => {
     const r = await runCli(['events', 'export', '--source', a], env);
     expect(r.code, r.stderr).toBe(0);
+    // stderr is not a terminal here: no progress drawn on it.
+    expect(r.stderr).toBe('');
     const events = lines(r.stdout);
     expect(events).toHaveLength(30);
     expect(Object.keys(events[0])).toEqual(['id', 'event', 'distinct_id', 'anonymous_id', 'person_id', 'session_id', 'server_session', 'timestamp', 'received_at', 'insert_id', 'properties']);

@@ -186,6 +186,19 @@ describe('people, metering and the plan limit, as the batch endpoint', () => {
     expect(new Set(events.map((e) => e.personId)).size).toBe(1);
   });
 
+  it('enrichment and the bot filter apply as on the batch endpoint', async () => {
+    await fixture();
+    const res = await sendImport({
+      items: [
+        { event: 'e', distinct_id: 'u', timestamp: f.clock.ms - 20 * DAY, properties: { $user_agent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36' } },
+        { event: 'e', distinct_id: 'u', timestamp: f.clock.ms - 20 * DAY, properties: { $user_agent: 'Googlebot/2.1 (+http://www.google.com/bot.html)' } },
+      ],
+    });
+    expect(res.json()).toMatchObject({ accepted: 1, dropped: [{ index: 1, reason: 'bot_filtered' }] });
+    const [e] = await f.store.listEvents(f.sourceId, 10);
+    expect(e!.properties).toMatchObject({ $browser: 'Chrome', $os: 'Windows', $source_id: f.sourceId });
+  });
+
   it('track items are metered in the month they arrive, and the plan limit drops the rest with collection_paused', async () => {
     await fixture();
     await f.admin.updateProject(f.projectId, { monthlyEventLimit: 2 });
