@@ -16,7 +16,9 @@ export interface EndpointProfile {
   importWindow(project: Project): ImportWindow | undefined;
 }
 
+/** Live events, up to 7 days old. */
 export const BATCH_PATH = '/api/v1/batch';
+/** Historical events, back to the project's retention. */
 export const IMPORT_PATH = '/api/v1/import';
 
 /** The endpoints by path: live events, and historical import. */

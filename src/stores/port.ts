@@ -199,6 +199,7 @@ export interface EventCursor {
   seq: number;
 }
 
+/** One page asked of a source's events: its direction, where it starts, its bounds and filters. */
 export interface EventPageQuery {
   sourceId: string;
   /** 'asc': oldest first (export); 'desc': newest first (events list). */
@@ -216,6 +217,7 @@ export interface EventPageQuery {
   limit: number;
 }
 
+/** A page of events, in the order asked, with where the next one starts. */
 export interface EventPage {
   events: StoredEvent[];
   /** Where the next page starts; null once nothing is left. */
