@@ -142,7 +142,7 @@ async function inletRun(store: 'sqlite' | 'postgres', databaseUrl: string | null
 
 /** Limits off, quiet logs, and only the store this run is about. */
 function inletEnv(databaseUrl: string | null): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, INLET_LIMIT_BURST: '0', INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '0', INLET_LOG_LEVEL: 'warn' };
+  const env: NodeJS.ProcessEnv = { ...process.env, INLET_LIMIT_BURST: '0', INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '0', INLET_LOG_LEVEL: 'warn', INLET_METRICS_PORT: '0' };
   for (const k of ['INLET_REDIS_URL', 'INLET_DATA_DIR', 'INLET_PORT', 'INLET_HOST', 'INLET_DATABASE_URL']) delete env[k];
   if (databaseUrl !== null) env.INLET_DATABASE_URL = databaseUrl;
   return env;

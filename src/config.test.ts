@@ -8,7 +8,7 @@ it('back-pressure on bodies: 2 MiB and 10 s unless set, 0 bytes turns it off, an
   expect(ADMISSION_WAIT_MS).toBe(10_000);
   expect(loadConfig({ INLET_BODY_BUDGET_BYTES: '8388608', INLET_BODY_WAIT_MS: '2500' }).admission).toEqual({ budgetBytes: 8_388_608, waitMs: 2500 });
   expect(loadConfig({ INLET_BODY_BUDGET_BYTES: '0' }).admission.budgetBytes).toBe(Infinity);
-  expect(() => loadConfig({ INLET_BODY_BUDGET_BYTES: '2MB' })).toThrow(new ConfigError('INLET_BODY_BUDGET_BYTES must be a whole number from 0 to 9007199254740991, not "2MB".'));
+  expect(() => loadConfig({ INLET_BODY_BUDGET_BYTES: '2MB' })).toThrow(new ConfigError('INLET_BODY_BUDGET_BYTES must be a whole number from 0 to 9007199254740991 (0 turns back-pressure off), not "2MB".'));
   expect(() => loadConfig({ INLET_BODY_WAIT_MS: '30000' })).toThrow(/INLET_BODY_WAIT_MS must be a whole number from 0 to 20000/);
   expect(() => loadConfig({ INLET_BODY_WAIT_MS: '-1' })).toThrow(/INLET_BODY_WAIT_MS must be a whole number from 0 to 20000/);
 });

@@ -1,10 +1,15 @@
+import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerAdminCommands } from './commands/admin-commands.js';
 import { registerBackup } from './commands/backup-command.js';
 import { registerDataCommands } from './commands/data-commands.js';
 import { registerServe } from './commands/serve.js';
 
+// dist/cli/main.js and src/cli/main.ts both sit two folders below package.json.
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
 const program = new Command('inlet')
+  .version(version, '--version', 'print the version')
   .description('Inlet: server-side event collection. Serve the batch API and administer what it serves.')
   .showHelpAfterError()
   .configureOutput({ outputError: (s, write) => write(`inlet: ${s.replace(/^error: /, '')}`) });

@@ -1,11 +1,16 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { newId } from '../domain/ids.js';
 import type { RateLimits } from '../domain/limits/policies.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { Store } from '../stores/port.js';
 import { Admission } from './admission.js';
 import { batchRoute } from './batch-route.js';
 import { docsRoutes } from './docs-routes.js';
 import { sendRefusal } from './envelope.js';
+import { observeRequests } from './observe.js';
+import { OPS_PATHS, opsRoutes } from './ops-routes.js';
+import { Readiness } from './readiness.js';
+import { emptyFacts } from './request-facts.js';
 
 export interface AppDeps {
   store: Store;
@@ -18,6 +23,15 @@ export interface AppDeps {
   logger?: FastifyServerOptions['logger'];
   /** Back-pressure on request bodies; tests pass their own. */
   admission?: Admission;
+  /** Counted into when given; the metrics listener serves them (never this app). */
+  metrics?: Metrics;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** /readyz's state: serve.ts turns it off as a stop begins. */
+    readiness: Readiness;
+  }
 }
 
 /** Builds the HTTP edge. It opens nothing itself: stores and limiter come in ready. */
@@ -41,6 +55,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   app.decorate('inletBaseUrl', deps.baseUrl);
   app.decorateRequest('refusedWith', null);
+  app.decorateRequest('facts', null);
+  app.decorate('readiness', new Readiness(deps.store));
 
   // The API reads its own body (after the key and header checks, with its own
   // gzip limit), so no parser may consume it first.
@@ -49,22 +65,21 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   app.addHook('onRequest', async (req, reply) => {
     reply.header('Request-Id', req.id);
-    if (closing) {
+    req.facts = emptyFacts();
+    // A load balancer still checks a stopping server: it must read why it should stop sending.
+    if (closing && !OPS_PATHS.has(req.routeOptions.url ?? '')) {
       sendRefusal(req, reply, { code: 'collection_unavailable', message: 'This server is shutting down; resend the request (another server, or this one once restarted, will take it).', headers: { Connection: 'close' } });
       return reply;
     }
   });
-  app.addHook('onResponse', async (req, reply) => {
-    // One line per request: never headers, keys, bodies or properties.
-    req.log.info(
-      { method: req.method, route: req.routeOptions.url ?? 'none', status: reply.statusCode, code: req.refusedWith ?? undefined, ms: Math.round(reply.elapsedTime) },
-      'request',
-    );
-  });
+  observeRequests(app, deps.metrics);
 
-  const api = batchRoute({ ...deps, admission: deps.admission ?? new Admission() });
+  const admission = deps.admission ?? new Admission();
+  deps.metrics?.watchBodies(admission);
+  const api = batchRoute({ ...deps, admission });
   app.all('/api/*', api);
   app.register(docsRoutes());
+  app.register(opsRoutes(app.readiness));
   app.setNotFoundHandler(async (req, reply) => {
     // Methods Fastify has no route table for still get the API's checks.
     if ((req.raw.url ?? '').startsWith('/api/')) return api(req, reply);

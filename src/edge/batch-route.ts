@@ -9,6 +9,7 @@ import { ENDPOINTS, type EndpointProfile } from './endpoints.js';
 import { batchAnswer, dryRunAnswer } from './answers.js';
 import { sendRefusal } from './envelope.js';
 import { parseJsonBody, readBody } from './read-body.js';
+import { emptyFacts, tallyItems } from './request-facts.js';
 import {
   type Refusal,
   checkBrowser,
@@ -60,6 +61,9 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
     return unavailable(req, e);
   }
   if (isRefusal(auth)) return auth;
+  const facts = (req.facts ??= emptyFacts());
+  facts.projectId = auth.project.id;
+  facts.sourceId = auth.source.id;
   const now = deps.clock();
   deps.store.recordKeyUse(auth.keyId, now);
   if (!auth.project.apiEnabled) {
@@ -67,6 +71,7 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
   }
   const keyVerdict = await deps.limits.checkKey(auth.keyId, now);
   if (!keyVerdict.allowed) {
+    facts.limitPolicy = 'key';
     return {
       code: 'rate_limited',
       message: 'This key sent more requests per second than it may; nothing was stored. Resend after Retry-After seconds.',
@@ -117,6 +122,7 @@ async function admitted(
   const verdict = await deps.limits.checkItems(auth.project.id, batch.items.length, arrival, profile.windows);
   reply.headers(verdict.headers);
   if (!verdict.allowed) {
+    req.facts!.limitPolicy = verdict.retryAfter === 60 ? 'sustained' : 'burst';
     return {
       code: 'rate_limited',
       message: `This project sent more items than its ${profile.windows === 'import' ? 'import' : verdict.retryAfter === 60 ? 'sustained' : 'burst'} limit allows; nothing was stored. Resend after Retry-After seconds.`,
@@ -125,6 +131,7 @@ async function admitted(
   }
 
   const checked = checkItems(batch.items, { now: arrival, recordIp: auth.source.recordIp, importing: profile.importWindow(auth.project) });
+  req.facts!.items = tallyItems([], [], checked.errors);
   if (options.strict && checked.errors.length > 0) {
     return { code: 'strict_item_invalid', errors: checked.errors };
   }
@@ -148,6 +155,8 @@ async function admitted(
   } catch (e) {
     return unavailable(req, e);
   }
+  req.facts!.items = tallyItems(outcomes, enriched.dropped, checked.errors);
+  req.facts!.dryRun = options.validate;
   if (options.validate) {
     reply.code(200).send(dryRunAnswer(enriched.items, outcomes, enriched.dropped, checked.errors, batch.droppedKeys, req.id));
   } else {

@@ -344,8 +344,18 @@ export interface Store extends RetentionStore, ErasureStore, Partial<FileBackups
   findPerson(projectId: string, lookup: PersonLookup): Promise<PersonView | null>;
   /** Events metered for the project in the month ("YYYY-MM", UTC). */
   usage(projectId: string, month: string): Promise<number>;
+  /** Resolves once the store answers a trivial query; rejects with StoreUnavailableError otherwise. */
+  ping(): Promise<void>;
   /** Waits for pending writes, then closes. */
   close(): Promise<void>;
+}
+
+/** Told of every group commit, for metrics; it must not throw or wait. */
+export interface IngestObserver {
+  /** A commit that returned: how long it took, and the jobs (requests) and items it wrote. */
+  committed(seconds: number, jobs: number, items: number): void;
+  /** A commit that failed: its jobs were retried alone or answered 503. */
+  failed(): void;
 }
 
 /** The durable write failed; nothing of the job is stored. Answered as 503. */

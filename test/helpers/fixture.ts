@@ -6,6 +6,7 @@ import { createAdmin } from '../../src/domain/admin.js';
 import { LocalLimiter } from '../../src/domain/limits/local-limiter.js';
 import { DEFAULT_LIMITS, type LimitSettings, RateLimits } from '../../src/domain/limits/policies.js';
 import type { Admission } from '../../src/edge/admission.js';
+import type { Metrics } from '../../src/metrics/metrics.js';
 import { buildApp } from '../../src/edge/app.js';
 import type { Store } from '../../src/stores/port.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
@@ -49,6 +50,8 @@ export interface FixtureOptions {
   logStream?: NodeJS.WritableStream;
   /** Back-pressure on bodies; the server's default when absent. */
   admission?: Admission;
+  /** Counted into when given (metrics tests). */
+  metrics?: Metrics;
 }
 
 /** A server on a fresh embedded store with one org, project (API enabled), source and key. */
@@ -71,6 +74,7 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
     retiredVersions: new Set(opts.retiredVersions ?? []),
     logger: opts.logStream ? { level: 'info', stream: opts.logStream } : false,
     admission: opts.admission,
+    metrics: opts.metrics,
   });
   await app.ready();
   return {

@@ -1,7 +1,17 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 export const BIN = fileURLToPath(new URL('../../bin/inlet', import.meta.url));
+
+/** A port of 127.0.0.1 free a moment ago (another process may take it before it is used). */
+export async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
+  const { port } = probe.address() as net.AddressInfo;
+  await new Promise((r) => probe.close(r));
+  return port;
+}
 
 export interface CliResult {
   code: number | null;
@@ -40,7 +50,8 @@ export interface Server {
 export function startServer(args: string[], env: Record<string, string> = {}): Promise<Server> {
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], {
-      env: { ...process.env, INLET_LOG_LEVEL: 'warn', ...env },
+      // No metrics listener unless asked: servers of parallel tests would share its port.
+      env: { ...process.env, INLET_LOG_LEVEL: 'warn', INLET_METRICS_PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

@@ -1,11 +1,17 @@
+import type http from 'node:http';
 import type { Command } from 'commander';
-import { loadConfig } from '../../config.js';
+import { type Config, loadConfig } from '../../config.js';
 import { openLimiter } from '../../domain/limits/open-limiter.js';
 import { RateLimits } from '../../domain/limits/policies.js';
 import { startRetention } from '../../domain/retention.js';
 import { Admission } from '../../edge/admission.js';
 import { buildApp } from '../../edge/app.js';
+import { Metrics } from '../../metrics/metrics.js';
+import { startMetricsServer, stopMetricsServer } from '../../metrics/metrics-server.js';
+import { observedStore } from '../../metrics/observed-store.js';
+import { ConfigError, SETTINGS, type SettingSpec, settingName } from '../../settings.js';
 import { openStore } from '../../stores/open-store.js';
+import { StoreUnavailableError } from '../../stores/port.js';
 import { fail } from '../context.js';
 
 /** How long requests in flight get to finish after SIGTERM before their connections are cut. */
@@ -13,25 +19,42 @@ const SHUTDOWN_DEADLINE_MS = 25_000;
 
 /** `inlet serve`: the batch API until SIGTERM or SIGINT. */
 export function registerServe(program: Command): void {
-  program
-    .command('serve')
-    .description('serve the batch API')
-    .option('--port <n>', 'port (env INLET_PORT, default 8080; 0 picks a free one)')
-    .option('--host <addr>', 'address to listen on (env INLET_HOST, default 127.0.0.1)')
-    .option('--data-dir <dir>', 'data directory of the embedded store (env INLET_DATA_DIR, default ./data)')
-    .option('--base-url <url>', 'public URL, for links in errors (env INLET_BASE_URL)')
-    .action(async (o) => {
-      try {
-        await serve(o);
-      } catch (e) {
-        fail(e);
-      }
-    });
+  const cmd = program.command('serve').description('serve the batch API');
+  const envOnly: SettingSpec<unknown>[] = [];
+  for (const s of Object.values(SETTINGS) as SettingSpec<unknown>[]) {
+    if (s.flag === undefined) envOnly.push(s);
+    else cmd.option(s.flag, `${s.about} [env ${s.env}; default ${s.shown}; ${s.accepts}]`);
+  }
+  const envHelp = envOnly.map((s) => `  ${s.env}  [default ${s.shown}; ${s.accepts}]\n      ${s.about}`);
+  cmd.addHelpText('after', `\nEnvironment variables (each option above has one too; docs/settings.md lists them all):\n${envHelp.join('\n')}\n`);
+  cmd.action(async (o: Record<string, string | undefined>) => {
+    try {
+      await serve(o);
+    } catch (e) {
+      fail(e);
+      // Whatever opened before the failure (a pool, a Redis client) must not keep the process alive.
+      process.exit(process.exitCode ?? 1);
+    }
+  });
 }
 
-async function serve(flags: { port?: string; host?: string; dataDir?: string; baseUrl?: string }): Promise<void> {
+async function serve(flags: Record<string, string | undefined>): Promise<void> {
   const cfg = loadConfig(process.env, flags);
-  const store = await openStore(cfg);
+  const cleanups: (() => Promise<void>)[] = [];
+  try {
+    await start(cfg, cleanups);
+  } catch (e) {
+    for (const c of cleanups.reverse()) await c().catch(() => undefined);
+    throw e;
+  }
+}
+
+async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<void> {
+  const metrics = new Metrics();
+  const store = observedStore(await openStore(cfg, metrics).catch((e: unknown) => {
+    throw storeFailure(cfg, e);
+  }), metrics);
+  cleanups.push(() => store.close());
   const logger = { level: cfg.logLevel, stream: process.stderr };
   // The limiter exists before the app (the app needs it), so its warnings reach
   // the app's log through this late-bound function.
@@ -39,6 +62,7 @@ async function serve(flags: { port?: string; host?: string; dataDir?: string; ba
   const limiter = openLimiter(cfg.redisUrl, {
     onError: (err) => warn(`Redis unavailable for rate limits; each server counts alone until it answers again: ${err.message}`),
   });
+  cleanups.push(() => limiter.close());
   const app = buildApp({
     store,
     limits: new RateLimits(limiter, cfg.limits),
@@ -48,25 +72,57 @@ async function serve(flags: { port?: string; host?: string; dataDir?: string; ba
     retiredVersions: cfg.retiredVersions,
     logger,
     admission: new Admission(cfg.admission.budgetBytes, cfg.admission.waitMs),
+    metrics,
   });
   warn = (msg) => app.log.warn(msg);
-  await app.listen({ port: cfg.port, host: cfg.host });
+  cleanups.push(() => app.close());
+  // The metrics listener first: a start that fails on its port has not told anyone it listens.
+  let metricsServer: http.Server | null = null;
+  if (cfg.metricsPort !== 0) {
+    const opened = await startMetricsServer(metrics, cfg.metricsPort, cfg.metricsHost).catch((e: unknown) => {
+      throw listenFailure(e, SETTINGS.metricsPort, SETTINGS.metricsHost, cfg.metricsPort, cfg.metricsHost);
+    });
+    metricsServer = opened;
+    cleanups.push(() => stopMetricsServer(opened));
+  }
+  await app.listen({ port: cfg.port, host: cfg.host }).catch((e: unknown) => {
+    throw listenFailure(e, SETTINGS.port, SETTINGS.host, cfg.port, cfg.host);
+  });
+  if (metricsServer !== null) {
+    app.log.info({ url: `http://${bracketed(cfg.metricsHost)}:${cfg.metricsPort}/metrics` }, 'metrics listening');
+  }
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr !== null ? addr.port : cfg.port;
   // With --port 0 the port is known only now: links in errors and docs must name it.
   if (cfg.baseUrl === null) app.inletBaseUrl = `http://localhost:${port}`;
-  const host = cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host;
-  process.stdout.write(`inlet listening on http://${host}:${port}\n`);
+  process.stdout.write(`inlet listening on http://${bracketed(cfg.host)}:${port}\n`);
   const retention = startRetention(store, Date.now, {
     done: (r) => (r.deleted > 0 || r.dropped > 0 ? app.log.info(r, 'retention: expired events deleted') : undefined),
     failed: (err) => app.log.warn({ err }, 'retention pass failed; the next one tries again'),
   });
 
   let stopping = false;
+  let endDrain = (): void => undefined;
   const stop = async (signal: string): Promise<void> => {
-    if (stopping) return;
+    if (stopping) {
+      // A second signal: the operator does not want to wait for the drain.
+      endDrain();
+      return;
+    }
     stopping = true;
-    app.log.info({ signal }, 'stopping: finishing requests in flight');
+    // Readiness goes first, while everything still serves, so a load balancer
+    // that polls /readyz stops sending here before any connection is refused.
+    app.readiness.beginStop();
+    app.log.info({ signal, drain_ms: cfg.stopDrainMs }, 'stopping: /readyz answers 503; finishing requests in flight');
+    if (cfg.stopDrainMs > 0) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, cfg.stopDrainMs);
+        endDrain = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+    }
     // close() stops accepting and waits for requests in flight, their commits
     // included. Keep-alive connections that were busy when it began turn idle
     // only afterwards, and Node would wait out their 72 s timeout: sweep them
@@ -79,8 +135,38 @@ async function serve(flags: { port?: string; host?: string; dataDir?: string; ba
     await retention.stop();
     await store.close();
     await limiter.close();
+    if (metricsServer !== null) await stopMetricsServer(metricsServer);
     process.exit(0);
   };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+function bracketed(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/** A listen() failure as a sentence that names the setting to change. */
+function listenFailure(e: unknown, portSetting: SettingSpec<unknown>, hostSetting: SettingSpec<unknown>, port: number, host: string): Error {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') {
+    return new ConfigError(`Port ${port} on ${host} is already in use by another process; stop that process, or choose another port with ${settingName(portSetting)}.`);
+  }
+  if (code === 'EACCES') {
+    return new ConfigError(`Port ${port} needs privileges this process lacks; choose a port from 1024 up with ${settingName(portSetting)} (and put a proxy such as nginx in front).`);
+  }
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+    return new ConfigError(`Cannot listen on ${host}: it is not an address of this machine; choose another with ${settingName(hostSetting)}.`);
+  }
+  return new ConfigError(`Cannot listen on ${host} port ${port} (${(e as Error).message}); check ${settingName(hostSetting)} and ${settingName(portSetting)}.`);
+}
+
+/** A store that cannot be opened at start, as a sentence that says what to check. */
+function storeFailure(cfg: Config, e: unknown): Error {
+  // The store's own refusals already say what to check.
+  if (e instanceof StoreUnavailableError || e instanceof ConfigError) return e;
+  const why = (e as Error).message ?? String(e);
+  return cfg.databaseUrl === null
+    ? new ConfigError(`The embedded store in ${cfg.dataDir} could not be opened (${why}); check ${settingName(SETTINGS.dataDir)}.`)
+    : new ConfigError(`PostgreSQL could not be reached or prepared (${why}); check INLET_DATABASE_URL and that the database runs.`);
 }

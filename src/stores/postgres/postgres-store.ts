@@ -5,6 +5,7 @@ import type {
   ErasedPerson,
   ExpiryStep,
   IngestJob,
+  IngestObserver,
   IngestTx,
   ItemOutcome,
   PersonLookup,
@@ -45,6 +46,8 @@ export interface PostgresStoreOptions {
   onBackgroundError?: (e: unknown) => void;
   /** The clock that decides which days get event tables ahead of time. */
   clock?: () => number;
+  /** Told of every group commit, for metrics. */
+  observer?: IngestObserver;
 }
 
 const AUTH_SQL = `SELECT k.id AS key_id, k.hash, k.expires_at, k.revoked_at,
@@ -88,6 +91,7 @@ export class PostgresStore implements Store {
     private readonly onBackgroundError: (e: unknown) => void,
     clock: () => number,
     timeouts: PgTimeouts,
+    private readonly observer?: IngestObserver,
   ) {
     this.admin = new PgAdmin(pool);
     this.eventPages = new PgEventPages(pool);
@@ -115,7 +119,7 @@ export class PostgresStore implements Store {
     const pool = createPool(url, timeouts, onError);
     // Not fatal: without a day's table its rows go to the default partition.
     await ensureDayPartitions(pool, clock()).catch(onError);
-    return new PostgresStore(pool, onError, clock, timeouts);
+    return new PostgresStore(pool, onError, clock, timeouts, opts.observer);
   }
 
   async authenticate(hash: Buffer): Promise<AuthRecord | null> {
@@ -168,10 +172,13 @@ export class PostgresStore implements Store {
         n++;
       }
       const group = queue.splice(0, n);
+      const started = performance.now();
       try {
         const outs = await withIngestTx(this.pool, (tx) => ingestJobsInTx(tx, group.map((g) => g.job)));
+        this.observer?.committed((performance.now() - started) / 1000, group.length, items);
         group.forEach((g, i) => g.resolve(outs[i]!));
       } catch (e) {
+        this.observer?.failed();
         if (group.length === 1) {
           group[0]!.reject(unavailable(e));
           continue;
@@ -245,6 +252,10 @@ export class PostgresStore implements Store {
   async usage(projectId: string, month: string): Promise<number> {
     const { rows } = await this.query<{ events: number }>('SELECT events FROM usage WHERE project_id = $1 AND month = $2', [projectId, month]);
     return rows[0]?.events ?? 0;
+  }
+
+  async ping(): Promise<void> {
+    await this.query('SELECT 1', []);
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,5 @@
 import { ingestJobsInTx } from '../../domain/ingest.js';
-import { type IngestJob, type ItemOutcome, StoreUnavailableError } from '../port.js';
+import { type IngestJob, type IngestObserver, type ItemOutcome, StoreUnavailableError } from '../port.js';
 import type { SqliteIngestTx } from './ingest-tx.js';
 import type { Db } from './open.js';
 
@@ -34,6 +34,8 @@ export class GroupCommitter {
     private readonly tx: SqliteIngestTx,
     /** Told after every COMMIT that returned (the checkpointer times its passes by it). */
     private readonly onCommit: () => void = () => undefined,
+    /** Told of every commit of jobs, for metrics. */
+    private readonly observer?: IngestObserver,
   ) {
     this.touchKey = db.prepare('UPDATE api_keys SET last_used_at = max(coalesce(last_used_at, 0), ?) WHERE id = ?');
   }
@@ -104,6 +106,7 @@ export class GroupCommitter {
     const done: [Pending, ItemOutcome[]][] = [];
     // A transaction open before this flush is someone else's: never roll it back.
     const ours = !this.db.inTransaction;
+    const started = performance.now();
     try {
       this.tx.begin();
       for (const group of groupJobs(batch)) {
@@ -117,6 +120,7 @@ export class GroupCommitter {
     } catch (e) {
       // BEGIN, a savepoint or COMMIT itself failed: nothing of this group is kept.
       if (ours && this.db.inTransaction) this.db.exec('ROLLBACK');
+      if (batch.length > 0) this.observer?.failed();
       for (const [p] of done) p.reject(unavailable(e));
       for (const p of batch) if (!done.some(([q]) => q === p)) p.reject(unavailable(e));
       return;
@@ -124,6 +128,7 @@ export class GroupCommitter {
       if (this.queue.length > 0) this.schedule();
     }
     this.onCommit();
+    if (batch.length > 0) this.observer?.committed((performance.now() - started) / 1000, batch.length, itemCount(batch));
     for (const [p, out] of done) p.resolve(out);
   }
 
@@ -191,6 +196,10 @@ function groupJobs(batch: Pending[]): Pending[][] {
     g.push(p);
   }
   return out;
+}
+
+function itemCount(batch: Pending[]): number {
+  return batch.reduce((n, p) => n + p.job.items.length, 0);
 }
 
 function unavailable(cause: unknown): StoreUnavailableError {

@@ -1,14 +1,16 @@
-import type {
-  AuthRecord,
-  ErasedPerson,
-  ExpiryStep,
-  IngestJob,
-  IngestTx,
-  ItemOutcome,
-  PersonLookup,
-  PersonView,
-  Store,
-  StoredEvent,
+import {
+  type AuthRecord,
+  type ErasedPerson,
+  type ExpiryStep,
+  type IngestJob,
+  type IngestObserver,
+  type IngestTx,
+  type ItemOutcome,
+  type PersonLookup,
+  type PersonView,
+  type Store,
+  type StoredEvent,
+  StoreUnavailableError,
 } from '../port.js';
 import { authFromRow, storedEventFromRow } from '../rows.js';
 import { SqliteAdmin, toProject, toSource } from './admin.js';
@@ -66,10 +68,12 @@ export class SqliteStore implements Store {
   readonly eventPages: SqliteEventPages;
   private readonly retention: SqliteRetention;
   private readonly erasure: SqliteErasure;
+  private readonly ping_;
 
   constructor(
     private readonly db: Db,
     wal: WalTuning = {},
+    observer?: IngestObserver,
   ) {
     // Checkpoints run in a thread of their own (see checkpointer.ts), not inside our commits.
     db.pragma('wal_autocheckpoint = 0');
@@ -80,11 +84,12 @@ export class SqliteStore implements Store {
     db.pragma(`journal_size_limit = ${wal.sizeLimitBytes ?? (wal.longFrames ?? LONG_WAL_FRAMES) * pageSize}`);
     this.admin = new SqliteAdmin(db, () => this.authCache.clear());
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
+    this.ping_ = db.prepare('SELECT 1');
     this.insertIds = new InsertIdIndex(db);
     this.minutes = new EventMinuteIndex(db);
     // Two transactions over the same indexes, prepared once: the group
     // commit's, and the admin writes' (transaction() runs between commits).
-    this.committer = new GroupCommitter(db, new SqliteIngestTx(db, this.insertIds, this.minutes), () => this.checkpointer.committed());
+    this.committer = new GroupCommitter(db, new SqliteIngestTx(db, this.insertIds, this.minutes), () => this.checkpointer.committed(), observer);
     this.adminTx = new SqliteIngestTx(db, this.insertIds, this.minutes);
     this.eventPages = new SqliteEventPages(db);
     this.retention = new SqliteRetention(db);
@@ -115,8 +120,8 @@ export class SqliteStore implements Store {
     );
   }
 
-  static open(dataDir: string, wal?: WalTuning): SqliteStore {
-    return new SqliteStore(openSqlite(dataDir), wal);
+  static open(dataDir: string, wal?: WalTuning, observer?: IngestObserver): SqliteStore {
+    return new SqliteStore(openSqlite(dataDir), wal, observer);
   }
 
   async authenticate(hash: Buffer): Promise<AuthRecord | null> {
@@ -255,6 +260,14 @@ export class SqliteStore implements Store {
   async usage(projectId: string, month: string): Promise<number> {
     const r = this.db.prepare('SELECT events FROM usage WHERE project_id = ? AND month = ?').get(projectId, month) as { events: number } | undefined;
     return r?.events ?? 0;
+  }
+
+  async ping(): Promise<void> {
+    try {
+      this.ping_.get();
+    } catch (e) {
+      throw new StoreUnavailableError('The embedded store did not answer.', { cause: e });
+    }
   }
 
   async close(): Promise<void> {

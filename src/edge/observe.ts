@@ -1,0 +1,51 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Metrics } from '../metrics/metrics.js';
+import { type ItemTally, total } from './request-facts.js';
+
+/**
+ * One log line and the metrics of every request, once it is answered. The
+ * line holds ids, the route, counts and codes: never a header, a key, a body,
+ * a property or a trait.
+ */
+export function observeRequests(app: FastifyInstance, metrics: Metrics | undefined): void {
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'none';
+    const facts = req.facts;
+    const items = facts?.items ?? null;
+    req.log.info(
+      {
+        method: req.method,
+        route,
+        project: facts?.projectId ?? undefined,
+        source: facts?.sourceId ?? undefined,
+        status: reply.statusCode,
+        code: req.refusedWith ?? undefined,
+        items: items === null ? undefined : counts(items),
+        dry_run: facts?.dryRun || undefined,
+        duration_ms: Math.round(reply.elapsedTime),
+      },
+      'request',
+    );
+    if (metrics !== undefined) count(metrics, req, route, reply.statusCode, reply.elapsedTime / 1000);
+  });
+  if (metrics !== undefined) app.addHook('onRequestAbort', async (_req) => metrics.clientAborts.inc());
+}
+
+function counts(t: ItemTally) {
+  return { accepted: t.accepted, duplicate: t.duplicate, dropped: total(t.dropped), refused: total(t.refused) };
+}
+
+function count(m: Metrics, req: FastifyRequest, route: string, status: number, seconds: number): void {
+  m.requests.inc({ route, method: req.method, status: String(status) });
+  m.requestDuration.observe({ route }, seconds);
+  const facts = req.facts;
+  if (facts === null) return;
+  if (facts.limitPolicy !== null) m.rateLimited.inc({ policy: facts.limitPolicy });
+  // A dry run stores nothing: its items are not counted.
+  if (facts.items === null || facts.dryRun) return;
+  const t = facts.items;
+  if (t.accepted > 0) m.items.inc({ outcome: 'accepted' }, t.accepted);
+  if (t.duplicate > 0) m.items.inc({ outcome: 'duplicate' }, t.duplicate);
+  for (const [reason, n] of t.dropped) m.itemsDropped.inc({ reason }, n);
+  for (const [code, n] of t.refused) m.itemsRefused.inc({ code }, n);
+}

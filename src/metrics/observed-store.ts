@@ -1,0 +1,32 @@
+import { type Store, StoreUnavailableError } from '../stores/port.js';
+import type { Metrics } from './metrics.js';
+
+/**
+ * The store, with its key lookups and failures counted. Everything else
+ * passes through untouched, so the store's contract is unchanged.
+ */
+export function observedStore(store: Store, metrics: Metrics): Store {
+  const failedAs = (operation: string) => (e: unknown) => {
+    if (e instanceof StoreUnavailableError) metrics.storeErrors.inc({ operation });
+    throw e;
+  };
+  const wrapped: Partial<Store> = {
+    authenticate: (hash) =>
+      store.authenticate(hash).then((auth) => {
+        metrics.keyLookups.inc({ result: auth === null ? 'not_found' : 'found' });
+        return auth;
+      }, (e) => {
+        metrics.keyLookups.inc({ result: 'failed' });
+        return failedAs('key_lookup')(e);
+      }),
+    ingest: (job) => store.ingest(job).catch(failedAs('write')),
+    ping: () => store.ping().catch(failedAs('ping')),
+  };
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (typeof prop === 'string' && Object.hasOwn(wrapped, prop)) return wrapped[prop as keyof Store];
+      const v = Reflect.get(target, prop, receiver);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+}

@@ -1,0 +1,187 @@
+/**
+ * Every setting of `inlet serve`, in one table: its environment variable, its
+ * flag (if any), its default, what it accepts and what it does. config.ts
+ * reads the values from it, `inlet serve --help` lists it and docs/settings.md
+ * is generated from it (a test keeps them in step). Adding a setting is adding
+ * one entry here.
+ */
+import { isIP } from 'node:net';
+import { DEFAULT_LIMITS } from './domain/limits/policies.js';
+import { ADMISSION_WAIT_MS, BODY_BUDGET_BYTES } from './edge/admission.js';
+
+/** A setting the server cannot start with; the message names it and what it accepts. */
+export class ConfigError extends Error {}
+
+/** One row of the table. `parse` gets the trimmed text and returns undefined for a value it refuses. */
+export interface SettingSpec<T> {
+  env: string;
+  /** The flag of `inlet serve`, as commander spells it ("--port <n>"). */
+  flag?: string;
+  /** The value when unset. */
+  fallback: T;
+  /** The default, as help and docs show it. */
+  shown: string;
+  /** The values accepted, completing "must be …". */
+  accepts: string;
+  /** One sentence: what the setting does. */
+  about: string;
+  /** A secret (a URL with a password): a refusal never repeats the value. */
+  secret?: boolean;
+  parse: (text: string) => T | undefined;
+}
+
+const setting = <T>(s: SettingSpec<T>): SettingSpec<T> => s;
+
+/** The log levels pino knows, quietest last. */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+const whole = (max: number) => (t: string) => (/^\d+$/.test(t) && Number(t) <= max ? Number(t) : undefined);
+const wholeUpTo = (max: number) => `a whole number from 0 to ${max}`;
+
+/** A host name or an IP address (IPv6 without brackets). */
+const hostLike = (t: string) => (isIP(t) !== 0 || /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.?$/i.test(t) ? t : undefined);
+
+function urlWith(protocols: string[]) {
+  return (t: string) => {
+    if (!URL.canParse(t)) return undefined;
+    const u = new URL(t);
+    return protocols.includes(u.protocol) && u.hostname !== '' ? t : undefined;
+  };
+}
+
+function listOf(each: (item: string) => string | undefined) {
+  return (t: string) => {
+    const out = new Set<string>();
+    for (const part of t.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+      const v = each(part);
+      if (v === undefined) return undefined;
+      out.add(v);
+    }
+    return out;
+  };
+}
+
+/** A whole number without an upper bound, where 0 turns something off. */
+function amount(env: string, fallback: number, offWhat: string, about: string): SettingSpec<number> {
+  const accepts = `${wholeUpTo(Number.MAX_SAFE_INTEGER)} (0 turns ${offWhat} off)`;
+  return { env, fallback, shown: String(fallback), accepts, about, parse: whole(Number.MAX_SAFE_INTEGER) };
+}
+
+export const SETTINGS = {
+  port: setting({
+    env: 'INLET_PORT', flag: '--port <n>', fallback: 8080, shown: '8080',
+    accepts: `${wholeUpTo(65535)} (0 picks a free port)`,
+    about: 'The port the API listens on.',
+    parse: whole(65535),
+  }),
+  host: setting({
+    env: 'INLET_HOST', flag: '--host <addr>', fallback: '127.0.0.1', shown: '127.0.0.1',
+    accepts: 'an IP address or a host name of this machine, such as 127.0.0.1, 0.0.0.0 or ::',
+    about: 'The address the API listens on; keep 127.0.0.1 behind a proxy on the same machine.',
+    parse: hostLike,
+  }),
+  dataDir: setting({
+    env: 'INLET_DATA_DIR', flag: '--data-dir <dir>', fallback: './data', shown: './data',
+    accepts: 'a directory path (created if missing)',
+    about: 'Where the embedded SQLite store keeps its file; unused with INLET_DATABASE_URL.',
+    parse: (t) => t,
+  }),
+  baseUrl: setting<string | null>({
+    env: 'INLET_BASE_URL', flag: '--base-url <url>', fallback: null, shown: 'http://localhost:<port>',
+    accepts: 'an absolute http:// or https:// URL, such as https://inlet.example.com',
+    about: 'The public URL of the service: links in errors and the reference pages start with it.',
+    parse: (t) => urlWith(['http:', 'https:'])(t.replace(/\/+$/, '')),
+  }),
+  databaseUrl: setting<string | null>({
+    env: 'INLET_DATABASE_URL', fallback: null, shown: 'unset (SQLite in the data directory)',
+    accepts: 'a postgres:// or postgresql:// URL, or unset for the embedded store',
+    about: 'The PostgreSQL database every server of a deployment shares.',
+    secret: true,
+    parse: urlWith(['postgres:', 'postgresql:']),
+  }),
+  redisUrl: setting<string | null>({
+    env: 'INLET_REDIS_URL', fallback: null, shown: 'unset (limits counted in this process)',
+    accepts: 'a redis:// or rediss:// URL, or unset',
+    about: 'The Redis that servers share to count rate limits together.',
+    secret: true,
+    parse: urlWith(['redis:', 'rediss:']),
+  }),
+  trackerHosts: setting({
+    env: 'INLET_TRACKER_HOSTS', fallback: new Set<string>(), shown: 'empty',
+    accepts: 'host names separated by commas, such as t.example.com',
+    about: 'Custom tracker domains: they serve browser traffic, so the API refuses requests to them.',
+    parse: listOf((h) => hostLike(h)?.toLowerCase()),
+  }),
+  retiredVersions: setting({
+    env: 'INLET_RETIRED_API_VERSIONS', fallback: new Set<string>(), shown: 'empty',
+    accepts: 'API major versions separated by commas, such as v0',
+    about: 'API versions answered as retired (410) instead of not found.',
+    parse: listOf((v) => (/^v?\d+$/i.test(v) ? v.replace(/^v/i, '') : undefined)),
+  }),
+  limitBurst: amount('INLET_LIMIT_BURST', DEFAULT_LIMITS.burst, 'the limit', 'Items a project may send within 10 seconds.'),
+  limitSustained: amount('INLET_LIMIT_SUSTAINED', DEFAULT_LIMITS.sustained, 'the limit', 'Items a project may send within 60 seconds.'),
+  limitKeyRps: amount('INLET_LIMIT_KEY_RPS', DEFAULT_LIMITS.keyRps, 'the limit', 'Requests one key may send per second.'),
+  limitImport: amount('INLET_LIMIT_IMPORT', DEFAULT_LIMITS.import, 'the limit', 'Items a project may send to /api/v1/import within 60 seconds, apart from the two above.'),
+  bodyBudgetBytes: amount('INLET_BODY_BUDGET_BYTES', BODY_BUDGET_BYTES, 'back-pressure', 'Bytes of request bodies a server works on at once; more wait for room.'),
+  bodyWaitMs: setting({
+    env: 'INLET_BODY_WAIT_MS', fallback: ADMISSION_WAIT_MS, shown: String(ADMISSION_WAIT_MS),
+    // Under the 25 s a stopping server gives requests in flight, so that one
+    // still waiting for room at SIGTERM gets its 503 rather than a cut connection.
+    accepts: wholeUpTo(20_000),
+    about: 'Milliseconds a body may wait for room before it is answered 503.',
+    parse: whole(20_000),
+  }),
+  logLevel: setting({
+    env: 'INLET_LOG_LEVEL', fallback: 'info' as string, shown: 'info',
+    accepts: `one of ${LOG_LEVELS.join(', ')}`,
+    about: 'The least important log lines written to stderr (one JSON line per request at info).',
+    parse: (t) => ((LOG_LEVELS as readonly string[]).includes(t) ? t : undefined),
+  }),
+  metricsPort: setting({
+    env: 'INLET_METRICS_PORT', flag: '--metrics-port <n>', fallback: 9464, shown: '9464',
+    accepts: `${wholeUpTo(65535)} (0 turns the metrics listener off)`,
+    about: 'The port of the Prometheus metrics listener (GET /metrics), never the public port.',
+    parse: whole(65535),
+  }),
+  metricsHost: setting({
+    env: 'INLET_METRICS_HOST', fallback: '127.0.0.1', shown: '127.0.0.1',
+    accepts: 'an IP address or a host name of this machine',
+    about: 'The address the metrics listener binds to; keep it off the public network.',
+    parse: hostLike,
+  }),
+  stopDrainMs: setting({
+    env: 'INLET_STOP_DRAIN_MS', fallback: 0, shown: '0',
+    accepts: wholeUpTo(60_000),
+    about: 'On SIGTERM, milliseconds /readyz answers 503 while requests are still served, so a load balancer stops sending first.',
+    parse: whole(60_000),
+  }),
+};
+
+/** The value of every setting, by its key in SETTINGS. */
+export type Settings = { [K in keyof typeof SETTINGS]: (typeof SETTINGS)[K]['fallback'] };
+
+type Env = Record<string, string | undefined>;
+
+/** How a setting is named in messages: its flag, if any, and its variable. */
+export function settingName(s: SettingSpec<unknown>): string {
+  return s.flag === undefined ? s.env : `${s.flag.split(' ')[0]} / ${s.env}`;
+}
+
+/** Reads every setting; a flag wins over its variable, and an empty value is unset. Throws ConfigError. */
+export function readSettings(env: Env, flags: Record<string, string | undefined> = {}): Settings {
+  const out: Record<string, unknown> = {};
+  for (const [key, s] of Object.entries(SETTINGS) as [string, SettingSpec<unknown>][]) {
+    const given = (Object.hasOwn(flags, key) ? flags[key] : undefined) ?? env[s.env];
+    const text = given?.trim() ?? '';
+    if (text === '') {
+      out[key] = s.fallback;
+      continue;
+    }
+    const value = s.parse(text);
+    if (value === undefined) {
+      throw new ConfigError(`${settingName(s)} must be ${s.accepts}, not ${s.secret ? 'the value given' : `"${text}"`}.`);
+    }
+    out[key] = value;
+  }
+  return out as Settings;
+}

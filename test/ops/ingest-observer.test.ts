@@ -1,0 +1,75 @@
+/**
+ * Both engines tell their IngestObserver of every group commit (the commit
+ * metrics rest on it), and ping() answers while the store does.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { createAdmin } from '../../src/domain/admin.js';
+import type { IngestObserver, Store } from '../../src/stores/port.js';
+import { PostgresStore } from '../../src/stores/postgres/postgres-store.js';
+import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
+import { createTestDatabase } from '../conformance/stores.js';
+import { TestClock, tempDir } from '../helpers/fixture.js';
+import { ingestJob } from '../helpers/items.js';
+
+class Recorder implements IngestObserver {
+  commits: { seconds: number; jobs: number; items: number }[] = [];
+  failures = 0;
+  committed(seconds: number, jobs: number, items: number): void {
+    this.commits.push({ seconds, jobs, items });
+  }
+  failed(): void {
+    this.failures++;
+  }
+}
+
+const engines: { name: string; open: (o: IngestObserver) => Promise<{ store: Store; done: () => Promise<void> }> }[] = [
+  {
+    name: 'sqlite',
+    open: async (o) => {
+      const tmp = tempDir('inlet-observer-');
+      const store = SqliteStore.open(tmp.dir, undefined, o);
+      return { store, done: async () => tmp.remove() };
+    },
+  },
+  {
+    name: 'postgres',
+    open: async (o) => {
+      const db = await createTestDatabase();
+      return { store: await PostgresStore.connect(db.url, { observer: o }), done: db.drop };
+    },
+  },
+];
+
+for (const engine of engines) {
+  describe(engine.name, () => {
+    const recorder = new Recorder();
+    let opened: { store: Store; done: () => Promise<void> } | undefined;
+    afterAll(async () => {
+      await opened?.store.close();
+      await opened?.done();
+    });
+
+    it('tells the observer of each commit: its duration, requests and items; ping answers', async () => {
+      opened = await engine.open(recorder);
+      const { store } = opened;
+      await store.ping();
+      const clock = new TestClock();
+      const admin = createAdmin(store, clock.now);
+      const org = await admin.createOrg('Acme');
+      const project = await admin.createProject({ name: 'Web', orgId: org.id, apiEnabled: true });
+      const source = await admin.createSource({ projectId: project.id, name: 'Billing' });
+      const key = await admin.createKey(source.id);
+      const job = (n: number, tag: string) =>
+        ingestJob(
+          Array.from({ length: n }, (_, i) => ({ event: 'e', distinctId: `u${i}`, insertId: `${tag}-${i}`, timestamp: clock.now() - 1000, enrichment: { $source_id: source.id } })),
+          { projectId: project.id, sourceId: source.id, keyId: key.id, receivedAt: clock.now() },
+        );
+      // Sent together: they may share a commit or not, but every job and item is counted once.
+      await Promise.all([store.ingest(job(3, 'a')), store.ingest(job(2, 'b')), store.ingest(job(1, 'c'))]);
+      const jobs = recorder.commits.reduce((n, c) => n + c.jobs, 0);
+      const items = recorder.commits.reduce((n, c) => n + c.items, 0);
+      expect({ jobs, items, failures: recorder.failures }).toEqual({ jobs: 3, items: 6, failures: 0 });
+      for (const c of recorder.commits) expect(c.seconds).toBeGreaterThanOrEqual(0);
+    });
+  });
+}
