@@ -13,6 +13,27 @@ it('back-pressure on bodies: 2 MiB and 10 s unless set, 0 bytes turns it off, an
   expect(() => loadConfig({ INLET_BODY_WAIT_MS: '-1' })).toThrow(/INLET_BODY_WAIT_MS must be a whole number from 0 to 20000/);
 });
 
+it('bodies being read: 64 MiB in all and 16 MiB per key unless set, 0 turns one off, and a budget under one largest body is refused by name', () => {
+  expect(loadConfig({}).reading).toEqual({ budgetBytes: 64 * 1_048_576, keyBudgetBytes: 16 * 1_048_576 });
+  expect(loadConfig({ INLET_READING_BUDGET_BYTES: '0', INLET_READING_KEY_BUDGET_BYTES: '0' }).reading).toEqual({ budgetBytes: Infinity, keyBudgetBytes: Infinity });
+  expect(loadConfig({ INLET_READING_BUDGET_BYTES: '8388608', INLET_READING_KEY_BUDGET_BYTES: '2097152' }).reading).toEqual({ budgetBytes: 8_388_608, keyBudgetBytes: 2_097_152 });
+  expect(() => loadConfig({ INLET_READING_KEY_BUDGET_BYTES: '1000' })).toThrow(/INLET_READING_KEY_BUDGET_BYTES must be 0 \(no limit\) or at least 1048576/);
+  expect(() => loadConfig({ INLET_READING_BUDGET_BYTES: '2097152' })).toThrow(/must not be over INLET_READING_BUDGET_BYTES/);
+  expect(() => loadConfig({ INLET_READING_BUDGET_BYTES: 'lots' })).toThrow(/INLET_READING_BUDGET_BYTES must be 0 \(no limit\) or at least 1048576/);
+});
+
+it('connections: 4,096 at most unless INLET_MAX_CONNECTIONS says otherwise (0: no cap); a bad value is refused by name', () => {
+  expect(loadConfig({}).maxConnections).toBe(4096);
+  expect(loadConfig({ INLET_MAX_CONNECTIONS: '20000' }).maxConnections).toBe(20_000);
+  expect(loadConfig({ INLET_MAX_CONNECTIONS: '0' }).maxConnections).toBe(0);
+  expect(() => loadConfig({ INLET_MAX_CONNECTIONS: '1e4' })).toThrow(/INLET_MAX_CONNECTIONS must be a whole number from 0 to 1000000/);
+  expect(() => loadConfig({ INLET_MAX_CONNECTIONS: '2000000' })).toThrow(/INLET_MAX_CONNECTIONS must be a whole number from 0 to 1000000/);
+});
+
+it('tracker hosts can be spelled around: INLET_TRACKER_HOSTS entries are normalised as request hosts are', () => {
+  expect([...loadConfig({ INLET_TRACKER_HOSTS: 'T.Example.com., [t2.example.com]:443 ,t3.example.com' }).trackerHosts]).toEqual(['t.example.com', 't2.example.com', 't3.example.com']);
+});
+
 it('the import window: 300,000 items unless INLET_LIMIT_IMPORT sets another, 0 turns it off', () => {
   expect(loadConfig({}).limits.import).toBe(300_000);
   expect(loadConfig({ INLET_LIMIT_IMPORT: '0' }).limits.import).toBe(0);

@@ -21,6 +21,9 @@ const REFUSED: Record<keyof typeof SETTINGS, string> = {
   metricsPort: '99999',
   metricsHost: 'http://0.0.0.0',
   stopDrainMs: '60001',
+  readingBudgetBytes: '1000',
+  readingKeyBudgetBytes: 'lots',
+  maxConnections: '1e4',
 };
 
 describe('settings', () => {

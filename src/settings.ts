@@ -8,6 +8,10 @@
 import { isIP } from 'node:net';
 import { DEFAULT_LIMITS } from './domain/limits/policies.js';
 import { ADMISSION_WAIT_MS, BODY_BUDGET_BYTES } from './edge/admission.js';
+import { MAX_CONNECTIONS } from './edge/connection-limits.js';
+import { normaliseHost } from './edge/host.js';
+import { MAX_BODY_BYTES } from './edge/read-body.js';
+import { READING_BUDGET_BYTES, READING_KEY_BUDGET_BYTES } from './edge/read-budget.js';
 
 /** A setting the server cannot start with; the message names it and what it accepts. */
 export class ConfigError extends Error {}
@@ -67,6 +71,16 @@ function amount(env: string, fallback: number, offWhat: string, about: string): 
   return { env, fallback, shown: String(fallback), accepts, about, parse: whole(Number.MAX_SAFE_INTEGER) };
 }
 
+/** A budget of bodies being read: 0 (off) or at least one body of the largest size, which it would refuse forever. */
+function readingBudget(env: string, fallback: number, about: string): SettingSpec<number> {
+  const accepts = `0 (no limit) or at least ${MAX_BODY_BYTES} bytes (one body of the largest size), a whole number`;
+  const parse = (t: string) => {
+    const n = whole(Number.MAX_SAFE_INTEGER)(t);
+    return n === undefined || (n !== 0 && n < MAX_BODY_BYTES) ? undefined : n;
+  };
+  return { env, fallback, shown: String(fallback), accepts, about, parse };
+}
+
 export const SETTINGS = {
   port: setting({
     env: 'INLET_PORT', flag: '--port <n>', fallback: 8080, shown: '8080',
@@ -110,7 +124,8 @@ export const SETTINGS = {
     env: 'INLET_TRACKER_HOSTS', fallback: new Set<string>(), shown: 'empty',
     accepts: 'host names separated by commas, such as t.example.com',
     about: 'Custom tracker domains: they serve browser traffic, so the API refuses requests to them.',
-    parse: listOf((h) => hostLike(h)?.toLowerCase()),
+    // Spelled as a request's Host may be (case, port, brackets, trailing dot), compared as normaliseHost makes it.
+    parse: listOf((h) => (h.includes('/') ? undefined : hostLike(normaliseHost(h)))),
   }),
   retiredVersions: setting({
     env: 'INLET_RETIRED_API_VERSIONS', fallback: new Set<string>(), shown: 'empty',
@@ -130,6 +145,20 @@ export const SETTINGS = {
     accepts: wholeUpTo(20_000),
     about: 'Milliseconds a body may wait for room before it is answered 503.',
     parse: whole(20_000),
+  }),
+  readingBudgetBytes: readingBudget(
+    'INLET_READING_BUDGET_BYTES', READING_BUDGET_BYTES,
+    'Bytes of request bodies being read at once, all connections together; a request past it is answered 503 before its body is read.',
+  ),
+  readingKeyBudgetBytes: readingBudget(
+    'INLET_READING_KEY_BUDGET_BYTES', READING_KEY_BUDGET_BYTES,
+    "One key's share of the bytes being read, so that one sender cannot hold them all; at most INLET_READING_BUDGET_BYTES.",
+  ),
+  maxConnections: setting({
+    env: 'INLET_MAX_CONNECTIONS', fallback: MAX_CONNECTIONS, shown: String(MAX_CONNECTIONS),
+    accepts: `${wholeUpTo(1_000_000)} (0: no cap)`,
+    about: 'Open connections at most; past it new connections are closed at once, which clients retry as a network error.',
+    parse: whole(1_000_000),
   }),
   logLevel: setting({
     env: 'INLET_LOG_LEVEL', fallback: 'info' as string, shown: 'info',

@@ -270,6 +270,7 @@ ${json({
 
 // Decisions §1: a request is answered with the first check it fails.
 const CHECKS: [Html | string, Html][] = [
+  [html`The request is not valid HTTP/1.1 (no <code>Host</code> or two, two <code>Content-Length</code>s or one with <code>Transfer-Encoding</code>, an unknown method), its headers are over 16 KiB, or it did not arrive in full within 30 s`, html`${anchor('bad_request')} / ${anchor('headers_too_large')} / ${anchor('request_timeout')}`],
   [html`The path is neither <code>${BATCH_PATH}</code> nor <code>${IMPORT_PATH}</code> (an unknown <code>/api/v1/…</code> path or an unknown version), or the host is a tracker domain`, anchor('not_found')],
   ['The path is under a retired API version', anchor('api_version_retired')],
   ['The method is not POST (OPTIONS included)', anchor('method_not_allowed')],
@@ -282,6 +283,7 @@ const CHECKS: [Html | string, Html][] = [
   ['Content-Type is not JSON', anchor('unsupported_media_type')],
   ['Content-Encoding is not gzip or identity', anchor('unsupported_encoding')],
   [`The body is over ${MIB}, as sent or decompressed`, anchor('payload_too_large')],
+  ["No room to read the body: the server's budget for bodies being read, or the key's share of it, is spent (checked against Content-Length before a byte is read, and as a chunked body arrives); the connection is closed", anchor('collection_unavailable')],
   ['The body is not UTF-8 JSON, or the gzip stream is broken', anchor('invalid_json')],
   [html`The body is not an object with an <code>items</code> array`, anchor('invalid_body')],
   [`items is empty, or holds more than ${MAX_ITEMS}`, html`${anchor('batch_empty')} / ${anchor('batch_too_many_items')}`],

@@ -77,4 +77,30 @@ describe('admission of request bodies', () => {
     expect(a.waitingBodyBytes).toBe(0);
     first();
   });
+
+  it("a key's share of the waiting room: one key that floods a slow store cannot fill it, another key still gets to wait", async () => {
+    const a = new Admission(100, 60_000, 400, 100);
+    const held = (await a.enter(100, 'a'))!;
+    const a1 = a.enter(60, 'a');
+    const a2 = a.enter(40, 'a');
+    await tick();
+    // Key a has its share (100) waiting: one more is told at once.
+    expect(await a.enter(10, 'a')).toBeNull();
+    const b1 = a.enter(90, 'b');
+    await tick();
+    expect(a.waitingBodyBytes).toBe(190);
+    held();
+    (await a1)!();
+    (await a2)!();
+    (await b1)!();
+    expect(a.waitingBodyBytes).toBe(0);
+    expect(a.admittedBytes).toBe(0);
+    // Its share is free again once its bodies left the waiting room.
+    const again = (await a.enter(100, 'a'))!;
+    const alone = a.enter(300, 'a');
+    await tick();
+    expect(a.waitingBodyBytes).toBe(300);
+    again();
+    (await alone)!();
+  });
 });

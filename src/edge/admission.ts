@@ -19,6 +19,12 @@ export const ADMISSION_WAIT_MS = 10_000;
 export const WAITING_BUDGETS = 8;
 
 /**
+ * The part of the waiting room one key may fill: a quarter, so a key that
+ * floods a slow store cannot get every other key turned away at once.
+ */
+export const WAITING_KEY_SHARE = 0.25;
+
+/**
  * Back-pressure between reading a body and parsing it: a request waits,
  * first come first served, until the bodies already admitted leave room for
  * its own (its JSON, decompressed). Meanwhile it holds only its body's bytes,
@@ -34,23 +40,35 @@ export class Admission {
   private inFlight = 0;
   private readonly waiting: { weight: number; admit: () => void }[] = [];
   private waitingBytes = 0;
+  private readonly waitingByKey = new Map<string, number>();
 
   constructor(
     private readonly budget = BODY_BUDGET_BYTES,
     private readonly maxWaitMs = ADMISSION_WAIT_MS,
     private readonly maxWaitingBytes = WAITING_BUDGETS * budget,
+    private readonly maxKeyWaitingBytes = WAITING_KEY_SHARE * maxWaitingBytes,
   ) {}
 
-  /** Resolves to a release function once admitted, or null when it may not wait or waited too long. */
-  async enter(weight: number): Promise<(() => void) | null> {
+  /**
+   * Resolves to a release function once admitted, or null when it may not
+   * wait or waited too long. With a `key`, the key's bodies already waiting
+   * count against its share of the waiting room (one body alone may always wait).
+   */
+  async enter(weight: number, key?: string): Promise<(() => void) | null> {
     if (this.waiting.length === 0 && this.fits(weight)) return this.admit(weight);
     if (this.waiting.length > 0 && this.waitingBytes + weight > this.maxWaitingBytes) return null;
+    const keyWaiting = key === undefined ? 0 : (this.waitingByKey.get(key) ?? 0);
+    if (keyWaiting > 0 && keyWaiting + weight > this.maxKeyWaitingBytes) return null;
     return new Promise((resolve) => {
+      const leave = (): void => {
+        this.waitingBytes -= weight;
+        if (key !== undefined) this.addKeyWaiting(key, -weight);
+      };
       const entry = {
         weight,
         admit: () => {
           clearTimeout(timer);
-          this.waitingBytes -= weight;
+          leave();
           resolve(this.admit(weight));
         },
       };
@@ -58,13 +76,14 @@ export class Admission {
         const at = this.waiting.indexOf(entry);
         if (at === -1) return;
         this.waiting.splice(at, 1);
-        this.waitingBytes -= weight;
+        leave();
         resolve(null);
         // The one given up on may have held back smaller ones behind it.
         this.admitWaiting();
       }, this.maxWaitMs);
       this.waiting.push(entry);
       this.waitingBytes += weight;
+      if (key !== undefined) this.addKeyWaiting(key, weight);
     });
   }
 
@@ -76,6 +95,12 @@ export class Admission {
   /** Bytes of the bodies waiting for room (for tests and logs). */
   get waitingBodyBytes(): number {
     return this.waitingBytes;
+  }
+
+  private addKeyWaiting(key: string, bytes: number): void {
+    const left = (this.waitingByKey.get(key) ?? 0) + bytes;
+    if (left === 0) this.waitingByKey.delete(key);
+    else this.waitingByKey.set(key, left);
   }
 
   private fits(weight: number): boolean {

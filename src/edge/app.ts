@@ -2,15 +2,23 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController
 import { newId } from '../domain/ids.js';
 import type { RateLimits } from '../domain/limits/policies.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { RequestErrorCode } from '../errors/codes.js';
 import type { Store } from '../stores/port.js';
 import { Admission } from './admission.js';
 import { batchRoute } from './batch-route.js';
+import { clientErrorHandler, refuseConnect } from './client-errors.js';
+import { clientGone, isClientGone } from './client-gone.js';
+import { REQUEST_TIMEOUT_MS } from './connection-limits.js';
 import { docsRoutes } from './docs-routes.js';
+import { EdgeCounters } from './edge-counters.js';
 import { sendRefusal } from './envelope.js';
 import { observeRequests } from './observe.js';
 import { OPS_PATHS, opsRoutes } from './ops-routes.js';
 import { Readiness } from './readiness.js';
 import { emptyFacts } from './request-facts.js';
+import { checkHostHeader, normaliseHost } from './host.js';
+import { ReadBudget } from './read-budget.js';
+import { originForm } from './request-target.js';
 
 export interface AppDeps {
   store: Store;
@@ -25,6 +33,14 @@ export interface AppDeps {
   admission?: Admission;
   /** Counted into when given; the metrics listener serves them (never this app). */
   metrics?: Metrics;
+  /** Bounds on bodies being read, all together and per key; tests pass their own. */
+  reading?: ReadBudget;
+  /** Counts of clients gone and requests refused before routing, for metrics. */
+  counters?: EdgeCounters;
+  /** Open connections at most; past it Node closes new ones at once. 0 or absent: no cap. */
+  maxConnections?: number;
+  /** How long a whole request (line, headers, body) may take to arrive; REQUEST_TIMEOUT_MS when absent. */
+  requestTimeoutMs?: number;
 }
 
 declare module 'fastify' {
@@ -34,8 +50,20 @@ declare module 'fastify' {
   }
 }
 
+/** Statuses Fastify's own errors can carry, as our codes; any other 4xx is a bad request. */
+const FRAMEWORK_STATUS_CODES = new Map<number, RequestErrorCode>([
+  [404, 'not_found'],
+  [405, 'method_not_allowed'],
+  [408, 'request_timeout'],
+  [413, 'payload_too_large'],
+  [415, 'unsupported_media_type'],
+  [431, 'headers_too_large'],
+]);
+
 /** Builds the HTTP edge. It opens nothing itself: stores and limiter come in ready. */
 export function buildApp(deps: AppDeps): FastifyInstance {
+  const counters = deps.counters ?? new EdgeCounters();
+  const requestTimeout = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const app = Fastify({
     logger: deps.logger ?? false,
     // Our own ids, never one a client sends: support looks requests up by it.
@@ -43,12 +71,33 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     requestIdHeader: false,
     // Fastify's own per-request lines would log the URL twice; one line is written below.
     logController: new LogController({ disableRequestLogging: true }),
-    requestTimeout: 30_000,
+    requestTimeout,
+    http: {
+      // Node enforces the request timeout as given here, at creation: set only
+      // afterwards (as Fastify does), a trickling body was not timed out on Node 20.
+      requestTimeout,
+      headersTimeout: requestTimeout,
+      // A request without Host gets our envelope (checkHostHeader), not Node's bare 400.
+      requireHostHeader: false,
+      // Node's default, pinned: the reference states it (headers_too_large).
+      maxHeaderSize: 16_384,
+      // Node checks for timed-out requests this often (30 s by default, which would double the timeout).
+      connectionsCheckingInterval: Math.max(10, Math.min(1000, requestTimeout / 4)),
+    },
+    // Node's own 400/408/431 (malformed requests, too slow, headers too large) in our envelope.
+    clientErrorHandler: clientErrorHandler(counters),
+    // Absolute-form targets are routed as their path, with the host they name.
+    rewriteUrl: originForm,
     // While closing, requests get our own 503 (envelope, Request-Id), below.
     return503OnClosing: false,
     // A URL Fastify cannot decode is a path that does not exist, in our envelope.
     frameworkErrors: (_err, req, reply) => sendRefusal(req, reply, { code: 'not_found' }),
   });
+  if (deps.maxConnections) app.server.maxConnections = deps.maxConnections;
+  app.server.on('connect', refuseConnect(app, counters));
+  // An Expect other than 100-continue would get Node's bare 417; RFC 9110 lets
+  // a server ignore it, so the request goes through the checks like any other.
+  app.server.on('checkExpectation', (req, res) => app.server.emit('request', req, res));
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
@@ -66,6 +115,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.addHook('onRequest', async (req, reply) => {
     reply.header('Request-Id', req.id);
     req.facts = emptyFacts();
+    const badHost = checkHostHeader(req.raw);
+    if (badHost !== null) {
+      sendRefusal(req, reply, badHost);
+      return reply;
+    }
     // A load balancer still checks a stopping server: it must read why it should stop sending.
     if (closing && !OPS_PATHS.has(req.routeOptions.url ?? '')) {
       sendRefusal(req, reply, { code: 'collection_unavailable', message: 'This server is shutting down; resend the request (another server, or this one once restarted, will take it).', headers: { Connection: 'close' } });
@@ -75,8 +129,25 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   observeRequests(app, deps.metrics);
 
   const admission = deps.admission ?? new Admission();
-  deps.metrics?.watchBodies(admission);
-  const api = batchRoute({ ...deps, admission });
+  const reading = deps.reading ?? new ReadBudget();
+  deps.metrics?.watchBodies({
+    get admittedBytes() {
+      return admission.admittedBytes;
+    },
+    get waitingBodyBytes() {
+      return admission.waitingBodyBytes;
+    },
+    get readingBodyBytes() {
+      return reading.readingBytes;
+    },
+  });
+  const api = batchRoute({
+    ...deps,
+    trackerHosts: new Set([...deps.trackerHosts].map(normaliseHost)),
+    admission,
+    reading,
+    counters,
+  });
   app.all('/api/*', api);
   app.register(docsRoutes());
   app.register(opsRoutes(app.readiness));
@@ -90,9 +161,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // Fastify reads Content-Type before any handler; a header it cannot parse
     // (the body still unread) must still go through the API's checks, in order.
     if (err.code?.startsWith('FST_ERR_CTP_') && (req.raw.url ?? '').startsWith('/api/')) return api(req, reply);
+    // A client that went away is not our failure, and there is no one to answer.
+    if (isClientGone(req.raw, err)) return clientGone(req, counters);
     if (status >= 500) req.log.error({ err }, 'unexpected failure');
     // A 500 tells the client what to do, never what broke inside.
-    sendRefusal(req, reply, { code: status >= 500 ? 'internal_error' : 'not_found' });
+    sendRefusal(req, reply, { code: status >= 500 ? 'internal_error' : (FRAMEWORK_STATUS_CODES.get(status) ?? 'bad_request') });
   });
   return app;
 }

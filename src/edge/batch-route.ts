@@ -7,9 +7,13 @@ import { type AuthRecord, type Store, StoreUnavailableError } from '../stores/po
 import type { Admission } from './admission.js';
 import { ENDPOINTS, type EndpointProfile } from './endpoints.js';
 import { batchAnswer, dryRunAnswer } from './answers.js';
+import { clientGone } from './client-gone.js';
+import type { EdgeCounters } from './edge-counters.js';
 import { sendRefusal } from './envelope.js';
+import { normaliseHost } from './host.js';
 import { parseJsonBody, readBody } from './read-body.js';
 import { emptyFacts, tallyItems } from './request-facts.js';
+import type { ReadBudget } from './read-budget.js';
 import {
   type Refusal,
   checkBrowser,
@@ -25,6 +29,9 @@ export interface BatchRouteDeps {
   store: Store;
   /** Back-pressure on bodies; one per server. */
   admission: Admission;
+  /** Bounds on bodies being read; one per server. */
+  reading: ReadBudget;
+  counters: EdgeCounters;
   limits: RateLimits;
   clock: () => number;
   trackerHosts: Set<string>;
@@ -48,7 +55,7 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
   const refused =
-    checkPath(path, hostOf(req.headers.host), deps.trackerHosts, deps.retiredVersions) ??
+    checkPath(path, normaliseHost(req.headers.host), deps.trackerHosts, deps.retiredVersions) ??
     checkMethod(req.method) ??
     checkBrowser(req.headers);
   if (refused !== null) return refused;
@@ -86,9 +93,13 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
   const encoding = checkEncoding(req.headers['content-encoding']);
   if (isRefusal(encoding)) return encoding;
 
-  const body = await readBody(req.raw, encoding);
+  const body = await readBody(req.raw, encoding, (bytes) => deps.reading.reserve(auth.keyId, bytes));
   if (isRefusal(body)) return body;
-  const release = await deps.admission.enter(body.bytes.length);
+  if ('gone' in body) {
+    clientGone(req, deps.counters);
+    return null;
+  }
+  const release = await deps.admission.enter(body.bytes.length, auth.keyId);
   if (release === null) {
     return {
       code: 'collection_unavailable',
@@ -182,12 +193,4 @@ async function authenticate(deps: BatchRouteDeps, header: string | undefined): P
   const auth = await deps.store.authenticate(hash);
   if (auth === null || !hashesMatch(auth.hash, hash) || !keyWorks(auth, deps.clock())) return invalid;
   return auth;
-}
-
-function hostOf(host: string | undefined): string {
-  if (host === undefined) return '';
-  const h = host.trim().toLowerCase();
-  if (h.startsWith('[')) return h.slice(0, h.indexOf(']') + 1);
-  const colon = h.lastIndexOf(':');
-  return colon === -1 ? h : h.slice(0, colon);
 }

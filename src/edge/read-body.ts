@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { gunzip } from 'node:zlib';
+import type { BudgetSpent, Reservation } from './read-budget.js';
 import type { BodyEncoding, Refusal } from './request-checks.js';
 
 /** 1 MiB: the most a body may be, as sent and once decompressed. */
@@ -7,16 +8,47 @@ export const MAX_BODY_BYTES = 1_048_576;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+/** The connection closed (or failed) before the whole body arrived: there is no one to answer. */
+export interface ClientGone {
+  gone: true;
+}
+
 /**
- * Step 12: reads the body within the limit and decompresses it. Reading stops
- * at the first byte over the limit, and decompression stops as soon as its
- * output passes it, so a gzip bomb costs about 1 MiB of memory.
+ * Step 12 and the room to read the body: reserves room for the body (its
+ * declared length, or as it arrives when chunked), reads it within the limit
+ * and decompresses it.
+ * Reading stops at the first byte over the limit or over the reservation,
+ * and decompression stops as soon as its output passes the limit, so a gzip
+ * bomb costs about 1 MiB of memory. The reservation is given back once the
+ * body is read and decompressed: from then on Admission weighs it.
  */
-export async function readBody(req: IncomingMessage, encoding: BodyEncoding): Promise<{ bytes: Buffer } | Refusal> {
-  const declared = Number(req.headers['content-length']);
+export async function readBody(
+  req: IncomingMessage,
+  encoding: BodyEncoding,
+  reserve: (bytes: number) => Reservation | BudgetSpent,
+): Promise<{ bytes: Buffer } | Refusal | ClientGone> {
+  const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > MAX_BODY_BYTES) return tooLarge('as sent');
-  const raw = await readLimited(req);
-  if (raw === null) return tooLarge('as sent');
+  const reservation = reserve(Number.isSafeInteger(declared) ? declared : 0);
+  if (typeof reservation === 'string') return busy(reservation);
+  try {
+    return await readAndDecompress(req, encoding, declared, reservation);
+  } finally {
+    reservation.release();
+  }
+}
+
+/** A body waiting to be decompressed still holds its reservation: the raw bytes are in hand until then. */
+async function readAndDecompress(
+  req: IncomingMessage,
+  encoding: BodyEncoding,
+  declared: number,
+  reservation: Reservation,
+): Promise<{ bytes: Buffer } | Refusal | ClientGone> {
+  const raw = await readLimited(req, declared, reservation);
+  if (raw === 'too_large') return tooLarge('as sent');
+  if (typeof raw === 'string') return busy(raw);
+  if (!Buffer.isBuffer(raw)) return raw;
   if (encoding !== 'gzip') return { bytes: raw };
   const out = await gunzipLimited(raw);
   if (out === 'too_large') return tooLarge('once decompressed');
@@ -48,18 +80,41 @@ function tooLarge(how: string): Refusal {
   };
 }
 
-/** The whole body, or null as soon as it passes the limit. */
-function readLimited(req: IncomingMessage): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
+function busy(spent: BudgetSpent): Refusal {
+  return {
+    code: 'collection_unavailable',
+    message:
+      spent === 'key'
+        ? 'This key already has as many request bodies being read as one key may; nothing was stored. Resend after Retry-After seconds, or send fewer requests at once.'
+        : 'This server is reading as many request bodies as it can hold; nothing was stored. Resend after Retry-After seconds.',
+    // Refused before (or while) its body is read: the rest is never read, so the connection cannot be reused.
+    headers: { Connection: 'close' },
+  };
+}
+
+/**
+ * The whole body; 'too_large' or the budget spent as soon as it passes the
+ * limit or its reservation; gone when the connection ends first. A client
+ * that trickles its body holds its reservation until the server's request
+ * timeout closes the connection.
+ */
+function readLimited(req: IncomingMessage, declared: number, reservation: Reservation): Promise<Buffer | 'too_large' | BudgetSpent | ClientGone> {
+  return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let held = declared;
+    const stop = (why: 'too_large' | BudgetSpent): void => {
+      cleanup();
+      req.pause();
+      resolve(why);
+    };
     const onData = (c: Buffer): void => {
       size += c.length;
-      if (size > MAX_BODY_BYTES) {
-        cleanup();
-        req.pause();
-        resolve(null);
-        return;
+      if (size > MAX_BODY_BYTES) return stop('too_large');
+      if (size > held) {
+        const over = reservation.grow(size - held);
+        if (over !== null) return stop(over);
+        held = size;
       }
       chunks.push(c);
     };
@@ -67,18 +122,22 @@ function readLimited(req: IncomingMessage): Promise<Buffer | null> {
       cleanup();
       resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     };
-    const onError = (e: Error): void => {
+    // An error or a close before the end is the connection going away (a
+    // reset, a client that gave up, the request timeout): not a failure of ours.
+    const onGone = (): void => {
       cleanup();
-      reject(e);
+      resolve({ gone: true });
     };
     const cleanup = (): void => {
       req.off('data', onData);
       req.off('end', onEnd);
-      req.off('error', onError);
+      req.off('error', onGone);
+      req.off('close', onGone);
     };
     req.on('data', onData);
     req.on('end', onEnd);
-    req.on('error', onError);
+    req.on('error', onGone);
+    req.on('close', onGone);
   });
 }
 

@@ -17,6 +17,13 @@ export interface RequestErrorSpec {
 }
 
 export const REQUEST_ERRORS = {
+  bad_request: {
+    status: 400,
+    message: 'The request is not valid HTTP/1.1. Send one Host header, one Content-Length (or chunked Transfer-Encoding, not both) and a method HTTP defines.',
+    when: 'The request is not valid HTTP/1.1, before any other check: no Host header or more than one, Content-Length given twice or together with Transfer-Encoding, a method HTTP does not define, or a request line or header that cannot be parsed. The connection is closed.',
+    retryable: false,
+    retry: 'No. Fix the client or whatever sits between it and the server.',
+  },
   invalid_json: {
     status: 400,
     message: 'The request body is not valid UTF-8 JSON. Send a JSON object such as {"items": [...]}.',
@@ -101,6 +108,13 @@ export const REQUEST_ERRORS = {
     retryable: false,
     retry: 'No.',
   },
+  request_timeout: {
+    status: 408,
+    message: 'The request did not arrive in full within 30 seconds, so the server stopped waiting; nothing of it was stored. Resend it whole.',
+    when: 'The request line, headers and body did not all arrive within 30 s of the request starting (a client that stalls or trickles its body). The connection is closed; nothing of the request was stored.',
+    retryable: true,
+    retry: 'Yes, with exponential backoff and the same insert_ids.',
+  },
   api_version_retired: {
     status: 410,
     message: 'This API version is retired. Send requests to /api/v1/batch.',
@@ -129,6 +143,13 @@ export const REQUEST_ERRORS = {
     retryable: false,
     retry: 'No.',
   },
+  headers_too_large: {
+    status: 431,
+    message: 'The request line and headers are over 16 KiB together. Send fewer or shorter headers.',
+    when: 'The request line and headers are over 16 KiB (16,384 bytes) together, before any other check. The connection is closed.',
+    retryable: false,
+    retry: 'No. Send fewer or shorter headers.',
+  },
   rate_limited: {
     status: 429,
     message: 'A rate limit was reached and nothing in this request was stored. Resend it after the Retry-After seconds.',
@@ -146,7 +167,7 @@ export const REQUEST_ERRORS = {
   collection_unavailable: {
     status: 503,
     message: 'The events could not be stored durably, so nothing of this request was kept. Resend the whole request after Retry-After seconds.',
-    when: 'The durable write failed, the server is shutting down, or it already holds more batches than it can store and this one waited for room (read, not yet parsed; 10 s by default) or found too many waiting already. Retry-After is 5. Nothing of the request was stored or metered.',
+    when: 'The durable write failed, the server is shutting down, or it already holds more batches than it can store: this one waited for room (read, not yet parsed; 10 s by default) or found too many waiting already, or, before its body was read, the server (64 MiB by default) or its key (16 MiB) already had as many bodies being read as it may, in which case the connection is closed. Retry-After is 5. Nothing of the request was stored or metered.',
     retryable: true,
     retry: 'Yes, resend the whole request with the same insert_ids after Retry-After seconds.',
   },

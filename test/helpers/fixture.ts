@@ -8,6 +8,8 @@ import { DEFAULT_LIMITS, type LimitSettings, RateLimits } from '../../src/domain
 import type { Admission } from '../../src/edge/admission.js';
 import type { Metrics } from '../../src/metrics/metrics.js';
 import { buildApp } from '../../src/edge/app.js';
+import type { EdgeCounters } from '../../src/edge/edge-counters.js';
+import type { ReadBudget } from '../../src/edge/read-budget.js';
 import type { Store } from '../../src/stores/port.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 
@@ -52,6 +54,14 @@ export interface FixtureOptions {
   admission?: Admission;
   /** Counted into when given (metrics tests). */
   metrics?: Metrics;
+  /** Bounds on bodies being read; the server's default when absent. */
+  reading?: ReadBudget;
+  /** Counters the app adds to; a fresh one when absent. */
+  counters?: EdgeCounters;
+  /** The request timeout; the server's default when absent. */
+  requestTimeoutMs?: number;
+  /** Open connections at most; no cap when absent. */
+  maxConnections?: number;
 }
 
 /** A server on a fresh embedded store with one org, project (API enabled), source and key. */
@@ -75,6 +85,10 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
     logger: opts.logStream ? { level: 'info', stream: opts.logStream } : false,
     admission: opts.admission,
     metrics: opts.metrics,
+    reading: opts.reading,
+    counters: opts.counters,
+    requestTimeoutMs: opts.requestTimeoutMs,
+    maxConnections: opts.maxConnections,
   });
   await app.ready();
   return {

@@ -6,6 +6,8 @@ import { RateLimits } from '../../domain/limits/policies.js';
 import { startRetention } from '../../domain/retention.js';
 import { Admission } from '../../edge/admission.js';
 import { buildApp } from '../../edge/app.js';
+import { EdgeCounters } from '../../edge/edge-counters.js';
+import { ReadBudget } from '../../edge/read-budget.js';
 import { Metrics } from '../../metrics/metrics.js';
 import { startMetricsServer, stopMetricsServer } from '../../metrics/metrics-server.js';
 import { observedStore } from '../../metrics/observed-store.js';
@@ -63,6 +65,10 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
     onError: (err) => warn(`Redis unavailable for rate limits; each server counts alone until it answers again: ${err.message}`),
   });
   cleanups.push(() => limiter.close());
+  // Kept here so the metrics can read them: bytes admitted, waiting and being read, clients gone.
+  const admission = new Admission(cfg.admission.budgetBytes, cfg.admission.waitMs);
+  const reading = new ReadBudget(cfg.reading.budgetBytes, cfg.reading.keyBudgetBytes);
+  const counters = new EdgeCounters();
   const app = buildApp({
     store,
     limits: new RateLimits(limiter, cfg.limits),
@@ -71,7 +77,10 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
     trackerHosts: cfg.trackerHosts,
     retiredVersions: cfg.retiredVersions,
     logger,
-    admission: new Admission(cfg.admission.budgetBytes, cfg.admission.waitMs),
+    admission,
+    reading,
+    counters,
+    maxConnections: cfg.maxConnections,
     metrics,
   });
   warn = (msg) => app.log.warn(msg);
