@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'bench/**/*.test.ts'],
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'bench/**/*.test.ts', 'sdk/*/src/**/*.test.ts'],
     // better-sqlite3 is a native addon: separate processes are safer than threads.
     pool: 'forks',
     maxWorkers: 2,

@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { registerAdminCommands } from './commands/admin-commands.js';
 import { registerBackup } from './commands/backup-command.js';
 import { registerDataCommands } from './commands/data-commands.js';
+import { registerSend } from './commands/send-command.js';
 import { registerServe } from './commands/serve.js';
 
 // dist/cli/main.js and src/cli/main.ts both sit two folders below package.json.
@@ -17,6 +18,7 @@ const program = new Command('inlet')
 registerServe(program);
 registerAdminCommands(program);
 registerDataCommands(program);
+registerSend(program);
 registerBackup(program);
 
 await program.parseAsync(process.argv);

@@ -5,7 +5,7 @@
 import { STATUS_CODES } from 'node:http';
 import { REQUEST_ERRORS, type RequestErrorCode } from '../errors/codes.js';
 import { envelope } from '../edge/envelope.js';
-import type { Refusal } from '../edge/request-checks.js';
+import type { Refusal } from '../pipeline/refusal.js';
 import type { ItemError } from '../pipeline/field-error.js';
 import { BATCH_PATH, DEFAULT_POLICY_HEADER, DEFAULT_RETENTION_DAYS, DOCS_PATH, IMPORT_PATH, IMPORT_POLICY_HEADER, EXAMPLE_RATELIMIT_HEADER, KEY_PREFIX, MAX_BODY_BYTES, RETRY_AFTER_STATUSES } from './facts.js';
 import { type Schema, componentSchemas, ref } from './schemas.js';

@@ -5,6 +5,7 @@
 import { REQUEST_ERRORS } from '../errors/codes.js';
 import { codeSections } from './code-sections.js';
 import { acceptedDollarKeys, enrichmentKeys } from './dollar-keys.js';
+import { SEGMENT_SECTION, segmentSection } from './segment-section.js';
 import {
   BATCH_PATH,
   DEFAULT_RETENTION_DAYS,
@@ -63,6 +64,7 @@ const CONTENTS: [string, string][] = [
   ['import', 'Historical import'],
   ['idempotency', 'Idempotency'],
   ['retries', 'Retrying'],
+  SEGMENT_SECTION,
   ['request-errors', 'Request errors'],
   ['item-errors', 'Item errors'],
   ['drop-reasons', 'Drop reasons'],
@@ -389,7 +391,7 @@ export function referencePage(baseUrl: string): string {
 <nav aria-label="Contents"><ol>${CONTENTS.map(([id, title]) => html`<li><a href="#${id}">${title}</a></li>`)}</ol></nav>
 </header>
 <main>
-${overview(baseUrl)}${authentication()}${request()}${query()}${answers(baseUrl)}${checkOrder()}${rateLimits()}${historicalImport(baseUrl)}${idempotency()}${retries()}${codeSections()}
+${overview(baseUrl)}${authentication()}${request()}${query()}${answers(baseUrl)}${checkOrder()}${rateLimits()}${historicalImport(baseUrl)}${idempotency()}${retries()}${segmentSection(baseUrl)}${codeSections()}
 </main>
 <footer>Within v1, changes only add: new optional fields, new item types, new codes. Codes on this page are stable; messages are not.</footer>
 </body>

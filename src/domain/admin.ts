@@ -1,6 +1,6 @@
 import type { KeyRecord, Org, Project, Source, Store } from '../stores/port.js';
 import { newId } from './ids.js';
-import { GRACE_PERIODS, type Grace, KEY_PREFIX, MAX_WORKING_KEYS, generateKey, hashKey, keyStatus } from './keys.js';
+import { GRACE_PERIODS, type Grace, KEY_PREFIX, MAX_WORKING_KEYS, generateKey, hashKey, keyStatus, roomForKey } from './keys.js';
 import { DEFAULT_RETENTION_DAYS } from './retention.js';
 import { browserIdentify } from './people/browser-identify.js';
 
@@ -31,7 +31,7 @@ export interface NewKeyView {
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
 /** The operations of the `inlet` admin command, over any store. */
-export function createAdmin(store: Store, clock: () => number) {
+export function createAdmin(store: Pick<Store, 'admin' | 'transaction' | 'findPerson'>, clock: () => number) {
   const a = store.admin;
 
   async function project(id: string): Promise<Project> {
@@ -57,7 +57,8 @@ export function createAdmin(store: Store, clock: () => number) {
       expiresAt: null,
       revokedAt: null,
     };
-    const r = await a.addKey(record, { now, maxWorking: MAX_WORKING_KEYS, replaces });
+    const fits = (keys: KeyRecord[]): boolean => roomForKey(keys, { now, maxWorking: MAX_WORKING_KEYS, replaces });
+    const r = await a.addKey(record, { fits, replaces });
     if (r === 'too_many_keys') {
       throw new AdminError(
         `Source ${sourceId} already has ${MAX_WORKING_KEYS} working keys. Revoke one first, or roll a key with --grace now.`,

@@ -61,7 +61,7 @@ export function readBearer(header: string | undefined): BearerResult {
 
 /**
  * Whether one more key fits in a source that holds `keys`, once `replaces`
- * (if any) is set to expire. Stores call it inside the transaction that adds the key.
+ * (if any) is set to expire. The store runs it inside the transaction that adds the key.
  */
 export function roomForKey(
   keys: Pick<KeyRecord, 'id' | 'revokedAt' | 'expiresAt'>[],

@@ -1,6 +1,7 @@
 import type { DropReason } from '../errors/codes.js';
 import type { ItemError } from '../pipeline/field-error.js';
-import type { EnrichedItem, ItemOutcome } from '../stores/port.js';
+import type { ItemOutcome } from '../domain/ingest/job.js';
+import type { EnrichedItem } from '../pipeline/enrich-items.js';
 
 /** The 202 body: what was kept, dropped and refused. */
 export interface BatchAnswer {

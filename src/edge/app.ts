@@ -1,9 +1,9 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { newId } from '../domain/ids.js';
 import type { RateLimits } from '../domain/limits/policies.js';
+import type { Collector } from '../domain/collector.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RequestErrorCode } from '../errors/codes.js';
-import type { Store } from '../stores/port.js';
 import { Admission } from './admission.js';
 import { batchRoute } from './batch-route.js';
 import { clientErrorHandler, refuseConnect } from './client-errors.js';
@@ -19,9 +19,10 @@ import { emptyFacts } from './request-facts.js';
 import { checkHostHeader, normaliseHost } from './host.js';
 import { ReadBudget } from './read-budget.js';
 import { originForm } from './request-target.js';
+import { segmentRoute } from './segment-route.js';
 
 export interface AppDeps {
-  store: Store;
+  store: Collector;
   limits: RateLimits;
   /** Epoch ms; tests pass their own. */
   clock: () => number;
@@ -128,6 +129,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   observeRequests(app, deps.metrics);
 
+  // One admission for every intake: the budget is the server's memory, not a route's.
   const admission = deps.admission ?? new Admission();
   const reading = deps.reading ?? new ReadBudget();
   deps.metrics?.watchBodies({
@@ -141,19 +143,23 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       return reading.readingBytes;
     },
   });
-  const api = batchRoute({
+  const routeDeps = {
     ...deps,
     trackerHosts: new Set([...deps.trackerHosts].map(normaliseHost)),
     admission,
     reading,
     counters,
-  });
+  };
+  const api = batchRoute(routeDeps);
   app.all('/api/*', api);
+  const segment = segmentRoute(routeDeps);
+  app.all('/v1/*', segment);
   app.register(docsRoutes());
   app.register(opsRoutes(app.readiness));
   app.setNotFoundHandler(async (req, reply) => {
     // Methods Fastify has no route table for still get the API's checks.
     if ((req.raw.url ?? '').startsWith('/api/')) return api(req, reply);
+    if ((req.raw.url ?? '').startsWith('/v1/')) return segment(req, reply);
     sendRefusal(req, reply, { code: 'not_found', message: 'There is nothing here. Send batches to POST /api/v1/batch; the reference is at /docs/api.' });
   });
   app.setErrorHandler(async (err: Error & { statusCode?: number; code?: string }, req, reply) => {
@@ -161,6 +167,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // Fastify reads Content-Type before any handler; a header it cannot parse
     // (the body still unread) must still go through the API's checks, in order.
     if (err.code?.startsWith('FST_ERR_CTP_') && (req.raw.url ?? '').startsWith('/api/')) return api(req, reply);
+    if (err.code?.startsWith('FST_ERR_CTP_') && (req.raw.url ?? '').startsWith('/v1/')) return segment(req, reply);
     // A client that went away is not our failure, and there is no one to answer.
     if (isClientGone(req.raw, err)) return clientGone(req, counters);
     if (status >= 500) req.log.error({ err }, 'unexpected failure');

@@ -1,20 +1,23 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { hashKey, hashesMatch, isKeyShaped, keyWorks, readBearer } from '../domain/keys.js';
+import { type BearerResult, hashKey, hashesMatch, isKeyShaped, keyWorks, readBearer } from '../domain/keys.js';
 import type { RateLimits } from '../domain/limits/policies.js';
 import { checkBody, checkItems } from '../pipeline/check-batch.js';
 import { enrichItems } from '../pipeline/enrich-items.js';
-import { type AuthRecord, type Store, StoreUnavailableError } from '../stores/port.js';
+import type { Collector } from '../domain/collector.js';
+import { KeyNoLongerWorksError } from '../domain/ingest/job.js';
+import { type AuthRecord, StoreUnavailableError } from '../stores/port.js';
 import type { Admission } from './admission.js';
-import { ENDPOINTS, type EndpointProfile } from './endpoints.js';
 import { batchAnswer, dryRunAnswer } from './answers.js';
 import { clientGone } from './client-gone.js';
 import type { EdgeCounters } from './edge-counters.js';
 import { sendRefusal } from './envelope.js';
 import { normaliseHost } from './host.js';
 import { parseJsonBody, readBody } from './read-body.js';
+import { BATCH_PATH, ENDPOINTS, type EndpointProfile } from './endpoints.js';
 import { emptyFacts, tallyItems } from './request-facts.js';
 import type { ReadBudget } from './read-budget.js';
 import {
+  type BatchOptions,
   type Refusal,
   checkBrowser,
   checkContentType,
@@ -26,7 +29,7 @@ import {
 } from './request-checks.js';
 
 export interface BatchRouteDeps {
-  store: Store;
+  store: Collector;
   /** Back-pressure on bodies; one per server. */
   admission: Admission;
   /** Bounds on bodies being read; one per server. */
@@ -44,8 +47,16 @@ export interface BatchRouteDeps {
  * and the headers have passed.
  */
 export function batchRoute(deps: BatchRouteDeps) {
+  return answering(deps, run);
+}
+
+/** A route handler that answers the refusal its steps end with, if any, in the envelope. */
+export function answering(
+  deps: BatchRouteDeps,
+  steps: (deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyReply) => Promise<Refusal | null>,
+) {
   return async function handle(req: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const refusal = await run(deps, req, reply);
+    const refusal = await steps(deps, req, reply);
     if (refusal !== null) sendRefusal(req, reply, refusal);
   };
 }
@@ -60,9 +71,26 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
     checkBrowser(req.headers);
   if (refused !== null) return refused;
 
+  const auth = await checkKey(deps, req, readBearer(req.headers.authorization));
+  if (isRefusal(auth)) return auth;
+
+  const options = checkQuery(q === -1 ? '' : url.slice(q + 1));
+  if (isRefusal(options)) return options;
+  const body = await readAdmitted(deps, req, auth.keyId);
+  if (body === null || isRefusal(body)) return body;
+  try {
+    // checkPath passed, so the path is one of the endpoints.
+    return await admitted(deps, req, reply, auth, options, body.bytes, ENDPOINTS.get(path)!);
+  } finally {
+    body.release();
+  }
+}
+
+/** Steps 5 to 8: a key that works, of a project with the API enabled, within the per-key limit. */
+export async function checkKey(deps: BatchRouteDeps, req: FastifyRequest, key: BearerResult): Promise<AuthRecord | Refusal> {
   let auth: AuthRecord | Refusal;
   try {
-    auth = await authenticate(deps, req.headers.authorization);
+    auth = await authenticate(deps, key);
   } catch (e) {
     // The key cannot be checked while the store is away: as retryable as a failed write.
     return unavailable(req, e);
@@ -85,33 +113,40 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
       headers: { ...keyVerdict.headers, 'Retry-After': String(keyVerdict.retryAfter) },
     };
   }
+  return auth;
+}
 
-  const options = checkQuery(q === -1 ? '' : url.slice(q + 1));
-  if (isRefusal(options)) return options;
-  const contentType = checkContentType(req.headers['content-type']);
+/**
+ * Steps 10 to 12, then the back-pressure: the body, decompressed, once there
+ * is room for it, counted against `key`'s share of both budgets. The caller
+ * parses it and calls release() when done. Null when the client went away:
+ * there is no one to answer.
+ */
+export async function readAdmitted(
+  deps: BatchRouteDeps,
+  req: FastifyRequest,
+  key: string,
+  opts: { anyContentType?: boolean } = {},
+): Promise<{ bytes: Buffer; release: () => void } | Refusal | null> {
+  const contentType = opts.anyContentType ? null : checkContentType(req.headers['content-type']);
   if (contentType !== null) return contentType;
   const encoding = checkEncoding(req.headers['content-encoding']);
   if (isRefusal(encoding)) return encoding;
 
-  const body = await readBody(req.raw, encoding, (bytes) => deps.reading.reserve(auth.keyId, bytes));
+  const body = await readBody(req.raw, encoding, (bytes) => deps.reading.reserve(key, bytes));
   if (isRefusal(body)) return body;
   if ('gone' in body) {
     clientGone(req, deps.counters);
     return null;
   }
-  const release = await deps.admission.enter(body.bytes.length, auth.keyId);
+  const release = await deps.admission.enter(body.bytes.length, key);
   if (release === null) {
     return {
       code: 'collection_unavailable',
       message: 'This server has more batches in hand than it can store right now; nothing was stored. Resend after Retry-After seconds.',
     };
   }
-  try {
-    // checkPath passed, so the path is one of the endpoints.
-    return await admitted(deps, req, reply, auth, options, body.bytes, ENDPOINTS.get(path)!);
-  } finally {
-    release();
-  }
+  return { bytes: body.bytes, release };
 }
 
 /** Steps from parsing the body on, for a request admitted past the back-pressure. */
@@ -120,7 +155,7 @@ async function admitted(
   req: FastifyRequest,
   reply: FastifyReply,
   auth: AuthRecord,
-  options: Exclude<ReturnType<typeof checkQuery>, Refusal>,
+  options: BatchOptions,
   bytes: Buffer,
   profile: EndpointProfile,
 ): Promise<Refusal | null> {
@@ -129,24 +164,51 @@ async function admitted(
   const batch = checkBody(body.json);
   if (isRefusal(batch)) return batch;
 
+  return ingestChecked(deps, req, reply, auth, batch.items, { ...options, droppedKeys: batch.droppedKeys, dialect: BATCH_DIALECT, profile });
+}
+
+/** How an intake answers: the batch API, or an intake that speaks another API's dialect. */
+export interface Dialect {
+  /** Status of a request that was taken (some items may be refused). */
+  okStatus: 200 | 202;
+  /** Whether a request in which no item could be kept is refused whole (400 all_items_invalid). */
+  refuseAllInvalid: boolean;
+  /** Indices of items whose event name the intake set itself, so a "$" name is allowed. */
+  ownEvents?: ReadonlySet<number>;
+}
+
+const BATCH_DIALECT: Dialect = { okStatus: 202, refuseAllInvalid: true };
+
+/** Steps 16 to 19 for items read from an admitted body: project limits, item checks, the durable write, the answer. */
+export async function ingestChecked(
+  deps: BatchRouteDeps,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  auth: AuthRecord,
+  items: unknown[],
+  options: BatchOptions & { droppedKeys: string[]; dialect: Dialect; profile?: EndpointProfile },
+): Promise<Refusal | null> {
+  const { dialect } = options;
+  const profile = options.profile ?? ENDPOINTS.get(BATCH_PATH)!;
   const arrival = deps.clock();
-  const verdict = await deps.limits.checkItems(auth.project.id, batch.items.length, arrival, profile.windows);
+  const verdict = await deps.limits.checkItems(auth.project.id, items.length, arrival, profile.windows);
   reply.headers(verdict.headers);
   if (!verdict.allowed) {
-    req.facts!.limitPolicy = verdict.retryAfter === 60 ? 'sustained' : 'burst';
+    const window = profile.windows === 'import' ? 'import' : verdict.retryAfter === 60 ? 'sustained' : 'burst';
+    req.facts!.limitPolicy = window;
     return {
       code: 'rate_limited',
-      message: `This project sent more items than its ${profile.windows === 'import' ? 'import' : verdict.retryAfter === 60 ? 'sustained' : 'burst'} limit allows; nothing was stored. Resend after Retry-After seconds.`,
+      message: `This project sent more items than its ${window} limit allows; nothing was stored. Resend after Retry-After seconds.`,
       headers: { 'Retry-After': String(verdict.retryAfter) },
     };
   }
 
-  const checked = checkItems(batch.items, { now: arrival, recordIp: auth.source.recordIp, importing: profile.importWindow(auth.project) });
+  const checked = checkItems(items, { now: arrival, recordIp: auth.source.recordIp, ownEvents: dialect.ownEvents, importing: profile.importWindow(auth.project) });
   req.facts!.items = tallyItems([], [], checked.errors);
   if (options.strict && checked.errors.length > 0) {
     return { code: 'strict_item_invalid', errors: checked.errors };
   }
-  if (checked.valid.length === 0 && !options.validate) {
+  if (checked.valid.length === 0 && !options.validate && dialect.refuseAllInvalid) {
     return { code: 'all_items_invalid', errors: checked.errors };
   }
   const enriched = enrichItems(checked.valid, auth.source);
@@ -164,14 +226,16 @@ async function admitted(
             dryRun: options.validate,
           });
   } catch (e) {
+    // The key was revoked (or its source, project or org deleted) while the body was read.
+    if (e instanceof KeyNoLongerWorksError) return { code: 'invalid_key' };
     return unavailable(req, e);
   }
   req.facts!.items = tallyItems(outcomes, enriched.dropped, checked.errors);
   req.facts!.dryRun = options.validate;
   if (options.validate) {
-    reply.code(200).send(dryRunAnswer(enriched.items, outcomes, enriched.dropped, checked.errors, batch.droppedKeys, req.id));
+    reply.code(200).send(dryRunAnswer(enriched.items, outcomes, enriched.dropped, checked.errors, options.droppedKeys, req.id));
   } else {
-    reply.code(202).send(batchAnswer(outcomes, enriched.dropped, checked.errors, req.id));
+    reply.code(dialect.okStatus).send(batchAnswer(outcomes, enriched.dropped, checked.errors, req.id));
   }
   return null;
 }
@@ -184,8 +248,7 @@ function unavailable(req: FastifyRequest, e: unknown): Refusal {
 }
 
 /** Steps 5 and 6: a Bearer key that exists and still works, with its source, project and org alive. */
-async function authenticate(deps: BatchRouteDeps, header: string | undefined): Promise<AuthRecord | Refusal> {
-  const bearer = readBearer(header);
+async function authenticate(deps: BatchRouteDeps, bearer: BearerResult): Promise<AuthRecord | Refusal> {
   if (bearer.kind === 'missing') return { code: 'missing_key' };
   const invalid: Refusal = { code: 'invalid_key' };
   if (!isKeyShaped(bearer.token)) return invalid;

@@ -1,5 +1,8 @@
 import type { Store } from '../stores/port.js';
 
+/** What readiness needs of the store: a trivial query. */
+type Pingable = Pick<Store, 'ping'>;
+
 /** How long the store has to answer a readiness check. */
 export const READY_TIMEOUT_MS = 1000;
 
@@ -14,7 +17,7 @@ export class Readiness {
   private stopping_ = false;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Pingable,
     private readonly timeoutMs = READY_TIMEOUT_MS,
   ) {}
 

@@ -3,17 +3,11 @@
  * of decisions §1. Each returns null when the request passes, or a refusal.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { RequestErrorCode } from '../errors/codes.js';
-import type { ItemError } from '../pipeline/field-error.js';
+import { type Refusal, isRefusal } from '../pipeline/refusal.js';
 import { ENDPOINTS } from './endpoints.js';
 
-/** Why a request is answered with an error, and anything the answer carries besides. */
-export interface Refusal {
-  code: RequestErrorCode;
-  message?: string;
-  headers?: Record<string, string>;
-  errors?: ItemError[];
-}
+// Re-exported: the edge's modules have long taken them from here.
+export { type Refusal, isRefusal };
 
 const BATCH_PATH = '/api/v1/batch';
 const VERSIONED = /^\/api\/v(\d+)(?:\/|$)/;
@@ -101,8 +95,4 @@ export function checkEncoding(header: string | undefined): BodyEncoding | Refusa
   if (e === 'identity' || e === '') return 'identity';
   if (e === 'gzip') return 'gzip';
   return { code: 'unsupported_encoding', message: `Content-Encoding "${header}" is not supported; send gzip or identity, or leave it out.` };
-}
-
-export function isRefusal(x: unknown): x is Refusal {
-  return typeof x === 'object' && x !== null && 'code' in x;
 }

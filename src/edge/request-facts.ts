@@ -1,6 +1,6 @@
 import type { DropReason, ItemErrorCode } from '../errors/codes.js';
 import type { ItemError } from '../pipeline/field-error.js';
-import type { ItemOutcome } from '../stores/port.js';
+import type { ItemOutcome } from '../domain/ingest/job.js';
 
 /** What became of a request's items, counted (never the items themselves). */
 export interface ItemTally {
@@ -20,7 +20,7 @@ export interface RequestFacts {
   /** A validate=true run: nothing was stored. */
   dryRun: boolean;
   /** The rate limit that refused the request, if one did. */
-  limitPolicy: 'key' | 'burst' | 'sustained' | null;
+  limitPolicy: 'key' | 'burst' | 'sustained' | 'import' | null;
 }
 
 declare module 'fastify' {

@@ -83,7 +83,7 @@ export const REQUEST_ERRORS = {
   invalid_key: {
     status: 401,
     message: 'The server key is unknown, revoked or expired. Create a new key for the source.',
-    when: 'The key is unknown, revoked or expired, or belongs to a deleted source, project or organization.',
+    when: 'The key is unknown, revoked or expired, or belongs to a deleted source, project or organization. It is checked again when the items are written: a key revoked while the body was being sent gets this too, and nothing is stored.',
     retryable: false,
     retry: 'No. Use a working key.',
   },

@@ -1,16 +1,17 @@
-import { type Store, StoreUnavailableError } from '../stores/port.js';
+import type { Collector } from '../domain/collector.js';
+import { StoreUnavailableError } from '../stores/port.js';
 import type { Metrics } from './metrics.js';
 
 /**
- * The store, with its key lookups and failures counted. Everything else
- * passes through untouched, so the store's contract is unchanged.
+ * The write path over the store, with its key lookups and failures counted.
+ * Everything else passes through untouched, so its contract is unchanged.
  */
-export function observedStore(store: Store, metrics: Metrics): Store {
+export function observedStore(store: Collector, metrics: Metrics): Collector {
   const failedAs = (operation: string) => (e: unknown) => {
     if (e instanceof StoreUnavailableError) metrics.storeErrors.inc({ operation });
     throw e;
   };
-  const wrapped: Partial<Store> = {
+  const wrapped: Partial<Collector> = {
     authenticate: (hash) =>
       store.authenticate(hash).then((auth) => {
         metrics.keyLookups.inc({ result: auth === null ? 'not_found' : 'found' });
@@ -24,7 +25,7 @@ export function observedStore(store: Store, metrics: Metrics): Store {
   };
   return new Proxy(store, {
     get(target, prop, receiver) {
-      if (typeof prop === 'string' && Object.hasOwn(wrapped, prop)) return wrapped[prop as keyof Store];
+      if (typeof prop === 'string' && Object.hasOwn(wrapped, prop)) return wrapped[prop as keyof Collector];
       const v = Reflect.get(target, prop, receiver);
       return typeof v === 'function' ? v.bind(target) : v;
     },

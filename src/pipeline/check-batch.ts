@@ -1,4 +1,4 @@
-import type { Refusal } from '../edge/request-checks.js';
+import type { Refusal } from './refusal.js';
 import { type ItemContext, type PreparedItem, checkItem } from './check-item.js';
 import type { ItemError } from './field-error.js';
 import { INSERT_ID } from './ids.js';

@@ -1,3 +1,4 @@
+import type { IngestItem } from '../domain/ingest/job.js';
 import type { FieldError } from './field-error.js';
 import { INSERT_ID, PERSON_ID, SESSION_ID, isPlaceholderDistinctId, isReservedEventName } from './ids.js';
 import { type JsonObject, normaliseProperties } from './properties.js';
@@ -6,18 +7,8 @@ import { type ImportWindow, parseTimestamp } from './timestamp.js';
 
 export type ItemType = 'track' | 'identify';
 
-/** A valid item, normalised: what the store is asked to keep. */
-export interface PreparedItem {
-  index: number;
-  type: ItemType;
-  /** Event name; null for identify. */
-  event: string | null;
-  distinctId: string | null;
-  anonymousId: string | null;
-  sessionId: string | null;
-  insertId: string | null;
-  /** Epoch milliseconds. */
-  timestamp: number;
+/** A valid item, normalised: what the ingest engine is asked to keep, before enrichment. */
+export interface PreparedItem extends Omit<IngestItem, 'enrichment' | 'properties'> {
   /** Normalised properties of a track, or the traits of an identify. */
   properties: JsonObject;
   /** The raw $user_agent, for enrichment; never stored. */
@@ -33,6 +24,8 @@ export interface ItemContext {
   now: number;
   /** Whether the source keeps $ip. */
   recordIp: boolean;
+  /** Indices of items whose event name an intake set itself (such as $pageview), exempt from the "$" rule. */
+  ownEvents?: ReadonlySet<number>;
   /** Set on the historical import endpoint: a timestamp is required, and may go back to the retention. */
   importing?: ImportWindow;
 }
@@ -58,7 +51,7 @@ export function checkItem(raw: unknown, index: number, ctx: ItemContext): ItemCh
   const type = checkType(raw.type, errors);
 
   let event: string | null = null;
-  if (type === 'track') event = checkEvent(raw.event, errors);
+  if (type === 'track') event = checkEvent(raw.event, errors, ctx.ownEvents?.has(index) === true);
   else if (type === 'identify' && raw.event !== undefined) droppedKeys.push('event');
 
   const distinctId = checkName(raw.distinct_id, 'distinct_id', errors);
@@ -136,13 +129,13 @@ function checkType(v: unknown, errors: FieldError[]): ItemType | null {
   return null;
 }
 
-function checkEvent(v: unknown, errors: FieldError[]): string | null {
+function checkEvent(v: unknown, errors: FieldError[], ownName: boolean): string | null {
   if (!sent(v)) {
     errors.push({ code: 'missing_event_name', field: 'event', message: 'A track item needs an "event" name.' });
     return null;
   }
   const name = checkName(v, 'event', errors);
-  if (name !== null && isReservedEventName(name)) {
+  if (name !== null && !ownName && isReservedEventName(name)) {
     errors.push({
       code: 'reserved_event_name',
       field: 'event',

@@ -1,7 +1,12 @@
 import type { DropReason } from '../errors/codes.js';
-import type { EnrichedItem } from '../stores/port.js';
 import type { PreparedItem } from './check-item.js';
 import { parseUserAgent } from './enrich.js';
+
+/** A valid item with what the server adds to it: what the ingest engine is given. */
+export interface EnrichedItem extends PreparedItem {
+  /** Server-set properties stored with a track event ($source_id, $browser, ...). */
+  enrichment: Record<string, unknown>;
+}
 
 export interface EnrichedBatch {
   items: EnrichedItem[];

@@ -1,4 +1,4 @@
-import type { IngestObserver, Store } from './port.js';
+import type { Store } from './port.js';
 import { PostgresStore } from './postgres/postgres-store.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
 
@@ -7,6 +7,6 @@ import { SqliteStore } from './sqlite/sqlite-store.js';
  * else the embedded SQLite file in the data directory. The one place outside
  * the engines' folders that knows which engines exist.
  */
-export async function openStore(cfg: { dataDir: string; databaseUrl: string | null }, observer?: IngestObserver): Promise<Store> {
-  return cfg.databaseUrl === null ? SqliteStore.open(cfg.dataDir, undefined, observer) : PostgresStore.connect(cfg.databaseUrl, { observer });
+export async function openStore(cfg: { dataDir: string; databaseUrl: string | null }): Promise<Store> {
+  return cfg.databaseUrl === null ? SqliteStore.open(cfg.dataDir) : PostgresStore.connect(cfg.databaseUrl);
 }

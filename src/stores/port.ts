@@ -1,22 +1,61 @@
 /**
  * The store port: everything Inlet asks of a database. Each engine is one
- * folder under stores/ implementing it, and every engine must pass the same
- * conformance suite (test/conformance). Nothing outside an engine's folder
- * knows which engine it talks to.
+ * folder under stores/ implementing `Store`, and every engine passes the same
+ * conformance suite (test/conformance). The ingest engine (domain/ingest),
+ * key caching and lookup batching (domain/key-book.ts) and key-use batching
+ * (domain/key-uses.ts) live in the domain, once, and reach a database only
+ * through this file; an adapter imports this file and its driver, nothing
+ * above, and holds no rule of Inlet's.
  *
- * Contract, for every engine:
- * - `ingest` resolves only once the job's writes are durable (committed and
- *   flushed); a job is written all or nothing; a failure rejects with
- *   StoreUnavailableError and leaves nothing of the job behind.
- * - A dry-run job runs the same logic and leaves nothing behind at all.
- * - `(source, insert_id)` is stored once, also under concurrent jobs on many
- *   connections and servers; one new distinct_id makes one person.
- * - Changes made by `admin` are seen by `authenticate` on its next call, from
- *   any process on the same database.
+ * The contract, for every engine:
+ *
+ * Transactions (`transaction`). `fn` runs on one IngestTx between BEGIN and
+ * COMMIT (or ROLLBACK when `keep` is false, as a dry run is); everything it
+ * writes is kept all together or not at all. COMMIT resolves only once the
+ * writes are durable: on disk (SQLite, synchronous=FULL) or acknowledged by
+ * the server (PostgreSQL). If `fn` throws, or COMMIT fails, nothing of the
+ * transaction is kept and the promise rejects. A store whose `writers` is
+ * 'one' runs its transactions one after the other (it queues them itself);
+ * 'many' runs them at once, and writers of one project take turns only
+ * through `lockProject`.
+ *
+ * What a transaction may do: the IngestTx operations, each at most one round
+ * trip whatever the size of its lists. A store may hold writes back and send
+ * them with the next read, the next savepoint, or before COMMIT (PostgreSQL
+ * does): a write's failure can then surface at one of those instead, always
+ * before the transaction commits, and reads in the same transaction always
+ * see the writes held back. `fn` must not start another transaction on the
+ * same store and wait for it (on a 'one' store it would wait for itself).
+ *
+ * The project lock (`lockProject`). From the call until the transaction ends,
+ * no other transaction, on any server of the same database, holds the lock of
+ * that project: the meter, the plan limit, insert_ids, person links and the
+ * key check are then decided on data no other writer is changing. Admin
+ * changes that take a key out of service (revocation, deleting its source,
+ * project or organization) wait for the lock of the projects they touch, so a
+ * write that checked its key under the lock commits before the change, or
+ * sees it.
+ *
+ * Errors. A database failure rejects with StoreUnavailableError: `refused`
+ * says the store answered and refused what was written (a constraint, a value
+ * it cannot keep), so the same writes fail again while others may pass;
+ * otherwise the store could not be reached, timed out, or the transaction as a
+ * whole failed. Any other error is a bug and propagates as it is.
+ *
+ * Keys. `lookUpKeys` reads keys by hash from the database at the time of the
+ * call. `keysChangeMark` is a cheap freshness signal: a value that changes
+ * whenever anything `lookUpKeys` reads may have changed, on this server or
+ * another; null means the store has no cheap signal, and lookups are then
+ * never cached. (PostgreSQL has none: asking the server whether anything
+ * changed costs the same round trip as the lookup itself.)
+ *
+ * Admin and read queries sit in interfaces of their own (AdminStore,
+ * ReadStore): a new query is a method there and in each engine's folder. Each
+ * admin write is durable when it resolves, and never lands inside a running
+ * transaction (a 'one' store queues it with them). Reads see committed data.
  */
-import type { DropReason } from '../errors/codes.js';
-import type { PreparedItem } from '../pipeline/check-item.js';
 
+/** A value now, or later: an engine whose calls are synchronous (SQLite) returns it at once. */
 export type Awaitable<T> = T | Promise<T>;
 
 // ---- entities -------------------------------------------------------------
@@ -69,31 +108,6 @@ export interface AuthRecord {
   project: Project;
 }
 
-// ---- ingestion --------------------------------------------------------------
-
-/** One request's worth of valid, not-dropped items, to be written together. */
-export interface IngestJob {
-  projectId: string;
-  sourceId: string;
-  keyId: string;
-  /** Epoch ms at arrival: the metering month comes from it. */
-  receivedAt: number;
-  /** Items in request order; each has its enrichment already worked out. */
-  items: EnrichedItem[];
-  /** Run everything, keep nothing. */
-  dryRun: boolean;
-}
-
-export interface EnrichedItem extends PreparedItem {
-  /** Server-set properties stored with a track event ($source_id, $browser, ...). */
-  enrichment: Record<string, unknown>;
-}
-
-export type ItemOutcome =
-  | { index: number; status: 'accepted'; eventId: string | null; personId: string; personIsNew: boolean }
-  | { index: number; status: 'duplicate'; eventId: string | null }
-  | { index: number; status: 'dropped'; reason: DropReason };
-
 // ---- reads ------------------------------------------------------------------
 
 export interface StoredEvent {
@@ -129,6 +143,7 @@ export interface PersonRef {
   kind: PersonKind;
 }
 
+/** An event as the ingest pass writes it. */
 export interface NewEventRow {
   id: string;
   projectId: string;
@@ -145,6 +160,7 @@ export interface NewEventRow {
   properties: string;
 }
 
+/** One trait to set on a person. */
 export interface TraitWrite {
   personId: string;
   key: string;
@@ -154,16 +170,23 @@ export interface TraitWrite {
   setAt: number;
 }
 
+/** What a write needs to know about a key, read under the project lock. */
+export interface KeyState {
+  revokedAt: number | null;
+  expiresAt: number | null;
+  /** False once its source, project or organization is deleted. */
+  ownersLive: boolean;
+}
+
 /**
- * The bulk operations the ingest and people algorithms (domain/) need inside
- * one transaction. Each call costs one round trip at most, whatever its size;
- * a store may hold writes back and send them together with the next read or
- * at the end of the transaction (PostgreSQL does), so a write's failure may
- * surface there instead, and always before the transaction commits.
+ * The bulk operations the ingest and people algorithms (domain/) run inside
+ * one transaction; see the contract at the top of this file.
  */
 export interface IngestTx {
-  /** Serialises writers of one project until the transaction ends. */
+  /** Takes the project's lock until the transaction ends (see the contract). */
   lockProject(projectId: string): Awaitable<void>;
+  /** Keys by id as they are now; keys that do not exist are missing from the map. */
+  keyStates(keyIds: string[]): Awaitable<Map<string, KeyState>>;
   monthlyEventLimit(projectId: string): Awaitable<number | null>;
   usage(projectId: string, month: string): Awaitable<number>;
   addUsage(projectId: string, month: string, events: number): Awaitable<void>;
@@ -185,9 +208,15 @@ export interface IngestTx {
   /** Folds `from` into `into`: ids, traits (newest per key) and, on read, events. */
   mergePerson(projectId: string, from: string, into: string): Awaitable<void>;
   upsertTraits(projectId: string, traits: TraitWrite[]): Awaitable<void>;
+  /** Rows whose `event` is null are refused (StoreUnavailableError, refused), as a NOT NULL column does. */
   insertEvents(rows: NewEventRow[]): Awaitable<void>;
   /** Those of the distinct_ids whose items are dropped (their person was erased with suppression). */
   findSuppressed(projectId: string, distinctIds: string[]): Awaitable<Set<string>>;
+  /**
+   * Runs `fn`; if it throws, every write made since the call is undone and
+   * the error rethrown, and the transaction goes on as if `fn` never ran.
+   */
+  savepoint<T>(fn: () => Promise<T>): Promise<T>;
 }
 
 // ---- reading events in pages (export, paging) -------------------------------
@@ -237,6 +266,14 @@ export interface EventPages {
 }
 
 // ---- retention -----------------------------------------------------------------
+
+/** Days a project keeps raw events unless it sets another retention. */
+export const DEFAULT_RETENTION_DAYS = 400;
+
+/** Events with a timestamp below this have outlived a retention of `days` at `now`. */
+export function retentionCutoff(now: number, days: number): number {
+  return now - days * 86_400_000;
+}
 
 /** What one retention step removed. */
 export interface ExpiryStep {
@@ -300,68 +337,93 @@ export interface FileBackups {
 
 // ---- the store ----------------------------------------------------------------
 
+/** Organizations, projects, sources and keys; deletion is a mark, so history stays readable. */
 export interface AdminStore {
   createOrg(org: Org): Promise<void>;
   getOrg(id: string): Promise<Org | null>;
   /** The organization named "default", made on first use. */
   defaultOrg(make: () => Org): Promise<Org>;
+  /** Waits for the lock of each of its projects (see the contract). */
   deleteOrg(id: string, at: number): Promise<boolean>;
   createProject(project: Project): Promise<void>;
   getProject(id: string): Promise<Project | null>;
   updateProject(id: string, patch: Partial<Pick<Project, 'apiEnabled' | 'monthlyEventLimit' | 'retentionDays'>>): Promise<Project | null>;
+  /** Waits for the project's lock (see the contract). */
   deleteProject(id: string, at: number): Promise<boolean>;
   createSource(source: Source): Promise<void>;
   getSource(id: string): Promise<Source | null>;
   updateSource(id: string, patch: Partial<Pick<Source, 'filterBots' | 'recordIp'>>): Promise<Source | null>;
+  /** Waits for its project's lock (see the contract). */
   deleteSource(id: string, at: number): Promise<boolean>;
   /**
-   * Adds a key unless the source would then hold more than `maxWorking` keys
-   * that still work; `replaces` sets another key of the source to expire.
-   * Checked and written in one transaction.
+   * Adds a key if `fits` says the source's keys (read in the same
+   * transaction) leave room for it; `replaces` sets another key of the source
+   * to expire. Read, decided and written in one transaction, so keys added at
+   * once on two servers are decided one after the other.
    */
   addKey(
     key: KeyRecord,
-    opts: { now: number; maxWorking: number; replaces?: { keyId: string; expiresAt: number } },
+    opts: { fits: (keysOfSource: KeyRecord[]) => boolean; replaces?: { keyId: string; expiresAt: number } },
   ): Promise<'ok' | 'too_many_keys'>;
   getKey(id: string): Promise<KeyRecord | null>;
   listKeys(sourceId: string): Promise<KeyRecord[]>;
+  /** Waits for the lock of the key's project (see the contract). */
   revokeKey(id: string, at: number): Promise<boolean>;
 }
 
-export interface Store extends RetentionStore, ErasureStore, Partial<FileBackups> {
-  readonly admin: AdminStore;
-  /** Events read in keyset pages: export, paging and filters. */
-  readonly eventPages: EventPages;
-  /** The key with this hash, with its source and project, unless any of them (or the org) is deleted. */
-  authenticate(hash: Buffer): Promise<AuthRecord | null>;
-  /** Notes that a key was used; written lazily, at most about once a second. */
-  recordKeyUse(keyId: string, at: number): void;
-  /** Writes one request's items durably, or runs them dry. See the contract above. */
-  ingest(job: IngestJob): Promise<ItemOutcome[]>;
-  /** Runs `fn` in one durable transaction (used by the admin people commands). */
-  transaction<T>(fn: (tx: IngestTx) => Promise<T>): Promise<T>;
+/** Reads that need no transaction of the caller's. */
+export interface ReadStore {
   listEvents(sourceId: string, limit: number): Promise<StoredEvent[]>;
   findPerson(projectId: string, lookup: PersonLookup): Promise<PersonView | null>;
   /** Events metered for the project in the month ("YYYY-MM", UTC). */
   usage(projectId: string, month: string): Promise<number>;
+}
+
+/** Key lookups for authentication; see "Keys" in the contract. */
+export interface KeyStore {
+  /**
+   * The keys with these hashes (by hash, hex), with source and project,
+   * leaving out any whose source, project or org is deleted. One statement.
+   */
+  lookUpKeys(hashes: Buffer[]): Promise<Map<string, AuthRecord>>;
+  /** Changes whenever a lookup's answer may have; null: no cheap signal. */
+  keysChangeMark(): string | null;
+  /** The longest a lookup may take, waiting included, before it counts as failed. */
+  readonly keyLookupLimitMs: number;
+  /**
+   * Sets each key's last use to the later of what it holds and the time
+   * given: one durable write, of its own (no transaction of the caller's, no
+   * lock), so it never waits behind writers of a project nor they behind it.
+   */
+  recordKeyUses(uses: Map<string, number>): Promise<void>;
+}
+
+/** Write transactions; see the contract at the top of this file. */
+export interface WriteStore {
+  /** 'one': transactions run one at a time; 'many': at once, serialised per project by lockProject. */
+  readonly writers: 'one' | 'many';
+  transaction<T>(fn: (tx: IngestTx) => Promise<T>, opts?: { keep?: boolean }): Promise<T>;
+}
+
+/** One engine: what an adapter provides. */
+export interface Store extends WriteStore, KeyStore, ReadStore, RetentionStore, ErasureStore, Partial<FileBackups> {
+  readonly admin: AdminStore;
+  /** Events read in keyset pages: export, paging and filters. */
+  readonly eventPages: EventPages;
   /** Resolves once the store answers a trivial query; rejects with StoreUnavailableError otherwise. */
   ping(): Promise<void>;
-  /** Waits for pending writes, then closes. */
+  /** Ends background work and closes; the domain has sent its last writes before. */
   close(): Promise<void>;
 }
 
-/** Told of every group commit, for metrics; it must not throw or wait. */
-export interface IngestObserver {
-  /** A commit that returned: how long it took, and the jobs (requests) and items it wrote. */
-  committed(seconds: number, jobs: number, items: number): void;
-  /** A commit that failed: its jobs were retried alone or answered 503. */
-  failed(): void;
-}
-
-/** The durable write failed; nothing of the job is stored. Answered as 503. */
+/** A database failure; see "Errors" in the contract. Answered as 503. */
 export class StoreUnavailableError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** The store answered and refused these writes for what they hold. */
+  readonly refused: boolean;
+
+  constructor(message: string, options?: { cause?: unknown; refused?: boolean }) {
     super(message, options);
     this.name = 'StoreUnavailableError';
+    this.refused = options?.refused ?? false;
   }
 }

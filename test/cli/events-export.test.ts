@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdmin } from '../../src/domain/admin.js';
+import { Collector } from '../../src/domain/collector.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/fixture.js';
 import { RECEIVED_AT, ingestJob } from '../helpers/items.js';
@@ -15,7 +16,7 @@ let b: string;
 const T0 = RECEIVED_AT - 3600_000;
 
 beforeAll(async () => {
-  const store = SqliteStore.open(tmp.dir);
+  const store = new Collector(SqliteStore.open(tmp.dir));
   const admin = createAdmin(store, () => RECEIVED_AT);
   const org = await admin.createOrg('Acme');
   projectId = (await admin.createProject({ name: 'p', orgId: org.id, apiEnabled: true })).id;
@@ -23,8 +24,8 @@ beforeAll(async () => {
   b = (await admin.createSource({ projectId, name: 'b' })).id;
   const specs = (offset: number) =>
     Array.from({ length: 30 }, (_, i) => ({ event: i % 2 === 0 ? 'even' : 'odd', distinctId: `u${i % 3}`, timestamp: T0 + i * 60_000 + offset, insertId: `i${i}` }));
-  await store.ingest(ingestJob(specs(0), { projectId, sourceId: a }));
-  await store.ingest(ingestJob(specs(1), { projectId, sourceId: b }));
+  await store.ingest(ingestJob(specs(0), { projectId, sourceId: a, keyId: (await admin.createKey(a)).id }));
+  await store.ingest(ingestJob(specs(1), { projectId, sourceId: b, keyId: (await admin.createKey(b)).id }));
   await store.close();
 });
 afterAll(() => tmp.remove());

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createAdmin } from '../../src/domain/admin.js';
+import { Collector } from '../../src/domain/collector.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/fixture.js';
 import { RECEIVED_AT, ingestJob } from '../helpers/items.js';
@@ -11,12 +12,12 @@ let projectId: string;
 let personId: string;
 
 beforeAll(async () => {
-  const store = SqliteStore.open(tmp.dir);
+  const store = new Collector(SqliteStore.open(tmp.dir));
   const admin = createAdmin(store, () => RECEIVED_AT);
   const org = await admin.createOrg('Acme');
   projectId = (await admin.createProject({ name: 'p', orgId: org.id, apiEnabled: true })).id;
   const sourceId = (await admin.createSource({ projectId, name: 'a' })).id;
-  const [o] = await store.ingest(ingestJob([{ event: 'e', distinctId: 'gina' }, { event: 'e', distinctId: 'gina' }, { event: 'e', distinctId: 'hal' }], { projectId, sourceId }));
+  const [o] = await store.ingest(ingestJob([{ event: 'e', distinctId: 'gina' }, { event: 'e', distinctId: 'gina' }, { event: 'e', distinctId: 'hal' }], { projectId, sourceId, keyId: (await admin.createKey(sourceId)).id }));
   personId = (o as { personId: string }).personId;
   await store.close();
 });

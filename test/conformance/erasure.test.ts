@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdmin } from '../../src/domain/admin.js';
 import { monthOf } from '../../src/domain/month.js';
+import type { Collector } from '../../src/domain/collector.js';
 import type { Store } from '../../src/stores/port.js';
 import { TestClock } from '../helpers/fixture.js';
 import { type ItemSpec, RECEIVED_AT, ingestJob } from '../helpers/items.js';
@@ -16,13 +17,15 @@ const MONTH = monthOf(RECEIVED_AT);
 for (const engine of STORES) {
   describe(`${engine.name}: erasure and suppression`, () => {
     let sut: StoreUnderTest;
+    let collector: Collector;
     let store: Store;
     let admin: ReturnType<typeof createAdmin>;
     let orgId: string;
 
     beforeAll(async () => {
       sut = await engine.make();
-      store = sut.store;
+      collector = sut.store;
+      store = collector.store;
       admin = createAdmin(store, new TestClock(RECEIVED_AT).now);
       orgId = (await admin.createOrg('Acme')).id;
     });
@@ -33,7 +36,9 @@ for (const engine of STORES) {
       const projectId = (await admin.createProject({ name: 'p', orgId, apiEnabled: true })).id;
       const a = (await admin.createSource({ projectId, name: 'a' })).id;
       const b = (await admin.createSource({ projectId, name: 'b' })).id;
-      const ingest = (sourceId: string, specs: ItemSpec[], dryRun = false) => store.ingest(ingestJob(specs, { projectId, sourceId, dryRun }));
+      const keys = new Map([[a, (await admin.createKey(a)).id], [b, (await admin.createKey(b)).id]]);
+      const ingest = (sourceId: string, specs: ItemSpec[], dryRun = false) =>
+        collector.ingest(ingestJob(specs, { projectId, sourceId, keyId: keys.get(sourceId)!, dryRun }));
       const eventsOf = async (sourceId: string) => (await store.listEvents(sourceId, 1000)).map((e) => `${e.event}:${e.distinctId ?? e.anonymousId}`).sort();
       return { projectId, a, b, ingest, eventsOf };
     }
@@ -94,7 +99,7 @@ for (const engine of STORES) {
         { event: 'e', distinctId: 'erin', anonymousId: 'per_erin' },
         { event: 'e', distinctId: 'frank' },
       ]);
-      expect(later.map((o) => (o.status === 'dropped' ? o.reason : o.status))).toEqual(['suppressed', 'suppressed', 'suppressed', 'accepted']);
+      expect(later.map((o: { status: string; reason?: string }) => (o.status === 'dropped' ? o.reason : o.status))).toEqual(['suppressed', 'suppressed', 'suppressed', 'accepted']);
       const dry = await w.ingest(w.b, [{ event: 'e', distinctId: 'erin' }], true);
       expect(dry).toEqual([{ index: 0, status: 'dropped', reason: 'suppressed' }]);
       expect(await w.eventsOf(w.b)).toEqual(['e:frank']);

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdmin } from '../../src/domain/admin.js';
 import { exportEvents } from '../../src/domain/event-export.js';
+import type { Collector } from '../../src/domain/collector.js';
 import type { EventPageQuery, Store, StoredEvent } from '../../src/stores/port.js';
 import { TestClock } from '../helpers/fixture.js';
 import { RECEIVED_AT, ingestJob } from '../helpers/items.js';
@@ -22,6 +23,7 @@ const byTimeThenStored = (a: StoredEvent, b: StoredEvent) => a.timestamp - b.tim
 for (const engine of STORES) {
   describe(`${engine.name}: event pages`, () => {
     let sut: StoreUnderTest;
+    let collector: Collector;
     let store: Store;
     let projectId: string;
     let sources: string[];
@@ -30,18 +32,21 @@ for (const engine of STORES) {
 
     beforeAll(async () => {
       sut = await engine.make();
-      store = sut.store;
+      collector = sut.store;
+      store = collector.store;
       const admin = createAdmin(store, new TestClock(RECEIVED_AT).now);
       const org = await admin.createOrg('Acme');
       projectId = (await admin.createProject({ name: 'p', orgId: org.id, apiEnabled: true })).id;
       sources = [(await admin.createSource({ projectId, name: 'a' })).id, (await admin.createSource({ projectId, name: 'b' })).id];
+      const keys = new Map<string, string>();
+      for (const s of sources) keys.set(s, (await admin.createKey(s)).id);
       for (let start = 0; start < N; start += 500) {
         for (const [s, sourceId] of sources.entries()) {
           const specs = Array.from({ length: 500 }, (_, j) => {
             const i = start + j;
             return { event: i % 3 === 0 ? 'signup' : 'order', distinctId: `u${i % 11}`, timestamp: timestampOf(i) + s, insertId: `i${i}` };
           });
-          await store.ingest(ingestJob(specs, { projectId, sourceId }));
+          await collector.ingest(ingestJob(specs, { projectId, sourceId, keyId: keys.get(sourceId)! }));
         }
       }
       for (const s of sources) written.set(s, (await all(s, 'asc', 333)).events);

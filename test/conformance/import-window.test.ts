@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Limiter } from '../../src/domain/limits/limiter.js';
 import { LocalLimiter } from '../../src/domain/limits/local-limiter.js';
 import { DEFAULT_LIMITS, RateLimits } from '../../src/domain/limits/policies.js';
-import { RedisLimiter } from '../../src/domain/limits/redis-limiter.js';
+import { RedisLimiter } from '../../src/stores/redis-limits/redis-limiter.js';
 
 const REDIS_URL = process.env.INLET_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const T = Date.UTC(2026, 10, 23);
@@ -26,7 +26,7 @@ const ENGINES: { name: string; servers: () => [Limiter, Limiter]; shared: boolea
       const fail = (e: Error) => {
         throw e;
       };
-      return [new RedisLimiter(REDIS_URL, { keyPrefix, onError: fail }), new RedisLimiter(REDIS_URL, { keyPrefix, onError: fail })];
+      return [new RedisLimiter(REDIS_URL, { fallback: new LocalLimiter(), keyPrefix, onError: fail }), new RedisLimiter(REDIS_URL, { fallback: new LocalLimiter(), keyPrefix, onError: fail })];
     },
     shared: true,
   },

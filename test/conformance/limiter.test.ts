@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Limiter, WindowSpec } from '../../src/domain/limits/limiter.js';
+import type { Limiter, WindowSpec } from '../../src/stores/limiter-port.js';
 import { LocalLimiter } from '../../src/domain/limits/local-limiter.js';
-import { RedisLimiter } from '../../src/domain/limits/redis-limiter.js';
+import { RedisLimiter } from '../../src/stores/redis-limits/redis-limiter.js';
 
 // Every limiter engine must pass this one suite. A new engine is one entry in
 // ENGINES; INLET_TEST_LIMITERS=local (or redis) runs just that one.
@@ -46,7 +46,7 @@ function redisEngine(): Engine {
     errors,
     open: () => {
       // A fallback to local counting would pass these tests without Redis: record it, and fail.
-      const l = new RedisLimiter(REDIS_URL, { keyPrefix, onError: (e) => errors.push(e) });
+      const l = new RedisLimiter(REDIS_URL, { fallback: new LocalLimiter(), keyPrefix, onError: (e) => errors.push(e) });
       limiters.push(l);
       return l;
     },
@@ -253,7 +253,7 @@ describe('limiter: redis when Redis is away', () => {
   it('counts in this process within a second, still refusing, and reports once', async () => {
     const errors: Error[] = [];
     // Nothing listens on this port.
-    const limiter = new RedisLimiter('redis://127.0.0.1:6390', { onError: (e) => errors.push(e) });
+    const limiter = new RedisLimiter('redis://127.0.0.1:6390', { fallback: new LocalLimiter(), onError: (e) => errors.push(e) });
     try {
       const w = [{ key: 'k', limit: 10, windowMs: 10_000 }];
       const started = Date.now();
@@ -314,8 +314,8 @@ describe.runIf(LIMITERS.includes('redis') && redisDown === null)('limiter: redis
     const relay = new Relay(new URL(REDIS_URL));
     await relay.start();
     const errors: Error[] = [];
-    const limiter = new RedisLimiter(`redis://127.0.0.1:${relay.port}`, { keyPrefix, onError: (e) => errors.push(e) });
-    const direct = new RedisLimiter(REDIS_URL, { keyPrefix });
+    const limiter = new RedisLimiter(`redis://127.0.0.1:${relay.port}`, { fallback: new LocalLimiter(), keyPrefix, onError: (e) => errors.push(e) });
+    const direct = new RedisLimiter(REDIS_URL, { fallback: new LocalLimiter(), keyPrefix });
     const w = [{ key: 'k', limit: 100, windowMs: 60_000 }];
     try {
       expect((await limiter.take(w, 20, T)).windows[0]!.used).toBe(20);
@@ -358,7 +358,7 @@ describe.runIf(LIMITERS.includes('redis') && redisDown === null)('limiter: redis
     const relay = new Relay(new URL(REDIS_URL));
     await relay.start();
     const errors: Error[] = [];
-    const limiter = new RedisLimiter(`redis://127.0.0.1:${relay.port}`, { keyPrefix, timeoutMs: 200, onError: (e) => errors.push(e) });
+    const limiter = new RedisLimiter(`redis://127.0.0.1:${relay.port}`, { fallback: new LocalLimiter(), keyPrefix, timeoutMs: 200, onError: (e) => errors.push(e) });
     const w = [{ key: 'k', limit: 100, windowMs: 60_000 }];
     try {
       expect((await limiter.take(w, 20, T)).windows[0]!.used).toBe(20);

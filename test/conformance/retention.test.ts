@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdmin } from '../../src/domain/admin.js';
 import { expireAll } from '../../src/domain/retention.js';
+import type { Collector } from '../../src/domain/collector.js';
 import type { Store, StoredEvent } from '../../src/stores/port.js';
 import { TestClock } from '../helpers/fixture.js';
 import { type ItemSpec, ingestJob } from '../helpers/items.js';
@@ -20,23 +21,26 @@ const NOW = TODAY + 500 * DAY;
 for (const engine of STORES) {
   describe(`${engine.name}: retention`, () => {
     let sut: StoreUnderTest;
+    let collector: Collector;
     let store: Store;
-    let a: { projectId: string; sourceId: string };
-    let b: { projectId: string; sourceId: string };
+    let a: { projectId: string; sourceId: string; keyId: string };
+    let b: { projectId: string; sourceId: string; keyId: string };
     let result: { deleted: number; dropped: number };
 
-    const ingest = (w: { projectId: string; sourceId: string }, specs: ItemSpec[]) => store.ingest(ingestJob(specs, w));
+    const ingest = (w: { projectId: string; sourceId: string; keyId: string }, specs: ItemSpec[]) => collector.ingest(ingestJob(specs, w));
     const events = async (sourceId: string): Promise<StoredEvent[]> => store.listEvents(sourceId, 10_000);
     const ids = async (sourceId: string) => (await events(sourceId)).map((e) => e.insertId).sort();
 
     beforeAll(async () => {
       sut = await engine.make();
-      store = sut.store;
+      collector = sut.store;
+      store = collector.store;
       const admin = createAdmin(store, new TestClock(TODAY).now);
       const org = await admin.createOrg('Acme');
       const world = async (name: string) => {
         const projectId = (await admin.createProject({ name, orgId: org.id, apiEnabled: true })).id;
-        return { projectId, sourceId: (await admin.createSource({ projectId, name })).id };
+        const sourceId = (await admin.createSource({ projectId, name })).id;
+        return { projectId, sourceId, keyId: (await admin.createKey(sourceId)).id };
       };
       a = await world('default retention');
       b = await world('30 days');
@@ -80,7 +84,7 @@ for (const engine of STORES) {
         { event: 'again', distinctId: 'u', timestamp: NOW, insertId: 'b_old_2_17' },
         { event: 'again', distinctId: 'u', timestamp: NOW, insertId: 'b_new_3' },
       ]);
-      expect(again.map((o) => o.status)).toEqual(['accepted', 'accepted', 'duplicate']);
+      expect(again.map((o: { status: string; reason?: string }) => o.status)).toEqual(['accepted', 'accepted', 'duplicate']);
       expect((await ingest(a, [{ event: 'again', distinctId: 'u', timestamp: NOW, insertId: 'a_today' }]))[0]!.status).toBe('accepted');
     });
 

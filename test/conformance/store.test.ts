@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAdmin } from '../../src/domain/admin.js';
 import { hashKey, keyWorks } from '../../src/domain/keys.js';
-import type { IngestJob, ItemOutcome, Store } from '../../src/stores/port.js';
+import type { Collector } from '../../src/domain/collector.js';
+import { type IngestJob, type ItemOutcome, KeyNoLongerWorksError } from '../../src/domain/ingest/job.js';
 import { StoreUnavailableError } from '../../src/stores/port.js';
 import { TestClock } from '../helpers/fixture.js';
 import { type ItemSpec, ingestJob } from '../helpers/items.js';
@@ -43,8 +44,8 @@ const accepted = (o: ItemOutcome) => o.status === 'accepted';
 for (const engine of STORES) {
   describe(engine.name, () => {
     let sut: StoreUnderTest;
-    let store: Store;
-    let second: Store;
+    let store: Collector;
+    let second: Collector;
 
     beforeAll(async () => {
       sut = await engine.make();
@@ -75,6 +76,10 @@ for (const engine of STORES) {
     }
 
     const month = (w: World) => new Date(w.clock.now()).toISOString().slice(0, 7);
+
+    it('ping answers while the store is up', async () => {
+      await expect(store.ping()).resolves.toBeUndefined();
+    });
 
     describe('keys', () => {
       it('authenticate finds a working key with its source and project', async () => {
@@ -180,6 +185,46 @@ for (const engine of STORES) {
         expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
         const working = (await w.admin.listKeys(w.sourceId)).filter((k) => k.status === 'active');
         expect(working).toHaveLength(2);
+      });
+
+      it('revocation race: a key revoked after its request was authenticated writes nothing (checked at write time)', async () => {
+        const w = await world();
+        const auth = await store.authenticate(hashKey(w.key));
+        expect(keyWorks(auth!, w.clock.now())).toBe(true);
+        // The body is being read meanwhile; another server revokes the key.
+        await second.admin.revokeKey(w.keyId, w.clock.now());
+        await expect(store.ingest(job(w, [track({ distinctId: 'late', insertId: 'r1' })]))).rejects.toBeInstanceOf(KeyNoLongerWorksError);
+        expect(await store.listEvents(w.sourceId, 10)).toEqual([]);
+        expect(await store.findPerson(w.projectId, { distinctId: 'late' })).toBeNull();
+        expect(await store.usage(w.projectId, month(w))).toBe(0);
+      });
+
+      it('revocation race: a job of a source, project or org deleted after authentication writes nothing', async () => {
+        for (const remove of ['source', 'project', 'org'] as const) {
+          const w = await world();
+          expect(await store.authenticate(hashKey(w.key))).not.toBeNull();
+          const other = createAdmin(second, w.clock.now);
+          if (remove === 'source') await other.deleteSource(w.sourceId);
+          if (remove === 'project') await other.deleteProject(w.projectId);
+          if (remove === 'org') await other.deleteOrg((await w.admin.getProject(w.projectId)).orgId);
+          await expect(store.ingest(job(w, [track({ distinctId: 'gone' })]))).rejects.toBeInstanceOf(KeyNoLongerWorksError);
+          expect(await store.listEvents(w.sourceId, 10)).toEqual([]);
+          expect(await store.usage(w.projectId, month(w))).toBe(0);
+        }
+      });
+
+      it('revocation race: of jobs written together, only those of the revoked key are refused', async () => {
+        const w = await world();
+        const k2 = await w.admin.createKey(w.sourceId);
+        await second.admin.revokeKey(w.keyId, w.clock.now());
+        const [refused, kept] = await Promise.allSettled([
+          store.ingest(job(w, [track({ distinctId: 'old-key', insertId: 'same' })])),
+          store.ingest({ ...job(w, [track({ distinctId: 'new-key', insertId: 'same' })]), keyId: k2.id }),
+        ]);
+        expect(refused.status === 'rejected' && refused.reason instanceof KeyNoLongerWorksError).toBe(true);
+        expect(kept.status === 'fulfilled' && kept.value[0]!.status).toBe('accepted');
+        expect((await store.listEvents(w.sourceId, 10)).map((e) => e.distinctId)).toEqual(['new-key']);
+        expect(await store.usage(w.projectId, month(w))).toBe(1);
       });
 
       it('a key use is written lazily and seen from another server', async () => {
@@ -577,6 +622,41 @@ for (const engine of STORES) {
         expect(good.status).toBe('fulfilled');
         expect(failed.status).toBe('rejected');
         expect((await store.listEvents(w.sourceId, 10)).map((e) => e.distinctId)).toEqual(['lee']);
+      });
+
+      it('a savepoint that throws undoes only its own writes, and the transaction goes on', async () => {
+        const w = await world();
+        const t = w.clock.now();
+        const boom = new Error('boom');
+        await store.store.transaction(async (tx) => {
+          await tx.lockProject(w.projectId);
+          await tx.createPersons(w.projectId, [{ id: 'per_kept', kind: 'browser' }], t);
+          await expect(
+            tx.savepoint(async () => {
+              await tx.createPersons(w.projectId, [{ id: 'per_undone', kind: 'browser' }], t);
+              await tx.setLinks(w.projectId, [{ distinctId: 'undone', personId: 'per_undone' }]);
+              throw boom;
+            }),
+          ).rejects.toBe(boom);
+          await tx.savepoint(async () => tx.setLinks(w.projectId, [{ distinctId: 'kept', personId: 'per_kept' }]));
+        });
+        expect(await store.findPerson(w.projectId, { distinctId: 'kept' })).toMatchObject({ id: 'per_kept', distinctIds: ['kept'] });
+        expect(await store.findPerson(w.projectId, { personId: 'per_undone' })).toBeNull();
+        expect(await store.findPerson(w.projectId, { distinctId: 'undone' })).toBeNull();
+      });
+
+      it('a transaction with keep: false is rolled back, and says what it read meanwhile', async () => {
+        const w = await world();
+        const seen = await store.store.transaction(
+          async (tx) => {
+            await tx.lockProject(w.projectId);
+            await tx.addUsage(w.projectId, '2026-03', 4);
+            return tx.usage(w.projectId, '2026-03');
+          },
+          { keep: false },
+        );
+        expect(seen).toBe(4);
+        expect(await store.usage(w.projectId, '2026-03')).toBe(0);
       });
 
       it('a transaction whose function throws is rolled back whole', async () => {

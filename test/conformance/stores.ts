@@ -1,17 +1,28 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { Collector } from '../../src/domain/collector.js';
 import type { Store } from '../../src/stores/port.js';
+import { MemoryDatabase } from '../../src/stores/memory/database.js';
+import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { PostgresStore } from '../../src/stores/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/fixture.js';
 
 /** A fresh, empty database of one engine, for one suite. */
 export interface StoreUnderTest {
-  store: Store;
-  /** Another store on the same database, as a second server would open it; closed by cleanup. */
-  another(): Promise<Store>;
-  /** Closes every store opened here and removes the database. */
+  /** The domain's write path over the engine, as a server runs it. */
+  store: Collector;
+  /** Another server on the same database; closed by cleanup. */
+  another(): Promise<Collector>;
+  /** Closes every server opened here and removes the database. */
   cleanup(): Promise<void>;
+}
+
+/** One engine: how to open a store on a fresh database, and another on the same one. */
+interface EngineDef {
+  name: string;
+  /** Makes the database; `open` opens a store on it (each call another server); `drop` removes it. */
+  database(): Promise<{ open: () => Promise<Store>; drop: () => Promise<void> }>;
 }
 
 /** One engine of the conformance suite. */
@@ -20,38 +31,17 @@ export interface Engine {
   make(): Promise<StoreUnderTest>;
 }
 
-/** Where the PostgreSQL engine makes its throwaway databases. */
-export const TEST_DATABASE_URL = process.env.INLET_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-
-const ALL: Engine[] = [
-  {
-    name: 'sqlite',
+/** Wraps an engine's stores in the domain's write path, each as one server. */
+function engine(def: EngineDef): Engine {
+  return {
+    name: def.name,
     async make() {
-      const tmp = tempDir('inlet-conformance-');
-      const opened: Store[] = [SqliteStore.open(tmp.dir)];
-      return {
-        store: opened[0]!,
-        another: async () => {
-          const s = SqliteStore.open(tmp.dir);
-          opened.push(s);
-          return s;
-        },
-        cleanup: async () => {
-          for (const s of opened) await s.close();
-          tmp.remove();
-        },
-      };
-    },
-  },
-  {
-    name: 'postgres',
-    async make() {
-      const db = await createTestDatabase();
-      const opened: Store[] = [];
+      const db = await def.database();
+      const opened: Collector[] = [];
       const open = async () => {
-        const s = await PostgresStore.connect(db.url);
-        opened.push(s);
-        return s;
+        const c = new Collector(await db.open());
+        opened.push(c);
+        return c;
       };
       try {
         await open();
@@ -63,13 +53,38 @@ const ALL: Engine[] = [
         store: opened[0]!,
         another: open,
         cleanup: async () => {
-          for (const s of opened) await s.close();
+          for (const c of opened) await c.close();
           await db.drop();
         },
       };
     },
-  },
+  };
+}
+
+/** Where the PostgreSQL engine makes its throwaway databases. */
+export const TEST_DATABASE_URL = process.env.INLET_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** Every engine; a new one is one line here. */
+const ALL: Engine[] = [
+  engine({ name: 'memory', database: async () => memoryDatabase() }),
+  engine({ name: 'sqlite', database: async () => sqliteDatabase() }),
+  engine({ name: 'postgres', database: postgresDatabase }),
 ];
+
+function memoryDatabase() {
+  const database = new MemoryDatabase();
+  return { open: async () => new MemoryStore({ database }), drop: async () => undefined };
+}
+
+function sqliteDatabase() {
+  const tmp = tempDir('inlet-conformance-');
+  return { open: async () => SqliteStore.open(tmp.dir), drop: async () => tmp.remove() };
+}
+
+async function postgresDatabase() {
+  const db = await createTestDatabase();
+  return { open: () => PostgresStore.connect(db.url), drop: db.drop };
+}
 
 /**
  * The engines every conformance test runs against: all of them, or those

@@ -3,10 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createAdmin } from '../../src/domain/admin.js';
+import { Collector } from '../../src/domain/collector.js';
 import { LocalLimiter } from '../../src/domain/limits/local-limiter.js';
 import { DEFAULT_LIMITS, type LimitSettings, RateLimits } from '../../src/domain/limits/policies.js';
 import type { Admission } from '../../src/edge/admission.js';
 import type { Metrics } from '../../src/metrics/metrics.js';
+import { observedStore } from '../../src/metrics/observed-store.js';
 import { buildApp } from '../../src/edge/app.js';
 import type { EdgeCounters } from '../../src/edge/edge-counters.js';
 import type { ReadBudget } from '../../src/edge/read-budget.js';
@@ -29,7 +31,8 @@ export function tempDir(prefix = 'inlet-test-'): { dir: string; remove: () => vo
 
 export interface Fixture {
   app: FastifyInstance;
-  store: Store;
+  /** The domain's write path over the fixture's store, as the server runs it. */
+  store: Collector;
   clock: TestClock;
   key: string;
   orgId: string;
@@ -67,8 +70,9 @@ export interface FixtureOptions {
 /** A server on a fresh embedded store with one org, project (API enabled), source and key. */
 export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
   const tmp = opts.store ? null : tempDir();
-  const store = opts.store ?? SqliteStore.open(tmp!.dir);
   const clock = opts.clock ?? new TestClock();
+  const collector = new Collector(opts.store ?? SqliteStore.open(tmp!.dir), { clock: clock.now, observer: opts.metrics });
+  const store = opts.metrics ? observedStore(collector, opts.metrics) : collector;
   const admin = createAdmin(store, clock.now);
   const org = await admin.createOrg('Acme');
   const project = await admin.createProject({ name: 'Web', orgId: org.id, apiEnabled: opts.apiEnabled ?? true });

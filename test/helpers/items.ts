@@ -1,4 +1,7 @@
-import type { EnrichedItem, IngestJob } from '../../src/stores/port.js';
+import type { IngestJob } from '../../src/domain/ingest/job.js';
+import { Collector } from '../../src/domain/collector.js';
+import type { KeyRecord, Store } from '../../src/stores/port.js';
+import type { EnrichedItem } from '../../src/pipeline/enrich-items.js';
 
 /** Any field of an item but its index, which is its position. */
 export type ItemSpec = Partial<Omit<EnrichedItem, 'index'>>;
@@ -28,4 +31,24 @@ export function ingestJob(specs: ItemSpec[], o: Partial<Omit<IngestJob, 'items'>
     ...s,
   }));
   return { projectId: 'prj_1', sourceId: 'src_1', keyId: 'key_1', receivedAt: RECEIVED_AT, dryRun: false, ...o, items };
+}
+
+/**
+ * Makes the org, project (prj_1), source (src_1) and key (key_1) that
+ * ingestJob's defaults name, so the engine's key check at write time passes.
+ */
+export async function seedJobOwners(store: Pick<Store, 'admin'>, o: { monthlyEventLimit?: number | null } = {}): Promise<void> {
+  await store.admin.createOrg({ id: 'org_1', name: 'Acme', createdAt: 0 });
+  await store.admin.createProject({ id: 'prj_1', orgId: 'org_1', name: 'Web', apiEnabled: true, monthlyEventLimit: o.monthlyEventLimit ?? null, retentionDays: 400, createdAt: 0 });
+  await store.admin.createSource({ id: 'src_1', projectId: 'prj_1', name: 'Billing', filterBots: true, recordIp: false, createdAt: 0 });
+  const key: KeyRecord = {
+    id: 'key_1', sourceId: 'src_1', hash: Buffer.alloc(32, 1), lastFour: 'xxxx', createdAt: 0, lastUsedAt: null, expiresAt: null, revokedAt: null,
+  };
+  await store.admin.addKey(key, { fits: () => true });
+}
+
+/** The domain's write path over `store`, with ingestJob's project, source and key made. */
+export async function collectorOn(store: Store, o: { monthlyEventLimit?: number | null } = {}): Promise<Collector> {
+  await seedJobOwners(store, o);
+  return new Collector(store);
 }

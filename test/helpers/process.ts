@@ -21,12 +21,18 @@ export interface CliResult {
 
 /** Runs `bin/inlet` to completion. */
 export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return runNode([BIN, ...args], env);
+}
+
+/** Runs `node ARGS` to completion, with `input` on its stdin when given. */
+export function runNode(args: string[], env: Record<string, string> = {}, input?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    if (input !== undefined) p.stdin!.end(input);
     let stdout = '';
     let stderr = '';
-    p.stdout.on('data', (d) => (stdout += d));
-    p.stderr.on('data', (d) => (stderr += d));
+    p.stdout!.on('data', (d) => (stdout += d));
+    p.stderr!.on('data', (d) => (stderr += d));
     p.on('error', reject);
     p.on('close', (code) => resolve({ code, stdout, stderr }));
   });

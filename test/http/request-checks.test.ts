@@ -253,17 +253,17 @@ describe('keys stop working on the very next request', () => {
     await fixture();
     expect((await f.admin.listKeys(f.sourceId))[0]!.last_used_at).toBeNull();
     expect((await send(f, ok)).statusCode).toBe(202);
-    await f.store.transaction(async () => undefined);
+    await f.store.flush();
     expect((await f.admin.listKeys(f.sourceId))[0]!.last_used_at).toBe(new Date(f.clock.ms).toISOString());
   });
 });
 
 describe('failures of the durable write', () => {
-  /** The real store, except that ingest fails the way `fault` says. */
+  /** The real store, except that every transaction fails the way `fault` says. */
   async function failing(fault: () => Error): Promise<Fixture> {
     const real = await makeFixture();
     await real.app.close();
-    const store = Object.create(real.store, { ingest: { value: async () => Promise.reject(fault()) } });
+    const store = Object.create(real.store.store, { transaction: { value: async () => Promise.reject(fault()) } }) as typeof real.store.store;
     f = await makeFixture({ store, clock: real.clock });
     return f;
   }
@@ -297,7 +297,10 @@ async function withHeldCommits(opts: FixtureOptions = {}): Promise<{ letGo: () =
   const held = new Promise<void>((r) => (letGo = r));
   let reached: () => void = () => {};
   const inStore = new Promise<void>((r) => (reached = r));
-  const store = Object.create(real.store, { ingest: { value: async (job: never) => (reached(), await held, real.store.ingest(job)) } });
+  const port = real.store.store;
+  const store = Object.create(port, {
+    transaction: { value: async (fn: never, o: never) => (reached(), await held, port.transaction(fn, o)) },
+  }) as typeof port;
   f = await makeFixture({ ...opts, store, clock: real.clock });
   return { letGo, inStore };
 }

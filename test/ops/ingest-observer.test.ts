@@ -1,10 +1,11 @@
 /**
- * Both engines tell their IngestObserver of every group commit (the commit
- * metrics rest on it), and ping() answers while the store does.
+ * The ingest engine tells its IngestObserver of every group commit on both
+ * engines (the commit metrics rest on it), and ping() answers while the store does.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAdmin } from '../../src/domain/admin.js';
-import type { IngestObserver, Store } from '../../src/stores/port.js';
+import { Collector } from '../../src/domain/collector.js';
+import type { IngestObserver } from '../../src/domain/ingest/engine.js';
 import { PostgresStore } from '../../src/stores/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { createTestDatabase } from '../conformance/stores.js';
@@ -22,12 +23,12 @@ class Recorder implements IngestObserver {
   }
 }
 
-const engines: { name: string; open: (o: IngestObserver) => Promise<{ store: Store; done: () => Promise<void> }> }[] = [
+const engines: { name: string; open: (o: IngestObserver) => Promise<{ store: Collector; done: () => Promise<void> }> }[] = [
   {
     name: 'sqlite',
     open: async (o) => {
       const tmp = tempDir('inlet-observer-');
-      const store = SqliteStore.open(tmp.dir, undefined, o);
+      const store = new Collector(SqliteStore.open(tmp.dir), { observer: o });
       return { store, done: async () => tmp.remove() };
     },
   },
@@ -35,7 +36,7 @@ const engines: { name: string; open: (o: IngestObserver) => Promise<{ store: Sto
     name: 'postgres',
     open: async (o) => {
       const db = await createTestDatabase();
-      return { store: await PostgresStore.connect(db.url, { observer: o }), done: db.drop };
+      return { store: new Collector(await PostgresStore.connect(db.url), { observer: o }), done: db.drop };
     },
   },
 ];
@@ -43,7 +44,7 @@ const engines: { name: string; open: (o: IngestObserver) => Promise<{ store: Sto
 for (const engine of engines) {
   describe(engine.name, () => {
     const recorder = new Recorder();
-    let opened: { store: Store; done: () => Promise<void> } | undefined;
+    let opened: { store: Collector; done: () => Promise<void> } | undefined;
     afterAll(async () => {
       await opened?.store.close();
       await opened?.done();

@@ -7,7 +7,6 @@ import net from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { metricsPort, startMetricsServer, stopMetricsServer } from '../../src/metrics/metrics-server.js';
-import { observedStore } from '../../src/metrics/observed-store.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { type Fixture, TestClock, makeFixture, send, tempDir } from '../helpers/fixture.js';
 
@@ -18,7 +17,7 @@ let f: Fixture;
 let listener: http.Server;
 
 beforeAll(async () => {
-  const store = observedStore(SqliteStore.open(tmp.dir, undefined, metrics), metrics);
+  const store = SqliteStore.open(tmp.dir);
   f = await makeFixture({ store, metrics, clock, limits: { keyRps: 1 } });
   // Port 0 here: the setting's 0 (off) is decided in serve.ts, not by the listener.
   listener = await startMetricsServer(metrics, 0, '127.0.0.1');

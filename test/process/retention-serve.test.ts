@@ -1,5 +1,6 @@
 import { afterAll, expect, it } from 'vitest';
 import { createAdmin } from '../../src/domain/admin.js';
+import { Collector } from '../../src/domain/collector.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/fixture.js';
 import { ingestJob } from '../helpers/items.js';
@@ -11,14 +12,14 @@ afterAll(() => tmp.remove());
 
 it('inlet serve deletes expired events by itself, with a pass as it starts', async () => {
   const env = { INLET_DATA_DIR: tmp.dir };
-  const { project, source } = await provision(env);
+  const { project, source, key } = await provision(env);
   const now = Date.now();
-  let store = SqliteStore.open(tmp.dir);
+  let store = new Collector(SqliteStore.open(tmp.dir));
   await createAdmin(store, Date.now).updateProject(project.id, { retentionDays: 5 });
   await store.ingest(
     ingestJob(
       [6, 6, 30, 1, 0].map((days, i) => ({ event: days > 5 ? 'old' : 'recent', distinctId: 'u', timestamp: now - days * DAY, insertId: `e${i}` })),
-      { projectId: project.id, sourceId: source.id, receivedAt: now },
+      { projectId: project.id, sourceId: source.id, keyId: key.id, receivedAt: now },
     ),
   );
   await store.close();
@@ -41,7 +42,7 @@ it('inlet serve deletes expired events by itself, with a pass as it starts', asy
   } finally {
     await stopServer(server);
   }
-  store = SqliteStore.open(tmp.dir);
+  store = new Collector(SqliteStore.open(tmp.dir));
   try {
     expect((await store.listEvents(source.id, 100)).map((e) => e.event)).toEqual(['recent', 'recent']);
   } finally {

@@ -1,7 +1,8 @@
 import type http from 'node:http';
 import type { Command } from 'commander';
 import { type Config, loadConfig } from '../../config.js';
-import { openLimiter } from '../../domain/limits/open-limiter.js';
+import { Collector } from '../../domain/collector.js';
+import { openLimiter } from '../../stores/open-limiter.js';
 import { RateLimits } from '../../domain/limits/policies.js';
 import { startRetention } from '../../domain/retention.js';
 import { Admission } from '../../edge/admission.js';
@@ -53,9 +54,10 @@ async function serve(flags: Record<string, string | undefined>): Promise<void> {
 
 async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<void> {
   const metrics = new Metrics();
-  const store = observedStore(await openStore(cfg, metrics).catch((e: unknown) => {
+  const opened = await openStore(cfg).catch((e: unknown) => {
     throw storeFailure(cfg, e);
-  }), metrics);
+  });
+  const store = observedStore(new Collector(opened, { observer: metrics }), metrics);
   cleanups.push(() => store.close());
   const logger = { level: cfg.logLevel, stream: process.stderr };
   // The limiter exists before the app (the app needs it), so its warnings reach
@@ -105,7 +107,7 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
   // With --port 0 the port is known only now: links in errors and docs must name it.
   if (cfg.baseUrl === null) app.inletBaseUrl = `http://localhost:${port}`;
   process.stdout.write(`inlet listening on http://${bracketed(cfg.host)}:${port}\n`);
-  const retention = startRetention(store, Date.now, {
+  const retention = startRetention(store.store, Date.now, {
     done: (r) => (r.deleted > 0 || r.dropped > 0 ? app.log.info(r, 'retention: expired events deleted') : undefined),
     failed: (err) => app.log.warn({ err }, 'retention pass failed; the next one tries again'),
   });

@@ -1,7 +1,6 @@
 import type pg from 'pg';
-import { roomForKey } from '../../domain/keys.js';
 import type { AdminStore, KeyRecord, Org, Project, Source } from '../port.js';
-import { inTransaction } from './pool.js';
+import { LOCK_NS, inTransaction } from './pool.js';
 
 interface OrgRow { id: string; name: string; created_at: number }
 interface ProjectRow { id: string; org_id: string; name: string; api_enabled: boolean; monthly_event_limit: number | null; retention_days: number; created_at: number }
@@ -13,12 +12,12 @@ interface KeyRow {
 
 const toOrg = (r: OrgRow): Org => ({ id: r.id, name: r.name, createdAt: r.created_at });
 /** A project as the port shows it, from its row. */
-export const toProject = (r: ProjectRow): Project => ({
+const toProject = (r: ProjectRow): Project => ({
   id: r.id, orgId: r.org_id, name: r.name, apiEnabled: r.api_enabled,
   monthlyEventLimit: r.monthly_event_limit, retentionDays: r.retention_days, createdAt: r.created_at,
 });
 /** A source as the port shows it, from its row. */
-export const toSource = (r: SourceRow): Source => ({
+const toSource = (r: SourceRow): Source => ({
   id: r.id, projectId: r.project_id, name: r.name, filterBots: r.filter_bots,
   recordIp: r.record_ip, createdAt: r.created_at,
 });
@@ -34,6 +33,15 @@ const SQL = {
     WHERE p.id = $1 AND p.deleted_at IS NULL AND o.deleted_at IS NULL`,
   sourceById: `SELECT s.* FROM sources s JOIN projects p ON p.id = s.project_id JOIN orgs o ON o.id = p.org_id
     WHERE s.id = $1 AND s.deleted_at IS NULL AND p.deleted_at IS NULL AND o.deleted_at IS NULL`,
+  // The projects whose writers a change takes the lock of (see lockedChange), by the row changed.
+  projectsOf: {
+    orgs: 'SELECT id FROM projects WHERE org_id = $1 ORDER BY id',
+    projects: 'SELECT id FROM projects WHERE id = $1',
+    sources: 'SELECT project_id AS id FROM sources WHERE id = $1',
+    api_keys: 'SELECT s.project_id AS id FROM api_keys k JOIN sources s ON s.id = k.source_id WHERE k.id = $1',
+  },
+  lockProject: 'SELECT pg_advisory_xact_lock($1::int, hashtext($2::text))',
+  revoke: 'UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1',
   // The table name comes from a fixed list, never from input.
   mark: {
     orgs: 'UPDATE orgs SET deleted_at = $2 WHERE id = $1 AND deleted_at IS NULL',
@@ -124,14 +132,14 @@ export class PgAdmin implements AdminStore {
 
   async addKey(
     key: KeyRecord,
-    opts: { now: number; maxWorking: number; replaces?: { keyId: string; expiresAt: number } },
+    opts: { fits: (keysOfSource: KeyRecord[]) => boolean; replaces?: { keyId: string; expiresAt: number } },
   ): Promise<'ok' | 'too_many_keys'> {
     return inTransaction(this.pool, async (c): Promise<'ok' | 'too_many_keys'> => {
       // Locking the source row makes two key changes of one source take turns
       // on every server; the count below then sees the other's commit.
       await c.query('SELECT 1 FROM sources WHERE id = $1 FOR UPDATE', [key.sourceId]);
-      const { rows } = await c.query<KeyRow>('SELECT * FROM api_keys WHERE source_id = $1', [key.sourceId]);
-      if (!roomForKey(rows.map(toKey), opts)) return 'too_many_keys';
+      const { rows } = await c.query<KeyRow>('SELECT * FROM api_keys WHERE source_id = $1 ORDER BY created_at, id COLLATE "C"', [key.sourceId]);
+      if (!opts.fits(rows.map(toKey))) return 'too_many_keys';
       if (opts.replaces) {
         await c.query('UPDATE api_keys SET expires_at = $1 WHERE id = $2', [opts.replaces.expiresAt, opts.replaces.keyId]);
       }
@@ -153,13 +161,26 @@ export class PgAdmin implements AdminStore {
   }
 
   async revokeKey(id: string, at: number): Promise<boolean> {
-    const r = await this.pool.query('UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2', [at, id]);
-    return (r.rowCount ?? 0) > 0;
+    return this.lockedChange('api_keys', SQL.revoke, id, at);
   }
 
-  private async mark(table: keyof typeof SQL.mark, id: string, at: number): Promise<boolean> {
-    const r = await this.pool.query(SQL.mark[table], [id, at]);
-    return (r.rowCount ?? 0) > 0;
+  private mark(table: keyof typeof SQL.mark, id: string, at: number): Promise<boolean> {
+    return this.lockedChange(table, SQL.mark[table], id, at);
+  }
+
+  /**
+   * A change that takes keys out of service, made under the lock of every
+   * project it touches (in id order, so two such changes never deadlock): a
+   * write that checked its key under the lock has committed by then, and any
+   * later one sees the change.
+   */
+  private lockedChange(table: keyof typeof SQL.projectsOf, update: string, id: string, at: number): Promise<boolean> {
+    return inTransaction(this.pool, async (c) => {
+      const { rows } = await c.query<{ id: string }>(SQL.projectsOf[table], [id]);
+      for (const p of rows) await c.query(SQL.lockProject, [LOCK_NS.project, p.id]);
+      const r = await c.query(update, [id, at]);
+      return (r.rowCount ?? 0) > 0;
+    });
   }
 
   private async one<R extends pg.QueryResultRow, T>(text: string, values: unknown[], map: (r: R) => T): Promise<T | null> {

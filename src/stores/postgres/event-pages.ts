@@ -1,9 +1,11 @@
 import type pg from 'pg';
-import type { EventCursor, EventPage, EventPageQuery, EventPages } from '../port.js';
-import { storedEventFromRow } from '../rows.js';
+import type { EventCursor, EventPage, EventPageQuery, EventPages, StoredEvent } from '../port.js';
 import { unavailable } from './pool.js';
 
-const SELECT = `SELECT e.*, coalesce(p.merged_into, e.person_id) AS current_person
+// Rows come out in the port's shape, plus the seq that places them.
+const SELECT = `SELECT e.seq, e.id, e.event, e.distinct_id AS "distinctId", e.anonymous_id AS "anonymousId",
+    coalesce(p.merged_into, e.person_id) AS "personId", e.session_id AS "sessionId", e."timestamp",
+    e.received_at AS "receivedAt", e.insert_id AS "insertId", e.properties
   FROM events e LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id`;
 // Bounds always travel as values (the whole range when not given), so each
 // statement is a range scan of events_source_time in every day table it names.
@@ -31,12 +33,12 @@ export class PgEventPages implements EventPages {
     if (q.limit <= 0) return { events: [], next: null };
     const asc = q.order === 'asc';
     const after = q.after ?? (asc ? { timestamp: LOWEST, seq: LOWEST } : { timestamp: HIGHEST, seq: HIGHEST });
-    const rows = await this.query<Record<string, never>>(asc ? SQL.asc : SQL.desc, [
+    const rows = await this.query<StoredEvent & { seq: number }>(asc ? SQL.asc : SQL.desc, [
       q.sourceId, q.since ?? LOWEST, q.until ?? HIGHEST, after.timestamp, after.seq, q.event ?? null, q.distinctId ?? null, q.limit,
     ]);
     const last = rows.at(-1);
     return {
-      events: rows.map((r) => storedEventFromRow(r, r.properties)),
+      events: rows.map(({ seq: _, ...event }) => event),
       next: rows.length === q.limit && last !== undefined ? { timestamp: last.timestamp, seq: last.seq } : null,
     };
   }

@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import type { IngestTx, NewEventRow, PersonKind, PersonRef, TraitWrite } from '../port.js';
-import { LOCK_NS, unavailable } from './pool.js';
+import { type IngestTx, type KeyState, type NewEventRow, type PersonKind, type PersonRef, StoreUnavailableError, type TraitWrite } from '../port.js';
+import { LOCK_NS, isServerError, unavailable } from './pool.js';
 
 // Lists travel as array parameters read with unnest or = ANY, so every method
 // is one statement and one round trip whatever its size, and no SQL is ever
@@ -9,6 +9,13 @@ import { LOCK_NS, unavailable } from './pool.js';
 const SQL = {
   lock: 'SELECT pg_advisory_xact_lock($1::int, hashtext($2::text))',
   limit: 'SELECT monthly_event_limit AS l FROM projects WHERE id = $1',
+  keyStates: `SELECT k.id, k.revoked_at, k.expires_at,
+      (s.deleted_at IS NULL AND p.deleted_at IS NULL AND o.deleted_at IS NULL) AS live
+    FROM api_keys k JOIN sources s ON s.id = k.source_id JOIN projects p ON p.id = s.project_id JOIN orgs o ON o.id = p.org_id
+    WHERE k.id = ANY($1::text[])`,
+  savepoint: 'SAVEPOINT pass',
+  release: 'RELEASE SAVEPOINT pass',
+  rollbackTo: 'ROLLBACK TO SAVEPOINT pass',
   usage: 'SELECT events FROM usage WHERE project_id = $1 AND month = $2',
   findInsertIds: 'SELECT insert_id, event_id FROM insert_ids WHERE source_id = $1 AND insert_id = ANY($2::text[])',
   findSuppressed: 'SELECT distinct_id FROM suppressed_ids WHERE project_id = $1 AND distinct_id = ANY($2::text[])',
@@ -113,6 +120,27 @@ export class PgIngestTx implements IngestTx {
     // Writers of one project take turns on every server; a hash collision
     // only makes two projects take turns too.
     await this.read('lock', [LOCK_NS.project, projectId]);
+  }
+
+  async keyStates(keyIds: string[]): Promise<Map<string, KeyState>> {
+    const rows = await this.read<{ id: string; revoked_at: number | null; expires_at: number | null; live: boolean }>('keyStates', [keyIds]);
+    return new Map(rows.map((r) => [r.id, { revokedAt: r.revoked_at, expiresAt: r.expires_at, ownersLive: r.live }]));
+  }
+
+  async savepoint<T>(fn: () => Promise<T>): Promise<T> {
+    await this.read('savepoint', []);
+    try {
+      const out = await fn();
+      // Held-back writes of `fn` belong inside the savepoint.
+      await this.read('release', []);
+      return out;
+    } catch (e) {
+      // After a lost connection the transaction fails as a whole anyway.
+      if (e instanceof StoreUnavailableError && !isServerError(e)) throw e;
+      this.pending = noWrites();
+      await this.q('rollbackTo', []);
+      throw e;
+    }
   }
 
   async monthlyEventLimit(projectId: string): Promise<number | null> {

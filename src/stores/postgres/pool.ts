@@ -56,10 +56,18 @@ export function isServerError(e: unknown): boolean {
   return cause instanceof pg.DatabaseError;
 }
 
+/**
+ * SQLSTATE classes of a refusal of what was written: data exceptions (22),
+ * integrity constraints (23), program limits such as an index row too big
+ * (54). The same rows fail again; other rows may pass.
+ */
+const REFUSED_CLASSES = new Set(['22', '23', '54']);
+
 /** Wraps a driver failure as the port's error; everything else passes through. */
 export function unavailable(e: unknown): StoreUnavailableError {
   if (e instanceof StoreUnavailableError) return e;
-  return new StoreUnavailableError('PostgreSQL could not be reached, or it refused the statement.', { cause: e });
+  const refused = e instanceof pg.DatabaseError && REFUSED_CLASSES.has((e.code ?? '').slice(0, 2));
+  return new StoreUnavailableError('PostgreSQL could not be reached, or it refused the statement.', { cause: e, refused });
 }
 
 /**

@@ -10,7 +10,9 @@ import { STORES, TEST_DATABASE_URL, createTestDatabase } from '../../../test/con
 import { TestClock } from '../../../test/helpers/fixture.js';
 import { createAdmin } from '../../domain/admin.js';
 import { hashKey } from '../../domain/keys.js';
-import type { EnrichedItem, IngestJob } from '../port.js';
+import { Collector } from '../../domain/collector.js';
+import type { IngestJob } from '../../domain/ingest/job.js';
+import type { EnrichedItem } from '../../pipeline/enrich-items.js';
 import { StoreUnavailableError } from '../port.js';
 import { PG_MIGRATIONS } from './migrations.js';
 import { PostgresStore } from './postgres-store.js';
@@ -93,7 +95,7 @@ describe.runIf(enabled)('postgres engine', () => {
   });
 
   it('makes day partitions ahead, and a late day table takes over its rows from the default partition', async () => {
-    const store = await PostgresStore.connect(db.url);
+    const store = new Collector(await PostgresStore.connect(db.url));
     try {
       const { rows } = await direct.query<{ name: string }>(
         `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
@@ -106,9 +108,10 @@ describe.runIf(enabled)('postgres engine', () => {
       const admin = createAdmin(store, Date.now);
       const project = await admin.createProject({ name: 'P', apiEnabled: true });
       const source = await admin.createSource({ projectId: project.id, name: 'S' });
+      const key = await admin.createKey(source.id);
       const old = Date.UTC(2020, 1, 29, 13, 0, 0);
       const job: IngestJob = {
-        projectId: project.id, sourceId: source.id, keyId: 'key_x', receivedAt: Date.now(), dryRun: false,
+        projectId: project.id, sourceId: source.id, keyId: key.id, receivedAt: Date.now(), dryRun: false,
         items: [item({ index: 0, timestamp: Date.now() }), item({ index: 1, timestamp: old })],
       };
       await store.ingest(job);
@@ -124,15 +127,16 @@ describe.runIf(enabled)('postgres engine', () => {
   });
 
   it('a dry run sends none of its writes, and a real one sends them in one statement', async () => {
-    const store = await PostgresStore.connect(db.url);
+    const store = new Collector(await PostgresStore.connect(db.url));
     const sent: string[] = [];
     const query = pg.Client.prototype.query;
     try {
       const admin = createAdmin(store, Date.now);
       const project = await admin.createProject({ name: 'P', apiEnabled: true });
       const source = await admin.createSource({ projectId: project.id, name: 'S' });
+      const key = await admin.createKey(source.id);
       const job = (dryRun: boolean): IngestJob => ({
-        projectId: project.id, sourceId: source.id, keyId: 'key_x', receivedAt: Date.now(), dryRun,
+        projectId: project.id, sourceId: source.id, keyId: key.id, receivedAt: Date.now(), dryRun,
         items: [item({ insertId: 'w1', distinctId: 'writer' })],
       });
       pg.Client.prototype.query = function (this: pg.Client, cfg: unknown, ...rest: unknown[]) {
@@ -154,11 +158,12 @@ describe.runIf(enabled)('postgres engine', () => {
 
   describe('when the database goes away', () => {
     let proxy: FlakyProxy;
-    let store: PostgresStore;
+    let store: Collector;
     let admin: ReturnType<typeof createAdmin>;
     let projectId: string;
     let sourceId: string;
     let key: string;
+    let keyId: string;
     const backgroundErrors: unknown[] = [];
     const clock = new TestClock(Date.now());
 
@@ -168,14 +173,17 @@ describe.runIf(enabled)('postgres engine', () => {
       const url = new URL(db.url);
       url.port = String(await proxy.listen());
       url.hostname = '127.0.0.1';
-      store = await PostgresStore.connect(url.toString(), {
+      const port = await PostgresStore.connect(url.toString(), {
         timeouts: { connectMs: 500, statementMs: 1000 },
         onBackgroundError: (e) => backgroundErrors.push(e),
       });
+      store = new Collector(port, { clock: clock.now });
       admin = createAdmin(store, clock.now);
       const project = await admin.createProject({ name: 'Outage', apiEnabled: true });
       const source = await admin.createSource({ projectId: project.id, name: 'S' });
-      key = (await admin.createKey(source.id)).key;
+      const created = await admin.createKey(source.id);
+      key = created.key;
+      keyId = created.id;
       projectId = project.id;
       sourceId = source.id;
     });
@@ -186,7 +194,7 @@ describe.runIf(enabled)('postgres engine', () => {
     });
 
     const job = (insertId: string): IngestJob => ({
-      projectId, sourceId, keyId: 'key_x', receivedAt: clock.now(), dryRun: false,
+      projectId, sourceId, keyId, receivedAt: clock.now(), dryRun: false,
       items: [item({ index: 0, type: 'identify', event: null, distinctId: insertId, properties: { plan: 'pro' } }), item({ index: 1, insertId })],
     });
 

@@ -1,6 +1,5 @@
 import pg from 'pg';
-import { DEFAULT_RETENTION_DAYS, retentionCutoff } from '../../domain/retention.js';
-import type { ExpiryStep } from '../port.js';
+import { DEFAULT_RETENTION_DAYS, type ExpiryStep, retentionCutoff } from '../port.js';
 import { LOCK_NS, inTransaction, unavailable } from './pool.js';
 
 const DAY_MS = 86_400_000;

@@ -1,4 +1,3 @@
-import { roomForKey } from '../../domain/keys.js';
 import type { AdminStore, KeyRecord, Org, Project, Source } from '../port.js';
 import type { Db } from './open.js';
 
@@ -26,15 +25,17 @@ const toKey = (r: KeyRow): KeyRecord => ({
 
 /** Organizations, projects, sources and keys on SQLite. Deletion is a mark, so history stays readable. */
 export class SqliteAdmin implements AdminStore {
-  /** `changed` is called after every write, so caches of keys and their owners can be dropped. */
   constructor(
     private readonly db: Db,
-    private readonly changed: () => void = () => {},
+    /**
+     * Runs a write in its turn with the store's transactions (a write never
+     * lands inside one), and marks keys and their owners as changed.
+     */
+    private readonly write: <T>(fn: () => T) => Promise<T> = async (fn) => fn(),
   ) {}
 
   async createOrg(o: Org): Promise<void> {
-    this.db.prepare('INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)').run(o.id, o.name, o.createdAt);
-    this.changed();
+    await this.write(() => this.db.prepare('INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)').run(o.id, o.name, o.createdAt));
   }
 
   async getOrg(id: string): Promise<Org | null> {
@@ -43,13 +44,13 @@ export class SqliteAdmin implements AdminStore {
   }
 
   async defaultOrg(make: () => Org): Promise<Org> {
-    return this.db.transaction(() => {
+    return this.write(() => this.db.transaction(() => {
       const r = this.db.prepare('SELECT * FROM orgs WHERE is_default = 1 AND deleted_at IS NULL').get() as OrgRow | undefined;
       if (r) return toOrg(r);
       const o = make();
       this.db.prepare('INSERT INTO orgs (id, name, is_default, created_at) VALUES (?, ?, 1, ?)').run(o.id, o.name, o.createdAt);
       return o;
-    }).immediate();
+    }).immediate());
   }
 
   async deleteOrg(id: string, at: number): Promise<boolean> {
@@ -57,10 +58,11 @@ export class SqliteAdmin implements AdminStore {
   }
 
   async createProject(p: Project): Promise<void> {
-    this.db
-      .prepare('INSERT INTO projects (id, org_id, name, api_enabled, monthly_event_limit, retention_days, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(p.id, p.orgId, p.name, p.apiEnabled ? 1 : 0, p.monthlyEventLimit, p.retentionDays, p.createdAt);
-    this.changed();
+    await this.write(() =>
+      this.db
+        .prepare('INSERT INTO projects (id, org_id, name, api_enabled, monthly_event_limit, retention_days, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+        .run(p.id, p.orgId, p.name, p.apiEnabled ? 1 : 0, p.monthlyEventLimit, p.retentionDays, p.createdAt),
+    );
   }
 
   async getProject(id: string): Promise<Project | null> {
@@ -71,16 +73,17 @@ export class SqliteAdmin implements AdminStore {
   }
 
   async updateProject(id: string, patch: Partial<Pick<Project, 'apiEnabled' | 'monthlyEventLimit' | 'retentionDays'>>): Promise<Project | null> {
-    if (patch.apiEnabled !== undefined) {
-      this.db.prepare('UPDATE projects SET api_enabled = ? WHERE id = ?').run(patch.apiEnabled ? 1 : 0, id);
-    }
-    if (patch.monthlyEventLimit !== undefined) {
-      this.db.prepare('UPDATE projects SET monthly_event_limit = ? WHERE id = ?').run(patch.monthlyEventLimit, id);
-    }
-    if (patch.retentionDays !== undefined) {
-      this.db.prepare('UPDATE projects SET retention_days = ? WHERE id = ?').run(patch.retentionDays, id);
-    }
-    this.changed();
+    await this.write(() => {
+      if (patch.apiEnabled !== undefined) {
+        this.db.prepare('UPDATE projects SET api_enabled = ? WHERE id = ?').run(patch.apiEnabled ? 1 : 0, id);
+      }
+      if (patch.monthlyEventLimit !== undefined) {
+        this.db.prepare('UPDATE projects SET monthly_event_limit = ? WHERE id = ?').run(patch.monthlyEventLimit, id);
+      }
+      if (patch.retentionDays !== undefined) {
+        this.db.prepare('UPDATE projects SET retention_days = ? WHERE id = ?').run(patch.retentionDays, id);
+      }
+    });
     return this.getProject(id);
   }
 
@@ -89,10 +92,11 @@ export class SqliteAdmin implements AdminStore {
   }
 
   async createSource(s: Source): Promise<void> {
-    this.db
-      .prepare('INSERT INTO sources (id, project_id, name, filter_bots, record_ip, created_at) VALUES (?, ?, ?, ?, ?, ?)')
-      .run(s.id, s.projectId, s.name, s.filterBots ? 1 : 0, s.recordIp ? 1 : 0, s.createdAt);
-    this.changed();
+    await this.write(() =>
+      this.db
+        .prepare('INSERT INTO sources (id, project_id, name, filter_bots, record_ip, created_at) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(s.id, s.projectId, s.name, s.filterBots ? 1 : 0, s.recordIp ? 1 : 0, s.createdAt),
+    );
   }
 
   async getSource(id: string): Promise<Source | null> {
@@ -106,9 +110,10 @@ export class SqliteAdmin implements AdminStore {
   }
 
   async updateSource(id: string, patch: Partial<Pick<Source, 'filterBots' | 'recordIp'>>): Promise<Source | null> {
-    if (patch.filterBots !== undefined) this.db.prepare('UPDATE sources SET filter_bots = ? WHERE id = ?').run(patch.filterBots ? 1 : 0, id);
-    if (patch.recordIp !== undefined) this.db.prepare('UPDATE sources SET record_ip = ? WHERE id = ?').run(patch.recordIp ? 1 : 0, id);
-    this.changed();
+    await this.write(() => {
+      if (patch.filterBots !== undefined) this.db.prepare('UPDATE sources SET filter_bots = ? WHERE id = ?').run(patch.filterBots ? 1 : 0, id);
+      if (patch.recordIp !== undefined) this.db.prepare('UPDATE sources SET record_ip = ? WHERE id = ?').run(patch.recordIp ? 1 : 0, id);
+    });
     return this.getSource(id);
   }
 
@@ -118,11 +123,11 @@ export class SqliteAdmin implements AdminStore {
 
   async addKey(
     key: KeyRecord,
-    opts: { now: number; maxWorking: number; replaces?: { keyId: string; expiresAt: number } },
+    opts: { fits: (keysOfSource: KeyRecord[]) => boolean; replaces?: { keyId: string; expiresAt: number } },
   ): Promise<'ok' | 'too_many_keys'> {
-    const result = this.db.transaction((): 'ok' | 'too_many_keys' => {
-      const rows = this.db.prepare('SELECT * FROM api_keys WHERE source_id = ?').all(key.sourceId) as KeyRow[];
-      if (!roomForKey(rows.map(toKey), opts)) return 'too_many_keys';
+    const add = this.db.transaction((): 'ok' | 'too_many_keys' => {
+      const rows = this.db.prepare('SELECT * FROM api_keys WHERE source_id = ? ORDER BY created_at, id').all(key.sourceId) as KeyRow[];
+      if (!opts.fits(rows.map(toKey))) return 'too_many_keys';
       if (opts.replaces) {
         this.db.prepare('UPDATE api_keys SET expires_at = ? WHERE id = ?').run(opts.replaces.expiresAt, opts.replaces.keyId);
       }
@@ -130,9 +135,8 @@ export class SqliteAdmin implements AdminStore {
         .prepare('INSERT INTO api_keys (id, source_id, hash, last_four, created_at) VALUES (?, ?, ?, ?, ?)')
         .run(key.id, key.sourceId, key.hash, key.lastFour, key.createdAt);
       return 'ok';
-    }).immediate();
-    this.changed();
-    return result;
+    });
+    return this.write(() => add.immediate());
   }
 
   async getKey(id: string): Promise<KeyRecord | null> {
@@ -146,15 +150,11 @@ export class SqliteAdmin implements AdminStore {
   }
 
   async revokeKey(id: string, at: number): Promise<boolean> {
-    const done = this.db.prepare('UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?').run(at, id).changes > 0;
-    this.changed();
-    return done;
+    return this.write(() => this.db.prepare('UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?').run(at, id).changes > 0);
   }
 
-  private mark(table: 'orgs' | 'projects' | 'sources', id: string, at: number): boolean {
+  private mark(table: 'orgs' | 'projects' | 'sources', id: string, at: number): Promise<boolean> {
     // The table name comes from the fixed union above, never from input.
-    const done = this.db.prepare(`UPDATE ${table} SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL`).run(at, id).changes > 0;
-    this.changed();
-    return done;
+    return this.write(() => this.db.prepare(`UPDATE ${table} SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL`).run(at, id).changes > 0);
   }
 }

@@ -2,8 +2,8 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { tempDir } from '../../../test/helpers/fixture.js';
-import { RECEIVED_AT, ingestJob } from '../../../test/helpers/items.js';
-import type { IngestJob } from '../port.js';
+import type { IngestJob } from '../../domain/ingest/job.js';
+import { RECEIVED_AT, collectorOn, ingestJob } from '../../../test/helpers/items.js';
 import { Checkpointer } from './checkpointer.js';
 import { openSqlite } from './open.js';
 import { SqliteStore } from './sqlite-store.js';
@@ -20,7 +20,7 @@ function job(n: number): IngestJob {
 }
 
 it('under writes that never pause, the WAL still starts over and stays short on disk', async () => {
-  const store = SqliteStore.open(tmp.dir, { longFrames: 200, sizeLimitBytes: 512 * 1024, checkpointEveryMs: 100 });
+  const store = await collectorOn(SqliteStore.open(tmp.dir, { longFrames: 200, sizeLimitBytes: 512 * 1024, checkpointEveryMs: 100 }));
   const wal = join(tmp.dir, 'inlet.db-wal');
   let largest = 0;
   // Commits back to back for about 3 s, many times the WAL's limit of pages.
@@ -130,8 +130,8 @@ it('a thread that never answers a catch-up holds writes no longer than the timeo
 });
 
 it('jobs that arrive during a hold are committed once it ends, and close() waits for them', async () => {
-  const store = SqliteStore.open(tmp.dir, { catchUpTimeoutMs: 300 });
-  const checkpointer = (store as unknown as { checkpointer: Checkpointer }).checkpointer;
+  const store = await collectorOn(SqliteStore.open(tmp.dir, { catchUpTimeoutMs: 300 }));
+  const checkpointer = (store.store as unknown as { checkpointer: Checkpointer }).checkpointer;
   deafToCatchUps(checkpointer);
   // The thread says the WAL is long: writes are held until the (deaf) catch-up times out.
   (checkpointer as unknown as { onLong: () => void }).onLong();

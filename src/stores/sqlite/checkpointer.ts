@@ -1,7 +1,5 @@
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-
-const SQLITE_MODULE = createRequire(import.meta.url).resolve('better-sqlite3');
+import type { CheckpointWorkerData } from './checkpoint-worker.js';
 
 /**
  * The shortest time between two checkpoint passes. Each pass ends with an
@@ -27,65 +25,14 @@ const CATCH_UP_TIMEOUT_MS = 2000;
  */
 const FALLBACK_INTERVALS = 4;
 
-// A plain script, run in a thread of its own with a connection of its own:
-// copying WAL pages back into the database file (and fsyncing it) then never
-// happens inside a COMMIT on the request thread. PASSIVE never waits for or
-// blocks a writer; durability is unchanged, since a commit is durable once
-// its WAL frames are synced.
-//
-// PASSIVE alone cannot keep the WAL short under steady writes: SQLite starts
-// the WAL over only when a write begins after every frame has been copied
-// back, and with commits arriving all the time a new frame always lands
-// first, so the file grew without end (3 GB in 80 s of big batches). So when
-// the WAL gets long the thread says so, the server holds its writes for one
-// catch-up pass, and its next write starts the WAL from the beginning.
-const SCRIPT = `
-const { workerData, parentPort } = require('node:worker_threads');
-const Database = require(workerData.module);
-const db = new Database(workerData.file);
-db.pragma('busy_timeout = 0');
-const checkpoint = () => { try { return db.pragma('wal_checkpoint(PASSIVE)')[0]; } catch { return null; } };
-let lastLog = -1;
-let lastPass = 0;
-const pass = () => {
-  lastPass = Date.now();
-  let r = checkpoint();
-  // Only while writes come in: an idle WAL, however long, starts over at the next write.
-  if (r && r.log >= workerData.longFrames && r.log !== lastLog) {
-    // Before asking for a hold, copy again what arrived during the last pass,
-    // until a pass copies little: the hold then only covers that remainder.
-    for (let i = 0; i < workerData.maxPrePasses; i++) {
-      const next = checkpoint();
-      if (!next) break;
-      const copied = next.log < r.log ? next.checkpointed : next.checkpointed - r.checkpointed;
-      r = next;
-      if (copied < workerData.smallPassFrames) break;
-    }
-    // The passes may have let the WAL start over already.
-    if (r.log >= workerData.longFrames) parentPort.postMessage('long');
-  }
-  lastLog = r ? r.log : lastLog;
-};
-const timer = setInterval(() => {
-  if (Date.now() - lastPass >= workerData.everyMs * workerData.fallbackIntervals) pass();
-}, workerData.everyMs);
-parentPort.on('message', (m) => {
-  if (m === 'pass') {
-    pass();
-    parentPort.postMessage('passed');
-    return;
-  }
-  if (m === 'catch-up') {
-    checkpoint();
-    parentPort.postMessage('caught-up');
-    return;
-  }
-  clearInterval(timer);
-  checkpoint();
-  db.close();
-  parentPort.postMessage('stopped');
-});
-`;
+/**
+ * The worker's file (checkpoint-worker.ts), compiled by tsc beside this one.
+ * Tests run this file from its TypeScript source, where no .js sits beside
+ * it: they load the compiled worker from dist/ (npm test builds first).
+ */
+const WORKER_URL = import.meta.url.endsWith('.ts')
+  ? new URL('../../../dist/stores/sqlite/checkpoint-worker.js', import.meta.url)
+  : new URL('./checkpoint-worker.js', import.meta.url);
 
 /** Keeps the WAL of one database file short from a background thread. */
 export class Checkpointer {
@@ -105,10 +52,8 @@ export class Checkpointer {
     private readonly everyMs = CHECKPOINT_EVERY_MS,
     private readonly catchUpTimeoutMs = CATCH_UP_TIMEOUT_MS,
   ) {
-    this.worker = new Worker(SCRIPT, {
-      eval: true,
-      workerData: { module: SQLITE_MODULE, file, everyMs, longFrames, maxPrePasses: 8, smallPassFrames: 1024, fallbackIntervals: FALLBACK_INTERVALS },
-    });
+    const workerData: CheckpointWorkerData = { file, everyMs, longFrames, maxPrePasses: 8, smallPassFrames: 1024, fallbackIntervals: FALLBACK_INTERVALS };
+    this.worker = new Worker(WORKER_URL, { workerData });
     this.worker.unref();
     this.worker.on('message', (m) => {
       if (m === 'long' && !this.stopping) this.onLong();

@@ -1,5 +1,5 @@
 import type { EventCursor, EventPage, EventPageQuery, EventPages } from '../port.js';
-import { storedEventFromRow } from '../rows.js';
+import { storedEventFromRow } from './rows.js';
 import type { Db } from './open.js';
 
 /** A candidate: seq, timestamp, event name, distinct_id. */
@@ -48,7 +48,7 @@ export class SqliteEventPages implements EventPages {
       const bySeq = new Map(rows.map((r) => [r.seq as number, r]));
       const events = keys.map((k) => {
         const r = bySeq.get(k[0])!;
-        return storedEventFromRow(r, JSON.parse(r.properties) as Record<string, unknown>);
+        return storedEventFromRow(r);
       });
       const last = keys.at(-1);
       return { events, next: keys.length === q.limit && last !== undefined ? { timestamp: last[1], seq: last[0] } : null };

@@ -1,6 +1,7 @@
-import type { IngestTx, NewEventRow, PersonKind, PersonRef, TraitWrite } from '../port.js';
+import type { IngestTx, KeyState, NewEventRow, PersonKind, PersonRef, TraitWrite } from '../port.js';
 import { EventMinuteIndex } from './event-minute-index.js';
 import { InsertIdIndex } from './insert-id-index.js';
+import { storeError } from './store-error.js';
 import type { Db } from './open.js';
 import { type PersonLinkCache, personLinkCacheOf } from './person-link-cache.js';
 
@@ -27,6 +28,12 @@ export class SqliteIngestTx implements IngestTx {
     this.s = {
       dataVersion: db.prepare('PRAGMA data_version').pluck(),
       limit: db.prepare('SELECT monthly_event_limit AS l FROM projects WHERE id = ?'),
+      keyStates: db.prepare(
+        `SELECT k.id, k.revoked_at, k.expires_at,
+                (s.deleted_at IS NULL AND p.deleted_at IS NULL AND o.deleted_at IS NULL) AS live
+         FROM api_keys k JOIN sources s ON s.id = k.source_id JOIN projects p ON p.id = s.project_id JOIN orgs o ON o.id = p.org_id
+         WHERE k.id ${IN_LIST}`,
+      ),
       usage: db.prepare('SELECT events FROM usage WHERE project_id = ? AND month = ?'),
       addUsage: db.prepare(
         'INSERT INTO usage (project_id, month, events) VALUES (?, ?, ?) ON CONFLICT (project_id, month) DO UPDATE SET events = events + excluded.events',
@@ -88,7 +95,32 @@ export class SqliteIngestTx implements IngestTx {
     this.links.committed();
   }
 
+  /** Rolls the transaction back; nothing of it is kept, in the tables or the indexes' memory. */
+  rollback(): void {
+    this.insertIds.abortWrite();
+    this.db.exec('ROLLBACK');
+  }
+
   lockProject(): void {}
+
+  keyStates(keyIds: string[]): Map<string, KeyState> {
+    const rows = this.s.keyStates.all(JSON.stringify(keyIds)) as { id: string; revoked_at: number | null; expires_at: number | null; live: number }[];
+    return new Map(rows.map((r) => [r.id, { revokedAt: r.revoked_at, expiresAt: r.expires_at, ownersLive: r.live === 1 }]));
+  }
+
+  async savepoint<T>(fn: () => Promise<T>): Promise<T> {
+    this.db.exec('SAVEPOINT pass');
+    try {
+      const out = await fn();
+      this.db.exec('RELEASE pass');
+      return out;
+    } catch (e) {
+      // If SQLite already rolled the whole transaction back, these throw, and the transaction fails.
+      this.db.exec('ROLLBACK TO pass');
+      this.db.exec('RELEASE pass');
+      throw storeError(e);
+    }
+  }
 
   monthlyEventLimit(projectId: string): number | null {
     const row = this.s.limit.get(projectId) as { l: number | null } | undefined;

@@ -158,6 +158,12 @@ export class InsertIdIndex {
     this.loaded = true;
   }
 
+  /** Call when the write is rolled back instead: its TEMP rows went with it. */
+  abortWrite(): void {
+    this.seqAtBegin = null;
+    lastLookups.delete(this.db);
+  }
+
   /**
    * Call last before COMMIT: marks this transaction's rows as seen, and
    * merges the next slice of pending pairs into the slots.

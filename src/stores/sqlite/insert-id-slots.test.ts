@@ -3,9 +3,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../../../test/helpers/fixture.js';
-import { type ItemSpec, ingestJob } from '../../../test/helpers/items.js';
-import { ingestJobsInTx } from '../../domain/ingest.js';
-import type { IngestJob } from '../port.js';
+import { type ItemSpec, ingestJob, seedJobOwners } from '../../../test/helpers/items.js';
+import type { IngestJob, ItemOutcome } from '../../domain/ingest/job.js';
+import { ingestPass } from '../../domain/ingest/pass.js';
+import { SqliteAdmin } from './admin.js';
 import { SqliteIngestTx } from './ingest-tx.js';
 import { InsertIdIndex } from './insert-id-index.js';
 import { InsertIdSlots, type SlotOf, slotOf } from './insert-id-slots.js';
@@ -90,14 +91,14 @@ describe('insert_id slots', () => {
 
   it('the ingest algorithm keeps exactly-once when every insert_id collides', async () => {
     const db = openSqlite(tmp.dir);
-    db.prepare("INSERT INTO projects (id, org_id, name, api_enabled, created_at) VALUES ('prj_1', 'org_1', 'p', 1, 0)").run();
+    await seedJobOwners({ admin: new SqliteAdmin(db) });
     // Every pass merges all it wrote, so the second and third passes find pairs in the slots.
     const tx = new SqliteIngestTx(db, new InsertIdIndex(db, { slotOf: threeSlots, mergeAt: 1 }));
     const item = (index: number, insertId: string, type: 'track' | 'identify' = 'track'): ItemSpec => ({ type, distinctId: `u${index}`, insertId });
     const job = (items: ItemSpec[]): IngestJob => ingestJob(items);
     const pass = async (jobs: IngestJob[]) => {
       tx.begin();
-      const out = await ingestJobsInTx(tx, jobs);
+      const out = (await ingestPass(tx, jobs, 0)) as ItemOutcome[][];
       tx.commit();
       expect(db.prepare('SELECT count(*) FROM temp.pending_insert_ids').pluck().get()).toBe(0);
       return out;

@@ -1,5 +1,11 @@
-import { sha256 } from '../../domain/sha256.js';
+import * as crypto from 'node:crypto';
 import type { Db } from './open.js';
+
+/** SHA-256 of a string (UTF-8); the one-shot crypto.hash where Node has it (20.12 on), which costs half as much. */
+const sha256: (text: string) => Buffer =
+  typeof crypto.hash === 'function'
+    ? (text) => crypto.hash('sha256', text, 'buffer')
+    : (text) => crypto.createHash('sha256').update(text).digest();
 
 /** Slots are integers below 2^53, so they travel as plain JS numbers. */
 export const SLOT_SPACE = 2 ** 53;

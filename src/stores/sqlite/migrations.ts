@@ -1,7 +1,11 @@
-import { InsertIdSlots } from './insert-id-slots.js';
+import { moveToInsertIdSlots } from './migration-v2.js';
 import type { Db } from './open.js';
 
-/** A step of the schema: SQL, or code for what SQL alone cannot do. */
+/**
+ * A step of the schema: SQL, or frozen code for what SQL alone cannot do (a
+ * file of its own that imports nothing of the live code, so that editing
+ * that code never changes a shipped step).
+ */
 export type Migration = string | ((db: Db) => void);
 
 /**
@@ -110,45 +114,3 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   ) WITHOUT ROWID;`,
 ];
 
-/**
- * Version 2: insert_ids move to a hash table of integer slots (see
- * insert-id-slots.ts), and events are indexed by minute instead of by exact
- * timestamp. Both keep commits from scattering writes over wide B-trees: a
- * minute index takes each event at the end of its minute, in arrival order.
- */
-function moveToInsertIdSlots(db: Db): void {
-  db.exec(`
-    CREATE TABLE insert_id_slots (
-      slot INTEGER PRIMARY KEY, event_seq INTEGER, claim_seq INTEGER,
-      CHECK ((event_seq IS NULL) <> (claim_seq IS NULL))
-    );
-    CREATE TABLE identify_claims (seq INTEGER PRIMARY KEY, source_id TEXT NOT NULL, insert_id TEXT NOT NULL);
-    DROP INDEX events_source_time;
-    CREATE INDEX events_source_minute ON events (source_id, timestamp / 60000);
-  `);
-  const slots = new InsertIdSlots(db);
-  // Read in chunks: better-sqlite3 cannot write while a read is still open,
-  // and a large store must not be loaded whole.
-  // Every event with an insert_id is the one stored copy of its pair.
-  const events = db.prepare('SELECT seq, source_id, insert_id FROM events WHERE seq > ? AND insert_id IS NOT NULL ORDER BY seq LIMIT 10000');
-  for (let rows = events.all(0) as OldEvent[]; rows.length > 0; rows = events.all(rows.at(-1)!.seq) as OldEvent[]) {
-    for (const e of rows) slots.claimForEvent(e.source_id, e.insert_id, e.seq);
-  }
-  // The claims without an event are the identifies'.
-  const claims = db.prepare(
-    'SELECT source_id, insert_id FROM insert_ids WHERE (source_id, insert_id) > (?, ?) AND event_id IS NULL ORDER BY source_id, insert_id LIMIT 10000',
-  );
-  for (let rows = claims.all('', '') as OldClaim[]; rows.length > 0; rows = claims.all(rows.at(-1)!.source_id, rows.at(-1)!.insert_id) as OldClaim[]) {
-    for (const c of rows) slots.claimWithoutEvent(c.source_id, c.insert_id);
-  }
-  db.exec('DROP TABLE insert_ids');
-}
-
-interface OldClaim {
-  source_id: string;
-  insert_id: string;
-}
-
-interface OldEvent extends OldClaim {
-  seq: number;
-}

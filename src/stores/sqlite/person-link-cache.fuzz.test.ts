@@ -1,9 +1,9 @@
 import { afterEach, expect, it } from 'vitest';
 import { Random } from '../../../bench/random.js';
 import { tempDir } from '../../../test/helpers/fixture.js';
-import { type ItemSpec, ingestJob } from '../../../test/helpers/items.js';
+import { type ItemSpec, collectorOn, ingestJob } from '../../../test/helpers/items.js';
+import { Collector } from '../../domain/collector.js';
 import { browserIdentify } from '../../domain/people/browser-identify.js';
-import { GroupCommitter } from './group-commit.js';
 import { SqliteIngestTx } from './ingest-tx.js';
 import { type Db, openSqlite } from './open.js';
 import { SqliteStore } from './sqlite-store.js';
@@ -35,13 +35,10 @@ it('person links from memory always agree with the database, through merges, dry
   for (const seed of [1, 2, 3, 4, 5, 6]) {
     const r = new Random(seed);
     const dir = `${tmp.dir}/s${seed}`;
-    const setup = openSqlite(dir);
-    for (const p of ['prj_1', 'prj_2']) setup.prepare("INSERT INTO projects (id, org_id, name, api_enabled, created_at) VALUES (?, 'org_1', 'p', 1, 0)").run(p);
-    setup.close();
-    const store = SqliteStore.open(dir);
-    const db = (store as unknown as { db: Db }).db;
-    const other = openSqlite(dir);
-    const otherCommitter = new GroupCommitter(other, new SqliteIngestTx(other));
+    const store = await collectorOn(SqliteStore.open(dir));
+    const db = (store.store as unknown as { db: Db }).db;
+    db.prepare("INSERT INTO projects (id, org_id, name, api_enabled, created_at) VALUES ('prj_2', 'org_1', 'p', 1, 0)").run();
+    const otherCommitter = new Collector(new SqliteStore(openSqlite(dir)));
     const distinctId = () => `u${r.int(6)}`;
     // Browser ids, and now and then the id of a person already made, so that
     // persons with several links, and chains of merges, get merged too.
@@ -61,7 +58,7 @@ it('person links from memory always agree with the database, through merges, dry
         // A track item without an event name fails its job, after the others were written.
         if (r.chance(0.1)) items.push({ distinctId: distinctId(), event: null });
         const job = ingestJob(items, { projectId: r.chance(0.8) ? 'prj_1' : 'prj_2', sourceId: `src_${r.int(3)}`, dryRun: r.chance(0.15) });
-        const answer = r.chance(0.1) ? otherCommitter.submit(job) : store.ingest(job);
+        const answer = r.chance(0.1) ? otherCommitter.ingest(job) : store.ingest(job);
         pending.push(answer.then((outcomes) => outcomes.forEach((o) => o.status === 'accepted' && seen.push(o.personId))));
       }
       if (r.chance(0.1)) pending.push(store.transaction((tx) => browserIdentify(tx, 'prj_1', anonymousId(), distinctId(), 1)));
@@ -79,7 +76,7 @@ it('person links from memory always agree with the database, through merges, dry
         db.pragma('foreign_keys = OFF');
       }
     }
-    other.close();
+    await otherCommitter.close();
     await store.close();
   }
   expect(wrong).toEqual([]);

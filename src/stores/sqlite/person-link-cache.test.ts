@@ -1,16 +1,17 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../../test/helpers/fixture.js';
-import { type ItemSpec, ingestJob } from '../../../test/helpers/items.js';
-import type { IngestJob, ItemOutcome } from '../port.js';
-import { GroupCommitter } from './group-commit.js';
-import { SqliteIngestTx } from './ingest-tx.js';
+import { type ItemSpec, collectorOn, ingestJob } from '../../../test/helpers/items.js';
+import type { Collector } from '../../domain/collector.js';
+import type { IngestJob, ItemOutcome } from '../../domain/ingest/job.js';
 import { type Db, openSqlite } from './open.js';
 import { PersonLinkCache } from './person-link-cache.js';
 import { SqliteStore } from './sqlite-store.js';
 
 const tmp = tempDir('inlet-person-links-');
 const opened: Db[] = [];
-afterEach(() => {
+const collectors: Collector[] = [];
+afterEach(async () => {
+  for (const c of collectors.splice(0)) await c.close();
   for (const db of opened.splice(0)) db.close();
   tmp.remove();
 });
@@ -21,10 +22,12 @@ function open(): Db {
   return db;
 }
 
-function setUp(): { db: Db; committer: GroupCommitter } {
-  const db = open();
-  db.prepare("INSERT INTO projects (id, org_id, name, api_enabled, created_at) VALUES ('prj_1', 'org_1', 'p', 1, 0)").run();
-  return { db, committer: new GroupCommitter(db, new SqliteIngestTx(db)) };
+/** A store on a connection the test can also reach behind its back, with the domain's write path over it. */
+async function setUp(): Promise<{ db: Db; committer: Collector }> {
+  const db = openSqlite(tmp.dir);
+  const committer = await collectorOn(new SqliteStore(db));
+  collectors.push(committer);
+  return { db, committer };
 }
 
 const personOf = (o: ItemOutcome): string => {
@@ -33,11 +36,11 @@ const personOf = (o: ItemOutcome): string => {
 };
 const track = (distinctId: string): ItemSpec => ({ distinctId });
 const identify = (distinctId: string, anonymousId: string): ItemSpec => ({ type: 'identify', distinctId, anonymousId, properties: { plan: 'pro' } });
-const send = async (committer: GroupCommitter, job: IngestJob): Promise<string[]> => (await committer.submit(job)).map(personOf);
+const send = async (committer: Collector, job: IngestJob): Promise<string[]> => (await committer.ingest(job)).map(personOf);
 
 describe('person links served from memory', () => {
   it('are served from memory once committed, until another connection commits', async () => {
-    const { db, committer } = setUp();
+    const { db, committer } = await setUp();
     const [first] = await send(committer, ingestJob([track('u1')]));
     // The link is remembered once a write has read it back.
     expect(await send(committer, ingestJob([track('u1')]))).toEqual([first]);
@@ -52,13 +55,13 @@ describe('person links served from memory', () => {
   });
 
   it('a merge earlier in the same commit is followed by the jobs after it', async () => {
-    const { committer } = setUp();
+    const { committer } = await setUp();
     const [server] = await send(committer, ingestJob([track('u2')]));
     // Read back once: now it is in memory.
     await send(committer, ingestJob([track('u2')]));
     // Two sources, so two passes in one commit; the first merges u2's server person into a browser person.
-    const merging = committer.submit(ingestJob([identify('u2', 'per_browser1')], { sourceId: 'src_1' }));
-    const later = committer.submit(ingestJob([track('u2')], { sourceId: 'src_2' }));
+    const merging = committer.ingest(ingestJob([identify('u2', 'per_browser1')], { sourceId: 'src_1' }));
+    const later = committer.ingest(ingestJob([track('u2')], { sourceId: 'src_2' }));
     const [browser] = (await merging).map(personOf);
     expect(browser).toBe('per_browser1');
     expect((await later).map(personOf)).toEqual([browser]);
@@ -67,7 +70,7 @@ describe('person links served from memory', () => {
   });
 
   it('a merge drops what memory held for the merged person', async () => {
-    const { committer } = setUp();
+    const { committer } = await setUp();
     await send(committer, ingestJob([track('u6')]));
     await send(committer, ingestJob([track('u6')]));
     const [browser] = await send(committer, ingestJob([identify('u6', 'per_browser3')]));
@@ -75,7 +78,7 @@ describe('person links served from memory', () => {
   });
 
   it("a merge keeps other people's links in memory", async () => {
-    const { db, committer } = setUp();
+    const { db, committer } = await setUp();
     for (let i = 0; i < 2; i++) await send(committer, ingestJob([track('u7'), track('u8')]));
     const [u8] = await send(committer, ingestJob([track('u8')]));
     // Changed behind the store's back: only memory still says u8's old person.
@@ -86,16 +89,16 @@ describe('person links served from memory', () => {
   });
 
   it('a link made earlier in the same commit is used by the jobs after it', async () => {
-    const { committer } = setUp();
-    const first = committer.submit(ingestJob([track('u3')], { sourceId: 'src_1' }));
-    const second = committer.submit(ingestJob([track('u3')], { sourceId: 'src_2' }));
+    const { committer } = await setUp();
+    const first = committer.ingest(ingestJob([track('u3')], { sourceId: 'src_1' }));
+    const second = committer.ingest(ingestJob([track('u3')], { sourceId: 'src_2' }));
     const [a] = (await first).map(personOf);
     expect((await second).map(personOf)).toEqual([a]);
     expect(await send(committer, ingestJob([track('u3')]))).toEqual([a]);
   });
 
   it('what a dry run links or merges is never remembered', async () => {
-    const { committer } = setUp();
+    const { committer } = await setUp();
     const [server] = await send(committer, ingestJob([track('u4')]));
     await send(committer, ingestJob([track('u4')]));
     const dry = await send(committer, ingestJob([identify('u4', 'per_browser2'), track('u5')], { dryRun: true }));
@@ -119,9 +122,7 @@ describe('the store around the cache', () => {
   });
 
   it('an admin transaction that waits on something else holds the group commit back, and the links it sets are seen next', async () => {
-    const setup = open();
-    setup.prepare("INSERT INTO projects (id, org_id, name, api_enabled, created_at) VALUES ('prj_1', 'org_1', 'p', 1, 0)").run();
-    const store = SqliteStore.open(tmp.dir);
+    const store = await collectorOn(SqliteStore.open(tmp.dir));
     try {
       const [server] = (await store.ingest(ingestJob([track('u1')]))).map(personOf);
       await store.ingest(ingestJob([track('u1')]));

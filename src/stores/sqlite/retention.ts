@@ -1,5 +1,4 @@
-import { retentionCutoff } from '../../domain/retention.js';
-import type { ExpiryStep } from '../port.js';
+import { type ExpiryStep, retentionCutoff } from '../port.js';
 import { EventDeletion } from './event-deletion.js';
 import type { Db } from './open.js';
 

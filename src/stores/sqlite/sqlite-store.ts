@@ -1,39 +1,31 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   type AuthRecord,
   type ErasedPerson,
   type ExpiryStep,
-  type IngestJob,
-  type IngestObserver,
   type IngestTx,
-  type ItemOutcome,
   type PersonLookup,
   type PersonView,
   type Store,
-  type StoredEvent,
   StoreUnavailableError,
+  type StoredEvent,
 } from '../port.js';
-import { authFromRow, storedEventFromRow } from '../rows.js';
-import { SqliteAdmin, toProject, toSource } from './admin.js';
-import { Checkpointer, LONG_WAL_FRAMES } from './checkpointer.js';
-import { EventMinuteIndex } from './event-minute-index.js';
+import { SqliteAdmin } from './admin.js';
 import { backupTo } from './backup.js';
-import { SqliteEventPages } from './event-pages.js';
 import { SqliteErasure } from './erasure.js';
+import { SqliteEventPages } from './event-pages.js';
 import { personLinkCacheOf } from './person-link-cache.js';
 import { SqliteRetention } from './retention.js';
-import { GroupCommitter } from './group-commit.js';
+import { Checkpointer, LONG_WAL_FRAMES } from './checkpointer.js';
+import { EventMinuteIndex } from './event-minute-index.js';
 import { SqliteIngestTx } from './ingest-tx.js';
 import { InsertIdIndex } from './insert-id-index.js';
 import { type Db, openSqlite } from './open.js';
+import { storeError } from './store-error.js';
+import { authFromRow, storedEventFromRow } from './rows.js';
 
 /** Event rows an erasure reads per transaction when it deletes a person's events. */
 const ERASE_ROWS_PER_STEP = 20_000;
-
-/** Keys remembered at most; the cache starts over past this. */
-const AUTH_CACHE_LIMIT = 10_000;
-
-/** How often key last-used times reach the disk when no batch commits them sooner. */
-const KEY_USE_FLUSH_MS = 1000;
 
 /** For tests: a short WAL without writing hundreds of megabytes. */
 export interface WalTuning {
@@ -43,37 +35,37 @@ export interface WalTuning {
   catchUpTimeoutMs?: number;
 }
 
-/** The embedded store: one SQLite file in the data directory. */
+/**
+ * The embedded store: one SQLite file in the data directory, one connection,
+ * one write transaction at a time (`writers: 'one'`). Transactions, admin
+ * writes and the checkpointer's catch-ups take turns on one queue (`turn`):
+ * a transaction's function may wait on promises, and no other write may
+ * reach the connection meanwhile.
+ */
 export class SqliteStore implements Store {
   readonly admin: SqliteAdmin;
-  private readonly committer: GroupCommitter;
-  private readonly timer: NodeJS.Timeout;
-  private readonly authStmt;
-  private readonly dataVersion;
-  /**
-   * Working keys by hash. Valid while `PRAGMA data_version` stands still, that
-   * is until another connection (the admin command, another process) commits,
-   * and cleared by every admin change made here: revocation, expiry changes
-   * and deletions still count from the very next request.
-   */
-  private authCache = new Map<string, AuthRecord>();
-  private authVersion = -1;
-  private readonly checkpointer: Checkpointer;
-  private catchingUp = false;
-  private inTransactionFn = false;
-  private readonly eventRows;
-  private readonly insertIds: InsertIdIndex;
-  private readonly minutes: EventMinuteIndex;
-  private readonly adminTx: SqliteIngestTx;
   readonly eventPages: SqliteEventPages;
   private readonly retention: SqliteRetention;
   private readonly erasure: SqliteErasure;
-  private readonly ping_;
+  readonly writers = 'one';
+  readonly keyLookupLimitMs = Infinity;
+  private readonly authStmt;
+  private readonly dataVersion;
+  /** Admin writes made on this connection: data_version only counts other connections' commits. */
+  private adminWrites = 0;
+  private readonly checkpointer: Checkpointer;
+  private catchingUp = false;
+  /** Set inside a transaction's function, so that a nested transaction() is told apart from a queued one. */
+  private readonly inside = new AsyncLocalStorage<true>();
+  private turn: Promise<unknown> = Promise.resolve();
+  private readonly eventRows;
+  private readonly touchKeys: (uses: Map<string, number>) => void;
+  private readonly minutes: EventMinuteIndex;
+  private readonly tx: SqliteIngestTx;
 
   constructor(
     private readonly db: Db,
     wal: WalTuning = {},
-    observer?: IngestObserver,
   ) {
     // Checkpoints run in a thread of their own (see checkpointer.ts), not inside our commits.
     db.pragma('wal_autocheckpoint = 0');
@@ -82,27 +74,30 @@ export class SqliteStore implements Store {
     // the length that asks for a catch-up (64 MiB with 4 KiB pages).
     const pageSize = db.pragma('page_size', { simple: true }) as number;
     db.pragma(`journal_size_limit = ${wal.sizeLimitBytes ?? (wal.longFrames ?? LONG_WAL_FRAMES) * pageSize}`);
-    this.admin = new SqliteAdmin(db, () => this.authCache.clear());
+    this.admin = new SqliteAdmin(db, (fn) =>
+      this.exclusive(() => {
+        const out = fn();
+        this.adminWrites++;
+        return out;
+      }),
+    );
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
-    this.ping_ = db.prepare('SELECT 1');
-    this.insertIds = new InsertIdIndex(db);
     this.minutes = new EventMinuteIndex(db);
-    // Two transactions over the same indexes, prepared once: the group
-    // commit's, and the admin writes' (transaction() runs between commits).
-    this.committer = new GroupCommitter(db, new SqliteIngestTx(db, this.insertIds, this.minutes), () => this.checkpointer.committed(), observer);
-    this.adminTx = new SqliteIngestTx(db, this.insertIds, this.minutes);
+    this.tx = new SqliteIngestTx(db, new InsertIdIndex(db), this.minutes);
     this.eventPages = new SqliteEventPages(db);
     this.retention = new SqliteRetention(db);
     this.erasure = new SqliteErasure(db);
     this.checkpointer.whenLong(() => {
       if (this.catchingUp) return;
       this.catchingUp = true;
-      void this.committer
-        .between(() => this.checkpointer.catchUp())
+      void this.exclusive(() => this.checkpointer.catchUp())
         .catch(() => undefined)
         .finally(() => (this.catchingUp = false));
     });
-    this.timer = setInterval(() => void this.committer.drain(), KEY_USE_FLUSH_MS).unref();
+    const touchKey = db.prepare('UPDATE api_keys SET last_used_at = max(coalesce(last_used_at, 0), ?) WHERE id = ?');
+    this.touchKeys = db.transaction((uses: Map<string, number>) => {
+      for (const [id, at] of uses) touchKey.run(at, id);
+    });
     this.eventRows = db.prepare(
       `SELECT e.*, coalesce(p.merged_into, e.person_id) AS current_person
        FROM events e LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
@@ -120,111 +115,72 @@ export class SqliteStore implements Store {
     );
   }
 
-  static open(dataDir: string, wal?: WalTuning, observer?: IngestObserver): SqliteStore {
-    return new SqliteStore(openSqlite(dataDir), wal, observer);
+  static open(dataDir: string, wal?: WalTuning): SqliteStore {
+    return new SqliteStore(openSqlite(dataDir), wal);
   }
 
-  async authenticate(hash: Buffer): Promise<AuthRecord | null> {
-    const version = this.dataVersion.get() as number;
-    if (version !== this.authVersion) {
-      this.authCache.clear();
-      this.authVersion = version;
-    }
-    const cacheKey = hash.toString('base64');
-    const hit = this.authCache.get(cacheKey);
-    if (hit !== undefined) return hit;
-    const found = this.lookUpKey(hash);
-    // Unknown keys are not remembered: guessing must not grow the cache.
-    if (found !== null) {
-      if (this.authCache.size >= AUTH_CACHE_LIMIT) this.authCache.clear();
-      this.authCache.set(cacheKey, found);
+  async lookUpKeys(hashes: Buffer[]): Promise<Map<string, AuthRecord>> {
+    const found = new Map<string, AuthRecord>();
+    for (const hash of hashes) {
+      const r = this.authStmt.get(hash) as Record<string, never> | undefined;
+      if (r !== undefined) found.set(hash.toString('hex'), authFromRow(r));
     }
     return found;
   }
 
-  private lookUpKey(hash: Buffer): AuthRecord | null {
-    const r = this.authStmt.get(hash) as Record<string, never> | undefined;
-    if (r === undefined) return null;
-    return authFromRow(r, toSource, toProject);
+  /** data_version moves when another connection commits; adminWrites when this one changes keys or owners. */
+  keysChangeMark(): string {
+    return `${this.dataVersion.get() as number}:${this.adminWrites}`;
   }
 
-  recordKeyUse(keyId: string, at: number): void {
-    this.committer.noteKeyUse(keyId, at);
-  }
-
-  ingest(job: IngestJob): Promise<ItemOutcome[]> {
-    return this.committer.submit(job);
+  /** One transaction of its own, in its turn with the others. */
+  recordKeyUses(uses: Map<string, number>): Promise<void> {
+    return this.exclusive(() => {
+      try {
+        this.touchKeys(uses);
+      } catch (e) {
+        throw storeError(e);
+      }
+    });
   }
 
   /**
-   * Runs `fn` in a write transaction of its own, after the group commit's
-   * next commit. No group commit starts while `fn` runs, even when it waits
-   * on something else: its BEGIN would fail, and the jobs with it. So `fn`
-   * must never wait on this store's ingest(), transaction() or close(): they
-   * would wait for it in turn. A nested transaction() is refused.
+   * Runs `fn` in a write transaction (BEGIN IMMEDIATE), after the writes
+   * queued before it. `fn` must never wait on this store's transaction(),
+   * admin writes or close(): they wait for it in turn. A nested
+   * transaction() is refused.
    */
-  async transaction<T>(fn: (tx: IngestTx) => Promise<T>): Promise<T> {
-    if (this.inTransactionFn) throw new Error('SqliteStore.transaction() cannot be nested');
-    await this.committer.drain();
-    return this.committer.between(async () => {
-      const tx = this.adminTx;
-      this.inTransactionFn = true;
+  async transaction<T>(fn: (tx: IngestTx) => Promise<T>, opts: { keep?: boolean } = {}): Promise<T> {
+    if (this.inside.getStore()) throw new Error('SqliteStore.transaction() cannot be nested');
+    const keep = opts.keep ?? true;
+    return this.exclusive(async () => {
+      const tx = this.tx;
       try {
         tx.begin();
-        const out = await fn(tx);
-        tx.commit();
+        const out = await this.inside.run(true, () => fn(tx));
+        if (keep) tx.commit();
+        else tx.rollback();
+        if (keep) this.checkpointer.committed();
         return out;
       } catch (e) {
-        if (this.db.inTransaction) this.db.exec('ROLLBACK');
-        throw e;
-      } finally {
-        this.inTransactionFn = false;
+        if (this.db.inTransaction) tx.rollback();
+        throw storeError(e);
       }
     });
+  }
+
+  /** Runs `fn` when no write runs, and lets none start before it ends. */
+  private exclusive<T>(fn: () => Promise<T> | T): Promise<T> {
+    const result = this.turn.then(fn);
+    this.turn = result.catch(() => undefined);
+    return result;
   }
 
   /** Newest first by timestamp (event-minute-index.ts finds them). */
   async listEvents(sourceId: string, limit: number): Promise<StoredEvent[]> {
     const seqs = this.minutes.newest(sourceId, limit);
     const rows = this.eventRows.all(JSON.stringify(seqs)) as Record<string, never>[];
-    return rows.map((r) => storedEventFromRow(r, JSON.parse(r.properties) as Record<string, unknown>));
-  }
-
-  /** A step of retention (retention.ts), in a write transaction of its own between two group commits. */
-  expireEvents(now: number, batch: number): Promise<ExpiryStep> {
-    return this.transaction(async () => this.retention.step(now, batch));
-  }
-
-  /**
-   * Erases a person (erasure.ts): forgotten in one transaction, then its
-   * events deleted a range of rows per transaction, so writers wait for one
-   * short range at most.
-   */
-  async erasePerson(projectId: string, lookup: PersonLookup, opts: { suppress: boolean; now: number }): Promise<ErasedPerson | null> {
-    const links = personLinkCacheOf(this.db);
-    const f = await this.transaction(async () => {
-      const forgotten = this.erasure.forget(projectId, lookup, opts.suppress, opts.now);
-      // This connection's cache of links must not serve them again (dropped when the transaction commits).
-      for (const d of forgotten?.distinctIds ?? []) links.link(projectId, d);
-      for (const p of forgotten?.personIds ?? []) links.merge(projectId, p);
-      return forgotten;
-    });
-    if (f === null) return null;
-    let eventsDeleted = 0;
-    for (let after = 0; after < f.throughSeq; after += ERASE_ROWS_PER_STEP) {
-      const upTo = Math.min(f.throughSeq, after + ERASE_ROWS_PER_STEP);
-      eventsDeleted += await this.transaction(async () => this.erasure.deleteEvents(projectId, f.personIds, after, upTo));
-    }
-    return { personId: f.personId, distinctIds: f.distinctIds, eventsDeleted, suppressed: opts.suppress };
-  }
-
-  async unsuppress(projectId: string, distinctId: string): Promise<boolean> {
-    return this.transaction(async () => this.erasure.unsuppress(projectId, distinctId));
-  }
-
-  /** SQLite's online backup (backup.ts). */
-  backup(toFile: string): Promise<number> {
-    return backupTo(this.db, toFile);
+    return rows.map(storedEventFromRow);
   }
 
   async findPerson(projectId: string, lookup: PersonLookup): Promise<PersonView | null> {
@@ -262,20 +218,57 @@ export class SqliteStore implements Store {
     return r?.events ?? 0;
   }
 
+  /** A step of retention (retention.ts), in a write transaction of its own, in its turn with the others. */
+  expireEvents(now: number, batch: number): Promise<ExpiryStep> {
+    return this.transaction(async () => this.retention.step(now, batch));
+  }
+
+  /**
+   * Erases a person (erasure.ts): forgotten in one transaction, then its
+   * events deleted a range of rows per transaction, so writers wait for one
+   * short range at most.
+   */
+  async erasePerson(projectId: string, lookup: PersonLookup, opts: { suppress: boolean; now: number }): Promise<ErasedPerson | null> {
+    const links = personLinkCacheOf(this.db);
+    const f = await this.transaction(async () => {
+      const forgotten = this.erasure.forget(projectId, lookup, opts.suppress, opts.now);
+      // This connection's cache of links must not serve them again (dropped when the transaction commits).
+      for (const d of forgotten?.distinctIds ?? []) links.link(projectId, d);
+      for (const p of forgotten?.personIds ?? []) links.merge(projectId, p);
+      return forgotten;
+    });
+    if (f === null) return null;
+    let eventsDeleted = 0;
+    for (let after = 0; after < f.throughSeq; after += ERASE_ROWS_PER_STEP) {
+      const upTo = Math.min(f.throughSeq, after + ERASE_ROWS_PER_STEP);
+      eventsDeleted += await this.transaction(async () => this.erasure.deleteEvents(projectId, f.personIds, after, upTo));
+    }
+    return { personId: f.personId, distinctIds: f.distinctIds, eventsDeleted, suppressed: opts.suppress };
+  }
+
+  async unsuppress(projectId: string, distinctId: string): Promise<boolean> {
+    return this.transaction(async () => this.erasure.unsuppress(projectId, distinctId));
+  }
+
+  /** SQLite's online backup (backup.ts). */
+  backup(toFile: string): Promise<number> {
+    return backupTo(this.db, toFile);
+  }
+
   async ping(): Promise<void> {
     try {
-      this.ping_.get();
+      this.db.prepare('SELECT 1').get();
     } catch (e) {
-      throw new StoreUnavailableError('The embedded store did not answer.', { cause: e });
+      throw new StoreUnavailableError('The embedded store does not answer.', { cause: e });
     }
   }
 
   async close(): Promise<void> {
-    clearInterval(this.timer);
-    await this.committer.drain();
+    await this.exclusive(() => undefined);
     await this.checkpointer.stop();
     // Leave a short WAL behind for the next process that opens the file.
     this.db.pragma('wal_checkpoint(TRUNCATE)');
     this.db.close();
   }
 }
+

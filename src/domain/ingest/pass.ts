@@ -1,33 +1,47 @@
-import type { IngestJob, IngestTx, ItemOutcome, NewEventRow } from '../stores/port.js';
-import { newEventId } from './ids.js';
-import { monthOf } from './month.js';
-import { PersonResolver, newestTraits } from './people/resolver.js';
+import type { IngestTx, NewEventRow } from '../../stores/port.js';
+import { newEventId } from '../ids.js';
+import { keyWorks } from '../keys.js';
+import { monthOf } from '../month.js';
+import { PersonResolver, newestTraits } from '../people/resolver.js';
+import { type IngestJob, type ItemOutcome, KeyNoLongerWorksError } from './job.js';
 
-/** Writes one job inside a transaction the store opened. See ingestJobsInTx. */
-export async function ingestInTx(tx: IngestTx, job: IngestJob): Promise<ItemOutcome[]> {
-  return (await ingestJobsInTx(tx, [job]))[0]!;
-}
+/** What a pass gives each job: its outcomes, or the refusal of its key. */
+export type JobResult = ItemOutcome[] | KeyNoLongerWorksError;
 
 /**
- * Writes jobs of one project and source inside a transaction the store
+ * Writes jobs of one project and source inside a transaction the engine
  * opened, exactly as if they came one after the other, with the same rules on
- * every engine: repeats of a stored insert_id are answered as duplicates and
- * not metered; track items beyond the monthly limit are dropped in order;
- * people are resolved in bulk; traits keep the newest value per key.
+ * every engine: a job whose key no longer works at `now` is refused whole;
+ * repeats of a stored insert_id are answered as duplicates and not metered;
+ * track items beyond the monthly limit are dropped in order; people are
+ * resolved in bulk; traits keep the newest value per key.
  *
  * Taking many jobs at once is group commit at the level of the algorithm: a
  * burst of one-item requests costs one lookup of each kind and one insert per
  * table, not one each.
  */
-export async function ingestJobsInTx(tx: IngestTx, jobs: IngestJob[]): Promise<ItemOutcome[][]> {
-  const { projectId, sourceId } = jobs[0]!;
-  if (jobs.some((j) => j.projectId !== projectId || j.sourceId !== sourceId)) {
-    throw new Error('ingestJobsInTx takes jobs of one project and source');
+export async function ingestPass(tx: IngestTx, all: IngestJob[], now: number): Promise<JobResult[]> {
+  const { projectId, sourceId } = all[0]!;
+  if (all.some((j) => j.projectId !== projectId || j.sourceId !== sourceId)) {
+    throw new Error('ingestPass takes jobs of one project and source');
   }
-  const items = jobs.flatMap((j) => j.items);
-  // One writer per project at a time: the meter, the plan limit, insert_ids
-  // and person links are then decided on data no one else is changing.
+  // One writer per project at a time: the key check, the meter, the plan
+  // limit, insert_ids and person links are then decided on data no one else
+  // is changing, and a key revoked while its request was read counts here.
   await tx.lockProject(projectId);
+  const keys = await tx.keyStates(unique(all.map((j) => j.keyId)));
+  const works = (j: IngestJob): boolean => {
+    const k = keys.get(j.keyId);
+    return k !== undefined && k.ownersLive && keyWorks(k, now);
+  };
+  const jobs = all.filter(works);
+  const written = jobs.length === 0 ? [] : await write(tx, jobs, projectId, sourceId);
+  let next = 0;
+  return all.map((j) => (works(j) ? written[next++]! : new KeyNoLongerWorksError()));
+}
+
+async function write(tx: IngestTx, jobs: IngestJob[], projectId: string, sourceId: string): Promise<ItemOutcome[][]> {
+  const items = jobs.flatMap((j) => j.items);
   const limit = await tx.monthlyEventLimit(projectId);
   // Room left under the plan limit, per metering month of the jobs that carry
   // track items: read once here, so the loop below never waits on the store.

@@ -1,6 +1,5 @@
 import { Redis } from 'ioredis';
-import type { LimitResult, Limiter, WindowSpec, WindowUse } from './limiter.js';
-import { LocalLimiter } from './local-limiter.js';
+import type { LimitResult, Limiter, WindowSpec, WindowUse } from '../limiter-port.js';
 
 /**
  * One take() in one script, so that checking every window and adding to every
@@ -9,7 +8,7 @@ import { LocalLimiter } from './local-limiter.js';
  * at the head, and the running sum of their costs. Expired entries are popped
  * from the head, so each entry is read and removed once (amortised O(1)).
  * Time is the caller's `now`, never Redis TIME, so that the one clock the
- * service injects decides, as it does for LocalLimiter.
+ * service injects decides, as it does for the in-process limiter.
  *
  * KEYS: log_1, sum_1, log_2, sum_2, ...
  * ARGV: now, cost, limit_1, windowMs_1, limit_2, windowMs_2, ...
@@ -84,6 +83,8 @@ export interface RedisLimiterOptions {
   timeoutMs?: number;
   /** Called once per outage, when Redis first fails to answer. */
   onError?: (err: Error) => void;
+  /** Counts while Redis does not answer: the in-process limiter, with the same semantics. */
+  fallback: Limiter;
 }
 
 interface TakeCommand {
@@ -92,7 +93,7 @@ interface TakeCommand {
 
 /**
  * Counts limits in a Redis shared by every server of a deployment, with the
- * exact semantics of LocalLimiter.
+ * exact semantics of the in-process limiter.
  *
  * When Redis does not answer, take() counts in this process instead, and goes
  * back to Redis by itself once it answers again. Losing customers' events, or
@@ -106,14 +107,15 @@ export class RedisLimiter implements Limiter {
   private readonly client: Redis & TakeCommand;
   private readonly prefix: string;
   private readonly onError: (err: Error) => void;
-  private readonly local = new LocalLimiter();
+  private readonly local: Limiter;
   private readonly firstContact: Promise<void>;
   private down = false;
   // While Redis is down, one take() at a time asks it again; the others count
   // locally at once rather than each waiting out the timeout of a hung server.
   private probing = false;
 
-  constructor(url: string, opts: RedisLimiterOptions = {}) {
+  constructor(url: string, opts: RedisLimiterOptions) {
+    this.local = opts.fallback;
     const timeoutMs = opts.timeoutMs ?? 300;
     this.prefix = opts.keyPrefix ?? 'inlet:rl:';
     this.onError = opts.onError ?? (() => {});
@@ -138,7 +140,7 @@ export class RedisLimiter implements Limiter {
   async take(windows: WindowSpec[], cost: number, now: number): Promise<LimitResult> {
     if (windows.length === 0) return { allowed: true, windows: [] };
     const route = await this.route();
-    if (route === 'local') return this.local.takeNow(windows, cost, now);
+    if (route === 'local') return this.local.take(windows, cost, now);
     const keys = windows.flatMap((w) => [`${this.prefix}${w.key}:log`, `${this.prefix}${w.key}:sum`]);
     const args = [String(now), String(cost), ...windows.flatMap((w) => [String(w.limit), String(w.windowMs)])];
     try {
@@ -147,7 +149,7 @@ export class RedisLimiter implements Limiter {
       return parseReply(reply, windows);
     } catch (err) {
       this.fail(err instanceof Error ? err : new Error(String(err)));
-      return this.local.takeNow(windows, cost, now);
+      return this.local.take(windows, cost, now);
     } finally {
       if (route === 'probe') this.probing = false;
     }

@@ -1,0 +1,304 @@
+import { randomUUID } from 'node:crypto';
+import { type Verdict, toResult } from './answer.js';
+import { type InletOptions, type Settings, backoffMs, settle } from './options.js';
+import { Timers } from './timers.js';
+import { attempt, encodeBatch } from './transport.js';
+import {
+  ClosedError,
+  type IdentifyMessage,
+  type ItemResult,
+  QueueFullError,
+  type Report,
+  type TrackMessage,
+  type WireItem,
+  addToReport,
+  emptyReport,
+} from './types.js';
+
+const VERSION = '0.1.0';
+
+/**
+ * Clients not closed yet. When the event loop runs dry (a script at its end
+ * that never called flush()), Node emits beforeExit, and each flushes what it
+ * still holds: the process then lives until those items have their outcome.
+ * process.exit() and signals skip beforeExit; there, await flush() or close().
+ */
+const open = new Set<Inlet>();
+let exitHookInstalled = false;
+
+function flushOnBeforeExit(): void {
+  for (const c of open) if (c.pending > 0) void c.flush();
+}
+
+/** One item from track() to its final outcome. */
+interface Pending {
+  item: WireItem;
+  insertId: string;
+  attempts: number;
+  /** The flush() that reports this item, if one was called while it was pending. */
+  waiter: Waiter | null;
+}
+
+interface Waiter {
+  remaining: number;
+  report: Report;
+  done: () => void;
+}
+
+/** The last answer of a batch that is still being retried, for its `failed` result. */
+interface LastTry {
+  status?: number;
+  code?: string;
+  error?: string;
+}
+
+/**
+ * Sends track and identify items to Inlet in batches, retries what can be
+ * retried with the same insert_ids, and tells what became of every item.
+ */
+export class Inlet {
+  private readonly s: Settings;
+  private readonly url: string;
+  private readonly timers = new Timers();
+  /** Aborted when close() runs out of time: every attempt and wait ends at once. */
+  private readonly hard = new AbortController();
+  private readonly queue: Pending[] = [];
+  /** Items queued or in flight, without a final outcome yet. */
+  private readonly unsettled = new Set<Pending>();
+  private sending = 0;
+  private flushing = 0;
+  private intervalDue = false;
+  private cancelInterval: (() => void) | null = null;
+  private lastFlush: Promise<unknown> = Promise.resolve();
+  /** Outcomes no flush() waits for, reported by the next flush(). */
+  private unclaimed = emptyReport();
+  private closing: Promise<Report> | null = null;
+
+  constructor(options: InletOptions) {
+    this.s = settle(options);
+    this.url = new URL(this.s.path, this.s.baseUrl.endsWith('/') ? this.s.baseUrl : `${this.s.baseUrl}/`).toString();
+    open.add(this);
+    if (!exitHookInstalled) {
+      exitHookInstalled = true;
+      process.on('beforeExit', flushOnBeforeExit);
+    }
+  }
+
+  /** Queues an event. Throws QueueFullError past maxQueue, ClosedError after close(); never on network trouble. */
+  track(m: TrackMessage): void {
+    this.enqueue({
+      type: 'track',
+      event: m.event,
+      distinct_id: m.distinctId,
+      anonymous_id: m.anonymousId,
+      session_id: m.sessionId,
+      properties: m.properties,
+      timestamp: wireTime(m.timestamp),
+      insert_id: m.insertId,
+    });
+  }
+
+  /** Queues traits for a person. Throws as track() does. */
+  identify(m: IdentifyMessage): void {
+    this.enqueue({
+      type: 'identify',
+      distinct_id: m.distinctId,
+      anonymous_id: m.anonymousId,
+      properties: m.traits,
+      timestamp: wireTime(m.timestamp),
+      insert_id: m.insertId,
+    });
+  }
+
+  /**
+   * Queues an item in the API's own shape (`event`, `distinct_id`, …), as read
+   * from a file. An `insert_id` is added when it has none.
+   */
+  enqueue(item: WireItem): void {
+    if (this.closing !== null) throw new ClosedError();
+    if (this.unsettled.size >= this.s.maxQueue) throw new QueueFullError(this.s.maxQueue);
+    const wire = dropUndefined(item);
+    const props = wire.properties as Record<string, unknown> | undefined;
+    const given = wire.insert_id ?? (typeof props === 'object' && props !== null ? props.$insert_id : undefined);
+    if (given === undefined || given === null) wire.insert_id = randomUUID();
+    const p: Pending = { item: wire, insertId: String(wire.insert_id ?? given), attempts: 0, waiter: null };
+    this.queue.push(p);
+    this.unsettled.add(p);
+    if (this.cancelInterval === null && this.queue.length < this.s.flushAt) {
+      this.cancelInterval = this.timers.once(() => {
+        this.cancelInterval = null;
+        this.intervalDue = true;
+        this.pump();
+      }, this.s.flushIntervalMs);
+    }
+    this.pump();
+  }
+
+  /** Items held and not yet delivered (queued or in flight). */
+  get pending(): number {
+    return this.unsettled.size;
+  }
+
+  /**
+   * Sends everything queued now and resolves once every item queued before the
+   * call has its final outcome. The report also holds outcomes settled since
+   * the previous flush(), so every item lands in exactly one report.
+   */
+  flush(): Promise<Report> {
+    const report = this.unclaimed;
+    this.unclaimed = emptyReport();
+    let done!: () => void;
+    const own = new Promise<void>((resolve) => (done = resolve));
+    const waiter: Waiter = { remaining: 0, report, done };
+    for (const p of this.unsettled) {
+      if (p.waiter !== null) continue;
+      p.waiter = waiter;
+      waiter.remaining++;
+    }
+    if (waiter.remaining === 0) done();
+    this.flushing++;
+    this.timers.hold();
+    this.pump();
+    const previous = this.lastFlush;
+    const result = Promise.all([previous, own]).then(() => {
+      this.flushing--;
+      this.timers.release();
+      return report;
+    });
+    this.lastFlush = result;
+    return result;
+  }
+
+  /**
+   * Flushes and stops. Past `timeoutMs` (default closeTimeoutMs), attempts and
+   * waits are cut short and every item not delivered is reported `failed`.
+   * Later track()/identify() throw ClosedError.
+   */
+  close(opts: { timeoutMs?: number } = {}): Promise<Report> {
+    if (this.closing !== null) return this.closing;
+    open.delete(this);
+    this.cancelInterval?.();
+    this.cancelInterval = null;
+    const flushed = this.flush();
+    this.timers.hold();
+    const cancel = this.timers.once(() => this.abandon(), opts.timeoutMs ?? this.s.closeTimeoutMs);
+    this.closing = flushed.then((report) => {
+      cancel();
+      this.timers.release();
+      return report;
+    });
+    return this.closing;
+  }
+
+  /** close() ran out of time: what is queued fails now, and what is in flight as soon as its attempt ends. */
+  private abandon(): void {
+    this.hard.abort();
+    for (const p of this.queue.splice(0)) this.settle(p, toResult({ outcome: 'failed', error: 'closed before it was sent' }, p.insertId, p.attempts));
+  }
+
+  private pump(): void {
+    while (this.sending < this.s.concurrency && this.queue.length > 0 && (this.queue.length >= this.s.flushAt || this.flushing > 0 || this.intervalDue)) {
+      const batch = this.queue.splice(0, this.s.flushAt);
+      if (this.queue.length === 0) {
+        this.intervalDue = false;
+        this.cancelInterval?.();
+        this.cancelInterval = null;
+      }
+      this.sending++;
+      void this.deliver(batch).finally(() => {
+        this.sending--;
+        this.pump();
+      });
+    }
+  }
+
+  /** Sends one batch until every item of it has a final outcome. Never rejects. */
+  private async deliver(batch: Pending[]): Promise<void> {
+    const body = await encodeBatch(
+      batch.map((p) => p.item),
+      this.s.gzip,
+    );
+    // Known to be refused with 413 before it is sent: split it here and save the round trip.
+    if (body === null) return this.split(batch, 'payload_too_large');
+    const transport = { url: this.url, key: this.s.key, gzip: this.s.gzip, timeoutMs: this.s.timeoutMs, userAgent: `inlet-node/${VERSION}` };
+    let last: LastTry = {};
+    for (let n = 1; ; n++) {
+      if (this.hard.signal.aborted) return this.failAll(batch, closedWhileRetrying(last));
+      for (const p of batch) p.attempts++;
+      const step = await attempt(transport, body, batch.length, this.hard.signal);
+      if (step.kind === 'done') {
+        step.verdicts.forEach((v, i) => this.settle(batch[i]!, toResult(v, batch[i]!.insertId, batch[i]!.attempts)));
+        return;
+      }
+      if (step.kind === 'split') return this.split(batch, step.code);
+      if (this.hard.signal.aborted) return this.failAll(batch, closedWhileRetrying(last));
+      last = { status: step.status, code: step.code, error: step.error };
+      if (n > this.s.maxRetries) return this.failAll(batch, last);
+      const waitMs = backoffMs(this.s, n, step.retryAfterMs);
+      this.s.onRetry?.({ attempt: n, waitMs, items: batch.length, ...last });
+      await this.timers.sleep(waitMs, this.hard.signal);
+    }
+  }
+
+  /** A batch too large for one request: each half on its own, down to single items. */
+  private async split(batch: Pending[], code: string | undefined): Promise<void> {
+    if (batch.length === 1) {
+      const p = batch[0]!;
+      const message = 'This item alone is over the 1 MiB request limit; make its properties smaller.';
+      return this.settle(p, toResult({ outcome: 'refused', errors: [{ code: code ?? 'payload_too_large', field: 'item', message }] }, p.insertId, p.attempts));
+    }
+    const half = Math.ceil(batch.length / 2);
+    await this.deliver(batch.slice(0, half));
+    await this.deliver(batch.slice(half));
+  }
+
+  private failAll(batch: Pending[], last: LastTry): void {
+    const verdict: Verdict = { outcome: 'failed', ...last };
+    for (const p of batch) this.settle(p, toResult(verdict, p.insertId, p.attempts));
+  }
+
+  private settle(p: Pending, result: ItemResult): void {
+    if (!this.unsettled.delete(p)) return;
+    try {
+      this.s.onResult?.(result);
+    } catch {
+      // A throwing callback must not cost the other items their outcome.
+    }
+    const w = p.waiter;
+    if (w === null) {
+      addBounded(this.unclaimed, result, this.s.maxQueue);
+      return;
+    }
+    addToReport(w.report, result);
+    if (--w.remaining === 0) w.done();
+  }
+}
+
+/**
+ * Outcomes nobody flushes for yet: the counts stay exact, the lists keep at
+ * most `cap` entries each, so a process that never calls flush() does not grow.
+ */
+function addBounded(r: Report, result: ItemResult, cap: number): void {
+  const lists = { duplicate: r.duplicateItems, dropped: r.droppedItems, refused: r.refusedItems, failed: r.failedItems, accepted: null };
+  const list = lists[result.outcome];
+  if (list !== null && list.length >= cap) {
+    list.shift();
+  }
+  addToReport(r, result);
+}
+
+/** The failure of a batch cut short by close(), keeping what its last attempt met. */
+function closedWhileRetrying(last: LastTry): LastTry {
+  return { ...last, error: last.error === undefined ? 'closed while retrying' : `closed while retrying (last: ${last.error})` };
+}
+
+function wireTime(t: Date | string | number | undefined): string | number {
+  if (t === undefined) return new Date().toISOString();
+  return t instanceof Date ? t.toISOString() : t;
+}
+
+function dropUndefined(item: WireItem): WireItem {
+  const out: WireItem = {};
+  for (const [k, v] of Object.entries(item)) if (v !== undefined) out[k] = v;
+  return out;
+}

@@ -1,0 +1,175 @@
+import { randomUUID } from 'node:crypto';
+import { createReadStream, statSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { Inlet, type ItemResult, type Report } from '@inlet/node';
+import type { Command } from 'commander';
+import { UsageError, fail } from '../context.js';
+import { type SendProgress, startProgress } from '../send-progress.js';
+
+/** Items held at once: reading pauses past this, so memory stays flat for any file size. */
+const MAX_HELD = 5000;
+/** Item problems printed one per line; past this only their count. */
+const MAX_PRINTED = 100;
+/** Answers about the request itself (key, path, API access): every later batch would get the same. */
+const HOPELESS = new Set([401, 403, 404, 405, 410, 415]);
+
+/** What `inlet send --json` prints. */
+export interface SendSummary {
+  sent: number;
+  accepted: number;
+  duplicates: number;
+  dropped: number;
+  refused: number;
+  failed: number;
+}
+
+/** `inlet send FILE`: NDJSON items through the SDK. */
+export function registerSend(program: Command): void {
+  program
+    .command('send')
+    .description('send NDJSON items (one JSON object a line, as in a batch) from FILE, or "-" for stdin')
+    .argument('<file>', 'NDJSON file, or - for stdin')
+    .option('--key <key>', 'server key (env INLET_KEY)')
+    .option('--base-url <url>', 'where Inlet runs (env INLET_BASE_URL, default http://localhost:8080)')
+    .option('--import', 'send to /api/v1/import (historical backfill) instead of /api/v1/batch')
+    .option('--json', 'print exactly one JSON value on stdout')
+    .action(async (file: string, o: { key?: string; baseUrl?: string; import?: boolean; json?: boolean }) => {
+      try {
+        const summary = await send(file, o);
+        process.stdout.write(o.json ? `${JSON.stringify(summary)}\n` : `${human(summary)}\n`);
+        if (summary.refused + summary.failed > 0) process.exitCode = 1;
+      } catch (e) {
+        fail(e);
+      }
+    });
+}
+
+async function send(file: string, o: { key?: string; baseUrl?: string; import?: boolean }): Promise<SendSummary> {
+  const key = o.key ?? process.env.INLET_KEY;
+  if (key === undefined || key === '') throw new UsageError('Give the server key with --key or INLET_KEY.');
+  const baseUrl = o.baseUrl ?? process.env.INLET_BASE_URL ?? 'http://localhost:8080';
+  if (!/^https?:\/\//.test(baseUrl)) throw new UsageError(`--base-url must be an http:// or https:// URL, not "${baseUrl}".`);
+  const input = file === '-' ? process.stdin : openFile(file);
+  const problems = new Problems();
+  // Lines of the items not settled yet, to name the line of an item refused later.
+  const lineOf = new Map<string, number>();
+  const inlet = new Inlet({
+    key,
+    baseUrl,
+    path: o.import ? '/api/v1/import' : '/api/v1/batch',
+    flushAt: 500,
+    maxQueue: MAX_HELD,
+    onResult: (r) => {
+      const line = lineOf.get(r.insertId);
+      lineOf.delete(r.insertId);
+      if (r.outcome !== 'accepted' && r.outcome !== 'duplicate') problems.item(line, r);
+      if (r.outcome === 'failed' && r.status !== undefined && HOPELESS.has(r.status)) stopped ??= `${r.status} ${r.code ?? ''}`.trim();
+    },
+  });
+  let stopped: string | null = null;
+  const total = emptySummary();
+  const progress: SendProgress = startProgress(file === '-' ? null : statSync(file).size);
+  let bytes = 0;
+  input.on('data', (chunk: Buffer | string) => (bytes += chunk.length));
+  let lineNo = 0;
+  for await (const line of createInterface({ input, crlfDelay: Infinity })) {
+    lineNo++;
+    if (stopped !== null) break;
+    if (line.trim() === '') continue;
+    total.sent++;
+    const item = parseLine(line);
+    if (typeof item === 'string') {
+      total.refused++;
+      problems.line(lineNo, item);
+    } else {
+      if (inlet.pending >= MAX_HELD) add(total, await inlet.flush());
+      const insertId = withInsertId(item);
+      lineOf.set(insertId, lineNo);
+      inlet.enqueue(item);
+    }
+    progress.update(bytes, total.sent);
+  }
+  add(total, await inlet.close({ timeoutMs: 60_000 }));
+  progress.stop(bytes, total.sent);
+  problems.finish();
+  if (stopped !== null) process.stderr.write(`inlet: stopped after line ${lineNo}: the server refused the requests (${stopped}); fix that and send the file again (items already stored come back as duplicates).\n`);
+  return total;
+}
+
+function openFile(file: string) {
+  try {
+    statSync(file);
+  } catch {
+    throw new UsageError(`Cannot read ${file}: no such file. Give an NDJSON file, or - to read stdin.`);
+  }
+  return createReadStream(file);
+}
+
+/** The item of a line, or why the line is not one. */
+function parseLine(line: string): Record<string, unknown> | string {
+  let v: unknown;
+  try {
+    v = JSON.parse(line);
+  } catch (e) {
+    return `not JSON (${(e as Error).message}); each line must be one JSON object`;
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return `not a JSON object; each line must be one item such as {"event": "signed_up", "distinct_id": "u_1"}`;
+  return v as Record<string, unknown>;
+}
+
+/** The item's insert_id, given one when it has none, so its outcome can name its line. */
+function withInsertId(item: Record<string, unknown>): string {
+  const props = item.properties;
+  const given = item.insert_id ?? (typeof props === 'object' && props !== null ? (props as Record<string, unknown>).$insert_id : undefined);
+  if (given !== undefined && given !== null) return String(given);
+  const id = randomUUID();
+  item.insert_id = id;
+  return id;
+}
+
+/** Item problems on stderr, one a line, at most MAX_PRINTED of them. */
+class Problems {
+  private count = 0;
+  /** Failures are per request, not per item: each reason is printed once. */
+  private readonly failures = new Set<string>();
+
+  line(lineNo: number, why: string): void {
+    this.print(`line ${lineNo}: ${why}`);
+  }
+
+  item(lineNo: number | undefined, r: ItemResult): void {
+    const where = lineNo === undefined ? `insert_id ${r.insertId}` : `line ${lineNo}`;
+    if (r.outcome === 'refused') this.print(`${where}: refused: ${r.errors.map((e) => `${e.code} (${e.field}): ${e.message}`).join('; ')}`);
+    else if (r.outcome === 'dropped') this.print(`${where}: dropped: ${r.reason}`);
+    else if (r.outcome === 'failed') {
+      const why = [r.status, r.code, r.error].filter((x) => x !== undefined).join(' ');
+      if (this.failures.has(why)) return;
+      this.failures.add(why);
+      this.print(`${where}: failed: ${why} (printed once for every item that failed so)`);
+    }
+  }
+
+  finish(): void {
+    if (this.count > MAX_PRINTED) process.stderr.write(`inlet: ${this.count - MAX_PRINTED} more items not listed\n`);
+  }
+
+  private print(text: string): void {
+    if (++this.count <= MAX_PRINTED) process.stderr.write(`inlet: ${text}\n`);
+  }
+}
+
+function emptySummary(): SendSummary {
+  return { sent: 0, accepted: 0, duplicates: 0, dropped: 0, refused: 0, failed: 0 };
+}
+
+function add(total: SendSummary, r: Report): void {
+  total.accepted += r.accepted;
+  total.duplicates += r.duplicates;
+  total.dropped += r.dropped;
+  total.refused += r.refused;
+  total.failed += r.failed;
+}
+
+function human(s: SendSummary): string {
+  return `sent ${s.sent} items: ${s.accepted} accepted, ${s.duplicates} duplicates, ${s.dropped} dropped, ${s.refused} refused, ${s.failed} failed`;
+}

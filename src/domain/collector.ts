@@ -1,0 +1,102 @@
+import type {
+  AdminStore,
+  AuthRecord,
+  IngestTx,
+  PersonLookup,
+  PersonView,
+  Store,
+  StoredEvent,
+} from '../stores/port.js';
+import { IngestEngine, type IngestObserver } from './ingest/engine.js';
+import type { IngestJob, ItemOutcome } from './ingest/job.js';
+import { KeyBook } from './key-book.js';
+import { KeyUses } from './key-uses.js';
+
+/** Settings of a collector; the defaults suit a server. */
+export interface CollectorOptions {
+  /** Epoch ms; tests pass their own. Keys are checked at write time by it. */
+  clock?: () => number;
+  /** Told of failures nobody waits for (a key-use write). */
+  onBackgroundError?: (e: unknown) => void;
+  /** Told of every commit of the ingest engine, for metrics. */
+  observer?: IngestObserver;
+}
+
+/**
+ * Inlet's write path over one store: the ingest engine, key lookups with
+ * their cache, and key-use batching, each once for every engine. The edge and
+ * the commands talk to this, never to an adapter's own logic; `store` is the
+ * port underneath, for admin and read queries.
+ */
+export class Collector {
+  readonly engine: IngestEngine;
+  private readonly keys: KeyBook;
+  private readonly keyUses: KeyUses;
+
+  constructor(
+    readonly store: Store,
+    opts: CollectorOptions = {},
+  ) {
+    this.engine = new IngestEngine(store, opts.clock, opts.observer);
+    this.keys = new KeyBook(store);
+    this.keyUses = new KeyUses(store, opts.onBackgroundError);
+  }
+
+  get admin(): AdminStore {
+    return this.store.admin;
+  }
+
+  /** The key with this hash, with its source and project, unless any of them (or the org) is deleted. */
+  authenticate(hash: Buffer): Promise<AuthRecord | null> {
+    return this.keys.find(hash);
+  }
+
+  /** Notes that a key was used; written lazily, about once a second. */
+  recordKeyUse(keyId: string, at: number): void {
+    this.keyUses.note(keyId, at);
+  }
+
+  /**
+   * Writes one request's items durably, or runs them dry. Rejects with
+   * KeyNoLongerWorksError when the key stopped working before the write, and
+   * with StoreUnavailableError when the store failed; nothing is kept then.
+   */
+  ingest(job: IngestJob): Promise<ItemOutcome[]> {
+    return this.engine.submit(job);
+  }
+
+  /** Runs `fn` in one durable transaction (the admin people commands). */
+  transaction<T>(fn: (tx: IngestTx) => Promise<T>): Promise<T> {
+    return this.store.transaction(fn);
+  }
+
+  listEvents(sourceId: string, limit: number): Promise<StoredEvent[]> {
+    return this.store.listEvents(sourceId, limit);
+  }
+
+  findPerson(projectId: string, lookup: PersonLookup): Promise<PersonView | null> {
+    return this.store.findPerson(projectId, lookup);
+  }
+
+  usage(projectId: string, month: string): Promise<number> {
+    return this.store.usage(projectId, month);
+  }
+
+  /** Resolves once the store answers a trivial query; rejects with StoreUnavailableError otherwise. */
+  ping(): Promise<void> {
+    return this.store.ping();
+  }
+
+  /** Writes what waits (jobs, then key uses), and waits for it. */
+  async flush(): Promise<void> {
+    await this.engine.drain();
+    await this.keyUses.flush();
+  }
+
+  /** Writes what waits (jobs, key uses), then closes the store. */
+  async close(): Promise<void> {
+    await this.engine.drain();
+    await this.keyUses.stop();
+    await this.store.close();
+  }
+}

@@ -1,0 +1,224 @@
+import { AsyncResource } from 'node:async_hooks';
+import { type IngestTx, StoreUnavailableError, type WriteStore } from '../../stores/port.js';
+import { type Pending, groupJobs, takeBatch } from './groups.js';
+import type { IngestJob, ItemOutcome } from './job.js';
+import { type JobResult, ingestPass } from './pass.js';
+
+/**
+ * How jobs are batched, by what the store allows.
+ *
+ * 'one' (a single writer, SQLite): every job waiting joins the next
+ * transaction, whatever its project, each project+source group in a pass of
+ * its own under a savepoint, so a burst pays for one disk flush. A commit
+ * takes about 1,000 items: a bigger one holds the event loop (and every
+ * answer in it) longer than sharing the flush saves. It waits two turns of
+ * the event loop before it starts: a request whose bytes arrived with another
+ * needs a turn or two (the body's end, then its checks) before it is
+ * submitted, and a synchronous store lets nothing queue while it commits.
+ *
+ * 'many' (PostgreSQL): a transaction per project+source group; while one is
+ * in flight, later jobs of the group wait and go together in the next one (the
+ * project lock would serialise them anyway), up to about 2,000 items.
+ */
+export const BATCHING = {
+  one: { maxItems: 1000, gatherTurns: 2 },
+  many: { maxItems: 2000, gatherTurns: 0 },
+} as const;
+
+/** Jobs that share transactions: all of them on a 'one' store, one group on a 'many' store. */
+interface Lane {
+  queue: Pending[];
+  scheduled: boolean;
+  running: Promise<void> | null;
+}
+
+/** Told of every commit of the engine, for metrics; it must not throw or wait. */
+export interface IngestObserver {
+  /** A commit that returned: how long it took, and the jobs (requests) and items it wrote. */
+  committed(seconds: number, jobs: number, items: number): void;
+  /** A commit that failed: its jobs were split and tried again, or answered with the failure. */
+  failed(): void;
+}
+
+/** What the engine has done, for tests and metrics. */
+export interface EngineStats {
+  /** Ingest passes run, failed ones and dry runs included. */
+  passes: number;
+  /** Transactions committed. */
+  commits: number;
+}
+
+/**
+ * The ingest engine: the one write path of every store. It groups concurrent
+ * jobs into transactions (group commit), runs the ingest pass on each group,
+ * runs dry runs as transactions that are rolled back, and keeps a failing job
+ * from slowing the others (see settleFailed).
+ */
+export class IngestEngine {
+  private readonly lanes = new Map<string, Lane>();
+  private readonly policy: (typeof BATCHING)[keyof typeof BATCHING];
+  readonly stats: EngineStats = { passes: 0, commits: 0 };
+  /**
+   * Runs lane work in the engine's own async context, not in that of the
+   * request that happened to wake the lane: the commit is every job's.
+   */
+  private readonly detached = AsyncResource.bind((fn: () => void): void => fn());
+
+  constructor(
+    private readonly store: WriteStore,
+    /** Epoch ms: whether a key still works is decided at write time by it. */
+    private readonly clock: () => number = Date.now,
+    private readonly observer?: IngestObserver,
+  ) {
+    this.policy = BATCHING[store.writers];
+  }
+
+  /** Writes one request's items durably (or runs them dry); resolves once they are durable. */
+  submit(job: IngestJob): Promise<ItemOutcome[]> {
+    return new Promise((resolve, reject) => {
+      const key = this.store.writers === 'one' ? '' : `${job.projectId}\u0000${job.sourceId}`;
+      let lane = this.lanes.get(key);
+      if (lane === undefined) this.lanes.set(key, (lane = { queue: [], scheduled: false, running: null }));
+      lane.queue.push({ job, resolve, reject });
+      this.kick(key, lane);
+    });
+  }
+
+  /** Writes everything waiting, and waits for it. */
+  async drain(): Promise<void> {
+    for (;;) {
+      const busy = [...this.lanes].map(([key, lane]) => lane.running ?? this.start(key, lane));
+      if (busy.length === 0) return;
+      await Promise.all(busy);
+    }
+  }
+
+  private kick(key: string, lane: Lane): void {
+    if (lane.running !== null || lane.scheduled) return;
+    if (this.policy.gatherTurns === 0) {
+      this.detached(() => void this.start(key, lane));
+      return;
+    }
+    lane.scheduled = true;
+    // drain() may have started the lane meanwhile: start() clears `scheduled`.
+    this.detached(() => setImmediate(() => setImmediate(() => lane.scheduled && void this.start(key, lane))));
+  }
+
+  /** Runs the lane's next commit; then the one after, or leaves the lane when it is empty. */
+  private start(key: string, lane: Lane): Promise<void> {
+    lane.scheduled = false;
+    const batch = takeBatch(lane.queue, this.policy.maxItems);
+    lane.running = this.commit(batch)
+      // commit() settles every job itself; nothing may break the lane.
+      .catch(() => undefined)
+      .finally(() => {
+        lane.running = null;
+        if (lane.queue.length > 0) this.kick(key, lane);
+        else if (this.lanes.get(key) === lane) this.lanes.delete(key);
+      });
+    return lane.running;
+  }
+
+  /** One commit: dry runs each in a transaction rolled back, then the groups together. */
+  private async commit(batch: Pending[]): Promise<void> {
+    for (const p of batch) if (p.job.dryRun) await this.tryGroup([p], false);
+    const groups = groupJobs(batch.filter((p) => !p.job.dryRun));
+    if (groups.length === 1) await this.tryGroup(groups[0]!, true);
+    else if (groups.length > 1) await this.commitGroups(groups);
+  }
+
+  /** Several groups in one transaction, each under a savepoint: a group that fails leaves the others. */
+  private async commitGroups(groups: Pending[][]): Promise<void> {
+    const done: [Pending[], JobResult[]][] = [];
+    const failed: [Pending[], unknown][] = [];
+    const started = performance.now();
+    try {
+      await this.store.transaction(async (tx) => {
+        for (const group of groups) {
+          try {
+            done.push([group, await tx.savepoint(() => this.pass(tx, group))]);
+          } catch (e) {
+            if (!splittable(e)) throw e;
+            failed.push([group, e]);
+          }
+        }
+      });
+    } catch (e) {
+      this.observer?.failed();
+      for (const g of groups) rejectAll(g, e);
+      return;
+    }
+    this.committed(started, done.flatMap(([g]) => g));
+    for (const [group, results] of done) settle(group, results);
+    for (const [group, e] of failed) await this.settleFailed(group, e);
+  }
+
+  /** One group in a transaction of its own; kept unless it is a dry run. */
+  private async tryGroup(group: Pending[], keep: boolean): Promise<void> {
+    let results: JobResult[];
+    const started = performance.now();
+    try {
+      results = await this.store.transaction((tx) => this.pass(tx, group), { keep });
+    } catch (e) {
+      if (keep) this.observer?.failed();
+      await this.settleFailed(group, e);
+      return;
+    }
+    if (keep) this.committed(started, group);
+    settle(group, results);
+  }
+
+  /**
+   * A group failed as a whole with `e`. Its halves are tried apart,
+   * and so on down: a job that fails alone is answered alone, one bad job
+   * among n costs about 2·log2(n) passes more, and the other jobs are written
+   * in a few transactions rather than one each. Halves run one after the
+   * other, in arrival order, so they come out as if sent one by one.
+   */
+  private async settleFailed(group: Pending[], e: unknown): Promise<void> {
+    if (group.length === 1 || !splittable(e)) {
+      rejectAll(group, e);
+      return;
+    }
+    const mid = Math.ceil(group.length / 2);
+    await this.tryGroup(group.slice(0, mid), true);
+    await this.tryGroup(group.slice(mid), true);
+  }
+
+  private committed(started: number, jobs: Pending[]): void {
+    this.stats.commits++;
+    const items = jobs.reduce((n, p) => n + p.job.items.length, 0);
+    this.observer?.committed((performance.now() - started) / 1000, jobs.length, items);
+  }
+
+  private pass(tx: IngestTx, group: Pending[]): Promise<JobResult[]> {
+    this.stats.passes++;
+    return ingestPass(
+      tx,
+      group.map((p) => p.job),
+      this.clock(),
+    );
+  }
+}
+
+/**
+ * Whether a failure may come from some job of the group, so that halves of
+ * it may pass: the store refused what was written, or the code failed on some
+ * input (a bug). Not when the store is away: every half would fail too, each
+ * after its own time limit.
+ */
+function splittable(e: unknown): boolean {
+  return !(e instanceof StoreUnavailableError) || e.refused;
+}
+
+function settle(group: Pending[], results: JobResult[]): void {
+  group.forEach((p, i) => {
+    const r = results[i]!;
+    if (Array.isArray(r)) p.resolve(r);
+    else p.reject(r);
+  });
+}
+
+function rejectAll(group: Pending[], e: unknown): void {
+  for (const p of group) p.reject(e);
+}

@@ -1,0 +1,107 @@
+import type { KeyRecord, NewEventRow, Org, PersonKind, Project, Source } from '../port.js';
+
+/** An organization with what only the store keeps. */
+export interface OrgRow extends Org {
+  isDefault: boolean;
+  deletedAt: number | null;
+}
+/** A project and its deletion mark. */
+export interface ProjectRow extends Project {
+  deletedAt: number | null;
+}
+/** A source and its deletion mark. */
+export interface SourceRow extends Source {
+  deletedAt: number | null;
+}
+/** A person, under its project and id. */
+export interface PersonRow {
+  kind: PersonKind;
+  mergedInto: string | null;
+  createdAt: number;
+}
+/** A trait's value, under its project, person and key. */
+export interface TraitRow {
+  /** JSON text. */
+  value: string;
+  setAt: number;
+}
+/** An event and its place in arrival order. */
+export interface EventRow extends NewEventRow {
+  seq: number;
+}
+
+/**
+ * Every table, as maps. Rows keyed by a user-given text (a distinct_id, a
+ * trait key, an insert_id) sit in a map of their own per owner, so no
+ * separator can make two keys meet.
+ */
+export interface Tables {
+  orgs: Map<string, OrgRow>;
+  projects: Map<string, ProjectRow>;
+  sources: Map<string, SourceRow>;
+  keys: Map<string, KeyRecord>;
+  /** project → person id → person. */
+  persons: Map<string, Map<string, PersonRow>>;
+  /** project → distinct_id → person id. */
+  links: Map<string, Map<string, string>>;
+  /** project → person id → trait key → value. */
+  traits: Map<string, Map<string, Map<string, TraitRow>>>;
+  events: EventRow[];
+  /** source → insert_id → event id (null for an identify). */
+  insertIds: Map<string, Map<string, string | null>>;
+  /** project → month → events. */
+  usage: Map<string, Map<string, number>>;
+  /** project → distinct_ids whose items are dropped (erased with suppression). */
+  suppressed: Map<string, Set<string>>;
+}
+
+const emptyTables = (): Tables => ({
+  orgs: new Map(),
+  projects: new Map(),
+  sources: new Map(),
+  keys: new Map(),
+  persons: new Map(),
+  links: new Map(),
+  traits: new Map(),
+  events: [],
+  insertIds: new Map(),
+  usage: new Map(),
+  suppressed: new Map(),
+});
+
+/** The inner map of `outer` under `key`, made on first use. */
+export function inner<K, V>(outer: Map<string, Map<K, V>>, key: string): Map<K, V> {
+  let m = outer.get(key);
+  if (m === undefined) outer.set(key, (m = new Map()));
+  return m;
+}
+
+/**
+ * One in-memory database, which several MemoryStores may share as servers
+ * share a database. Writes take turns (`exclusive`); a transaction works on a
+ * copy of the tables and puts it in place on commit, so readers only ever see
+ * committed data and a rollback is dropping the copy. Copying everything is
+ * simple and plainly correct, and this engine is for tests and reference,
+ * not for volume.
+ */
+export class MemoryDatabase {
+  tables: Tables = emptyTables();
+  /** Moves with every change to keys, sources, projects and orgs. */
+  keysVersion = 0;
+  private turn: Promise<unknown> = Promise.resolve();
+
+  /** Runs `fn` when no other write runs, and none starts before it ends. */
+  exclusive<T>(fn: () => Promise<T> | T): Promise<T> {
+    const result = this.turn.then(fn);
+    this.turn = result.catch(() => undefined);
+    return result;
+  }
+
+  /** A copy of the tables that shares nothing with them. */
+  copy(t: Tables = this.tables): Tables {
+    // structuredClone would turn key hashes (Buffers) into plain byte arrays;
+    // a hash is never changed in place, so the copies may share it.
+    const { keys, ...rest } = t;
+    return { ...structuredClone(rest), keys: new Map([...keys].map(([id, k]) => [id, { ...k }])) };
+  }
+}

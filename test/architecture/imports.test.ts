@@ -1,0 +1,102 @@
+/**
+ * Imports point one way: edge → pipeline → domain → port ← adapters. Every
+ * source file's imports are read and checked against the layer rules below,
+ * so a backward import fails here instead of creeping in.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect, it } from 'vitest';
+
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
+
+type Layer = 'edge' | 'pipeline' | 'domain' | 'port' | 'errors' | 'compose' | `adapter:${string}`;
+
+/** The layer of a file, by its path under src/; null for a file no rule covers yet. */
+export function layerOf(path: string): Layer | null {
+  const [top, second] = path.split('/');
+  // What serves HTTP: the API, its docs, the console and the metrics endpoint.
+  if (top === 'edge' || top === 'docs' || top === 'console' || top === 'metrics') return 'edge';
+  // Settings: the one table of what an operator sets, with every part's defaults (the edge's
+  // included), read once at start by the command: a composition root, as the cli is.
+  if (top === 'config.ts' || top === 'settings.ts' || top === 'settings-doc.ts') return 'compose';
+  if (top === 'pipeline') return 'pipeline';
+  if (top === 'domain') return 'domain';
+  if (top === 'errors') return 'errors';
+  if (top === 'cli') return 'compose';
+  if (top === 'stores' && second !== undefined) {
+    // Where the engines are chosen (open-store.ts, open-limiter.ts): the one place that knows them all.
+    if (second.startsWith('open-') && second.endsWith('.ts')) return 'compose';
+    // Every other file beside the adapters' folders is a port (port.ts, limiter-port.ts, ...).
+    if (second.endsWith('.ts')) return 'port';
+    return `adapter:${second}`;
+  }
+  return null;
+}
+
+/** What each layer may import besides itself. An adapter imports the ports and its own folder only; ports import each other. */
+const MAY_IMPORT: Record<string, Layer[]> = {
+  edge: ['pipeline', 'domain', 'port', 'errors'],
+  pipeline: ['domain', 'port', 'errors'],
+  domain: ['port', 'errors'],
+  port: ['errors'],
+  errors: [],
+  adapter: ['port'],
+};
+
+/** Whether a file of layer `from` may import one of layer `to`. */
+export function allowed(from: Layer, to: Layer): boolean {
+  if (from === to || from === 'compose') return true;
+  const rules = MAY_IMPORT[from.startsWith('adapter:') ? 'adapter' : from]!;
+  return rules.includes(to);
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = join(dir, e.name);
+    if (e.isDirectory()) return sourceFiles(full);
+    return e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') ? [full] : [];
+  });
+}
+
+/** Relative specifiers of every import, export … from, and import() in a file. */
+export function importsOf(text: string): string[] {
+  const found: string[] = [];
+  const patterns = [/\b(?:import|export)\s[^;]*?\sfrom\s*['"]([^'"]+)['"]/gs, /\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g, /^\s*import\s*['"]([^'"]+)['"]/gm];
+  for (const re of patterns) for (const m of text.matchAll(re)) found.push(m[1]!);
+  return found.filter((s) => s.startsWith('.'));
+}
+
+it('every source file belongs to a layer', () => {
+  const unplaced = sourceFiles(SRC)
+    .map((f) => relative(SRC, f))
+    .filter((f) => layerOf(f) === null);
+  // A new top-level folder needs a line in layerOf (and MAY_IMPORT if it is a layer of its own).
+  expect(unplaced).toEqual([]);
+});
+
+it('imports point one way: edge → pipeline → domain → port ← adapters', () => {
+  const wrong: string[] = [];
+  for (const file of sourceFiles(SRC)) {
+    const from = relative(SRC, file);
+    for (const spec of importsOf(readFileSync(file, 'utf8'))) {
+      const target = relative(SRC, resolve(dirname(file), spec)).replace(/\.js$/, '.ts');
+      const fromLayer = layerOf(from);
+      const toLayer = layerOf(target);
+      if (target.startsWith('..')) wrong.push(`${from} imports ${spec}, outside src/`);
+      else if (fromLayer !== null && toLayer !== null && !allowed(fromLayer, toLayer)) wrong.push(`${from} (${fromLayer}) imports ${target} (${toLayer})`);
+    }
+  }
+  expect(wrong).toEqual([]);
+});
+
+it('the rules refuse the backward imports this project once had', () => {
+  expect(allowed(layerOf('pipeline/check-batch.ts')!, layerOf('edge/request-checks.ts')!)).toBe(false);
+  expect(allowed(layerOf('stores/port.ts')!, layerOf('pipeline/check-item.ts')!)).toBe(false);
+  expect(allowed(layerOf('stores/sqlite/admin.ts')!, layerOf('domain/keys.ts')!)).toBe(false);
+  expect(allowed(layerOf('domain/limits/open-limiter.ts')!, layerOf('stores/redis-limits/redis-limiter.ts')!)).toBe(false);
+  expect(allowed(layerOf('stores/sqlite/rows.ts')!, layerOf('stores/postgres/rows.ts')!)).toBe(false);
+  expect(importsOf("import {\n  a,\n  b,\n} from '../x.js';\nexport { c } from './y.js';\nconst z = await import('./z.js');\nimport 'node:fs';")).toEqual([
+    '../x.js', './y.js', './z.js',
+  ]);
+});

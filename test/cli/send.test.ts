@@ -1,0 +1,115 @@
+import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/fixture.js';
+import { type LiveServer, startLiveServer } from '../helpers/live-server.js';
+import { BIN, cliJson, runCli, runNode } from '../helpers/process.js';
+
+const MAX_RSS_PRELOAD = fileURLToPath(new URL('../helpers/report-max-rss.mjs', import.meta.url));
+
+let live: LiveServer;
+let tmp: ReturnType<typeof tempDir>;
+beforeAll(async () => {
+  live = await startLiveServer({ INLET_LIMIT_BURST: '0', INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '0' });
+  tmp = tempDir('inlet-send-');
+});
+afterAll(async () => {
+  await live.stop();
+  tmp.remove();
+});
+
+const env = () => ({ INLET_KEY: live.key, INLET_BASE_URL: live.url });
+
+/** Runs `inlet send ARGS` with `input` on stdin. */
+const sendStdin = (args: string[], input: string) => runNode([BIN, 'send', ...args], env(), input);
+
+async function writeLines(file: string, n: number, line: (i: number) => string): Promise<void> {
+  const out = createWriteStream(file);
+  for (let i = 0; i < n; i++) {
+    if (!out.write(`${line(i)}\n`)) await new Promise<void>((r) => out.once('drain', () => r()));
+  }
+  await new Promise<void>((resolve) => out.end(resolve));
+}
+
+describe('inlet send', () => {
+  it('sends a 100,000-line file with memory bounded by the queue, not by the file', async () => {
+    const file = join(tmp.dir, 'big.ndjson');
+    const pad = 'x'.repeat(400);
+    // About 50 MB, several times that once parsed.
+    await writeLines(file, 100_000, (i) => JSON.stringify({ event: 'row_imported', distinct_id: `c_${i % 977}`, insert_id: `big_${i}`, properties: { i, pad } }));
+    const rssFile = join(tmp.dir, 'max-rss');
+    // A heap capped below the file's own size: holding the file, or its parsed
+    // items, would end the process out of memory.
+    const r = await runNode(['--max-old-space-size=48', '--import', MAX_RSS_PRELOAD, BIN, 'send', file, '--json'], { ...env(), INLET_TEST_MAX_RSS_FILE: rssFile });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ sent: 100_000, accepted: 100_000, duplicates: 0, dropped: 0, refused: 0, failed: 0 });
+    const maxRss = Number(readFileSync(rssFile, 'utf8'));
+    expect(maxRss).toBeLessThan(160 * 1024 * 1024);
+    const usage = await cliJson(['usage', '--project', live.projectId], live.env);
+    expect(usage.events).toBeGreaterThanOrEqual(100_000);
+  }, 240_000);
+
+  it('reports bad lines by number, counts them as refused, and sends every other line', async () => {
+    const file = join(tmp.dir, 'mixed.ndjson');
+    writeFileSync(
+      file,
+      [
+        '{"event":"ok_1","distinct_id":"u1","insert_id":"mixed_1"}',
+        'this is not json',
+        '',
+        '["an", "array"]',
+        '{"event":"$reserved","distinct_id":"u1","insert_id":"mixed_2"}',
+        '{"type":"identify","distinct_id":"u1","properties":{"plan":"pro"}}',
+        '42',
+        '{"event":"ok_2","distinct_id":"u1","insert_id":"mixed_3"}',
+      ].join('\n'),
+    );
+    const r = await runCli(['send', file, '--json'], env());
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toEqual({ sent: 7, accepted: 3, duplicates: 0, dropped: 0, refused: 4, failed: 0 });
+    expect(r.stderr).toMatch(/line 2: not JSON/);
+    expect(r.stderr).toMatch(/line 4: not a JSON object/);
+    expect(r.stderr).toMatch(/line 5: refused: reserved_event_name \(event\)/);
+    expect(r.stderr).toMatch(/line 7: not a JSON object/);
+    const stored = new Set((await live.events(10_000)).map((e) => e.insert_id));
+    expect(['mixed_1', 'mixed_3'].every((id) => stored.has(id))).toBe(true);
+    expect(stored.has('mixed_2')).toBe(false);
+  });
+
+  it('reads stdin with "-", prints a summary line, and a second run reports duplicates', async () => {
+    const input = '{"event":"piped","distinct_id":"u2","insert_id":"piped_1"}\n';
+    const first = await sendStdin(['-'], input);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toBe('sent 1 items: 1 accepted, 0 duplicates, 0 dropped, 0 refused, 0 failed\n');
+    const again = await sendStdin(['-', '--json'], input);
+    expect(JSON.parse(again.stdout)).toMatchObject({ sent: 1, accepted: 0, duplicates: 1 });
+  });
+
+  it('--import sends to /api/v1/import and lets the server answer speak', async () => {
+    const r = await sendStdin(['-', '--import', '--json'], '{"event":"old","distinct_id":"u3","timestamp":"2026-01-01T00:00:00Z"}\n');
+    const summary = JSON.parse(r.stdout);
+    expect(summary.sent).toBe(1);
+    // Whatever this server answers there, the item has exactly one outcome.
+    expect(summary.accepted + summary.duplicates + summary.dropped + summary.refused + summary.failed).toBe(1);
+    expect(r.code).toBe(summary.refused + summary.failed > 0 ? 1 : 0);
+  });
+
+  it('stops reading at a refusal no retry can fix (a wrong key), and says so once', async () => {
+    const file = join(tmp.dir, 'wrong-key.ndjson');
+    await writeLines(file, 20_000, (i) => JSON.stringify({ event: 'e', distinct_id: 'u', insert_id: `wk_${i}` }));
+    const r = await runCli(['send', file, '--json', '--key', 'srv_live_00000000000000000000000000000000'], env());
+    expect(r.code).toBe(1);
+    const summary = JSON.parse(r.stdout);
+    expect(summary.failed).toBe(summary.sent);
+    expect(summary.sent).toBeLessThan(20_000);
+    expect(r.stderr.match(/failed: 401 invalid_key/g)).toHaveLength(1);
+    expect(r.stderr).toMatch(/stopped/);
+  });
+
+  it('without a key it says how to give one', async () => {
+    const r = await runCli(['send', '-'], { INLET_KEY: '' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/--key or INLET_KEY/);
+  });
+});
