@@ -49,6 +49,7 @@ it('bodies being read are not bounded: 1,000 slow 1 MiB bodies on one key cost t
     const almost = Buffer.alloc(MIB - 1, 0x20);
     const head = `POST /api/v1/batch HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key.key}\r\nContent-Type: application/json\r\nContent-Length: ${MIB}\r\n\r\n`;
     const answers: RawAnswer[] = [];
+    const refusals = () => answers.filter((a) => a.status === 503);
     let answered!: () => void;
     const allRefused = new Promise<void>((r) => (answered = r));
     for (let i = 0; i < SLOW; i++) {
@@ -58,7 +59,7 @@ it('bodies being read are not bounded: 1,000 slow 1 MiB bodies on one key cost t
       c.answer.then(
         (a) => {
           answers.push(a);
-          if (answers.length === SLOW - HELD) answered();
+          if (refusals().length === SLOW - HELD) answered();
         },
         () => undefined,
       );
@@ -71,10 +72,14 @@ it('bodies being read are not bounded: 1,000 slow 1 MiB bodies on one key cost t
       deadline = setTimeout(() => reject(new Error(`after 40 s only ${answers.length} of ${SLOW - HELD} bodies past the key's share were answered; VmRSS ${memory(pid, 'VmRSS') >> 20} MiB`)), 40_000);
     });
     await Promise.race([allRefused, unanswered]).finally(() => clearTimeout(deadline));
-    expect(new Set(answers.map((a) => `${a.status} ${a.json?.error?.code}`))).toEqual(new Set(['503 collection_unavailable']));
-    expect(answers.every((a) => a.status === 503 && a.json?.error?.code === 'collection_unavailable')).toBe(true);
-    expect(answers.every((a) => a.headers.get('retry-after') === '5' && a.headers.get('connection') === 'close')).toBe(true);
-    expect(answers[0]!.json.error.message).toMatch(/This key already has as many request bodies being read/);
+    // A held body may meet the 30 s request timeout on a slow machine: that is a 408, never anything else.
+    const held = answers.filter((a) => a.status !== 503);
+    expect(new Set(held.map((a) => `${a.status} ${a.json?.error?.code}`))).toEqual(new Set(held.length === 0 ? [] : ['408 request_timeout']));
+    expect(held.length).toBeLessThanOrEqual(HELD);
+    const refused = refusals();
+    expect(refused.every((a) => a.json?.error?.code === 'collection_unavailable')).toBe(true);
+    expect(refused.every((a) => a.headers.get('retry-after') === '5' && a.headers.get('connection') === 'close')).toBe(true);
+    expect(refused[0]!.json.error.message).toMatch(/This key already has as many request bodies being read/);
 
     // Meanwhile another key is served.
     const served = await rawRequest(port, batch(other.key, '{"items":[{"event":"served","distinct_id":"u"}]}')).answer;
