@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerAdminCommands } from './commands/admin-commands.js';
+import { registerBackup } from './commands/backup-command.js';
 import { registerDataCommands } from './commands/data-commands.js';
 import { registerSend } from './commands/send-command.js';
 import { registerServe } from './commands/serve.js';
@@ -19,6 +20,7 @@ registerServe(program);
 registerAdminCommands(program);
 registerDataCommands(program);
 registerSend(program);
+registerBackup(program);
 
 /** Runs the command line of this process; bin/inlet calls it. */
 export async function run(): Promise<void> {

@@ -1,6 +1,7 @@
 import type { KeyRecord, Org, Project, Source, Store } from '../stores/port.js';
 import { newId } from './ids.js';
 import { GRACE_PERIODS, type Grace, KEY_PREFIX, MAX_WORKING_KEYS, generateKey, hashKey, keyStatus, roomForKey } from './keys.js';
+import { DEFAULT_RETENTION_DAYS } from './retention.js';
 import { browserIdentify } from './people/browser-identify.js';
 import { codePointLength, isStorableText } from './storable.js';
 
@@ -94,12 +95,12 @@ export function createAdmin(store: Pick<Store, 'admin' | 'transaction' | 'findPe
       } else {
         orgId = (await a.defaultOrg(() => ({ id: newId('org'), name: 'default', createdAt: now }))).id;
       }
-      const p: Project = { id: newId('prj'), orgId, name: requireName(opts.name), apiEnabled: opts.apiEnabled ?? false, monthlyEventLimit: null, createdAt: now };
+      const p: Project = { id: newId('prj'), orgId, name: requireName(opts.name), apiEnabled: opts.apiEnabled ?? false, monthlyEventLimit: null, retentionDays: DEFAULT_RETENTION_DAYS, createdAt: now };
       await a.createProject(p);
       return p;
     },
     getProject: project,
-    async updateProject(id: string, patch: { apiEnabled?: boolean; monthlyEventLimit?: number | null }): Promise<Project> {
+    async updateProject(id: string, patch: { apiEnabled?: boolean; monthlyEventLimit?: number | null; retentionDays?: number }): Promise<Project> {
       if (patch.monthlyEventLimit != null) checkMonthlyEventLimit(patch.monthlyEventLimit);
       await project(id);
       return (await a.updateProject(id, patch))!;

@@ -51,6 +51,8 @@ export interface Tables {
   insertIds: Map<string, Map<string, string | null>>;
   /** project → month → events. */
   usage: Map<string, Map<string, number>>;
+  /** project → distinct_ids whose items are dropped (erased with suppression). */
+  suppressed: Map<string, Set<string>>;
 }
 
 const emptyTables = (): Tables => ({
@@ -64,6 +66,7 @@ const emptyTables = (): Tables => ({
   events: [],
   insertIds: new Map(),
   usage: new Map(),
+  suppressed: new Map(),
 });
 
 /** The inner map of `outer` under `key`, made on first use. */

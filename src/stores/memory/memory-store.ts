@@ -1,5 +1,6 @@
-import type { AuthRecord, IngestTx, PersonLookup, PersonView, Store, StoredEvent } from '../port.js';
+import type { AuthRecord, ErasedPerson, ExpiryStep, IngestTx, PersonLookup, PersonView, Store, StoredEvent } from '../port.js';
 import { MemoryAdmin } from './admin.js';
+import { MemoryEventPages, erase, expire, unsuppress } from './data-life.js';
 import { MemoryDatabase } from './database.js';
 import { type MemoryFaults, MemoryTx, currentPerson } from './memory-tx.js';
 
@@ -22,6 +23,7 @@ const byteOrder = (a: string, b: string): number => Buffer.compare(Buffer.from(a
  */
 export class MemoryStore implements Store {
   readonly admin: MemoryAdmin;
+  readonly eventPages: MemoryEventPages;
   readonly database: MemoryDatabase;
   readonly writers: 'one' | 'many';
   readonly keyLookupLimitMs = Infinity;
@@ -32,6 +34,7 @@ export class MemoryStore implements Store {
     this.writers = opts.writers ?? 'one';
     this.faults = opts.faults ?? {};
     this.admin = new MemoryAdmin(this.database);
+    this.eventPages = new MemoryEventPages(this.database);
   }
 
   transaction<T>(fn: (tx: IngestTx) => Promise<T>, opts: { keep?: boolean } = {}): Promise<T> {
@@ -114,6 +117,18 @@ export class MemoryStore implements Store {
 
   async usage(projectId: string, month: string): Promise<number> {
     return this.database.tables.usage.get(projectId)?.get(month) ?? 0;
+  }
+
+  expireEvents(now: number, batch: number): Promise<ExpiryStep> {
+    return expire(this.database, now, batch);
+  }
+
+  erasePerson(projectId: string, lookup: PersonLookup, opts: { suppress: boolean; now: number }): Promise<ErasedPerson | null> {
+    return erase(this.database, projectId, lookup, opts);
+  }
+
+  unsuppress(projectId: string, distinctId: string): Promise<boolean> {
+    return unsuppress(this.database, projectId, distinctId);
   }
 
   async ping(): Promise<void> {}

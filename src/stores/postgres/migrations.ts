@@ -107,6 +107,13 @@ export const PG_MIGRATIONS: string[] = [
   END
   $fn$;
   `,
+  // Version 2: each project's raw-event retention, in days.
+  'ALTER TABLE projects ADD COLUMN retention_days INTEGER NOT NULL DEFAULT 400;',
+  // Version 3: distinct_ids of erased persons whose items are dropped until unsuppressed.
+  `CREATE TABLE suppressed_ids (
+    project_id text NOT NULL, distinct_id text NOT NULL, created_at bigint NOT NULL,
+    PRIMARY KEY (project_id, distinct_id)
+  );`,
 ];
 
 /**

@@ -105,5 +105,12 @@ export const SQLITE_MIGRATIONS: Migration[] = [
     SELECT source_id, minute, max(seq), json_group_array(seq) FROM event_minutes GROUP BY source_id, minute, seq / 2048;
   DROP TABLE event_minutes;
   `,
+  // Version 6: each project's raw-event retention, in days.
+  'ALTER TABLE projects ADD COLUMN retention_days INTEGER NOT NULL DEFAULT 400;',
+  // Version 7: distinct_ids of erased persons whose items are dropped until unsuppressed.
+  `CREATE TABLE suppressed_ids (
+    project_id TEXT NOT NULL, distinct_id TEXT NOT NULL, created_at INTEGER NOT NULL,
+    PRIMARY KEY (project_id, distinct_id)
+  ) WITHOUT ROWID;`,
 ];
 
