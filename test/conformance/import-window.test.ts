@@ -3,11 +3,12 @@
  * sustained, and, on Redis, shared by every server of the deployment.
  */
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import type { Limiter } from '../../src/domain/limits/limiter.js';
 import { LocalLimiter } from '../../src/domain/limits/local-limiter.js';
 import { DEFAULT_LIMITS, RateLimits } from '../../src/domain/limits/policies.js';
 import { RedisLimiter } from '../../src/stores/redis-limits/redis-limiter.js';
+import { describeWith } from '../helpers/needs-services.js';
 
 const REDIS_URL = process.env.INLET_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const T = Date.UTC(2026, 10, 23);
@@ -33,7 +34,7 @@ const ENGINES: { name: string; servers: () => [Limiter, Limiter]; shared: boolea
 ];
 
 for (const engine of ENGINES.filter((e) => (process.env.INLET_TEST_LIMITERS ?? 'local,redis').split(',').includes(e.name))) {
-  describe(`${engine.name}: the import window`, () => {
+  describeWith(engine.name === 'redis' ? ['redis'] : [], `${engine.name}: the import window`, () => {
     it('counts imports apart from burst and sustained, in a window of its own, across servers where the engine shares', async () => {
       const [a, b] = engine.servers();
       opened.push(a, b);

@@ -1,6 +1,7 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { createTestDatabase } from '../conformance/stores.js';
 import { tempDir } from '../helpers/fixture.js';
+import { describeWith } from '../helpers/needs-services.js';
 import { cliJson, provision, runCli, startServer, stopServer } from '../helpers/process.js';
 
 const tmp = tempDir('inlet-erasure-');
@@ -18,7 +19,7 @@ const engines: { name: string; env: () => Promise<{ env: Record<string, string>;
 ].filter((e) => (process.env.INLET_TEST_STORES ?? 'sqlite,postgres').split(',').includes(e.name));
 
 for (const engine of engines) {
-  describe(engine.name, () => {
+  describeWith(engine.name === 'postgres' ? ['postgres'] : [], engine.name, () => {
     it('deleting a person while a server writes its events leaves none of them behind: each is deleted or suppressed', async () => {
       const { env, drop } = await engine.env();
       const { project, source, key } = await provision(env);
