@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { ConfigError, loadConfig } from '../config.js';
 import { AdminError, createAdmin } from '../domain/admin.js';
+import { errorForLog } from '../edge/log-error.js';
 import { openStore } from '../stores/open-store.js';
 import { type Store, StoreUnavailableError } from '../stores/port.js';
 
@@ -45,8 +46,15 @@ export async function runWithStore<T>(
 export function fail(e: unknown): void {
   // A store that cannot be reached is the operator's to fix, not a bug: its message says what to check.
   const known = e instanceof AdminError || e instanceof ConfigError || e instanceof UsageError || e instanceof StoreUnavailableError;
-  process.stderr.write(`inlet: ${known ? (e as Error).message : `unexpected failure: ${(e as Error).message ?? String(e)}`}\n`);
+  process.stderr.write(`inlet: ${known ? (e as Error).message : `unexpected failure: ${unexpected(e)}`}\n`);
   process.exitCode = known ? 1 : 2;
+}
+
+/** What stderr (a server's log) may say of an unexpected error: as much as a log line may hold, never data it quotes. */
+function unexpected(e: unknown): string {
+  const safe = errorForLog(e);
+  if (safe.message !== undefined) return safe.message;
+  return `${safe.type}${typeof safe.code === 'string' ? ` ${safe.code}` : ''} (its message is left out, as it may quote data)`;
 }
 
 /** A flag value the command cannot use. */
@@ -58,9 +66,17 @@ export function parseBool(v: string, flag: string): boolean {
   throw new UsageError(`${flag} takes true or false, not "${v}".`);
 }
 
-export function parseWhole(v: string, flag: string): number {
-  if (!/^\d+$/.test(v)) throw new UsageError(`${flag} takes a whole number, not "${v}".`);
-  return Number(v);
+/**
+ * A whole number from `min` to `max`, given in digits. Every numeric option
+ * goes through here with a range of its own, so a value is never rounded on
+ * the way in (99999999999999999999 is not 100000000000000000000).
+ */
+export function parseWhole(v: string, flag: string, range: { min: number; max: number }): number {
+  const n = /^\d{1,16}$/.test(v) ? Number(v) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < range.min || n > range.max) {
+    throw new UsageError(`${flag} takes a whole number from ${range.min} to ${range.max}, not "${v}".`);
+  }
+  return n;
 }
 
 /** A fixed-width table for human output. */

@@ -14,7 +14,7 @@ const DOCS: Record<string, Omit<DollarKeyDoc, 'key'>> = {
     schema: { type: 'string', anyOf: [{ format: 'ipv4' }, { format: 'ipv6' }] },
   },
   $user_agent: {
-    note: 'Any string. Inlet derives browser, OS and device type from it and checks it against known bots; the raw string itself is never kept.',
+    note: 'Any string. Inlet derives browser, OS and device type from it and checks it against known bots; the raw string itself is never kept. Only its first 1,024 characters are read, control characters are skipped and a lone surrogate is read as U+FFFD, so every derived value can be stored.',
     schema: { type: 'string' },
   },
   $country: {

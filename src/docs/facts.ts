@@ -4,6 +4,7 @@
  */
 import { KEY_PREFIX } from '../domain/keys.js';
 import { DEFAULT_LIMITS, KEY_RETRY_AFTER, PROJECT_WINDOWS } from '../domain/limits/policies.js';
+import { MAX_KEY_LENGTH } from '../domain/storable.js';
 import { MAX_BODY_BYTES } from '../edge/read-body.js';
 import { MAX_ITEMS } from '../pipeline/check-batch.js';
 import { MAX_NAME_LENGTH } from '../pipeline/check-item.js';
@@ -19,6 +20,7 @@ export const OPENAPI_PATH = `${DOCS_PATH}/openapi.json`;
 export const MAX_INSERT_ID_LENGTH = 80;
 
 export { KEY_PREFIX, KEY_RETRY_AFTER, MAX_BODY_BYTES, MAX_ITEMS, MAX_NAME_LENGTH, MAX_PROPERTY_BYTES, MAX_PROPERTY_DEPTH, MAX_PROPERTY_KEYS };
+export { MAX_KEY_LENGTH };
 
 export const PAST_DAYS = MAX_PAST_MS / 86_400_000;
 export const FUTURE_MINUTES = MAX_FUTURE_MS / 60_000;

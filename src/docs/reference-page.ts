@@ -22,6 +22,7 @@ import {
   MAX_PROPERTY_BYTES,
   MAX_PROPERTY_DEPTH,
   MAX_PROPERTY_KEYS,
+  MAX_KEY_LENGTH,
   OPENAPI_PATH,
   PAST_DAYS,
   POLICIES,
@@ -145,13 +146,14 @@ function request(): Html {
 The body may be at most ${MIB}, both as sent and, when gzipped, once decompressed.</p>
 <h3>Items</h3>
 ${itemFields()}
-<p>Lengths count Unicode code points. Strings are kept exactly as sent, but none may hold U+0000 or a lone surrogate.
+<p>Lengths count Unicode code points. Strings are kept exactly as sent, but none may hold U+0000 or a lone surrogate, anywhere in the item (property keys and values included): no store can keep them. What passes these checks is stored, so a <code>503</code> is only ever an outage, never the content of a batch.
 A JSON <code>null</code> in an optional field counts as leaving it out, and fields Inlet does not know are ignored.
 An item can fail on several fields at once; each fault is reported on its own.</p>
 <h3>Properties</h3>
 <p>Properties are first normalised: the server's own keys are taken out, <code>$user_agent</code> is read and removed, and <code>$ip</code> is removed unless the source records IP addresses. What is left must have:</p>
 <ul>
 <li>at most ${MAX_PROPERTY_KEYS} top-level keys;</li>
+<li>keys of at most ${MAX_KEY_LENGTH} characters, at every depth (a trait key is part of an index, and every store must be able to keep it);</li>
 <li>a nesting depth of at most ${MAX_PROPERTY_DEPTH}, counting the properties object as level 1 and each object or array inside it as one more;</li>
 <li>at most ${formatNumber(MAX_PROPERTY_BYTES)} bytes (${MAX_PROPERTY_BYTES / 1024} KiB) as UTF-8 JSON;</li>
 <li>only numbers that survive exactly: send integers beyond ±(2<sup>53</sup>−1) as strings.</li>

@@ -9,6 +9,7 @@ import {
   FUTURE_MINUTES,
   MAX_INSERT_ID_LENGTH,
   MAX_ITEMS,
+  MAX_KEY_LENGTH,
   MAX_NAME_LENGTH,
   MAX_PROPERTY_BYTES,
   MAX_PROPERTY_DEPTH,
@@ -81,8 +82,9 @@ function properties(): Schema {
   return {
     type: 'object',
     maxProperties: MAX_PROPERTY_KEYS,
+    propertyNames: { maxLength: MAX_KEY_LENGTH },
     description:
-      `Event properties, or the person's traits on identify. After normalisation: at most ${MAX_PROPERTY_KEYS} top-level keys, ` +
+      `Event properties, or the person's traits on identify. After normalisation: at most ${MAX_PROPERTY_KEYS} top-level keys, keys of at most ${MAX_KEY_LENGTH} characters at every depth, ` +
       `nesting depth at most ${MAX_PROPERTY_DEPTH} (this object is level 1), at most ${MAX_PROPERTY_BYTES} bytes as UTF-8 JSON, ` +
       'integers within ±(2^53−1). Only the "$" keys listed here are accepted; these are removed silently: ' +
       `${enrichmentKeys().join(', ')}. Any other "$" key is refused with reserved_property.`,

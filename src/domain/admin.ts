@@ -2,6 +2,7 @@ import type { KeyRecord, Org, Project, Source, Store } from '../stores/port.js';
 import { newId } from './ids.js';
 import { GRACE_PERIODS, type Grace, KEY_PREFIX, MAX_WORKING_KEYS, generateKey, hashKey, keyStatus, roomForKey } from './keys.js';
 import { browserIdentify } from './people/browser-identify.js';
+import { codePointLength, isStorableText } from './storable.js';
 
 /** A refusal of an admin command: the message says what to change. */
 export class AdminError extends Error {}
@@ -26,6 +27,13 @@ export interface NewKeyView {
   created_at: string;
   replaces?: string;
 }
+
+/**
+ * What a monthly event limit may be. At the default sustained rate limit a
+ * project sends at most about 2.6 billion events a month; a trillion leaves
+ * room for any plan and is exact in every store and in JavaScript.
+ */
+export const MONTHLY_EVENT_LIMIT_RANGE = { min: 0, max: 1_000_000_000_000 } as const;
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
@@ -92,6 +100,7 @@ export function createAdmin(store: Pick<Store, 'admin' | 'transaction' | 'findPe
     },
     getProject: project,
     async updateProject(id: string, patch: { apiEnabled?: boolean; monthlyEventLimit?: number | null }): Promise<Project> {
+      if (patch.monthlyEventLimit != null) checkMonthlyEventLimit(patch.monthlyEventLimit);
       await project(id);
       return (await a.updateProject(id, patch))!;
     },
@@ -157,8 +166,19 @@ export function createAdmin(store: Pick<Store, 'admin' | 'transaction' | 'findPe
   };
 }
 
+/** Names are stored on every engine too: the storability rule applies to them. */
 function requireName(name: string): string {
   const n = name.trim();
-  if (n.length === 0 || n.length > 200) throw new AdminError('--name must be 1 to 200 characters.');
+  const length = codePointLength(n);
+  if (length === 0 || length > 200 || !isStorableText(n)) {
+    throw new AdminError('--name must be 1 to 200 characters, without U+0000 or lone surrogates.');
+  }
   return n;
+}
+
+function checkMonthlyEventLimit(n: number): void {
+  const { min, max } = MONTHLY_EVENT_LIMIT_RANGE;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new AdminError(`The monthly event limit must be a whole number from ${min} to ${max}, or none.`);
+  }
 }

@@ -12,6 +12,7 @@ import { REQUEST_TIMEOUT_MS } from './connection-limits.js';
 import { docsRoutes } from './docs-routes.js';
 import { EdgeCounters } from './edge-counters.js';
 import { sendRefusal } from './envelope.js';
+import { withSafeErrors } from './log-error.js';
 import { observeRequests } from './observe.js';
 import { OPS_PATHS, opsRoutes } from './ops-routes.js';
 import { Readiness } from './readiness.js';
@@ -66,7 +67,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const counters = deps.counters ?? new EdgeCounters();
   const requestTimeout = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const app = Fastify({
-    logger: deps.logger ?? false,
+    // Every error logged keeps names and codes only: never the data a database quoted.
+    logger: withSafeErrors(deps.logger ?? false),
     // Our own ids, never one a client sends: support looks requests up by it.
     genReqId: () => newId('req'),
     requestIdHeader: false,

@@ -203,7 +203,7 @@ export const ITEM_ERRORS = {
   timestamp_too_old: { when: '"timestamp" is more than 7 days before the server clock. Historical import is a separate, coming endpoint.' },
   timestamp_in_future: { when: '"timestamp" is more than 10 minutes after the server clock.' },
   invalid_properties: {
-    when: '"properties" is not a JSON object, is nested deeper than 5 levels, or holds a number that cannot be kept exactly or a string with U+0000 or a lone surrogate.',
+    when: '"properties" is not a JSON object, is nested deeper than 5 levels, has a key longer than 255 characters, or holds a number that cannot be kept exactly or a key or string with U+0000 or a lone surrogate.',
   },
   properties_too_large: { when: '"properties" is over 8,192 bytes of JSON after normalisation.' },
   too_many_properties: { when: '"properties" has more than 255 top-level keys after normalisation.' },

@@ -1,8 +1,9 @@
 import type { IngestItem } from '../domain/ingest/job.js';
 import type { FieldError } from './field-error.js';
-import { INSERT_ID, PERSON_ID, SESSION_ID, isPlaceholderDistinctId, isReservedEventName } from './ids.js';
+import { type FieldCheck, checkAnonymousId, checkDistinctId, checkName } from './identity-fields.js';
+import { INSERT_ID, SESSION_ID, isReservedEventName } from './ids.js';
 import { type JsonObject, normaliseProperties } from './properties.js';
-import { codePointLength, describeJson, hasControlChars, hasUnstorableChars, isPlainObject } from './text.js';
+import { describeJson, isPlainObject } from './text.js';
 import { parseTimestamp } from './timestamp.js';
 
 export type ItemType = 'track' | 'identify';
@@ -29,8 +30,7 @@ export interface ItemContext {
 }
 
 const KNOWN_FIELDS = new Set(['type', 'event', 'distinct_id', 'anonymous_id', 'session_id', 'insert_id', 'timestamp', 'properties']);
-/** Longest event name or distinct_id, in code points. */
-export const MAX_NAME_LENGTH = 128;
+export { MAX_NAME_LENGTH } from './identity-fields.js';
 
 // A JSON null stands for "not sent" in optional fields: many serialisers write
 // unset fields as null, and refusing them would refuse whole client libraries.
@@ -52,16 +52,8 @@ export function checkItem(raw: unknown, index: number, ctx: ItemContext): ItemCh
   if (type === 'track') event = checkEvent(raw.event, errors, ctx.ownEvents?.has(index) === true);
   else if (type === 'identify' && raw.event !== undefined) droppedKeys.push('event');
 
-  const distinctId = checkName(raw.distinct_id, 'distinct_id', errors);
-  if (distinctId !== null && isPlaceholderDistinctId(distinctId)) {
-    errors.push({
-      code: 'invalid_distinct_id',
-      field: 'distinct_id',
-      message: `"distinct_id" "${distinctId}" is a placeholder, not a user id; it would merge every such user into one person. Send your real user id, or anonymous_id only.`,
-    });
-  }
-  const anonymousId = checkPattern(raw.anonymous_id, PERSON_ID, 'anonymous_id', 'invalid_anonymous_id',
-    '"anonymous_id" must be a browser person key: "per_" followed by letters, digits, "_" or "-" (128 characters at most).', errors);
+  const distinctId = sent(raw.distinct_id) ? take(checkDistinctId(raw.distinct_id), errors) : null;
+  const anonymousId = sent(raw.anonymous_id) ? take(checkAnonymousId(raw.anonymous_id), errors) : null;
   if (raw.distinct_id === undefined || raw.distinct_id === null) {
     if (type === 'identify') {
       errors.push({ code: 'missing_identity', field: 'distinct_id', message: 'An identify item needs a "distinct_id": the user id to set traits on.' });
@@ -130,7 +122,7 @@ function checkEvent(v: unknown, errors: FieldError[], ownName: boolean): string 
     errors.push({ code: 'missing_event_name', field: 'event', message: 'A track item needs an "event" name.' });
     return null;
   }
-  const name = checkName(v, 'event', errors);
+  const name = take(checkName(v, 'event'), errors);
   if (name !== null && !ownName && isReservedEventName(name)) {
     errors.push({
       code: 'reserved_event_name',
@@ -142,25 +134,11 @@ function checkEvent(v: unknown, errors: FieldError[], ownName: boolean): string 
   return name;
 }
 
-/** event and distinct_id: 1-128 code points, no control characters. */
-function checkName(v: unknown, field: 'event' | 'distinct_id', errors: FieldError[]): string | null {
-  if (!sent(v)) return null;
-  const code = field === 'event' ? 'invalid_event_name' : 'invalid_distinct_id';
-  if (typeof v !== 'string') {
-    const hint = typeof v === 'number' && field === 'distinct_id' ? ` Send it as a string: "${v}".` : '';
-    errors.push({ code, field, message: `"${field}" must be a string, not ${describeJson(v)}.${hint}` });
-    return null;
-  }
-  const length = codePointLength(v);
-  if (length < 1 || length > MAX_NAME_LENGTH || v.trim().length === 0) {
-    errors.push({ code, field, message: `"${field}" must be 1 to ${MAX_NAME_LENGTH} characters and not blank; it has ${length}.` });
-    return null;
-  }
-  if (hasUnstorableChars(v) || hasControlChars(v)) {
-    errors.push({ code, field, message: `"${field}" must not hold control characters, U+0000 or lone surrogates.` });
-    return null;
-  }
-  return v;
+/** The value of a field check, or null with its fault added to `errors`. */
+function take(r: FieldCheck, errors: FieldError[]): string | null {
+  if (r.ok) return r.value;
+  errors.push(r.error);
+  return null;
 }
 
 function checkPattern(

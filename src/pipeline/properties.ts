@@ -1,6 +1,7 @@
 import type { FieldError } from './field-error.js';
 import { ACCEPTED_DOLLAR_KEYS, ENRICHMENT_KEYS } from './reserved-properties.js';
-import { describeJson, hasUnstorableChars, isPlainObject } from './text.js';
+import { MAX_KEY_LENGTH, isStorableNumber, isStorableText, keyFault } from '../domain/storable.js';
+import { describeJson, isPlainObject } from './text.js';
 
 export const MAX_PROPERTY_KEYS = 255;
 export const MAX_PROPERTY_DEPTH = 5;
@@ -102,15 +103,13 @@ function checkShape(props: JsonObject, errors: FieldError[]): void {
   }
 }
 
+/** The first fault of a value at `depth` (the properties object is 1): depth, then what a store can keep. */
 function findFault(value: unknown, depth: number): string | null {
   if (typeof value === 'string') {
-    return hasUnstorableChars(value) ? 'A string in "properties" holds U+0000 or a lone surrogate; remove it.' : null;
+    return isStorableText(value) ? null : 'A string in "properties" holds U+0000 or a lone surrogate; remove it.';
   }
   if (typeof value === 'number') {
-    if (!Number.isFinite(value) || (Number.isInteger(value) && !Number.isSafeInteger(value))) {
-      return 'A number in "properties" is too large to keep exactly (beyond ±9007199254740991); send it as a string.';
-    }
-    return null;
+    return isStorableNumber(value) ? null : 'A number in "properties" is too large to keep exactly (beyond ±9007199254740991); send it as a string.';
   }
   if (typeof value !== 'object' || value === null) return null;
   if (depth > MAX_PROPERTY_DEPTH) {
@@ -124,7 +123,11 @@ function findFault(value: unknown, depth: number): string | null {
     return null;
   }
   for (const [k, v] of Object.entries(value)) {
-    if (hasUnstorableChars(k)) return 'A key in "properties" holds U+0000 or a lone surrogate; rename it.';
+    const bad = keyFault(k);
+    if (bad?.kind === 'text') return 'A key in "properties" holds U+0000 or a lone surrogate; rename it.';
+    if (bad?.kind === 'length') {
+      return `A key in "properties" (starting "${[...k].slice(0, 20).join('')}…") has ${bad.length} characters; keys may have at most ${MAX_KEY_LENGTH}. Shorten it.`;
+    }
     const f = findFault(v, depth + 1);
     if (f !== null) return f;
   }

@@ -1,37 +1,4 @@
-/** Text rules shared by the item checks. Lengths are in Unicode code points. */
-
-/** Number of code points; a surrogate pair counts once. */
-export function codePointLength(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) i++;
-    }
-    n++;
-  }
-  return n;
-}
-
-/**
- * True when the string holds U+0000 or a lone surrogate. PostgreSQL cannot
- * keep either in text or jsonb, so they are refused for every store alike.
- */
-export function hasUnstorableChars(s: string): boolean {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c === 0) return true;
-    if (c >= 0xd800 && c <= 0xdbff) {
-      const d = i + 1 < s.length ? s.charCodeAt(i + 1) : 0;
-      if (d < 0xdc00 || d > 0xdfff) return true;
-      i++;
-    } else if (c >= 0xdc00 && c <= 0xdfff) {
-      return true;
-    }
-  }
-  return false;
-}
+/** Text rules shared by the item checks. Lengths are in Unicode code points; what a store can keep is in domain/storable.ts. */
 
 /** True when the string holds a C0 or C1 control character or DEL. */
 export function hasControlChars(s: string): boolean {

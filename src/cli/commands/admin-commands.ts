@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { MONTHLY_EVENT_LIMIT_RANGE } from '../../domain/admin.js';
 import { GRACE_PERIODS, type Grace } from '../../domain/keys.js';
 import { UsageError, parseBool, parseWhole, runWithStore, table, withCommon } from '../context.js';
 import { deleted, orgJson, projectJson, sourceJson } from '../views.js';
@@ -36,7 +37,7 @@ export function registerAdminCommands(program: Command): void {
       .description('change a project')
       .argument('<project>')
       .option('--api-enabled <bool>', 'true or false')
-      .option('--monthly-event-limit <n>', 'a whole number of events per calendar month, or none'),
+      .option('--monthly-event-limit <n>', `a whole number of events per calendar month (${MONTHLY_EVENT_LIMIT_RANGE.min} to ${MONTHLY_EVENT_LIMIT_RANGE.max}), or none`),
   ).action((id, o) =>
     runWithStore(
       o,
@@ -44,7 +45,7 @@ export function registerAdminCommands(program: Command): void {
         const patch: { apiEnabled?: boolean; monthlyEventLimit?: number | null } = {};
         if (o.apiEnabled !== undefined) patch.apiEnabled = parseBool(o.apiEnabled, '--api-enabled');
         if (o.monthlyEventLimit !== undefined) {
-          patch.monthlyEventLimit = o.monthlyEventLimit === 'none' ? null : parseWhole(o.monthlyEventLimit, '--monthly-event-limit');
+          patch.monthlyEventLimit = o.monthlyEventLimit === 'none' ? null : parseWhole(o.monthlyEventLimit, '--monthly-event-limit', MONTHLY_EVENT_LIMIT_RANGE);
         }
         if (Object.keys(patch).length === 0) throw new UsageError('Nothing to change: give --api-enabled or --monthly-event-limit.');
         return projectJson(await admin.updateProject(id, patch));

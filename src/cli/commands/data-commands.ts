@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { AdminError } from '../../domain/admin.js';
 import { monthOf } from '../../domain/month.js';
-import { PERSON_ID } from '../../pipeline/ids.js';
+import { type FieldCheck, checkAnonymousId, checkDistinctId } from '../../pipeline/identity-fields.js';
 import { UsageError, parseWhole, runWithStore, table, withCommon } from '../context.js';
 import { eventJson, personJson } from '../views.js';
 
@@ -18,8 +18,7 @@ export function registerDataCommands(program: Command): void {
     runWithStore(
       o,
       async ({ admin, store }) => {
-        const limit = parseWhole(o.limit, '--limit');
-        if (limit < 1 || limit > 10_000) throw new UsageError('--limit takes a number from 1 to 10000.');
+        const limit = parseWhole(o.limit, '--limit', { min: 1, max: 10_000 });
         await admin.getSource(o.source);
         return (await store.listEvents(o.source, limit)).map(eventJson);
       },
@@ -84,11 +83,18 @@ export function registerDataCommands(program: Command): void {
     runWithStore(
       o,
       async ({ admin }) => {
-        if (!PERSON_ID.test(o.anonymousId)) throw new UsageError('--anonymous-id takes a browser person key: per_ followed by letters, digits, _ or -.');
-        if (o.distinctId.length === 0 || o.distinctId.length > 128) throw new UsageError('--distinct-id takes 1 to 128 characters.');
-        return personJson(await admin.browserIdentify(o.project, o.anonymousId, o.distinctId));
+        // The API's own rules: the browser pipeline takes no id a batch item could not carry.
+        const anonymousId = flagValue('--anonymous-id', checkAnonymousId(o.anonymousId));
+        const distinctId = flagValue('--distinct-id', checkDistinctId(o.distinctId));
+        return personJson(await admin.browserIdentify(o.project, anonymousId, distinctId));
       },
       (p) => `person ${p.id} now holds ${p.distinct_ids.join(', ')}`,
     ),
   );
+}
+
+/** A flag's value once it passed the API's rule for its field, else a usage error quoting that rule. */
+function flagValue(flag: string, r: FieldCheck): string {
+  if (r.ok) return r.value;
+  throw new UsageError(`${flag} is refused: ${r.error.message}`);
 }
