@@ -33,3 +33,9 @@ it('connections: 4,096 at most unless INLET_MAX_CONNECTIONS says otherwise (0: n
 it('tracker hosts can be spelled around: INLET_TRACKER_HOSTS entries are normalised as request hosts are', () => {
   expect([...loadConfig({ INLET_TRACKER_HOSTS: 'T.Example.com., [t2.example.com]:443 ,t3.example.com' }).trackerHosts]).toEqual(['t.example.com', 't2.example.com', 't3.example.com']);
 });
+
+it('the import window: 300,000 items unless INLET_LIMIT_IMPORT sets another, 0 turns it off', () => {
+  expect(loadConfig({}).limits.import).toBe(300_000);
+  expect(loadConfig({ INLET_LIMIT_IMPORT: '0' }).limits.import).toBe(0);
+  expect(() => loadConfig({ INLET_LIMIT_IMPORT: 'lots' })).toThrow(/INLET_LIMIT_IMPORT must be a whole number/);
+});

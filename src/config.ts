@@ -26,7 +26,7 @@ export function loadConfig(env: Env, flags: Record<string, string | undefined> =
   }
   return {
     ...s,
-    limits: { burst: s.limitBurst, sustained: s.limitSustained, keyRps: s.limitKeyRps },
+    limits: { burst: s.limitBurst, sustained: s.limitSustained, keyRps: s.limitKeyRps, import: s.limitImport },
     admission: { budgetBytes: s.bodyBudgetBytes || Infinity, waitMs: s.bodyWaitMs },
     reading,
   };

@@ -14,6 +14,7 @@ const REFUSED: Record<keyof typeof SETTINGS, string> = {
   limitBurst: '-5',
   limitSustained: '1e6',
   limitKeyRps: 'ten',
+  limitImport: 'lots',
   bodyBudgetBytes: '2MB',
   bodyWaitMs: '30000',
   logLevel: 'verbose',

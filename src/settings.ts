@@ -136,6 +136,7 @@ export const SETTINGS = {
   limitBurst: amount('INLET_LIMIT_BURST', DEFAULT_LIMITS.burst, 'the limit', 'Items a project may send within 10 seconds.'),
   limitSustained: amount('INLET_LIMIT_SUSTAINED', DEFAULT_LIMITS.sustained, 'the limit', 'Items a project may send within 60 seconds.'),
   limitKeyRps: amount('INLET_LIMIT_KEY_RPS', DEFAULT_LIMITS.keyRps, 'the limit', 'Requests one key may send per second.'),
+  limitImport: amount('INLET_LIMIT_IMPORT', DEFAULT_LIMITS.import, 'the limit', 'Items a project may send to /api/v1/import within 60 seconds, apart from the two above.'),
   bodyBudgetBytes: amount('INLET_BODY_BUDGET_BYTES', BODY_BUDGET_BYTES, 'back-pressure', 'Bytes of request bodies a server works on at once; more wait for room.'),
   bodyWaitMs: setting({
     env: 'INLET_BODY_WAIT_MS', fallback: ADMISSION_WAIT_MS, shown: String(ADMISSION_WAIT_MS),

@@ -95,3 +95,17 @@ describe('RateLimits: per key', () => {
     for (let i = 0; i < 500; i++) expect((await rl.checkKey('key_1', T)).allowed).toBe(true);
   });
 });
+
+describe('RateLimits: the import window', () => {
+  it('counts apart from burst and sustained, and names only itself', async () => {
+    const rl = limits({ import: 100 });
+    expect(await rl.checkItems('prj_1', 60, T, 'import')).toEqual({
+      allowed: true,
+      retryAfter: 0,
+      headers: { 'RateLimit-Policy': '"import";q=100;w=60', RateLimit: '"import";r=40;t=60' },
+    });
+    expect(await rl.checkItems('prj_1', 41, T + 1, 'import')).toMatchObject({ allowed: false, retryAfter: 60 });
+    expect((await rl.checkItems('prj_1', 1, T + 2)).headers.RateLimit).toBe('"burst";r=49999;t=10, "sustained";r=59999;t=60');
+    expect((await rl.checkItems('prj_1', 40, T + 60_000, 'import')).allowed).toBe(true);
+  });
+});

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { ConfigError, loadConfig } from '../config.js';
 import { AdminError, createAdmin } from '../domain/admin.js';
 import { errorForLog } from '../edge/log-error.js';
+import { parseIso } from '../pipeline/timestamp.js';
 import { openStore } from '../stores/open-store.js';
 import { type Store, StoreUnavailableError } from '../stores/port.js';
 
@@ -28,17 +29,25 @@ export async function runWithStore<T>(
   work: (ctx: { store: Store; admin: ReturnType<typeof createAdmin> }) => Promise<T>,
   human: (result: T) => string,
 ): Promise<void> {
-  let store: Store | null = null;
   try {
-    const cfg = loadConfig(process.env, { dataDir: opts.dataDir });
-    const opened = await openStore(cfg);
-    store = opened;
-    const result = await work({ store: opened, admin: createAdmin(opened, Date.now) });
+    const result = await openForCommand(opts, work);
     process.stdout.write(opts.json ? `${JSON.stringify(result)}\n` : `${human(result)}\n`);
   } catch (e) {
     fail(e);
+  }
+}
+
+/** Opens the store the server would use, runs `work` on it and closes it, whatever happens. */
+export async function openForCommand<T>(
+  opts: CommonOptions,
+  work: (ctx: { store: Store; admin: ReturnType<typeof createAdmin> }) => Promise<T>,
+): Promise<T> {
+  const cfg = loadConfig(process.env, { dataDir: opts.dataDir });
+  const store = await openStore(cfg);
+  try {
+    return await work({ store, admin: createAdmin(store, Date.now) });
   } finally {
-    await store?.close();
+    await store.close();
   }
 }
 
@@ -77,6 +86,14 @@ export function parseWhole(v: string, flag: string, range: { min: number; max: n
     throw new UsageError(`${flag} takes a whole number from ${range.min} to ${range.max}, not "${v}".`);
   }
   return n;
+}
+
+/** A time given as ISO 8601 (a date alone is midnight UTC) or epoch milliseconds. */
+export function parseTime(v: string, flag: string): number {
+  if (/^\d+$/.test(v)) return Number(v);
+  const ms = /^\d{4}-\d{2}-\d{2}$/.test(v) ? parseIso(`${v}T00:00:00Z`) : parseIso(v);
+  if (ms === null) throw new UsageError(`${flag} takes ISO 8601 (such as 2026-01-31 or 2026-01-31T12:00:00Z) or epoch milliseconds, not "${v}".`);
+  return ms;
 }
 
 /** A fixed-width table for human output. */

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerAdminCommands } from './commands/admin-commands.js';
+import { registerBackup } from './commands/backup-command.js';
 import { registerDataCommands } from './commands/data-commands.js';
 import { registerSend } from './commands/send-command.js';
 import { registerServe } from './commands/serve.js';
@@ -21,6 +22,7 @@ registerAdminCommands(program);
 registerDataCommands(program);
 registerUserCommands(program);
 registerSend(program);
+registerBackup(program);
 
 /** Runs the command line of this process; bin/inlet calls it. */
 export async function run(): Promise<void> {

@@ -1,4 +1,3 @@
-import type { ProjectListing } from '../stores/port-console.js';
 import type { Org, PersonView, Project, Source, StoredEvent } from '../stores/port.js';
 
 /** The JSON shapes of docs/cli.md, one function each. */
@@ -13,7 +12,7 @@ export const projectJson = (p: Project) => ({
 });
 
 /** A project with its retention: what `project list` and `project update` print. */
-export const projectListingJson = (p: ProjectListing) => ({ ...projectJson(p), retention_days: p.retentionDays });
+export const projectListingJson = (p: Project) => ({ ...projectJson(p), retention_days: p.retentionDays });
 
 export const sourceJson = (s: Source) => ({
   id: s.id,

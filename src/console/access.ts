@@ -1,6 +1,5 @@
 import { type Viewer, canSee } from '../domain/accounts/accounts.js';
 import type { createAdmin } from '../domain/admin.js';
-import type { ProjectListing } from '../stores/port-console.js';
 import type { KeyRecord, Org, Project, Source, Store } from '../stores/port.js';
 
 /**
@@ -14,12 +13,12 @@ export function access(store: Pick<Store, 'admin' | 'listings'>, admin: ReturnTy
     if (!canSee(viewer, id)) return null;
     return store.admin.getOrg(id);
   }
-  async function project(viewer: Viewer, id: string): Promise<{ project: ProjectListing; org: Org } | null> {
+  async function project(viewer: Viewer, id: string): Promise<{ project: Project; org: Org } | null> {
     const p = await store.admin.getProject(id);
     if (p === null) return null;
     const o = await org(viewer, p.orgId);
     if (o === null) return null;
-    return { project: await admin.projectListing(p.id), org: o };
+    return { project: p, org: o };
   }
   async function source(viewer: Viewer, id: string): Promise<{ source: Source; project: Project } | null> {
     const s = await store.admin.getSource(id);

@@ -5,7 +5,7 @@
  * every later step it can also fail gets this step's answer.
  */
 import type { RequestErrorCode } from '../errors/codes.js';
-import { ADMISSION_WAIT_MS, BATCH_PATH, KEY_RPS, MAX_BODY_BYTES, MAX_ITEMS, formatNumber } from './facts.js';
+import { ADMISSION_WAIT_MS, BATCH_PATH, IMPORT_PATH, KEY_RPS, MAX_BODY_BYTES, MAX_ITEMS, formatNumber } from './facts.js';
 
 /** One step: what is checked (inline markdown), and the codes it answers with when it fails. */
 export interface CheckStep {
@@ -26,7 +26,7 @@ export const CHECK_ORDER: readonly CheckStep[] = [
     codes: ['bad_request', 'headers_too_large', 'request_timeout'],
   },
   { id: 'stopping', check: 'The server is stopping (it got SIGTERM): every request that arrives from then on', codes: ['collection_unavailable'] },
-  { id: 'path', check: `The path is not \`${BATCH_PATH}\` (an unknown \`/api/v1/…\` path or an unknown version), or the host is a tracker domain`, codes: ['not_found'] },
+  { id: 'path', check: `The path is neither \`${BATCH_PATH}\` nor \`${IMPORT_PATH}\` (an unknown \`/api/v1/…\` path or an unknown version), or the host is a tracker domain`, codes: ['not_found'] },
   { id: 'retired', check: 'The path is under a retired API version', codes: ['api_version_retired'] },
   { id: 'method', check: 'The method is not POST (OPTIONS included)', codes: ['method_not_allowed'] },
   { id: 'browser', check: 'It looks like a browser: `Origin`, or `Sec-Fetch-*` other than a lone `Sec-Fetch-Mode: cors`', codes: ['browser_not_allowed'] },

@@ -15,6 +15,8 @@ const DROP_ADVICE: Record<DropReason, string> = {
   bot_filtered: 'No. The same item is dropped again. If this user agent is not a bot, or the source should keep bot traffic, turn bot filtering off for the source (inlet source update <source id> --filter-bots false).',
   collection_paused:
     'No. Nothing is kept while collection is paused. It resumes when a new calendar month (UTC) begins, or once the operator raises the limit (inlet project update <project id> --monthly-event-limit <n>, or none); identify items are still applied meanwhile.',
+  suppressed:
+    'No. The person was erased at their request, and nothing more is kept for this distinct_id. Stop sending it; only an operator can lift the suppression (inlet person unsuppress).',
 };
 
 const ITEM_ADVICE = 'No. Fix the item: sent again unchanged, it gets the same error. The other items of the request are not affected.';

@@ -12,8 +12,8 @@ import { MAX_NAME_LENGTH } from '../pipeline/check-item.js';
 import { MAX_PROPERTY_BYTES, MAX_PROPERTY_DEPTH, MAX_PROPERTY_KEYS } from '../pipeline/properties.js';
 import { MAX_FUTURE_MS, MAX_PAST_MS } from '../pipeline/timestamp.js';
 
-/** The path of the one endpoint. */
-export const BATCH_PATH = '/api/v1/batch';
+export { BATCH_PATH, IMPORT_PATH } from '../edge/endpoints.js';
+export { DEFAULT_RETENTION_DAYS } from '../domain/retention.js';
 /** Where the reference pages are served. */
 export const DOCS_PATH = '/docs/api';
 export const OPENAPI_PATH = `${DOCS_PATH}/openapi.json`;
@@ -26,14 +26,20 @@ export { MAX_KEY_LENGTH };
 export const PAST_DAYS = MAX_PAST_MS / 86_400_000;
 export const FUTURE_MINUTES = MAX_FUTURE_MS / 60_000;
 
-/** The default windows (docs/design.md, "Limits"); the window lengths are fixed, the quotas configurable. */
-export const POLICIES = PROJECT_WINDOWS.map((w) => ({
+/** The default windows of each endpoint; the window lengths are fixed, the quotas configurable. */
+const policiesOf = (group: 'batch' | 'import') => PROJECT_WINDOWS.filter((w) => w.group === group).map((w) => ({
   name: w.name,
   quota: DEFAULT_LIMITS[w.setting],
   windowSeconds: w.windowMs / 1000,
   retryAfter: w.retryAfter,
   env: `INLET_LIMIT_${w.setting.toUpperCase()}`,
 }));
+/** The windows of the live batch endpoint. */
+export const POLICIES = policiesOf('batch');
+/** The one window of the import endpoint. */
+export const IMPORT_POLICIES = policiesOf('import');
+/** The import endpoint's RateLimit-Policy header with the default limits. */
+export const IMPORT_POLICY_HEADER = IMPORT_POLICIES.map((p) => `"${p.name}";q=${p.quota};w=${p.windowSeconds}`).join(', ');
 export const KEY_RPS = DEFAULT_LIMITS.keyRps;
 
 /** The RateLimit-Policy header as it reads with the default limits. */

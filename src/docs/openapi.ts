@@ -1,5 +1,5 @@
 /**
- * The OpenAPI 3.1 document of POST /api/v1/batch, built from the error table:
+ * The OpenAPI 3.1 document of POST /api/v1/batch and POST /api/v1/import, built from the error table:
  * one response per status the table uses, listing exactly that status's codes.
  */
 import { STATUS_CODES } from 'node:http';
@@ -10,8 +10,11 @@ import type { ItemError } from '../pipeline/field-error.js';
 import {
   BATCH_PATH,
   DEFAULT_POLICY_HEADER,
+  DEFAULT_RETENTION_DAYS,
   DOCS_PATH,
   EXAMPLE_RATELIMIT_HEADER,
+  IMPORT_PATH,
+  IMPORT_POLICY_HEADER,
   KEY_POLICY_HEADER,
   KEY_PREFIX,
   KEY_RATELIMIT_HEADER,
@@ -54,7 +57,7 @@ function headers(): Record<string, Schema> {
       schema: { type: 'string', examples: [EXAMPLE_RATELIMIT_HEADER] },
     },
     'RateLimit-Policy': {
-      description: `The project windows in force: q items per w seconds (absent when the project limits are off); on a 429 from the per-key limit, that limit: ${KEY_POLICY_HEADER}.`,
+      description: `The project windows in force: q items per w seconds (absent when the project limits are off); on ${IMPORT_PATH} the one window is the import window (${IMPORT_POLICY_HEADER}); on a 429 from the per-key limit, that limit: ${KEY_POLICY_HEADER}.`,
       schema: { type: 'string', examples: [DEFAULT_POLICY_HEADER] },
     },
     Allow: { required: true, description: 'The one method the endpoint takes.', schema: { type: 'string', const: 'POST' } },
@@ -132,31 +135,23 @@ export function openApiDocument(baseUrl: string): OpenApiDocument {
     security: [{ serverKey: [] }],
     paths: {
       [BATCH_PATH]: {
-        post: {
+        post: operation(baseUrl, responses, {
           operationId: 'sendBatch',
           summary: 'Send a batch of track and identify items',
           description:
             'Each item is checked on its own: valid items are kept, refused ones are listed with their index. ' +
             `The body may be at most ${MAX_BODY_BYTES} bytes as sent and once decompressed.`,
-          externalDocs: { url: `${baseUrl}${DOCS_PATH}` },
-          parameters: [
-            queryFlag('validate', 'Dry run: answer 200 with what would be stored; store and meter nothing.'),
-            queryFlag('strict', 'Refuse the whole batch with 400 strict_item_invalid if any item is invalid.'),
-            {
-              name: 'Content-Encoding',
-              in: 'header',
-              required: false,
-              description: 'gzip, identity, or left out.',
-              schema: { type: 'string', enum: ['gzip', 'identity'] },
-            },
-          ],
-          requestBody: {
-            required: true,
-            description: 'Content-Type must be application/json (charset=utf-8 allowed).',
-            content: { 'application/json': { schema: ref('BatchRequest') } },
-          },
-          responses,
-        },
+        }),
+      },
+      [IMPORT_PATH]: {
+        post: operation(baseUrl, responses, {
+          operationId: 'importBatch',
+          summary: 'Import a batch of historical track and identify items',
+          description:
+            `The same checks, answers, idempotency (insert_ids shared with ${BATCH_PATH}) and metering as ${BATCH_PATH}, except: ` +
+            'every item needs a timestamp (missing_timestamp), which may be as old as the project\'s event retention ' +
+            `(${DEFAULT_RETENTION_DAYS} days unless set; timestamp_before_retention beyond it), and the items count in the project's import window, not in burst or sustained.`,
+        }),
       },
     },
     components: {
@@ -170,5 +165,30 @@ export function openApiDocument(baseUrl: string): OpenApiDocument {
       headers: headers(),
       schemas: componentSchemas(),
     },
+  };
+}
+
+/** One endpoint's POST operation: both endpoints take the same request and give the same answers. */
+function operation(baseUrl: string, responses: Record<string, Schema>, about: { operationId: string; summary: string; description: string }): Schema {
+  return {
+    ...about,
+    externalDocs: { url: `${baseUrl}${DOCS_PATH}` },
+    parameters: [
+      queryFlag('validate', 'Dry run: answer 200 with what would be stored; store and meter nothing.'),
+      queryFlag('strict', 'Refuse the whole batch with 400 strict_item_invalid if any item is invalid.'),
+      {
+        name: 'Content-Encoding',
+        in: 'header',
+        required: false,
+        description: 'gzip, identity, or left out.',
+        schema: { type: 'string', enum: ['gzip', 'identity'] },
+      },
+    ],
+    requestBody: {
+      required: true,
+      description: 'Content-Type must be application/json (charset=utf-8 allowed).',
+      content: { 'application/json': { schema: ref('BatchRequest') } },
+    },
+    responses,
   };
 }

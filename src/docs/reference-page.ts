@@ -14,6 +14,10 @@ import { segmentSection } from './segment-section.js';
 import {
   BATCH_PATH,
   DEFAULT_POLICY_HEADER,
+  DEFAULT_RETENTION_DAYS,
+  IMPORT_PATH,
+  IMPORT_POLICIES,
+  IMPORT_POLICY_HEADER,
   DOCS_PATH,
   EXAMPLE_RATELIMIT_HEADER,
   FUTURE_MINUTES,
@@ -81,6 +85,13 @@ function figures(baseUrl: string): Map<string, string> {
   return new Map([
     ['BASE_URL', urlText(baseUrl)],
     ['BATCH_PATH', BATCH_PATH],
+    ['IMPORT_PATH', IMPORT_PATH],
+    ['IMPORT_POLICY_HEADER', IMPORT_POLICY_HEADER],
+    ['IMPORT_QUOTA', formatNumber(IMPORT_POLICIES[0]!.quota)],
+    ['IMPORT_WINDOW_SECONDS', String(IMPORT_POLICIES[0]!.windowSeconds)],
+    ['IMPORT_RETRY_AFTER', String(IMPORT_POLICIES[0]!.retryAfter)],
+    ['IMPORT_LIMIT_ENV', IMPORT_POLICIES[0]!.env],
+    ['DEFAULT_RETENTION_DAYS', String(DEFAULT_RETENTION_DAYS)],
     ['OPENAPI_PATH', OPENAPI_PATH],
     ['KEY_PREFIX', KEY_PREFIX],
     ['MAX_ITEMS', String(MAX_ITEMS)],
@@ -110,7 +121,7 @@ function checkOrder(): Html {
 }
 
 function rateLimits(): Html {
-  const rows = POLICIES.map((p) => [code(p.name), `${formatNumber(p.quota)} items per ${p.windowSeconds} s`, `Retry-After: ${p.retryAfter}`, code(p.env)]);
+  const rows = [...POLICIES, ...IMPORT_POLICIES].map((p) => [code(p.name), `${formatNumber(p.quota)} items per ${p.windowSeconds} s`, `Retry-After: ${p.retryAfter}`, code(p.env)]);
   rows.push([html`per key`, `${KEY_RPS} requests per 1 s`, `Retry-After: ${KEY_RETRY_AFTER}`, code('INLET_LIMIT_KEY_RPS')]);
   return table(['Policy', 'Limit', 'When tripped', 'Setting'], rows);
 }

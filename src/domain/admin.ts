@@ -1,7 +1,7 @@
-import type { ProjectListing } from '../stores/port-console.js';
 import type { KeyRecord, Org, Project, Source, Store } from '../stores/port.js';
 import { newId } from './ids.js';
 import { GRACE_PERIODS, type Grace, KEY_PREFIX, MAX_WORKING_KEYS, generateKey, hashKey, keyStatus, roomForKey } from './keys.js';
+import { DEFAULT_RETENTION_DAYS } from './retention.js';
 import { browserIdentify } from './people/browser-identify.js';
 import { codePointLength, isStorableText } from './storable.js';
 
@@ -95,25 +95,19 @@ export function createAdmin(store: Pick<Store, 'admin' | 'listings' | 'transacti
       } else {
         orgId = (await a.defaultOrg(() => ({ id: newId('org'), name: 'default', createdAt: now }))).id;
       }
-      const p: Project = { id: newId('prj'), orgId, name: requireName(opts.name), apiEnabled: opts.apiEnabled ?? false, monthlyEventLimit: null, createdAt: now };
+      const p: Project = { id: newId('prj'), orgId, name: requireName(opts.name), apiEnabled: opts.apiEnabled ?? false, monthlyEventLimit: null, retentionDays: DEFAULT_RETENTION_DAYS, createdAt: now };
       await a.createProject(p);
       return p;
     },
     getProject: project,
     async updateProject(id: string, patch: { apiEnabled?: boolean; monthlyEventLimit?: number | null; retentionDays?: number }): Promise<Project> {
       if (patch.monthlyEventLimit != null) checkMonthlyEventLimit(patch.monthlyEventLimit);
+      if (patch.retentionDays !== undefined) checkRetentionDays(patch.retentionDays);
       await project(id);
-      const { retentionDays, ...rest } = patch;
-      if (retentionDays !== undefined) await store.listings.setRetentionDays(id, checkRetentionDays(retentionDays));
-      return (await a.updateProject(id, rest))!;
-    },
-    /** A project with its retention setting. */
-    async projectListing(id: string): Promise<ProjectListing> {
-      const p = await project(id);
-      return { ...p, retentionDays: (await store.listings.retentionDays(id)) ?? DEFAULT_RETENTION_DAYS };
+      return (await a.updateProject(id, patch))!;
     },
     listOrgs: () => store.listings.listOrgs(),
-    async listProjects(orgId?: string): Promise<ProjectListing[]> {
+    async listProjects(orgId?: string): Promise<Project[]> {
       if (orgId !== undefined && (await a.getOrg(orgId)) === null) throw new AdminError(`No organization ${orgId}.`);
       return store.listings.listProjects(orgId ?? null);
     },
@@ -185,16 +179,13 @@ export function createAdmin(store: Pick<Store, 'admin' | 'listings' | 'transacti
   };
 }
 
-/** Days a project keeps its events unless told otherwise. */
-export const DEFAULT_RETENTION_DAYS = 400;
 /** The longest retention a project may have: ten years. */
 export const MAX_RETENTION_DAYS = 3650;
 
-function checkRetentionDays(days: number): number {
+function checkRetentionDays(days: number): void {
   if (!Number.isSafeInteger(days) || days < 1 || days > MAX_RETENTION_DAYS) {
     throw new AdminError(`--retention-days must be a whole number of days from 1 to ${MAX_RETENTION_DAYS}, not ${days}.`);
   }
-  return days;
 }
 
 /** Names are stored on every engine too: the storability rule applies to them. */

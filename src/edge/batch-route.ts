@@ -15,6 +15,7 @@ import { sendRefusal } from './envelope.js';
 import { normaliseHost } from './host.js';
 import { feedLive } from './live-feed.js';
 import { parseJsonBody, readBody } from './read-body.js';
+import { BATCH_PATH, ENDPOINTS, type EndpointProfile } from './endpoints.js';
 import { emptyFacts, tallyItems } from './request-facts.js';
 import type { ReadBudget } from './read-budget.js';
 import {
@@ -82,7 +83,8 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
   const body = await readAdmitted(deps, req, auth.keyId);
   if (body === null || isRefusal(body)) return body;
   try {
-    return await admitted(deps, req, reply, auth, options, body.bytes);
+    // checkPath passed, so the path is one of the endpoints.
+    return await admitted(deps, req, reply, auth, options, body.bytes, ENDPOINTS.get(path)!);
   } finally {
     body.release();
   }
@@ -159,13 +161,14 @@ async function admitted(
   auth: AuthRecord,
   options: BatchOptions,
   bytes: Buffer,
+  profile: EndpointProfile,
 ): Promise<Refusal | null> {
   const body = parseJsonBody(bytes);
   if (isRefusal(body)) return body;
   const batch = checkBody(body.json);
   if (isRefusal(batch)) return batch;
 
-  return ingestChecked(deps, req, reply, auth, batch.items, { ...options, droppedKeys: batch.droppedKeys, dialect: BATCH_DIALECT });
+  return ingestChecked(deps, req, reply, auth, batch.items, { ...options, droppedKeys: batch.droppedKeys, dialect: BATCH_DIALECT, profile });
 }
 
 /** How an intake answers: the batch API, or an intake that speaks another API's dialect. */
@@ -187,22 +190,24 @@ export async function ingestChecked(
   reply: FastifyReply,
   auth: AuthRecord,
   items: unknown[],
-  options: BatchOptions & { droppedKeys: string[]; dialect: Dialect },
+  options: BatchOptions & { droppedKeys: string[]; dialect: Dialect; profile?: EndpointProfile },
 ): Promise<Refusal | null> {
   const { dialect } = options;
+  const profile = options.profile ?? ENDPOINTS.get(BATCH_PATH)!;
   const arrival = deps.clock();
-  const verdict = await deps.limits.checkItems(auth.project.id, items.length, arrival);
+  const verdict = await deps.limits.checkItems(auth.project.id, items.length, arrival, profile.windows);
   reply.headers(verdict.headers);
   if (!verdict.allowed) {
-    req.facts!.limitPolicy = verdict.retryAfter === 60 ? 'sustained' : 'burst';
+    const window = profile.windows === 'import' ? 'import' : verdict.retryAfter === 60 ? 'sustained' : 'burst';
+    req.facts!.limitPolicy = window;
     return {
       code: 'rate_limited',
-      message: `This project sent more items than its ${verdict.retryAfter === 60 ? 'sustained' : 'burst'} limit allows; nothing was stored. Resend after Retry-After seconds.`,
+      message: `This project sent more items than its ${window} limit allows; nothing was stored. Resend after Retry-After seconds.`,
       headers: { 'Retry-After': String(verdict.retryAfter) },
     };
   }
 
-  const checked = checkItems(items, { now: arrival, recordIp: auth.source.recordIp, ownEvents: dialect.ownEvents });
+  const checked = checkItems(items, { now: arrival, recordIp: auth.source.recordIp, ownEvents: dialect.ownEvents, importing: profile.importWindow(auth.project) });
   req.facts!.items = tallyItems([], [], checked.errors);
   if (options.strict && checked.errors.length > 0) {
     if (!options.validate) feedLive(deps.live, auth.source.id, req.id, deps.clock(), 400, { raw: items, errors: checked.errors });

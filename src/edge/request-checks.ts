@@ -4,6 +4,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { type Refusal, isRefusal } from '../pipeline/refusal.js';
+import { ENDPOINTS } from './endpoints.js';
 
 // Re-exported: the edge's modules have long taken them from here.
 export { type Refusal, isRefusal };
@@ -16,7 +17,7 @@ export function checkPath(path: string, host: string, trackerHosts: Set<string>,
   if (trackerHosts.has(host)) {
     return { code: 'not_found', message: `${host} is a tracker domain for browser traffic; send server batches to the app host.` };
   }
-  if (path === BATCH_PATH) return null;
+  if (ENDPOINTS.has(path)) return null;
   const version = VERSIONED.exec(path)?.[1];
   if (version !== undefined && version !== '1' && retired.has(String(Number(version)))) {
     return { code: 'api_version_retired', message: `API version ${version} is retired. Send batches to POST /api/v1/batch.` };

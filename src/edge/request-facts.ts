@@ -20,7 +20,7 @@ export interface RequestFacts {
   /** A validate=true run: nothing was stored. */
   dryRun: boolean;
   /** The rate limit that refused the request, if one did. */
-  limitPolicy: 'key' | 'burst' | 'sustained' | null;
+  limitPolicy: 'key' | 'burst' | 'sustained' | 'import' | null;
 }
 
 declare module 'fastify' {

@@ -153,7 +153,7 @@ export const REQUEST_ERRORS = {
   rate_limited: {
     status: 429,
     message: 'A rate limit was reached and nothing in this request was stored. Resend it after the Retry-After seconds.',
-    when: 'A rate limit tripped. Retry-After is 10 (burst or per-key limit) or 60 (sustained limit). Nothing in the request was stored or metered.',
+    when: 'A rate limit tripped. Retry-After is 10 (burst or per-key limit) or 60 (sustained limit, or the import limit on /api/v1/import). Nothing in the request was stored or metered.',
     retryable: true,
     retry: 'Yes, after Retry-After seconds, with the same insert_ids.',
   },
@@ -200,7 +200,11 @@ export const ITEM_ERRORS = {
   invalid_insert_id: { when: '"insert_id" is not 1 to 80 characters of A-Z, a-z, 0-9, "_" and "-".' },
   duplicate_insert_id: { when: 'The same insert_id appears twice in one request; the later item is refused.' },
   invalid_timestamp: { when: '"timestamp" is neither ISO 8601 with a date, time and offset nor an integer of epoch milliseconds.' },
-  timestamp_too_old: { when: '"timestamp" is more than 7 days before the server clock. Inlet takes no older events.' },
+  missing_timestamp: { when: 'An item sent to /api/v1/import has no "timestamp"; a historical event needs the time it happened.' },
+  timestamp_too_old: { when: '"timestamp" is more than 7 days before the server clock (on /api/v1/batch). Send older events to /api/v1/import.' },
+  timestamp_before_retention: {
+    when: "\"timestamp\" is older than the project's event retention (400 days unless the project sets another), on /api/v1/import: such an event would be deleted at once.",
+  },
   timestamp_in_future: { when: '"timestamp" is more than 10 minutes after the server clock.' },
   invalid_properties: {
     when: '"properties" is not a JSON object, is nested deeper than 5 levels, has a key longer than 255 characters, or holds a number that cannot be kept exactly or a key or string with U+0000 or a lone surrogate.',
@@ -217,6 +221,9 @@ export type ItemErrorCode = keyof typeof ITEM_ERRORS;
 export const DROP_REASONS = {
   bot_filtered: { when: 'The $user_agent is a known bot and the source filters bots (the default).' },
   collection_paused: { when: "The project's monthly event limit is reached; track items are not stored until the next month (UTC) or until the limit is raised with inlet project update <project id> --monthly-event-limit." },
+  suppressed: {
+    when: 'The distinct_id belongs to a person who was erased with suppression (inlet person delete --suppress): nothing sent for it is stored or metered until it is unsuppressed.',
+  },
 } as const satisfies Record<string, ItemErrorSpec>;
 
 export type DropReason = keyof typeof DROP_REASONS;

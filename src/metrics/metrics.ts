@@ -116,7 +116,7 @@ export class Metrics implements IngestObserver {
     for (const outcome of ['accepted', 'duplicate']) this.items.inc({ outcome }, 0);
     for (const reason of Object.keys(DROP_REASONS)) this.itemsDropped.inc({ reason }, 0);
     for (const code of Object.keys(ITEM_ERRORS)) this.itemsRefused.inc({ code }, 0);
-    for (const policy of ['key', 'burst', 'sustained']) this.rateLimited.inc({ policy }, 0);
+    for (const policy of ['key', 'burst', 'sustained', 'import']) this.rateLimited.inc({ policy }, 0);
     for (const result of ['found', 'not_found', 'failed']) this.keyLookups.inc({ result }, 0);
     for (const operation of ['key_lookup', 'write', 'ping']) this.storeErrors.inc({ operation }, 0);
     // Process and Node.js figures (CPU, memory, event loop lag, handles, GC), under their usual names.

@@ -4,7 +4,7 @@ import { type FieldCheck, checkAnonymousId, checkDistinctId, checkName } from '.
 import { INSERT_ID, SESSION_ID, isReservedEventName } from './ids.js';
 import { type JsonObject, normaliseProperties } from './properties.js';
 import { describeJson, isPlainObject } from './text.js';
-import { parseTimestamp } from './timestamp.js';
+import { type ImportWindow, parseTimestamp } from './timestamp.js';
 
 export type ItemType = 'track' | 'identify';
 
@@ -27,6 +27,8 @@ export interface ItemContext {
   recordIp: boolean;
   /** Indices of items whose event name an intake set itself (such as $pageview), exempt from the "$" rule. */
   ownEvents?: ReadonlySet<number>;
+  /** Set on the historical import endpoint: a timestamp is required, and may go back to the retention. */
+  importing?: ImportWindow;
 }
 
 const KNOWN_FIELDS = new Set(['type', 'event', 'distinct_id', 'anonymous_id', 'session_id', 'insert_id', 'timestamp', 'properties']);
@@ -68,9 +70,11 @@ export function checkItem(raw: unknown, index: number, ctx: ItemContext): ItemCh
 
   let timestamp = ctx.now;
   if (sent(raw.timestamp)) {
-    const t = parseTimestamp(raw.timestamp, ctx.now);
+    const t = parseTimestamp(raw.timestamp, ctx.now, ctx.importing);
     if (t.ok) timestamp = t.ms;
     else errors.push({ code: t.code, field: 'timestamp', message: t.message });
+  } else if (ctx.importing !== undefined) {
+    errors.push({ code: 'missing_timestamp', field: 'timestamp', message: 'An imported item needs a "timestamp": the time the event happened, as ISO 8601 with an offset or epoch milliseconds.' });
   }
 
   const props = normaliseProperties(raw.properties ?? undefined, ctx.recordIp, errors);

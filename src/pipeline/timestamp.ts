@@ -1,8 +1,14 @@
+import { retentionCutoff } from '../domain/retention.js';
 import type { ItemErrorCode } from '../errors/codes.js';
 
 /** How far back and ahead of the server clock a timestamp may be. */
 export const MAX_PAST_MS = 7 * 24 * 60 * 60 * 1000;
 export const MAX_FUTURE_MS = 10 * 60 * 1000;
+
+/** The window of the historical import endpoint: back to the project's retention instead of 7 days. */
+export interface ImportWindow {
+  retentionDays: number;
+}
 
 export type TimestampResult = { ok: true; ms: number } | { ok: false; code: ItemErrorCode; message: string };
 
@@ -13,8 +19,8 @@ const ISO = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,
 /** Epoch milliseconds below this are almost surely epoch seconds (before 1973 as ms). */
 const LOOKS_LIKE_SECONDS = 1e11;
 
-/** Reads an item's timestamp and checks it against the window around `now`. */
-export function parseTimestamp(value: unknown, now: number): TimestampResult {
+/** Reads an item's timestamp and checks it against the window around `now` (the import window when given). */
+export function parseTimestamp(value: unknown, now: number, importing?: ImportWindow): TimestampResult {
   let ms: number;
   if (typeof value === 'number') {
     if (!Number.isSafeInteger(value) || value < 0) {
@@ -33,11 +39,18 @@ export function parseTimestamp(value: unknown, now: number): TimestampResult {
   } else {
     return bad('"timestamp" must be an ISO 8601 string with an offset or an integer of epoch milliseconds.');
   }
-  if (ms < now - MAX_PAST_MS) {
+  if (importing !== undefined && ms < retentionCutoff(now, importing.retentionDays)) {
+    return {
+      ok: false,
+      code: 'timestamp_before_retention',
+      message: `"timestamp" is more than ${importing.retentionDays} days in the past, beyond the project's event retention; such an event would be deleted at once. Leave it out, or ask for a longer retention first.`,
+    };
+  }
+  if (importing === undefined && ms < now - MAX_PAST_MS) {
     return {
       ok: false,
       code: 'timestamp_too_old',
-      message: '"timestamp" is more than 7 days in the past, which Inlet does not take. Send events within 7 days of when they happened, or leave "timestamp" out to use the time of arrival.',
+      message: '"timestamp" is more than 7 days in the past. Send older events to the historical import endpoint, POST /api/v1/import, with the same key.',
     };
   }
   if (ms > now + MAX_FUTURE_MS) {

@@ -55,28 +55,20 @@ export interface AccountStore {
   purgeExpired(opts: { createdBefore: number; seenBefore: number; failuresBefore: number; now: number }): Promise<void>;
 }
 
-/** A project with the settings the lists show. */
-export interface ProjectListing extends Project {
-  retentionDays: number;
-}
-
 /** Events stored for one UTC day ("YYYY-MM-DD"), by the events' own timestamps. */
 export interface DayCount {
   day: string;
   events: number;
 }
 
-/** Read-only lists and summaries, plus the retention setting of a project. */
+/** Read-only lists and summaries. */
 export interface ListingStore {
   /** Live organizations, by name then id. */
   listOrgs(): Promise<Org[]>;
   /** Live projects of live organizations (of one org when given), by name then id. */
-  listProjects(orgId: string | null): Promise<ProjectListing[]>;
+  listProjects(orgId: string | null): Promise<Project[]>;
   /** Live sources of a live project, by name then id. */
   listSources(projectId: string): Promise<Source[]>;
-  /** Days to keep a project's events, or null when there is no such project. */
-  retentionDays(projectId: string): Promise<number | null>;
-  setRetentionDays(projectId: string, days: number): Promise<void>;
   /** Events per day with timestamps in [from, to) (epoch ms), days without events left out. */
   eventsPerDay(projectId: string, from: number, to: number): Promise<DayCount[]>;
   /** Up to `limit` distinct ids starting with `prefix`, in byte order, with their persons. */

@@ -75,6 +75,8 @@ export interface Project {
   name: string;
   apiEnabled: boolean;
   monthlyEventLimit: number | null;
+  /** Days raw events are kept, by their timestamp (400 unless set). */
+  retentionDays: number;
   createdAt: number;
 }
 
@@ -211,11 +213,129 @@ export interface IngestTx {
   upsertTraits(projectId: string, traits: TraitWrite[]): Awaitable<void>;
   /** Rows whose `event` is null are refused (StoreUnavailableError, refused), as a NOT NULL column does. */
   insertEvents(rows: NewEventRow[]): Awaitable<void>;
+  /** Those of the distinct_ids whose items are dropped (their person was erased with suppression). */
+  findSuppressed(projectId: string, distinctIds: string[]): Awaitable<Set<string>>;
   /**
    * Runs `fn`; if it throws, every write made since the call is undone and
    * the error rethrown, and the transaction goes on as if `fn` never ran.
    */
   savepoint<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+// ---- reading events in pages (export, paging) -------------------------------
+
+/** A position in a source's events, ordered by timestamp then by the order they were stored in. */
+export interface EventCursor {
+  timestamp: number;
+  /** The engine's own storage order; only meaningful to the store that gave it. */
+  seq: number;
+}
+
+/** One page asked of a source's events: its direction, where it starts, its bounds and filters. */
+export interface EventPageQuery {
+  sourceId: string;
+  /** 'asc': oldest first (export); 'desc': newest first (events list). */
+  order: 'asc' | 'desc';
+  /** The page starts just past this position, in `order`; null: at the start. */
+  after: EventCursor | null;
+  /** Epoch ms: only events with a timestamp at or after this. */
+  since?: number;
+  /** Epoch ms: only events with a timestamp before this. */
+  until?: number;
+  /** Only events of this name. */
+  event?: string;
+  /** Only events with this distinct_id. */
+  distinctId?: string;
+  limit: number;
+}
+
+/** A page of events, in the order asked, with where the next one starts. */
+export interface EventPage {
+  events: StoredEvent[];
+  /** Where the next page starts; null once nothing is left. */
+  next: EventCursor | null;
+}
+
+/**
+ * Pages through a source's events by keyset, so reading any number of them
+ * costs constant memory, and a page costs about what its events do.
+ */
+export interface EventPages {
+  eventPage(q: EventPageQuery): Promise<EventPage>;
+  /** Where an event of the source stands (for paging before it); null when the source has no such event. */
+  eventCursor(sourceId: string, eventId: string): Promise<EventCursor | null>;
+  /** Every source of the project, deleted ones included (their events are the project's). */
+  sourceIdsOf(projectId: string): Promise<string[]>;
+}
+
+// ---- retention -----------------------------------------------------------------
+
+/** Days a project keeps raw events unless it sets another retention. */
+export const DEFAULT_RETENTION_DAYS = 400;
+
+/** Events with a timestamp below this have outlived a retention of `days` at `now`. */
+export function retentionCutoff(now: number, days: number): number {
+  return now - days * 86_400_000;
+}
+
+/** What one retention step removed. */
+export interface ExpiryStep {
+  /** Events deleted row by row. */
+  deleted: number;
+  /** Whole day tables dropped (engines that keep one per day). */
+  dropped: number;
+  /** Whether expired events may be left: call again. */
+  more: boolean;
+}
+
+/**
+ * Deletes events whose timestamp is older than their project's retention.
+ * A step is short (one small transaction, or one day table) so that writers
+ * never wait long; the caller repeats steps until none is left.
+ */
+export interface RetentionStore {
+  expireEvents(now: number, batch: number): Promise<ExpiryStep>;
+}
+
+// ---- erasure -------------------------------------------------------------------
+
+/** What erasing a person removed. */
+export interface ErasedPerson {
+  personId: string;
+  /** The distinct_ids that were linked to the person (and, with suppression, are now suppressed). */
+  distinctIds: string[];
+  eventsDeleted: number;
+  suppressed: boolean;
+}
+
+/**
+ * Erasing a person, on request: its links, traits, the persons merged into
+ * it, and every event of any of them in every source of the project.
+ *
+ * Contract, for every engine: the links and persons go first, in one
+ * transaction under the project lock ingestion takes, which also records
+ * the suppression when asked; the events stored until then are deleted
+ * after, in short steps. An item for the person that arrives meanwhile is
+ * therefore either stored before that transaction (and deleted with the
+ * rest) or ingested after it: dropped as `suppressed`, or given a new person.
+ */
+export interface ErasureStore {
+  /** Null when the project has no such person. */
+  erasePerson(projectId: string, lookup: PersonLookup, opts: { suppress: boolean; now: number }): Promise<ErasedPerson | null>;
+  /** Lets items for the distinct_id be stored again; false when it was not suppressed. */
+  unsuppress(projectId: string, distinctId: string): Promise<boolean>;
+}
+
+// ---- backups -----------------------------------------------------------------
+
+/**
+ * A consistent copy of the whole store in one new file, taken while servers
+ * keep writing. Only an engine that is one file has it; a database server
+ * has its own tools (pg_dump).
+ */
+export interface FileBackups {
+  /** Writes the copy to `toFile`, which must not exist yet; returns its size in bytes. */
+  backup(toFile: string): Promise<number>;
 }
 
 // ---- the store ----------------------------------------------------------------
@@ -230,7 +350,7 @@ export interface AdminStore {
   deleteOrg(id: string, at: number): Promise<boolean>;
   createProject(project: Project): Promise<void>;
   getProject(id: string): Promise<Project | null>;
-  updateProject(id: string, patch: Partial<Pick<Project, 'apiEnabled' | 'monthlyEventLimit'>>): Promise<Project | null>;
+  updateProject(id: string, patch: Partial<Pick<Project, 'apiEnabled' | 'monthlyEventLimit' | 'retentionDays'>>): Promise<Project | null>;
   /** Waits for the project's lock (see the contract). */
   deleteProject(id: string, at: number): Promise<boolean>;
   createSource(source: Source): Promise<void>;
@@ -289,12 +409,14 @@ export interface WriteStore {
 }
 
 /** One engine: what an adapter provides. */
-export interface Store extends WriteStore, KeyStore, ReadStore {
+export interface Store extends WriteStore, KeyStore, ReadStore, RetentionStore, ErasureStore, Partial<FileBackups> {
   readonly admin: AdminStore;
   /** Console accounts and sessions (port-console.ts). */
   readonly accounts: AccountStore;
   /** Lists and summaries for the console and the list commands (port-console.ts). */
   readonly listings: ListingStore;
+  /** Events read in keyset pages: export, paging and filters. */
+  readonly eventPages: EventPages;
   /** Resolves once the store answers a trivial query; rejects with StoreUnavailableError otherwise. */
   ping(): Promise<void>;
   /** Ends background work and closes; the domain has sent its last writes before. */

@@ -50,6 +50,15 @@ describe('inlet send', () => {
     expect(usage.events).toBeGreaterThanOrEqual(100_000);
   }, 240_000);
 
+  it('a file saved with a UTF-8 byte order mark: the first line is sent, not refused as not JSON', async () => {
+    const file = join(tmp.dir, 'bom.ndjson');
+    writeFileSync(file, '\uFEFF{"event":"bom_1","distinct_id":"u1","insert_id":"bom_1"}\r\n{"event":"bom_2","distinct_id":"u1","insert_id":"bom_2"}\r\n');
+    const r = await runNode([BIN, 'send', file, '--json'], env());
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ sent: 2, refused: 0, failed: 0 });
+    expect(JSON.parse(r.stdout).accepted + JSON.parse(r.stdout).duplicates).toBe(2);
+  });
+
   it('reports bad lines by number, counts them as refused, and sends every other line', async () => {
     const file = join(tmp.dir, 'mixed.ndjson');
     writeFileSync(

@@ -129,7 +129,7 @@ describe('the console over HTTP', () => {
       expect(res.body).not.toMatch(/srv_live_/);
     }
     // Nothing of the other organization changed.
-    expect(await f.admin.projectListing(other.projectId)).toMatchObject({ apiEnabled: true, retentionDays: 400 });
+    expect(await f.admin.getProject(other.projectId)).toMatchObject({ apiEnabled: true, retentionDays: 400 });
     expect(await f.admin.listSources(other.projectId)).toHaveLength(1);
     expect((await f.admin.listKeys(other.sourceId)).map((k) => k.status)).toEqual(['active']);
     expect((await f.admin.listProjects(other.orgId)).map((p) => p.name)).toEqual(['Umbrella Secret Project']);
@@ -171,7 +171,7 @@ describe('the console over HTTP', () => {
 
     const saved = await post(`/console/projects/${f.projectId}/settings`, { _csrf: alice.csrf, api_enabled: 'true', monthly_event_limit: '5000', retention_days: '90' });
     expect(saved.statusCode).toBe(303);
-    expect(await f.admin.projectListing(f.projectId)).toMatchObject({ apiEnabled: true, monthlyEventLimit: 5000, retentionDays: 90 });
+    expect(await f.admin.getProject(f.projectId)).toMatchObject({ apiEnabled: true, monthlyEventLimit: 5000, retentionDays: 90 });
     const bad = await post(`/console/projects/${f.projectId}/settings`, { _csrf: alice.csrf, api_enabled: 'true', retention_days: '99999' });
     expect(bad.statusCode).toBe(400);
     expect(bad.body).toContain('Retention days must be a whole number of days from 1 to 3650');

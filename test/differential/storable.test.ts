@@ -47,7 +47,7 @@ interface EngineRun {
 /** The org, project, source and key a job names, so the engine's key check at write time passes. */
 async function seedOwners(store: Collector, job: IngestJob, run: number): Promise<void> {
   if ((await store.admin.getOrg('org_fuzz')) === null) await store.admin.createOrg({ id: 'org_fuzz', name: 'Fuzz', createdAt: 0 });
-  await store.admin.createProject({ id: job.projectId, orgId: 'org_fuzz', name: 'Fuzz', apiEnabled: true, monthlyEventLimit: null, createdAt: 0 });
+  await store.admin.createProject({ id: job.projectId, orgId: 'org_fuzz', name: 'Fuzz', apiEnabled: true, monthlyEventLimit: null, retentionDays: 400, createdAt: 0 });
   await store.admin.createSource({ id: job.sourceId, projectId: job.projectId, name: 'Fuzz', filterBots: true, recordIp: false, createdAt: 0 });
   const hash = Buffer.alloc(32);
   hash.writeUInt32BE(run);

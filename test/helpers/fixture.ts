@@ -121,11 +121,11 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
 export function send(
   f: Pick<Fixture, 'app' | 'key'>,
   body: unknown,
-  opts: { query?: string; headers?: Record<string, string>; raw?: string | Buffer } = {},
+  opts: { query?: string; headers?: Record<string, string>; raw?: string | Buffer; path?: string } = {},
 ) {
   return f.app.inject({
     method: 'POST',
-    url: `/api/v1/batch${opts.query ? `?${opts.query}` : ''}`,
+    url: `${opts.path ?? '/api/v1/batch'}${opts.query ? `?${opts.query}` : ''}`,
     headers: { authorization: `Bearer ${f.key}`, 'content-type': 'application/json', ...opts.headers },
     payload: opts.raw ?? JSON.stringify(body),
   });

@@ -39,7 +39,7 @@ export function ingestJob(specs: ItemSpec[], o: Partial<Omit<IngestJob, 'items'>
  */
 export async function seedJobOwners(store: Pick<Store, 'admin'>, o: { monthlyEventLimit?: number | null } = {}): Promise<void> {
   await store.admin.createOrg({ id: 'org_1', name: 'Acme', createdAt: 0 });
-  await store.admin.createProject({ id: 'prj_1', orgId: 'org_1', name: 'Web', apiEnabled: true, monthlyEventLimit: o.monthlyEventLimit ?? null, createdAt: 0 });
+  await store.admin.createProject({ id: 'prj_1', orgId: 'org_1', name: 'Web', apiEnabled: true, monthlyEventLimit: o.monthlyEventLimit ?? null, retentionDays: 400, createdAt: 0 });
   await store.admin.createSource({ id: 'src_1', projectId: 'prj_1', name: 'Billing', filterBots: true, recordIp: false, createdAt: 0 });
   const key: KeyRecord = {
     id: 'key_1', sourceId: 'src_1', hash: Buffer.alloc(32, 1), lastFour: 'xxxx', createdAt: 0, lastUsedAt: null, expiresAt: null, revokedAt: null,

@@ -29,7 +29,7 @@ function expectError(res: LightMyRequestResponse, code: RequestErrorCode) {
 describe('each request check answers its code', () => {
   it('404 not_found for an unknown /api/v1 path, another version, and a non-API path', async () => {
     await fixture();
-    expectError(await f.app.inject({ method: 'POST', url: '/api/v1/import' }), 'not_found');
+    expectError(await f.app.inject({ method: 'POST', url: '/api/v1/export' }), 'not_found');
     expectError(await f.app.inject({ method: 'POST', url: '/api/v2/batch' }), 'not_found');
     expectError(await f.app.inject({ method: 'POST', url: '/api/batch' }), 'not_found');
     expectError(await f.app.inject({ method: 'GET', url: '/nothing-here' }), 'not_found');

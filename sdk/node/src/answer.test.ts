@@ -40,6 +40,12 @@ describe('stepFor', () => {
     expect(stepFor(202, undefined, 1, null)).toMatchObject({ kind: 'retry', error: 'unreadable answer' });
   });
 
+  it('a 2xx that is not the batch answer (no accepted count) is retried, not taken as delivery', () => {
+    for (const body of [{}, { ok: true }, { status: 'ok' }, { accepted: '1' }]) {
+      expect(stepFor(200, body, 1, null)).toMatchObject({ kind: 'retry', status: 200, error: 'unreadable answer' });
+    }
+  });
+
   it('other 4xx fail every item with the status and code, as final', () => {
     expect(stepFor(401, { error: { code: 'invalid_key' } }, 2, null)).toEqual({
       kind: 'done',

@@ -37,8 +37,10 @@ export function stepFor(status: number, body: unknown, size: number, retryAfterM
   const code = errorCode(body);
   if (status >= 200 && status < 300) {
     // A 2xx we cannot read tells nothing per item; resending is safe because
-    // the insert_ids make stored items come back as duplicates.
-    if (!isObject(body)) return { kind: 'retry', status, error: 'unreadable answer', retryAfterMs };
+    // the insert_ids make stored items come back as duplicates. A JSON object
+    // without the batch answer's `accepted` count is not Inlet's answer (a
+    // proxy's page, a wrong baseUrl): taking it as delivery would lose the items.
+    if (!isObject(body) || typeof body.accepted !== 'number') return { kind: 'retry', status, error: 'unreadable answer', retryAfterMs };
     return { kind: 'done', verdicts: fromAccepted(body, size) };
   }
   if (status === 413 || code === 'batch_too_many_items') return { kind: 'split', status, code };

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, MONTHLY_EVENT_LIMIT_RANGE } from '../../domain/admin.js';
+import { MAX_RETENTION_DAYS, MONTHLY_EVENT_LIMIT_RANGE } from '../../domain/admin.js';
+import { DEFAULT_RETENTION_DAYS } from '../../domain/retention.js';
 import { isGrace } from '../../domain/keys.js';
 import { UsageError, parseBool, parseWhole, runWithStore, table, withCommon } from '../context.js';
 import { deleted, orgJson, projectJson, projectListingJson, sourceJson } from '../views.js';
@@ -55,8 +56,7 @@ export function registerAdminCommands(program: Command): void {
         if (Object.keys(patch).length === 0) {
           throw new UsageError('Nothing to change: give --api-enabled, --monthly-event-limit or --retention-days.');
         }
-        await admin.updateProject(id, patch);
-        return projectListingJson(await admin.projectListing(id));
+        return projectListingJson(await admin.updateProject(id, patch));
       },
       (r) => `project ${r.id}: batch API ${onOff(r.api_enabled)}, monthly event limit ${r.monthly_event_limit ?? 'none'}, retention ${r.retention_days} days`,
     ),

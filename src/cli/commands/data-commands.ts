@@ -4,6 +4,8 @@ import { monthOf } from '../../domain/month.js';
 import { type FieldCheck, checkAnonymousId, checkDistinctId } from '../../pipeline/identity-fields.js';
 import { UsageError, parseWhole, runWithStore, table, withCommon } from '../context.js';
 import { eventJson, personJson } from '../views.js';
+import { registerErasure } from './erasure-commands.js';
+import { registerExport } from './export-command.js';
 
 /** `inlet events list`, `inlet person show`, `inlet usage`, `inlet browser identify`. */
 export function registerDataCommands(program: Command): void {
@@ -13,14 +15,20 @@ export function registerDataCommands(program: Command): void {
       .command('list')
       .description("a source's stored events, newest first")
       .requiredOption('--source <source>', 'source id')
-      .option('--limit <n>', 'how many (default 100)', '100'),
+      .option('--limit <n>', 'how many (default 100)', '100')
+      .option('--before <event_id>', 'page backwards: only events older than this one')
+      .option('--event <name>', 'only events of this name')
+      .option('--distinct-id <id>', 'only events with this distinct_id'),
   ).action((o) =>
     runWithStore(
       o,
       async ({ admin, store }) => {
         const limit = parseWhole(o.limit, '--limit', { min: 1, max: 10_000 });
         await admin.getSource(o.source);
-        return (await store.listEvents(o.source, limit)).map(eventJson);
+        const after = o.before === undefined ? null : await store.eventPages.eventCursor(o.source, o.before);
+        if (o.before !== undefined && after === null) throw new UsageError(`No event ${o.before} in source ${o.source}; give an id printed by events list.`);
+        const page = await store.eventPages.eventPage({ sourceId: o.source, order: 'desc', after, event: o.event, distinctId: o.distinctId, limit });
+        return page.events.map(eventJson);
       },
       (rows) =>
         table([
@@ -29,6 +37,8 @@ export function registerDataCommands(program: Command): void {
         ]),
     ),
   );
+
+  registerExport(events);
 
   const person = program.command('person').description('people');
   withCommon(
@@ -51,6 +61,8 @@ export function registerDataCommands(program: Command): void {
       (p) => `person ${p.id}\n  distinct ids: ${p.distinct_ids.join(', ') || '-'}\n  traits: ${JSON.stringify(p.traits)}\n  created: ${p.created_at}`,
     ),
   );
+
+  registerErasure(person);
 
   withCommon(
     program

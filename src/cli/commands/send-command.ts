@@ -77,7 +77,8 @@ async function send(file: string, o: { key?: string; baseUrl?: string; import?: 
     if (stopped !== null) break;
     if (line.trim() === '') continue;
     total.sent++;
-    const item = parseLine(line);
+    // Editors on Windows save UTF-8 with a byte order mark; it is not part of the first item.
+    const item = parseLine(lineNo === 1 ? line.replace(/^\uFEFF/, '') : line);
     if (typeof item === 'string') {
       total.refused++;
       problems.line(lineNo, item);

@@ -4,6 +4,7 @@ import { type Config, loadConfig } from '../../config.js';
 import { Collector } from '../../domain/collector.js';
 import { openLimiter } from '../../stores/open-limiter.js';
 import { RateLimits } from '../../domain/limits/policies.js';
+import { startRetention } from '../../domain/retention.js';
 import { Admission } from '../../edge/admission.js';
 import { buildApp } from '../../edge/app.js';
 import { EdgeCounters } from '../../edge/edge-counters.js';
@@ -106,6 +107,10 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
   // With --port 0 the port is known only now: links in errors and docs must name it.
   if (cfg.baseUrl === null) app.inletBaseUrl = `http://localhost:${port}`;
   process.stdout.write(`inlet listening on http://${bracketed(cfg.host)}:${port}\n`);
+  const retention = startRetention(store.store, Date.now, {
+    done: (r) => (r.deleted > 0 || r.dropped > 0 ? app.log.info(r, 'retention: expired events deleted') : undefined),
+    failed: (err) => app.log.warn({ err }, 'retention pass failed; the next one tries again'),
+  });
 
   let stopping = false;
   let endDrain = (): void => undefined;
@@ -138,6 +143,7 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
     await app.close();
     clearInterval(sweep);
     clearTimeout(deadline);
+    await retention.stop();
     await store.close();
     await limiter.close();
     if (metricsServer !== null) await stopMetricsServer(metricsServer);

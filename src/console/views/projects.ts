@@ -1,7 +1,6 @@
 import { type Html, html } from '../../docs/html.js';
 import type { Viewer } from '../../domain/accounts/accounts.js';
-import type { ProjectListing } from '../../stores/port-console.js';
-import type { Org, Source } from '../../stores/port.js';
+import type { Org, Project, Source } from '../../stores/port.js';
 import { BASE, csrfField, notice, page } from '../layout.js';
 
 const yesNo = (b: boolean): string => (b ? 'on' : 'off');
@@ -12,7 +11,7 @@ function opener(label: string, formId: string): Html {
 }
 
 /** The projects the viewer may see, by organization, and the New project form. */
-export function projectsPage(viewer: Viewer, orgs: Org[], projects: ProjectListing[], error: string | null): string {
+export function projectsPage(viewer: Viewer, orgs: Org[], projects: Project[], error: string | null): string {
   const byOrg = orgs.map((o) => {
     const mine = projects.filter((p) => p.orgId === o.id);
     return html`<section aria-labelledby="org-${o.id}">
@@ -49,7 +48,7 @@ ${byOrg}`,
 
 /** What the project page shows. */
 export interface ProjectPageData {
-  project: ProjectListing;
+  project: Project;
   org: Org;
   sources: Source[];
   month: string;

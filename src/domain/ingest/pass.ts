@@ -52,6 +52,10 @@ async function write(tx: IngestTx, jobs: IngestJob[], projectId: string, sourceI
     room.set(month, limit === null ? Infinity : Math.max(0, limit - (await tx.usage(projectId, month))));
   }
 
+  // Read under the lock: an erasure with suppression takes it too, so no item slips between the two.
+  const distinctIds = unique(items.flatMap((i) => (i.distinctId === null ? [] : [i.distinctId])));
+  const suppressed = distinctIds.length > 0 ? await tx.findSuppressed(projectId, distinctIds) : new Set<string>();
+
   const insertIds = items.flatMap((i) => (i.insertId === null ? [] : [i.insertId]));
   const stored = insertIds.length > 0 ? await tx.findInsertIds(sourceId, insertIds) : new Map<string, string | null>();
 
@@ -72,6 +76,10 @@ async function write(tx: IngestTx, jobs: IngestJob[], projectId: string, sourceI
     const outcomes: ItemOutcome[] = [];
     all.push(outcomes);
     for (const item of jobItems) {
+      if (item.distinctId !== null && suppressed.has(item.distinctId)) {
+        outcomes.push({ index: item.index, status: 'dropped', reason: 'suppressed' });
+        continue;
+      }
       if (item.insertId !== null && stored.has(item.insertId)) {
         outcomes.push({ index: item.index, status: 'duplicate', eventId: stored.get(item.insertId) ?? null });
         continue;

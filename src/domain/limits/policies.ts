@@ -5,14 +5,24 @@ export interface LimitSettings {
   burst: number;
   sustained: number;
   keyRps: number;
+  /** Items per 60 s sent to the historical import endpoint, counted apart from burst and sustained. */
+  import: number;
 }
 
-export const DEFAULT_LIMITS: LimitSettings = { burst: 50_000, sustained: 60_000, keyRps: 100 };
+export const DEFAULT_LIMITS: LimitSettings = { burst: 50_000, sustained: 60_000, keyRps: 100, import: 300_000 };
 
-/** The project windows (docs/design.md, "Limits"): their lengths are fixed, their quotas configurable. */
+/** Which endpoint's windows a request counts in: the live batch endpoint's, or the import endpoint's. */
+export type WindowGroup = 'batch' | 'import';
+
+/**
+ * The project windows (docs/design.md, "Limits"): their lengths are fixed, their quotas configurable.
+ * Imports count in a window of their own, so a backfill never takes the
+ * room live traffic needs.
+ */
 export const PROJECT_WINDOWS = [
-  { name: 'burst', setting: 'burst', windowMs: 10_000, retryAfter: 10 },
-  { name: 'sustained', setting: 'sustained', windowMs: 60_000, retryAfter: 60 },
+  { name: 'burst', setting: 'burst', windowMs: 10_000, retryAfter: 10, group: 'batch' },
+  { name: 'sustained', setting: 'sustained', windowMs: 60_000, retryAfter: 60, group: 'batch' },
+  { name: 'import', setting: 'import', windowMs: 60_000, retryAfter: 60, group: 'import' },
 ] as const;
 
 /** Retry-After of a refusal by the per-key requests-per-second limit. */
@@ -40,17 +50,20 @@ export interface Verdict {
  * leaves a window exactly windowMs after it entered.
  */
 export class RateLimits {
-  private readonly projectPolicies: Policy[];
-  private readonly policyHeader: string;
+  private readonly groups = new Map<WindowGroup, { policies: Policy[]; header: string }>();
+  private readonly settings: LimitSettings;
 
   constructor(
     private readonly limiter: Limiter,
-    private readonly settings: LimitSettings,
+    settings: Omit<LimitSettings, 'import'> & Partial<Pick<LimitSettings, 'import'>>,
   ) {
-    this.projectPolicies = PROJECT_WINDOWS.map((w) => ({ name: w.name, limit: settings[w.setting], windowMs: w.windowMs, retryAfter: w.retryAfter })).filter(
-      (p) => p.limit > 0,
-    );
-    this.policyHeader = this.projectPolicies.map((p) => `"${p.name}";q=${p.limit};w=${p.windowMs / 1000}`).join(', ');
+    this.settings = { ...settings, import: settings.import ?? DEFAULT_LIMITS.import };
+    for (const group of ['batch', 'import'] as const) {
+      const policies = PROJECT_WINDOWS.filter((w) => w.group === group)
+        .map((w) => ({ name: w.name, limit: this.settings[w.setting], windowMs: w.windowMs, retryAfter: w.retryAfter }))
+        .filter((p) => p.limit > 0);
+      this.groups.set(group, { policies, header: policies.map((p) => `"${p.name}";q=${p.limit};w=${p.windowMs / 1000}`).join(', ') });
+    }
   }
 
   /** Step 8: one request against the key's 1-second window. */
@@ -67,20 +80,21 @@ export class RateLimits {
     };
   }
 
-  /** Step 16: every item of the request against the project's windows, all or nothing. */
-  async checkItems(projectId: string, items: number, now: number): Promise<Verdict> {
-    if (this.projectPolicies.length === 0) return { allowed: true, retryAfter: 0, headers: {} };
+  /** Step 16: every item of the request against the project's windows of its endpoint, all or nothing. */
+  async checkItems(projectId: string, items: number, now: number, group: WindowGroup = 'batch'): Promise<Verdict> {
+    const { policies, header } = this.groups.get(group)!;
+    if (policies.length === 0) return { allowed: true, retryAfter: 0, headers: {} };
     // The braces are a Redis hash tag: a project's windows share one slot, so
     // the one script that checks them all also runs on Redis Cluster.
-    const specs: WindowSpec[] = this.projectPolicies.map((p) => ({ key: `${p.name}:{${projectId}}`, limit: p.limit, windowMs: p.windowMs }));
+    const specs: WindowSpec[] = policies.map((p) => ({ key: `${p.name}:{${projectId}}`, limit: p.limit, windowMs: p.windowMs }));
     const r = await this.limiter.take(specs, items, now);
-    return { allowed: r.allowed, retryAfter: this.retryAfter(r, items), headers: this.headers(r, now) };
+    return { allowed: r.allowed, retryAfter: this.retryAfter(policies, r, items), headers: this.headers(policies, header, r, now) };
   }
 
   /** The longest wait among the windows the request did not fit in. */
-  private retryAfter(r: LimitResult, items: number): number {
+  private retryAfter(policies: Policy[], r: LimitResult, items: number): number {
     let wait = 0;
-    this.projectPolicies.forEach((p, i) => {
+    policies.forEach((p, i) => {
       if (r.windows[i]!.used + items > p.limit) wait = Math.max(wait, p.retryAfter);
     });
     return r.allowed ? 0 : wait;
@@ -91,12 +105,12 @@ export class RateLimits {
     return oldestExpiresAt === null ? 0 : Math.max(0, Math.ceil((oldestExpiresAt - now) / 1000));
   }
 
-  private headers(r: LimitResult, now: number): Record<string, string> {
-    const state = this.projectPolicies.map((p, i) => {
+  private headers(policies: Policy[], header: string, r: LimitResult, now: number): Record<string, string> {
+    const state = policies.map((p, i) => {
       const w = r.windows[i]!;
       const remaining = Math.max(0, p.limit - w.used);
       return `"${p.name}";r=${remaining};t=${this.resetSeconds(w.oldestExpiresAt, now)}`;
     });
-    return { 'RateLimit-Policy': this.policyHeader, RateLimit: state.join(', ') };
+    return { 'RateLimit-Policy': header, RateLimit: state.join(', ') };
   }
 }

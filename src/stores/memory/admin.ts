@@ -58,12 +58,13 @@ export class MemoryAdmin implements AdminStore {
     return p === undefined ? null : project(p);
   }
 
-  async updateProject(id: string, patch: Partial<Pick<Project, 'apiEnabled' | 'monthlyEventLimit'>>): Promise<Project | null> {
+  async updateProject(id: string, patch: Partial<Pick<Project, 'apiEnabled' | 'monthlyEventLimit' | 'retentionDays'>>): Promise<Project | null> {
     await this.change(() => {
       const p = this.t.projects.get(id);
       if (p === undefined) return;
       if (patch.apiEnabled !== undefined) p.apiEnabled = patch.apiEnabled;
       if (patch.monthlyEventLimit !== undefined) p.monthlyEventLimit = patch.monthlyEventLimit;
+      if (patch.retentionDays !== undefined) p.retentionDays = patch.retentionDays;
     });
     return this.getProject(id);
   }

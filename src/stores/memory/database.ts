@@ -73,8 +73,8 @@ export interface Tables {
   sessions: Map<string, SessionRow>;
   /** throttling key → failures. */
   loginFailures: Map<string, LoginFailureRow>;
-  /** project → days to keep its events, when set. */
-  retentionDays: Map<string, number>;
+  /** project → distinct_ids whose items are dropped (erased with suppression). */
+  suppressed: Map<string, Set<string>>;
 }
 
 const emptyTables = (): Tables => ({
@@ -92,7 +92,7 @@ const emptyTables = (): Tables => ({
   memberships: new Map(),
   sessions: new Map(),
   loginFailures: new Map(),
-  retentionDays: new Map(),
+  suppressed: new Map(),
 });
 
 /** The inner map of `outer` under `key`, made on first use. */

@@ -1,10 +1,8 @@
-import type { Org, Source, StoredEvent } from '../port.js';
-import type { DayCount, ListingStore, ProjectListing } from '../port-console.js';
+import type { Org, Project, Source, StoredEvent } from '../port.js';
+import type { DayCount, ListingStore } from '../port-console.js';
 import { type MemoryDatabase, byteOrder, storedEvent } from './database.js';
 
 const DAY_MS = 86_400_000;
-/** A project's retention until it is set: the other engines' column default. */
-const RETENTION_DAYS_UNSET = 400;
 
 /** By name, then id, in byte order, as the other engines sort. */
 const byNameThenId = (a: { name: string; id: string }, b: { name: string; id: string }): number =>
@@ -25,11 +23,11 @@ export class MemoryListings implements ListingStore {
       .map(({ id, name, createdAt }) => ({ id, name, createdAt }));
   }
 
-  async listProjects(orgId: string | null): Promise<ProjectListing[]> {
+  async listProjects(orgId: string | null): Promise<Project[]> {
     return [...this.t.projects.values()]
       .filter((p) => (orgId === null || p.orgId === orgId) && this.liveProject(p.id))
       .sort(byNameThenId)
-      .map(({ deletedAt: _, ...p }) => ({ ...p, retentionDays: this.t.retentionDays.get(p.id) ?? RETENTION_DAYS_UNSET }));
+      .map(({ deletedAt: _, ...p }) => ({ ...p }));
   }
 
   async listSources(projectId: string): Promise<Source[]> {
@@ -38,18 +36,6 @@ export class MemoryListings implements ListingStore {
       .filter((s) => s.projectId === projectId && s.deletedAt === null)
       .sort(byNameThenId)
       .map(({ deletedAt: _, ...s }) => ({ ...s }));
-  }
-
-  async retentionDays(projectId: string): Promise<number | null> {
-    const p = this.t.projects.get(projectId);
-    if (p === undefined || p.deletedAt !== null) return null;
-    return this.t.retentionDays.get(projectId) ?? RETENTION_DAYS_UNSET;
-  }
-
-  setRetentionDays(projectId: string, days: number): Promise<void> {
-    return this.db.exclusive(() => {
-      if (this.t.projects.has(projectId)) this.t.retentionDays.set(projectId, days);
-    });
   }
 
   async eventsPerDay(projectId: string, from: number, to: number): Promise<DayCount[]> {

@@ -1,6 +1,7 @@
-import type { AuthRecord, IngestTx, PersonLookup, PersonView, Store, StoredEvent } from '../port.js';
+import type { AuthRecord, ErasedPerson, ExpiryStep, IngestTx, PersonLookup, PersonView, Store, StoredEvent } from '../port.js';
 import { MemoryAdmin } from './admin.js';
 import { MemoryAccounts } from './accounts.js';
+import { MemoryEventPages, erase, expire, unsuppress } from './data-life.js';
 import { MemoryDatabase, byteOrder, storedEvent } from './database.js';
 import { MemoryListings } from './listings.js';
 import { type MemoryFaults, MemoryTx, currentPerson } from './memory-tx.js';
@@ -23,6 +24,7 @@ export class MemoryStore implements Store {
   readonly admin: MemoryAdmin;
   readonly accounts: MemoryAccounts;
   readonly listings: MemoryListings;
+  readonly eventPages: MemoryEventPages;
   readonly database: MemoryDatabase;
   readonly writers: 'one' | 'many';
   readonly keyLookupLimitMs = Infinity;
@@ -35,6 +37,7 @@ export class MemoryStore implements Store {
     this.admin = new MemoryAdmin(this.database);
     this.accounts = new MemoryAccounts(this.database);
     this.listings = new MemoryListings(this.database);
+    this.eventPages = new MemoryEventPages(this.database);
   }
 
   transaction<T>(fn: (tx: IngestTx) => Promise<T>, opts: { keep?: boolean } = {}): Promise<T> {
@@ -105,6 +108,18 @@ export class MemoryStore implements Store {
 
   async usage(projectId: string, month: string): Promise<number> {
     return this.database.tables.usage.get(projectId)?.get(month) ?? 0;
+  }
+
+  expireEvents(now: number, batch: number): Promise<ExpiryStep> {
+    return expire(this.database, now, batch);
+  }
+
+  erasePerson(projectId: string, lookup: PersonLookup, opts: { suppress: boolean; now: number }): Promise<ErasedPerson | null> {
+    return erase(this.database, projectId, lookup, opts);
+  }
+
+  unsuppress(projectId: string, distinctId: string): Promise<boolean> {
+    return unsuppress(this.database, projectId, distinctId);
   }
 
   async ping(): Promise<void> {}

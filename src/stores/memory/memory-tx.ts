@@ -130,6 +130,11 @@ export class MemoryTx implements IngestTx {
     for (const w of traits) this.setTrait(projectId, w.personId, w.key, { value: w.value, setAt: w.setAt }, (old) => w.setAt >= old.setAt);
   }
 
+  findSuppressed(projectId: string, distinctIds: string[]): Set<string> {
+    const suppressed = this.tables.suppressed.get(projectId);
+    return new Set(distinctIds.filter((d) => suppressed?.has(d)));
+  }
+
   insertEvents(rows: NewEventRow[]): void {
     for (const r of rows) {
       if ((r.event as string | null) === null) throw refused('an event row has no event name');

@@ -3,7 +3,7 @@ import type { AdminStore, KeyRecord, Org, Project, Source } from '../port.js';
 import { LOCK_NS, inTransaction } from './pool.js';
 
 interface OrgRow { id: string; name: string; created_at: number }
-interface ProjectRow { id: string; org_id: string; name: string; api_enabled: boolean; monthly_event_limit: number | null; created_at: number }
+interface ProjectRow { id: string; org_id: string; name: string; api_enabled: boolean; monthly_event_limit: number | null; retention_days: number; created_at: number }
 interface SourceRow { id: string; project_id: string; name: string; filter_bots: boolean; record_ip: boolean; created_at: number }
 interface KeyRow {
   id: string; source_id: string; hash: Buffer; last_four: string; created_at: number;
@@ -15,7 +15,7 @@ export const toOrg = (r: OrgRow): Org => ({ id: r.id, name: r.name, createdAt: r
 /** A project as the port shows it, from its row. */
 export const toProject = (r: ProjectRow): Project => ({
   id: r.id, orgId: r.org_id, name: r.name, apiEnabled: r.api_enabled,
-  monthlyEventLimit: r.monthly_event_limit, createdAt: r.created_at,
+  monthlyEventLimit: r.monthly_event_limit, retentionDays: r.retention_days, createdAt: r.created_at,
 });
 /** A source as the port shows it, from its row. */
 export const toSource = (r: SourceRow): Source => ({
@@ -83,8 +83,8 @@ export class PgAdmin implements AdminStore {
 
   async createProject(p: Project): Promise<void> {
     await this.pool.query(
-      'INSERT INTO projects (id, org_id, name, api_enabled, monthly_event_limit, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
-      [p.id, p.orgId, p.name, p.apiEnabled, p.monthlyEventLimit, p.createdAt],
+      'INSERT INTO projects (id, org_id, name, api_enabled, monthly_event_limit, retention_days, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+      [p.id, p.orgId, p.name, p.apiEnabled, p.monthlyEventLimit, p.retentionDays, p.createdAt],
     );
   }
 
@@ -92,13 +92,14 @@ export class PgAdmin implements AdminStore {
     return this.one(SQL.projectById, [id], toProject);
   }
 
-  async updateProject(id: string, patch: Partial<Pick<Project, 'apiEnabled' | 'monthlyEventLimit'>>): Promise<Project | null> {
+  async updateProject(id: string, patch: Partial<Pick<Project, 'apiEnabled' | 'monthlyEventLimit' | 'retentionDays'>>): Promise<Project | null> {
     // null is a value for the limit (no limit), so "not given" travels as its own flag.
     await this.pool.query(
       `UPDATE projects SET api_enabled = coalesce($2::boolean, api_enabled),
-         monthly_event_limit = CASE WHEN $3::boolean THEN $4::bigint ELSE monthly_event_limit END
+         monthly_event_limit = CASE WHEN $3::boolean THEN $4::bigint ELSE monthly_event_limit END,
+         retention_days = coalesce($5::integer, retention_days)
        WHERE id = $1`,
-      [id, patch.apiEnabled ?? null, patch.monthlyEventLimit !== undefined, patch.monthlyEventLimit ?? null],
+      [id, patch.apiEnabled ?? null, patch.monthlyEventLimit !== undefined, patch.monthlyEventLimit ?? null, patch.retentionDays ?? null],
     );
     return this.getProject(id);
   }

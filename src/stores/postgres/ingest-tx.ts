@@ -18,6 +18,7 @@ const SQL = {
   rollbackTo: 'ROLLBACK TO SAVEPOINT pass',
   usage: 'SELECT events FROM usage WHERE project_id = $1 AND month = $2',
   findInsertIds: 'SELECT insert_id, event_id FROM insert_ids WHERE source_id = $1 AND insert_id = ANY($2::text[])',
+  findSuppressed: 'SELECT distinct_id FROM suppressed_ids WHERE project_id = $1 AND distinct_id = ANY($2::text[])',
   findLinks: `SELECT l.distinct_id AS key, coalesce(m.id, p.id) AS id, coalesce(m.kind, p.kind) AS kind
     FROM person_links l
     JOIN persons p ON p.project_id = l.project_id AND p.id = l.person_id
@@ -170,6 +171,10 @@ export class PgIngestTx implements IngestTx {
       (w) => w.insertIds !== null && w.insertIds.sourceId !== sourceId,
       (w) => (w.insertIds = { sourceId, rows: w.insertIds === null ? rows : w.insertIds.rows.concat(rows) }),
     );
+  }
+
+  async findSuppressed(projectId: string, distinctIds: string[]): Promise<Set<string>> {
+    return new Set((await this.read<{ distinct_id: string }>('findSuppressed', [projectId, distinctIds])).map((r) => r.distinct_id));
   }
 
   async findLinks(projectId: string, distinctIds: string[]): Promise<Map<string, PersonRef>> {

@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import type { Org, Source, StoredEvent } from '../port.js';
-import type { DayCount, ListingStore, ProjectListing } from '../port-console.js';
+import type { Org, Project, Source, StoredEvent } from '../port.js';
+import type { DayCount, ListingStore } from '../port-console.js';
 import { toOrg, toProject, toSource } from './admin.js';
 import { unavailable } from './pool.js';
 
@@ -14,14 +14,14 @@ export class PgListings implements ListingStore {
     return (await this.rows<never>('SELECT * FROM orgs WHERE deleted_at IS NULL ORDER BY name COLLATE "C", id COLLATE "C"', [])).map(toOrg);
   }
 
-  async listProjects(orgId: string | null): Promise<ProjectListing[]> {
-    const rows = await this.rows<Parameters<typeof toProject>[0] & { retention_days: number }>(
+  async listProjects(orgId: string | null): Promise<Project[]> {
+    const rows = await this.rows<Parameters<typeof toProject>[0]>(
       `SELECT p.* FROM projects p JOIN orgs o ON o.id = p.org_id
        WHERE p.deleted_at IS NULL AND o.deleted_at IS NULL AND ($1::text IS NULL OR p.org_id = $1)
        ORDER BY p.name COLLATE "C", p.id COLLATE "C"`,
       [orgId],
     );
-    return rows.map((r) => ({ ...toProject(r), retentionDays: r.retention_days }));
+    return rows.map(toProject);
   }
 
   async listSources(projectId: string): Promise<Source[]> {
@@ -32,15 +32,6 @@ export class PgListings implements ListingStore {
       [projectId],
     );
     return rows.map(toSource);
-  }
-
-  async retentionDays(projectId: string): Promise<number | null> {
-    const rows = await this.rows<{ retention_days: number }>('SELECT retention_days FROM projects WHERE id = $1 AND deleted_at IS NULL', [projectId]);
-    return rows[0]?.retention_days ?? null;
-  }
-
-  async setRetentionDays(projectId: string, days: number): Promise<void> {
-    await this.rows('UPDATE projects SET retention_days = $2 WHERE id = $1', [projectId, days]);
   }
 
   async eventsPerDay(projectId: string, from: number, to: number): Promise<DayCount[]> {

@@ -107,8 +107,14 @@ export const PG_MIGRATIONS: string[] = [
   END
   $fn$;
   `,
-  // Version 2: console accounts, sessions and sign-in throttling
-  // (accounts.ts), and a retention setting per project.
+  // Version 2: each project's raw-event retention, in days.
+  'ALTER TABLE projects ADD COLUMN retention_days INTEGER NOT NULL DEFAULT 400;',
+  // Version 3: distinct_ids of erased persons whose items are dropped until unsuppressed.
+  `CREATE TABLE suppressed_ids (
+    project_id text NOT NULL, distinct_id text NOT NULL, created_at bigint NOT NULL,
+    PRIMARY KEY (project_id, distinct_id)
+  );`,
+  // Version 4: console accounts, sessions and sign-in throttling (accounts.ts).
   `
   CREATE TABLE users (
     id text PRIMARY KEY, email text NOT NULL UNIQUE, password_hash text NOT NULL,
@@ -122,7 +128,6 @@ export const PG_MIGRATIONS: string[] = [
   CREATE TABLE login_failures (
     key text PRIMARY KEY, failures integer NOT NULL, first_at bigint NOT NULL, blocked_until bigint NOT NULL DEFAULT 0
   );
-  ALTER TABLE projects ADD COLUMN retention_days integer NOT NULL DEFAULT 400;
   `,
 ];
 

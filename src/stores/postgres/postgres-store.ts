@@ -1,7 +1,10 @@
 import type pg from 'pg';
-import type { AuthRecord, IngestTx, PersonLookup, PersonView, Store, StoredEvent } from '../port.js';
+import type { AuthRecord, ErasedPerson, ExpiryStep, IngestTx, PersonLookup, PersonView, Store, StoredEvent } from '../port.js';
 import { PgAccounts } from './accounts.js';
 import { PgAdmin } from './admin.js';
+import { PgErasure } from './erasure.js';
+import { PgEventPages } from './event-pages.js';
+import { PgRetention } from './retention.js';
 import { PgIngestTx } from './ingest-tx.js';
 import { PgListings } from './listings.js';
 import { migrate } from './migrations.js';
@@ -26,7 +29,7 @@ const AUTH_SQL = `SELECT k.id AS "keyId", k.hash, k.expires_at AS "expiresAt", k
     json_build_object('id', s.id, 'projectId', s.project_id, 'name', s.name, 'filterBots', s.filter_bots,
       'recordIp', s.record_ip, 'createdAt', s.created_at) AS source,
     json_build_object('id', p.id, 'orgId', p.org_id, 'name', p.name, 'apiEnabled', p.api_enabled,
-      'monthlyEventLimit', p.monthly_event_limit, 'createdAt', p.created_at) AS project
+      'monthlyEventLimit', p.monthly_event_limit, 'retentionDays', p.retention_days, 'createdAt', p.created_at) AS project
   FROM api_keys k
   JOIN sources s ON s.id = k.source_id AND s.deleted_at IS NULL
   JOIN projects p ON p.id = s.project_id AND p.deleted_at IS NULL
@@ -53,6 +56,9 @@ export class PostgresStore implements Store {
   readonly admin: PgAdmin;
   readonly accounts: PgAccounts;
   readonly listings: PgListings;
+  readonly eventPages: PgEventPages;
+  private readonly retention: PgRetention;
+  private readonly erasure: PgErasure;
   readonly writers = 'many';
   /** A lookup asked while another hangs gets the bound of one on its own: a connection, then a statement. */
   readonly keyLookupLimitMs: number;
@@ -67,6 +73,9 @@ export class PostgresStore implements Store {
     this.admin = new PgAdmin(pool);
     this.accounts = new PgAccounts(pool);
     this.listings = new PgListings(pool);
+    this.eventPages = new PgEventPages(pool);
+    this.retention = new PgRetention(pool);
+    this.erasure = new PgErasure(pool);
     this.keyLookupLimitMs = timeouts.connectMs + timeouts.statementMs;
     this.partitionTimer = setInterval(
       () => void ensureDayPartitions(pool, clock()).catch(onBackgroundError),
@@ -146,6 +155,20 @@ export class PostgresStore implements Store {
   async usage(projectId: string, month: string): Promise<number> {
     const { rows } = await this.query<{ events: number }>('SELECT events FROM usage WHERE project_id = $1 AND month = $2', [projectId, month]);
     return rows[0]?.events ?? 0;
+  }
+
+  /** A step of retention (retention.ts). */
+  expireEvents(now: number, batch: number): Promise<ExpiryStep> {
+    return this.retention.step(now, batch);
+  }
+
+  /** Erases a person (erasure.ts). */
+  erasePerson(projectId: string, lookup: PersonLookup, opts: { suppress: boolean; now: number }): Promise<ErasedPerson | null> {
+    return this.erasure.erasePerson(projectId, lookup, opts);
+  }
+
+  unsuppress(projectId: string, distinctId: string): Promise<boolean> {
+    return this.erasure.unsuppress(projectId, distinctId);
   }
 
   async ping(): Promise<void> {

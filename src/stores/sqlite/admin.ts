@@ -2,7 +2,7 @@ import type { AdminStore, KeyRecord, Org, Project, Source } from '../port.js';
 import type { Db } from './open.js';
 
 interface OrgRow { id: string; name: string; created_at: number }
-interface ProjectRow { id: string; org_id: string; name: string; api_enabled: number; monthly_event_limit: number | null; created_at: number }
+interface ProjectRow { id: string; org_id: string; name: string; api_enabled: number; monthly_event_limit: number | null; retention_days: number; created_at: number }
 interface SourceRow { id: string; project_id: string; name: string; filter_bots: number; record_ip: number; created_at: number }
 interface KeyRow {
   id: string; source_id: string; hash: Buffer; last_four: string; created_at: number;
@@ -12,7 +12,7 @@ interface KeyRow {
 export const toOrg = (r: OrgRow): Org => ({ id: r.id, name: r.name, createdAt: r.created_at });
 export const toProject = (r: ProjectRow): Project => ({
   id: r.id, orgId: r.org_id, name: r.name, apiEnabled: r.api_enabled === 1,
-  monthlyEventLimit: r.monthly_event_limit, createdAt: r.created_at,
+  monthlyEventLimit: r.monthly_event_limit, retentionDays: r.retention_days, createdAt: r.created_at,
 });
 export const toSource = (r: SourceRow): Source => ({
   id: r.id, projectId: r.project_id, name: r.name, filterBots: r.filter_bots === 1,
@@ -60,8 +60,8 @@ export class SqliteAdmin implements AdminStore {
   async createProject(p: Project): Promise<void> {
     await this.write(() =>
       this.db
-        .prepare('INSERT INTO projects (id, org_id, name, api_enabled, monthly_event_limit, created_at) VALUES (?, ?, ?, ?, ?, ?)')
-        .run(p.id, p.orgId, p.name, p.apiEnabled ? 1 : 0, p.monthlyEventLimit, p.createdAt),
+        .prepare('INSERT INTO projects (id, org_id, name, api_enabled, monthly_event_limit, retention_days, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+        .run(p.id, p.orgId, p.name, p.apiEnabled ? 1 : 0, p.monthlyEventLimit, p.retentionDays, p.createdAt),
     );
   }
 
@@ -72,13 +72,16 @@ export class SqliteAdmin implements AdminStore {
     return r ? toProject(r) : null;
   }
 
-  async updateProject(id: string, patch: Partial<Pick<Project, 'apiEnabled' | 'monthlyEventLimit'>>): Promise<Project | null> {
+  async updateProject(id: string, patch: Partial<Pick<Project, 'apiEnabled' | 'monthlyEventLimit' | 'retentionDays'>>): Promise<Project | null> {
     await this.write(() => {
       if (patch.apiEnabled !== undefined) {
         this.db.prepare('UPDATE projects SET api_enabled = ? WHERE id = ?').run(patch.apiEnabled ? 1 : 0, id);
       }
       if (patch.monthlyEventLimit !== undefined) {
         this.db.prepare('UPDATE projects SET monthly_event_limit = ? WHERE id = ?').run(patch.monthlyEventLimit, id);
+      }
+      if (patch.retentionDays !== undefined) {
+        this.db.prepare('UPDATE projects SET retention_days = ? WHERE id = ?').run(patch.retentionDays, id);
       }
     });
     return this.getProject(id);

@@ -29,8 +29,9 @@ const newestFirst = (a: SeqAndTime, b: SeqAndTime): number => b[1] - a[1] || b[0
  * process writing the same file needs no repair. Readers take the events
  * past the mark (a few thousand, read by seq) from the events table itself.
  *
- * Relies on seqs only growing: events are never deleted, so SQLite gives each
- * new row a seq above every earlier one.
+ * Relies on seqs only growing: SQLite gives a new row the highest seq plus
+ * one, and deleting events (retention, erasure) never frees the highest seq
+ * (event-deletion.ts). Runs may list seqs of deleted events; reads join them away.
  */
 export class EventMinuteIndex {
   private readonly s;

@@ -68,6 +68,7 @@ export class SqliteIngestTx implements IngestTx {
          ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at
          WHERE excluded.set_at >= person_traits.set_at`,
       ),
+      suppressed: db.prepare(`SELECT distinct_id FROM suppressed_ids WHERE project_id = ? AND distinct_id ${IN_LIST}`).pluck(),
       insertEvent: db.prepare(
         `INSERT INTO events (id, project_id, source_id, event, distinct_id, anonymous_id, person_id, session_id,
            timestamp, received_at, insert_id, properties) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -193,6 +194,10 @@ export class SqliteIngestTx implements IngestTx {
 
   upsertTraits(projectId: string, traits: TraitWrite[]): void {
     for (const t of traits) this.s.upsertTrait.run(projectId, t.personId, t.key, t.value, t.setAt);
+  }
+
+  findSuppressed(projectId: string, distinctIds: string[]): Set<string> {
+    return new Set(this.s.suppressed.all(projectId, JSON.stringify(distinctIds)) as string[]);
   }
 
   insertEvents(rows: NewEventRow[]): void {

@@ -1,5 +1,5 @@
-import type { Org, Source, StoredEvent } from '../port.js';
-import type { DayCount, ListingStore, ProjectListing } from '../port-console.js';
+import type { Org, Project, Source, StoredEvent } from '../port.js';
+import type { DayCount, ListingStore } from '../port-console.js';
 import { toOrg, toProject, toSource } from './admin.js';
 import type { Db } from './open.js';
 import { storedEventFromRow } from './rows.js';
@@ -20,14 +20,14 @@ export class SqliteListings implements ListingStore {
     return rows.map(toOrg);
   }
 
-  async listProjects(orgId: string | null): Promise<ProjectListing[]> {
+  async listProjects(orgId: string | null): Promise<Project[]> {
     const rows = this.db
       .prepare(
         `SELECT p.* FROM projects p JOIN orgs o ON o.id = p.org_id
          WHERE p.deleted_at IS NULL AND o.deleted_at IS NULL AND (@org IS NULL OR p.org_id = @org) ORDER BY p.name, p.id`,
       )
-      .all({ org: orgId }) as (Parameters<typeof toProject>[0] & { retention_days: number })[];
-    return rows.map((r) => ({ ...toProject(r), retentionDays: r.retention_days }));
+      .all({ org: orgId }) as Parameters<typeof toProject>[0][];
+    return rows.map(toProject);
   }
 
   async listSources(projectId: string): Promise<Source[]> {
@@ -38,15 +38,6 @@ export class SqliteListings implements ListingStore {
       )
       .all(projectId) as never[];
     return rows.map(toSource);
-  }
-
-  async retentionDays(projectId: string): Promise<number | null> {
-    const r = this.db.prepare('SELECT retention_days FROM projects WHERE id = ? AND deleted_at IS NULL').pluck().get(projectId) as number | undefined;
-    return r ?? null;
-  }
-
-  async setRetentionDays(projectId: string, days: number): Promise<void> {
-    await this.write(() => this.db.prepare('UPDATE projects SET retention_days = ? WHERE id = ?').run(days, projectId));
   }
 
   /**

@@ -105,8 +105,14 @@ export const SQLITE_MIGRATIONS: Migration[] = [
     SELECT source_id, minute, max(seq), json_group_array(seq) FROM event_minutes GROUP BY source_id, minute, seq / 2048;
   DROP TABLE event_minutes;
   `,
-  // Version 6: console accounts, sessions and sign-in throttling
-  // (accounts.ts), and a retention setting per project.
+  // Version 6: each project's raw-event retention, in days.
+  'ALTER TABLE projects ADD COLUMN retention_days INTEGER NOT NULL DEFAULT 400;',
+  // Version 7: distinct_ids of erased persons whose items are dropped until unsuppressed.
+  `CREATE TABLE suppressed_ids (
+    project_id TEXT NOT NULL, distinct_id TEXT NOT NULL, created_at INTEGER NOT NULL,
+    PRIMARY KEY (project_id, distinct_id)
+  ) WITHOUT ROWID;`,
+  // Version 8: console accounts, sessions and sign-in throttling (accounts.ts).
   `
   CREATE TABLE users (
     id TEXT PRIMARY KEY, email TEXT NOT NULL UNIQUE, password_hash TEXT NOT NULL,
@@ -120,7 +126,6 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   CREATE TABLE login_failures (
     key TEXT PRIMARY KEY, failures INTEGER NOT NULL, first_at INTEGER NOT NULL, blocked_until INTEGER NOT NULL DEFAULT 0
   ) WITHOUT ROWID;
-  ALTER TABLE projects ADD COLUMN retention_days INTEGER NOT NULL DEFAULT 400;
   `,
 ];
 

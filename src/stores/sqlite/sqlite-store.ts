@@ -1,6 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   type AuthRecord,
+  type ErasedPerson,
+  type ExpiryStep,
   type IngestTx,
   type PersonLookup,
   type PersonView,
@@ -10,6 +12,11 @@ import {
 } from '../port.js';
 import { SqliteAccounts } from './accounts.js';
 import { SqliteAdmin } from './admin.js';
+import { backupTo } from './backup.js';
+import { SqliteErasure } from './erasure.js';
+import { SqliteEventPages } from './event-pages.js';
+import { personLinkCacheOf } from './person-link-cache.js';
+import { SqliteRetention } from './retention.js';
 import { Checkpointer, LONG_WAL_FRAMES } from './checkpointer.js';
 import { EventMinuteIndex } from './event-minute-index.js';
 import { SqliteIngestTx } from './ingest-tx.js';
@@ -18,6 +25,9 @@ import { SqliteListings } from './listings.js';
 import { type Db, openSqlite } from './open.js';
 import { storeError } from './store-error.js';
 import { authFromRow, storedEventFromRow } from './rows.js';
+
+/** Event rows an erasure reads per transaction when it deletes a person's events. */
+const ERASE_ROWS_PER_STEP = 20_000;
 
 /** For tests: a short WAL without writing hundreds of megabytes. */
 export interface WalTuning {
@@ -38,6 +48,9 @@ export class SqliteStore implements Store {
   readonly admin: SqliteAdmin;
   readonly accounts: SqliteAccounts;
   readonly listings: SqliteListings;
+  readonly eventPages: SqliteEventPages;
+  private readonly retention: SqliteRetention;
+  private readonly erasure: SqliteErasure;
   readonly writers = 'one';
   readonly keyLookupLimitMs = Infinity;
   private readonly authStmt;
@@ -78,6 +91,9 @@ export class SqliteStore implements Store {
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.minutes = new EventMinuteIndex(db);
     this.tx = new SqliteIngestTx(db, new InsertIdIndex(db), this.minutes);
+    this.eventPages = new SqliteEventPages(db);
+    this.retention = new SqliteRetention(db);
+    this.erasure = new SqliteErasure(db);
     this.checkpointer.whenLong(() => {
       if (this.catchingUp) return;
       this.catchingUp = true;
@@ -97,7 +113,7 @@ export class SqliteStore implements Store {
     this.authStmt = db.prepare(
       `SELECT k.id AS key_id, k.hash, k.expires_at, k.revoked_at,
               s.id AS s_id, s.project_id AS s_project_id, s.name AS s_name, s.filter_bots, s.record_ip, s.created_at AS s_created_at,
-              p.id, p.org_id, p.name, p.api_enabled, p.monthly_event_limit, p.created_at
+              p.id, p.org_id, p.name, p.api_enabled, p.monthly_event_limit, p.retention_days, p.created_at
        FROM api_keys k
        JOIN sources s ON s.id = k.source_id AND s.deleted_at IS NULL
        JOIN projects p ON p.id = s.project_id AND p.deleted_at IS NULL
@@ -207,6 +223,43 @@ export class SqliteStore implements Store {
   async usage(projectId: string, month: string): Promise<number> {
     const r = this.db.prepare('SELECT events FROM usage WHERE project_id = ? AND month = ?').get(projectId, month) as { events: number } | undefined;
     return r?.events ?? 0;
+  }
+
+  /** A step of retention (retention.ts), in a write transaction of its own, in its turn with the others. */
+  expireEvents(now: number, batch: number): Promise<ExpiryStep> {
+    return this.transaction(async () => this.retention.step(now, batch));
+  }
+
+  /**
+   * Erases a person (erasure.ts): forgotten in one transaction, then its
+   * events deleted a range of rows per transaction, so writers wait for one
+   * short range at most.
+   */
+  async erasePerson(projectId: string, lookup: PersonLookup, opts: { suppress: boolean; now: number }): Promise<ErasedPerson | null> {
+    const links = personLinkCacheOf(this.db);
+    const f = await this.transaction(async () => {
+      const forgotten = this.erasure.forget(projectId, lookup, opts.suppress, opts.now);
+      // This connection's cache of links must not serve them again (dropped when the transaction commits).
+      for (const d of forgotten?.distinctIds ?? []) links.link(projectId, d);
+      for (const p of forgotten?.personIds ?? []) links.merge(projectId, p);
+      return forgotten;
+    });
+    if (f === null) return null;
+    let eventsDeleted = 0;
+    for (let after = 0; after < f.throughSeq; after += ERASE_ROWS_PER_STEP) {
+      const upTo = Math.min(f.throughSeq, after + ERASE_ROWS_PER_STEP);
+      eventsDeleted += await this.transaction(async () => this.erasure.deleteEvents(projectId, f.personIds, after, upTo));
+    }
+    return { personId: f.personId, distinctIds: f.distinctIds, eventsDeleted, suppressed: opts.suppress };
+  }
+
+  async unsuppress(projectId: string, distinctId: string): Promise<boolean> {
+    return this.transaction(async () => this.erasure.unsuppress(projectId, distinctId));
+  }
+
+  /** SQLite's online backup (backup.ts). */
+  backup(toFile: string): Promise<number> {
+    return backupTo(this.db, toFile);
   }
 
   async ping(): Promise<void> {

@@ -1,0 +1,59 @@
+import type { RetentionStore } from '../stores/port.js';
+
+export { DEFAULT_RETENTION_DAYS, retentionCutoff } from '../stores/port.js';
+
+/** Events deleted per step: small enough that a step never holds writers up for long. */
+export const EXPIRY_BATCH = 2000;
+
+/** How often each server looks for expired events: well inside the hour promised. */
+export const RETENTION_EVERY_MS = 10 * 60_000;
+
+/**
+ * Deletes every expired event, a short step at a time, letting other work
+ * (requests, commits) run between steps.
+ */
+export async function expireAll(
+  store: RetentionStore,
+  now: number,
+  opts: { batch?: number; stopping?: () => boolean } = {},
+): Promise<{ deleted: number; dropped: number }> {
+  const total = { deleted: 0, dropped: 0 };
+  for (;;) {
+    const step = await store.expireEvents(now, opts.batch ?? EXPIRY_BATCH);
+    total.deleted += step.deleted;
+    total.dropped += step.dropped;
+    if (!step.more || opts.stopping?.()) return total;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** A server's retention: a pass now and then every `everyMs`, never two at once. */
+export function startRetention(
+  store: RetentionStore,
+  clock: () => number,
+  report: { done: (r: { deleted: number; dropped: number }) => void; failed: (e: unknown) => void },
+  everyMs = RETENTION_EVERY_MS,
+): { stop: () => Promise<void> } {
+  let running: Promise<void> = Promise.resolve();
+  let stopped = false;
+  const pass = (): void => {
+    running = running.then(async () => {
+      if (stopped) return;
+      try {
+        report.done(await expireAll(store, clock(), { stopping: () => stopped }));
+      } catch (e) {
+        // The next pass tries again: an outage of the store must not stop retention for good.
+        report.failed(e);
+      }
+    });
+  };
+  const timer = setInterval(pass, everyMs).unref();
+  pass();
+  return {
+    stop: async () => {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,75 @@
+import type pg from 'pg';
+import type { ErasedPerson, PersonLookup } from '../port.js';
+import { LOCK_NS, inTransaction, unavailable } from './pool.js';
+
+const DAY_MS = 86_400_000;
+
+const SQL = {
+  lock: 'SELECT pg_advisory_xact_lock($1::int, hashtext($2::text))',
+  linked: 'SELECT person_id AS id FROM person_links WHERE project_id = $1 AND distinct_id = $2',
+  current: 'SELECT coalesce(merged_into, id) AS id FROM persons WHERE project_id = $1 AND id = $2',
+  merged: 'SELECT id FROM persons WHERE project_id = $1 AND merged_into = $2',
+  links: 'SELECT distinct_id FROM person_links WHERE project_id = $1 AND person_id = ANY($2::text[]) ORDER BY distinct_id COLLATE "C"',
+  // Every event row of the project stored so far has a seq at or below this, and every later one a higher seq.
+  newest: "SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('events', 'seq')::regclass), 0) AS seq",
+  suppress: `INSERT INTO suppressed_ids (project_id, distinct_id, created_at)
+    SELECT $1, d, $3 FROM unnest($2::text[]) AS d ON CONFLICT DO NOTHING`,
+  forget: `WITH links AS (DELETE FROM person_links WHERE project_id = $1 AND person_id = ANY($2::text[])),
+    traits AS (DELETE FROM person_traits WHERE project_id = $1 AND person_id = ANY($2::text[]))
+    DELETE FROM persons WHERE project_id = $1 AND id = ANY($2::text[])`,
+  span: 'SELECT min("timestamp") AS lo, max("timestamp") AS hi FROM events WHERE project_id = $1',
+  // A day at a time: each statement reads one day of the project through events_project_time.
+  deleteDay: `WITH gone AS (
+      DELETE FROM events WHERE project_id = $1 AND "timestamp" >= $2 AND "timestamp" < $3
+        AND person_id = ANY($4::text[]) AND seq <= $5
+      RETURNING source_id, insert_id
+    ), released AS (
+      DELETE FROM insert_ids i USING gone g
+      WHERE g.insert_id IS NOT NULL AND i.source_id = g.source_id AND i.insert_id = g.insert_id
+    )
+    SELECT count(*)::int AS n FROM gone`,
+  unsuppress: 'DELETE FROM suppressed_ids WHERE project_id = $1 AND distinct_id = $2',
+} as const;
+
+/** Person erasure on PostgreSQL (the contract is on ErasureStore, in the port). */
+export class PgErasure {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async erasePerson(projectId: string, lookup: PersonLookup, opts: { suppress: boolean; now: number }): Promise<ErasedPerson | null> {
+    const f = await inTransaction(this.pool, async (c) => {
+      const q = async <R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<R[]> => (await run<R>(c, text, values)).rows;
+      await q(SQL.lock, [LOCK_NS.project, projectId]);
+      const start = 'distinctId' in lookup ? (await q<{ id: string }>(SQL.linked, [projectId, lookup.distinctId]))[0]?.id : lookup.personId;
+      const personId = start === undefined ? undefined : (await q<{ id: string }>(SQL.current, [projectId, start]))[0]?.id;
+      if (personId === undefined) return null;
+      const personIds = [personId, ...(await q<{ id: string }>(SQL.merged, [projectId, personId])).map((r) => r.id)];
+      const distinctIds = (await q<{ distinct_id: string }>(SQL.links, [projectId, personIds])).map((r) => r.distinct_id);
+      const [{ seq }] = (await q<{ seq: number }>(SQL.newest, [])) as [{ seq: number }];
+      if (opts.suppress) await q(SQL.suppress, [projectId, distinctIds, opts.now]);
+      await q(SQL.forget, [projectId, personIds]);
+      return { personId, personIds, distinctIds, throughSeq: seq };
+    });
+    if (f === null) return null;
+    let eventsDeleted = 0;
+    const [span] = (await run<{ lo: number | null; hi: number | null }>(this.pool, SQL.span, [projectId])).rows;
+    if (span?.lo != null && span.hi != null) {
+      for (let day = Math.floor(span.lo / DAY_MS) * DAY_MS; day <= span.hi; day += DAY_MS) {
+        const { rows } = await run<{ n: number }>(this.pool, SQL.deleteDay, [projectId, day, day + DAY_MS, f.personIds, f.throughSeq]);
+        eventsDeleted += rows[0]!.n;
+      }
+    }
+    return { personId: f.personId, distinctIds: f.distinctIds, eventsDeleted, suppressed: opts.suppress };
+  }
+
+  async unsuppress(projectId: string, distinctId: string): Promise<boolean> {
+    return ((await run(this.pool, SQL.unsuppress, [projectId, distinctId])).rowCount ?? 0) > 0;
+  }
+}
+
+async function run<R extends pg.QueryResultRow>(c: pg.Pool | pg.PoolClient, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+  try {
+    return await c.query<R>(text, values);
+  } catch (e) {
+    throw unavailable(e);
+  }
+}

@@ -1,0 +1,65 @@
+import type { PersonLookup } from '../port.js';
+import { EventDeletion } from './event-deletion.js';
+import type { Db } from './open.js';
+
+const IN_LIST = 'IN (SELECT value FROM json_each(?))';
+
+/** A person forgotten by the first step of an erasure: what its events are found by. */
+export interface Forgotten {
+  personId: string;
+  /** The person and every person merged into it: events carry the person they were stored for. */
+  personIds: string[];
+  distinctIds: string[];
+  /** The newest event row when the person was forgotten: later rows are not the person's. */
+  throughSeq: number;
+}
+
+/**
+ * Person erasure on SQLite. Each method runs inside a write transaction the
+ * caller holds (the single writer lock is the project lock here).
+ */
+export class SqliteErasure {
+  private readonly s;
+  private readonly deletion: EventDeletion;
+
+  constructor(db: Db) {
+    this.deletion = new EventDeletion(db);
+    this.s = {
+      linked: db.prepare('SELECT person_id FROM person_links WHERE project_id = ? AND distinct_id = ?').pluck(),
+      current: db.prepare('SELECT coalesce(merged_into, id) FROM persons WHERE project_id = ? AND id = ?').pluck(),
+      merged: db.prepare('SELECT id FROM persons WHERE project_id = ? AND merged_into = ?').pluck(),
+      links: db.prepare(`SELECT distinct_id FROM person_links WHERE project_id = ? AND person_id ${IN_LIST} ORDER BY distinct_id`).pluck(),
+      newest: db.prepare('SELECT coalesce(max(seq), 0) FROM events').pluck(),
+      suppress: db.prepare('INSERT INTO suppressed_ids (project_id, distinct_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
+      dropLinks: db.prepare(`DELETE FROM person_links WHERE project_id = ? AND person_id ${IN_LIST}`),
+      dropTraits: db.prepare(`DELETE FROM person_traits WHERE project_id = ? AND person_id ${IN_LIST}`),
+      dropPersons: db.prepare(`DELETE FROM persons WHERE project_id = ? AND id ${IN_LIST}`),
+      eventsIn: db.prepare(`SELECT seq FROM events WHERE seq > ? AND seq <= ? AND project_id = ? AND person_id ${IN_LIST}`).pluck(),
+      unsuppress: db.prepare('DELETE FROM suppressed_ids WHERE project_id = ? AND distinct_id = ?'),
+    };
+  }
+
+  /** Step one: removes the person, its merged persons, links and traits; suppresses its ids if asked. */
+  forget(projectId: string, lookup: PersonLookup, suppress: boolean, now: number): Forgotten | null {
+    const start = 'distinctId' in lookup ? (this.s.linked.get(projectId, lookup.distinctId) as string | undefined) : lookup.personId;
+    const personId = start === undefined ? undefined : (this.s.current.get(projectId, start) as string | undefined);
+    if (personId === undefined) return null;
+    const personIds = [personId, ...(this.s.merged.all(projectId, personId) as string[])];
+    const ids = JSON.stringify(personIds);
+    const distinctIds = this.s.links.all(projectId, ids) as string[];
+    if (suppress) for (const d of distinctIds) this.s.suppress.run(projectId, d, now);
+    this.s.dropLinks.run(projectId, ids);
+    this.s.dropTraits.run(projectId, ids);
+    this.s.dropPersons.run(projectId, ids);
+    return { personId, personIds, distinctIds, throughSeq: this.s.newest.get() as number };
+  }
+
+  /** Step two, a range of rows at a time: deletes the events of those persons with seq in (after, upTo]. */
+  deleteEvents(projectId: string, personIds: string[], after: number, upTo: number): number {
+    return this.deletion.delete(this.s.eventsIn.all(after, upTo, projectId, JSON.stringify(personIds)) as number[]);
+  }
+
+  unsuppress(projectId: string, distinctId: string): boolean {
+    return this.s.unsuppress.run(projectId, distinctId).changes > 0;
+  }
+}

@@ -1,0 +1,49 @@
+import type { Db } from './open.js';
+
+/**
+ * Deletes events by seq without ever letting a seq be used twice. Events
+ * are keyed by rowid, and SQLite gives a new row the highest rowid plus one:
+ * deleting the newest event would hand its seq to the next one, which the
+ * insert_id and minute indexes (whose marks are seqs) would take for a row
+ * they had already seen. So when the newest event goes, a placeholder row
+ * takes the next seq first: it belongs to no source (source_id ''), so no
+ * read ever returns it, and a later deletion removes it once it is no longer
+ * the newest row (placeholders()).
+ */
+export class EventDeletion {
+  private readonly s;
+
+  constructor(db: Db) {
+    this.s = {
+      newest: db.prepare('SELECT max(seq) FROM events').pluck(),
+      placeholder: db.prepare(
+        `INSERT INTO events (seq, id, project_id, source_id, event, person_id, timestamp, received_at, properties)
+         VALUES (?, '', '', '', '', '', 0, 0, '{}')`,
+      ),
+      remove: db.prepare('DELETE FROM events WHERE seq IN (SELECT value FROM json_each(?))'),
+      mark: db.prepare('SELECT through FROM event_minutes_state').pluck(),
+      tailPlaceholders: db.prepare("SELECT seq FROM events WHERE seq > ? AND source_id = ''").pluck(),
+      runPlaceholders: db.prepare("SELECT j.value FROM event_minute_runs m, json_each(m.seqs) j WHERE m.source_id = ''").pluck(),
+      dropRuns: db.prepare("DELETE FROM event_minute_runs WHERE source_id = ''"),
+    };
+  }
+
+  /** Deletes the events with these seqs (inside the caller's write transaction); returns how many there were. */
+  delete(seqs: number[]): number {
+    if (seqs.length === 0) return 0;
+    const newest = this.s.newest.get() as number;
+    if (seqs.includes(newest)) this.s.placeholder.run(newest + 1);
+    return this.s.remove.run(JSON.stringify(seqs)).changes;
+  }
+
+  /** Removes the placeholders that are no longer the newest row. */
+  prunePlaceholders(): void {
+    const newest = this.s.newest.get() as number;
+    const inRuns = this.s.runPlaceholders.all() as number[];
+    const old = [...inRuns, ...(this.s.tailPlaceholders.all(this.s.mark.get()) as number[])].filter((s) => s < newest);
+    if (old.length === 0) return;
+    this.s.remove.run(JSON.stringify(old));
+    // A run listing the placeholder that is still the newest row stays, so it is found next time.
+    if (inRuns.every((s) => s < newest)) this.s.dropRuns.run();
+  }
+}

@@ -1,0 +1,121 @@
+import type { EventCursor, EventPage, EventPageQuery, EventPages } from '../port.js';
+import { storedEventFromRow } from './rows.js';
+import type { Db } from './open.js';
+
+/** A candidate: seq, timestamp, event name, distinct_id. */
+type Key = [seq: number, timestamp: number, event: string, distinctId: string | null];
+
+const MINUTE = 60_000;
+
+/**
+ * Keyset pages over a source's events on SQLite, in (timestamp, seq) order
+ * either way, with the minute index (event-minute-index.ts) as the map: a
+ * page reads whole minutes from the index, nearest first, until it holds
+ * enough, plus the few thousand events past the indexed mark. Each page is
+ * one read transaction of its own, so an export of any length never holds a
+ * snapshot (and the WAL) for longer than a page.
+ */
+export class SqliteEventPages implements EventPages {
+  private readonly s;
+
+  constructor(private readonly db: Db) {
+    this.s = {
+      mark: db.prepare('SELECT through FROM event_minutes_state').pluck(),
+      tail: db.prepare('SELECT seq, timestamp, event, distinct_id FROM events WHERE seq > ? AND source_id = ?').raw(),
+      minuteAfter: db.prepare('SELECT minute FROM event_minute_runs WHERE source_id = ? AND minute > ? ORDER BY minute LIMIT 1').pluck(),
+      minuteBefore: db.prepare('SELECT minute FROM event_minute_runs WHERE source_id = ? AND minute < ? ORDER BY minute DESC LIMIT 1').pluck(),
+      inMinute: db
+        .prepare(
+          `SELECT e.seq, e.timestamp, e.event, e.distinct_id FROM event_minute_runs m, json_each(m.seqs) j JOIN events e ON e.seq = j.value
+           WHERE m.source_id = ? AND m.minute = ?`,
+        )
+        .raw(),
+      rows: db.prepare(
+        `SELECT e.*, coalesce(p.merged_into, e.person_id) AS current_person
+         FROM events e LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
+         WHERE e.seq IN (SELECT value FROM json_each(?))`,
+      ),
+      cursor: db.prepare('SELECT seq, timestamp FROM events WHERE id = ? AND source_id = ?'),
+      sources: db.prepare('SELECT id FROM sources WHERE project_id = ? ORDER BY id').pluck(),
+    };
+  }
+
+  async eventPage(q: EventPageQuery): Promise<EventPage> {
+    if (q.limit <= 0) return { events: [], next: null };
+    return this.db.transaction(() => {
+      const keys = this.pageKeys(q);
+      const rows = this.s.rows.all(JSON.stringify(keys.map((k) => k[0]))) as Record<string, never>[];
+      const bySeq = new Map(rows.map((r) => [r.seq as number, r]));
+      const events = keys.map((k) => {
+        const r = bySeq.get(k[0])!;
+        return storedEventFromRow(r);
+      });
+      const last = keys.at(-1);
+      return { events, next: keys.length === q.limit && last !== undefined ? { timestamp: last[1], seq: last[0] } : null };
+    })();
+  }
+
+  async eventCursor(sourceId: string, eventId: string): Promise<EventCursor | null> {
+    // Events are not indexed by id: this reads the table once, which a
+    // command that pages from an id can afford and a request could not.
+    const r = this.s.cursor.get(eventId, sourceId) as { seq: number; timestamp: number } | undefined;
+    return r === undefined ? null : { timestamp: r.timestamp, seq: r.seq };
+  }
+
+  async sourceIdsOf(projectId: string): Promise<string[]> {
+    return this.s.sources.all(projectId) as string[];
+  }
+
+  /** The page's candidates in order: whole minutes of the index, nearest first, merged with the tail. */
+  private pageKeys(q: EventPageQuery): Key[] {
+    const asc = q.order === 'asc';
+    const keep = (k: Key): boolean =>
+      (q.since === undefined || k[1] >= q.since) &&
+      (q.until === undefined || k[1] < q.until) &&
+      (q.after === null || (asc ? compare(k, q.after) > 0 : compare(k, q.after) < 0)) &&
+      (q.event === undefined || k[2] === q.event) &&
+      (q.distinctId === undefined || k[3] === q.distinctId);
+    const tail = (this.s.tail.all(this.s.mark.get(), q.sourceId) as Key[]).filter(keep);
+    const found: Key[] = [];
+    // The minute just before the first one the page may hold, in its order.
+    const start = this.startMinute(q);
+    let minute = (asc ? this.s.minuteAfter : this.s.minuteBefore).get(q.sourceId, start) as number | undefined;
+    let border: number | null = null;
+    while (minute !== undefined && !pastRange(q, minute)) {
+      for (const k of this.s.inMinute.all(q.sourceId, minute) as Key[]) if (keep(k)) found.push(k);
+      // Every indexed event not read yet lies beyond this minute.
+      border = asc ? (minute + 1) * MINUTE : minute * MINUTE;
+      const b = border;
+      const tailWithin = tail.filter((k) => (asc ? k[1] < b : k[1] >= b)).length;
+      if (found.length + tailWithin >= q.limit) break;
+      minute = (asc ? this.s.minuteAfter : this.s.minuteBefore).get(q.sourceId, minute) as number | undefined;
+    }
+    const exhausted = minute === undefined || pastRange(q, minute);
+    const b = border;
+    const all = found.concat(exhausted || b === null ? tail : tail.filter((k) => (asc ? k[1] < b : k[1] >= b)));
+    all.sort(asc ? compareKeys : (x, y) => compareKeys(y, x));
+    return all.slice(0, q.limit);
+  }
+
+  private startMinute(q: EventPageQuery): number {
+    if (q.order === 'asc') {
+      const from = Math.max(q.after?.timestamp ?? -Infinity, q.since ?? -Infinity);
+      return from === -Infinity ? -Number.MAX_SAFE_INTEGER : Math.floor(from / MINUTE) - 1;
+    }
+    const from = Math.min(q.after?.timestamp ?? Infinity, q.until ?? Infinity);
+    return from === Infinity ? Number.MAX_SAFE_INTEGER : Math.floor(from / MINUTE) + 1;
+  }
+}
+
+/** Whether a minute lies wholly outside the query's time range, on the side the page walks towards. */
+function pastRange(q: EventPageQuery, minute: number): boolean {
+  return q.order === 'asc' ? q.until !== undefined && minute * MINUTE >= q.until : q.since !== undefined && (minute + 1) * MINUTE <= q.since;
+}
+
+function compare(k: Key, c: EventCursor): number {
+  return k[1] - c.timestamp || k[0] - c.seq;
+}
+
+function compareKeys(a: Key, b: Key): number {
+  return a[1] - b[1] || a[0] - b[0];
+}
