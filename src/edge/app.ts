@@ -65,6 +65,7 @@ const FRAMEWORK_STATUS_CODES = new Map<number, RequestErrorCode>([
 /** Builds the HTTP edge. It opens nothing itself: stores and limiter come in ready. */
 export function buildApp(deps: AppDeps): FastifyInstance {
   const counters = deps.counters ?? new EdgeCounters();
+  if (deps.metrics !== undefined) counters.sink = deps.metrics;
   const requestTimeout = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const app = Fastify({
     // Every error logged keeps names and codes only: never the data a database quoted.
@@ -135,7 +136,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       return reply;
     }
   });
-  observeRequests(app, deps.metrics);
+  observeRequests(app, deps.metrics, counters);
 
   // One admission for every intake: the budget is the server's memory, not a route's.
   const admission = deps.admission ?? new Admission();
