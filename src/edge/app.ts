@@ -65,6 +65,7 @@ const FRAMEWORK_STATUS_CODES = new Map<number, RequestErrorCode>([
 /** Builds the HTTP edge. It opens nothing itself: stores and limiter come in ready. */
 export function buildApp(deps: AppDeps): FastifyInstance {
   const counters = deps.counters ?? new EdgeCounters();
+  if (deps.metrics !== undefined) counters.sink = deps.metrics;
   const requestTimeout = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const app = Fastify({
     // Every error logged keeps names and codes only: never the data a database quoted.
@@ -97,6 +98,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     frameworkErrors: (_err, req, reply) => sendRefusal(req, reply, { code: 'not_found' }),
   });
   if (deps.maxConnections) app.server.maxConnections = deps.maxConnections;
+  // A client may half-close once its whole request is sent and still read the
+  // answer (RFC 9112). Node's default ends the socket at the client's FIN,
+  // dropping the answer to a batch already being stored. Allowed, Node marks
+  // the request in flight as the connection's last (closed once answered) and
+  // ends an idle half-closed socket at once; timeouts still apply.
+  (app.server as typeof app.server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   app.server.on('connect', refuseConnect(app, counters));
   // An Expect other than 100-continue would get Node's bare 417; RFC 9110 lets
   // a server ignore it, so the request goes through the checks like any other.
@@ -129,7 +136,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       return reply;
     }
   });
-  observeRequests(app, deps.metrics);
+  observeRequests(app, deps.metrics, counters);
 
   // One admission for every intake: the budget is the server's memory, not a route's.
   const admission = deps.admission ?? new Admission();

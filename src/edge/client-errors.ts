@@ -58,7 +58,7 @@ export function clientErrorHandler(counters: EdgeCounters) {
     }
     const refusal = clientErrorRefusal(err);
     const requestId = newId('req');
-    counters.clientErrors++;
+    counters.countRefused('none', REQUEST_ERRORS[refusal.code].status);
     this.log.info({ reqId: requestId, status: REQUEST_ERRORS[refusal.code].status, code: refusal.code, parser: err.code }, 'request refused before routing');
     // A request already answered in part (headers sent) cannot get a second answer.
     const inProgress = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
@@ -73,7 +73,7 @@ export function clientErrorHandler(counters: EdgeCounters) {
  */
 export function refuseConnect(app: FastifyInstance, counters: EdgeCounters) {
   return (_req: unknown, socket: Socket): void => {
-    counters.clientErrors++;
+    counters.countRefused('CONNECT', REQUEST_ERRORS.method_not_allowed.status);
     const refusal: Refusal = { code: 'method_not_allowed', message: 'CONNECT is not allowed here; send the batch with POST.', headers: { Allow: 'POST' } };
     socket.write(rawAnswer(app.inletBaseUrl, newId('req'), refusal));
     socket.destroySoon();

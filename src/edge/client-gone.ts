@@ -12,10 +12,11 @@ export function isClientGone(raw: IncomingMessage, err: Error & { code?: string 
 }
 
 /**
- * Notes a request whose client went away before it could be answered: at
+ * Notes a request whose client went away before it could be answered, once
+ * however many paths notice it (a failed read, Fastify's abort hook): at
  * info, without a stack, counted; nothing is sent, as no one would read it.
  */
 export function clientGone(req: FastifyRequest, counters: EdgeCounters): void {
-  counters.clientsGone++;
-  req.log.info({ method: req.method, route: req.routeOptions.url ?? 'none' }, 'client gone before the request was read');
+  if (!counters.countGone(req.raw)) return;
+  req.log.info({ method: req.method, route: req.routeOptions.url ?? 'none' }, 'client gone before the request was answered');
 }

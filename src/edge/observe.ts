@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Metrics } from '../metrics/metrics.js';
+import { clientGone } from './client-gone.js';
+import type { EdgeCounters } from './edge-counters.js';
 import { type ItemTally, total } from './request-facts.js';
 
 /**
@@ -7,7 +9,7 @@ import { type ItemTally, total } from './request-facts.js';
  * line holds ids, the route, counts and codes: never a header, a key, a body,
  * a property or a trait.
  */
-export function observeRequests(app: FastifyInstance, metrics: Metrics | undefined): void {
+export function observeRequests(app: FastifyInstance, metrics: Metrics | undefined, counters: EdgeCounters): void {
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'none';
     const facts = req.facts;
@@ -28,7 +30,8 @@ export function observeRequests(app: FastifyInstance, metrics: Metrics | undefin
     );
     if (metrics !== undefined) count(metrics, req, route, reply.statusCode, reply.elapsedTime / 1000);
   });
-  if (metrics !== undefined) app.addHook('onRequestAbort', async (_req) => metrics.clientAborts.inc());
+  // Counted (and logged) once with the client gone that a failed read notices, through the counters.
+  app.addHook('onRequestAbort', async (req) => clientGone(req, counters));
 }
 
 function counts(t: ItemTally) {

@@ -85,7 +85,7 @@ function busy(spent: BudgetSpent): Refusal {
     code: 'collection_unavailable',
     message:
       spent === 'key'
-        ? 'This key already has as many request bodies being read as one key may; nothing was stored. Resend after Retry-After seconds, or send fewer requests at once.'
+        ? 'This key already has as many request bodies being read as one key may (a key sent in the body counts as its client address); nothing was stored. Resend after Retry-After seconds, or send fewer requests at once.'
         : 'This server is reading as many request bodies as it can hold; nothing was stored. Resend after Retry-After seconds.',
     // Refused before (or while) its body is read: the rest is never read, so the connection cannot be reused.
     headers: { Connection: 'close' },

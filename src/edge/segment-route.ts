@@ -32,8 +32,9 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
   if (isRefusal(early)) return early;
 
   // Some of those SDKs send a gzip body without a Content-Type: the JSON check decides.
-  // Bodies read before their key is known share one key's share of the budgets.
-  const body = await readAdmitted(deps, req, early?.keyId ?? KEY_IN_BODY, { anyContentType: true });
+  // A body read before its key is known is reserved under its client's
+  // address, so one address holds at most one key's share of the budgets.
+  const body = await readAdmitted(deps, req, early?.keyId ?? keyInBodyShare(req.raw.socket.remoteAddress), { anyContentType: true });
   if (body === null || isRefusal(body)) return body;
   try {
     const parsed = parseJsonBody(body.bytes);
@@ -56,8 +57,16 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
   }
 }
 
-/** The budget share of bodies whose key, if any, is inside them. */
-const KEY_IN_BODY = 'key-in-body';
+/**
+ * The read-budget share of a body whose key, if any, is inside it: its
+ * client's address (an IPv4 address the same whether it came over IPv4 or
+ * as IPv4-mapped IPv6). One share for all such bodies would let anyone
+ * without a key hold it and lock out every client sending its key this way.
+ */
+export function keyInBodyShare(remoteAddress: string | undefined): string {
+  const addr = remoteAddress ?? 'unknown';
+  return `addr:${addr.toLowerCase().startsWith('::ffff:') && addr.includes('.') ? addr.slice(7) : addr}`;
+}
 
 const MISSING_KEY =
   'Send your Inlet server key as the HTTP Basic user name with an empty password (what Segment and RudderStack SDKs do with their write key), as "Authorization: Bearer <key>", or as "writeKey" in the body.';

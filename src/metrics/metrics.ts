@@ -10,13 +10,21 @@ export interface BodyBytes {
   readonly readingBodyBytes?: number;
 }
 
+/** Where the edge's counts go as they move: the metrics. */
+export interface EdgeCountSink {
+  /** A request whose client went away before it was answered. */
+  clientGone(): void;
+  /** An answer sent before routing (Node's parser, its timeouts, CONNECT), by method and status. */
+  answeredBeforeRouting(method: string, status: number): void;
+}
+
 /**
  * Every metric Inlet exports, in one registry of its own (docs/metrics.md
  * lists them; a test keeps the two in step). Labels only ever take values
  * from fixed sets (routes, statuses, codes, reasons, policies): never a key,
  * an id or an event name, so the series stay few whatever clients send.
  */
-export class Metrics implements IngestObserver {
+export class Metrics implements IngestObserver, EdgeCountSink {
   readonly registry = new Registry();
   readonly requests = new Counter({
     name: 'inlet_http_requests_total',
@@ -136,5 +144,15 @@ export class Metrics implements IngestObserver {
 
   failed(): void {
     this.commitFailures.inc();
+  }
+
+  clientGone(): void {
+    this.clientAborts.inc();
+  }
+
+  answeredBeforeRouting(method: string, status: number): void {
+    // Answered by Node's parser before any route: one fixed route label, and
+    // no method but CONNECT's, as a malformed request line may have none.
+    this.requests.inc({ route: 'http', method, status: String(status) });
   }
 }

@@ -239,6 +239,43 @@ describe('bodies being read are bounded', () => {
     }
   });
 
+  it('keyless /v1 bodies held open by one client address do not lock out writeKey-in-body clients at other addresses', async () => {
+    const { connect } = await import('node:net');
+    const { ReadBudget } = await import('../../src/edge/read-budget.js');
+    const reading = new ReadBudget(4 * MIB, MIB);
+    await listening({ reading, limits: { keyRps: 0 } });
+    const track = JSON.stringify({ writeKey: f.key, userId: 'u1', event: 'Order Completed' });
+    const v1 = (length: number, body = '') =>
+      `POST /v1/track HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n${body}`;
+    // All of 127/8 is loopback on Linux: 127.0.0.2 is another client address.
+    const holder = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' });
+    holder.on('error', () => undefined);
+    let held = '';
+    holder.on('data', (d: Buffer) => (held += d.toString()));
+    try {
+      holder.write(v1(MIB, '{"wri'));
+      await until(() => reading.readingBytes === MIB);
+      // That address has its share: its next keyless body is refused...
+      const second = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' });
+      const refused = await new Promise<string>((resolve) => {
+        let got = '';
+        second.on('data', (d: Buffer) => (got += d.toString()));
+        second.on('close', () => resolve(got));
+        second.on('error', () => undefined);
+        second.write(v1(MIB));
+      });
+      expect(refused).toMatch(/^HTTP\/1\.1 503 /);
+      expect(refused).toMatch(/counts as its client address/);
+      // ...while a client at another address, its key in the body, is served.
+      const a = await rawRequest(port, v1(Buffer.byteLength(track), track)).answer;
+      expect(a.status, a.body).toBe(200);
+      expect(held).toBe('');
+      expect((await f.store.listEvents(f.sourceId, 10)).length).toBe(1);
+    } finally {
+      holder.destroy();
+    }
+  });
+
   it('a gzip body reserves its bytes as sent, and its reservation comes back once it is read and decompressed', async () => {
     const { gzipSync } = await import('node:zlib');
     const { ReadBudget } = await import('../../src/edge/read-budget.js');

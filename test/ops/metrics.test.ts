@@ -5,20 +5,23 @@
 import type http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { EdgeCounters } from '../../src/edge/edge-counters.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { metricsPort, startMetricsServer, stopMetricsServer } from '../../src/metrics/metrics-server.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { type Fixture, TestClock, makeFixture, send, tempDir } from '../helpers/fixture.js';
+import { rawRequest } from '../helpers/raw-http.js';
 
 const tmp = tempDir('inlet-metrics-');
 const metrics = new Metrics();
 const clock = new TestClock();
+const counters = new EdgeCounters();
 let f: Fixture;
 let listener: http.Server;
 
 beforeAll(async () => {
   const store = SqliteStore.open(tmp.dir);
-  f = await makeFixture({ store, metrics, clock, limits: { keyRps: 1 } });
+  f = await makeFixture({ store, metrics, clock, counters, limits: { keyRps: 1 } });
   // Port 0 here: the setting's 0 (off) is decided in serve.ts, not by the listener.
   listener = await startMetricsServer(metrics, 0, '127.0.0.1');
 });
@@ -47,6 +50,13 @@ async function sample(name: string, labels: Record<string, string> = {}): Promis
   }
   if (!found) throw new Error(`no sample ${name}${JSON.stringify(labels)} in the scrape`);
   return total;
+}
+
+let listening: Promise<number> | null = null;
+/** The public port, listening from the first call on. */
+function publicPort(): Promise<number> {
+  listening ??= f.app.listen({ port: 0, host: '127.0.0.1' }).then((a) => Number(new URL(a).port));
+  return listening;
 }
 
 /** Sends with a fresh second, so the 1-per-second key limit refuses only the requests meant to meet it. */
@@ -114,8 +124,7 @@ it('counts commits, their size and duration, key lookups, rate-limit refusals an
 });
 
 it('counts a client that goes away before its answer', async () => {
-  const address = await f.app.listen({ port: 0, host: '127.0.0.1' });
-  const { port } = new URL(address);
+  const port = await publicPort();
   const before = await sample('inlet_client_aborts_total');
   // The server has the request once its headers are parsed; then the client goes.
   clock.advance(1001);
@@ -135,6 +144,29 @@ it('counts a client that goes away before its answer', async () => {
   socket.destroy();
   await counted;
   expect(await sample('inlet_client_aborts_total')).toBe(before + 1);
+});
+
+it('HTTP-level refusals are missing from the metrics: a bad method, headers too large and a client gone mid-body are each counted once', async () => {
+  const port = await publicPort();
+  const refused = (status: string) => sample('inlet_http_requests_total', { route: 'http', method: 'none', status }).catch(() => 0);
+  const before = { bad: await refused('400'), big: await refused('431'), gone: await sample('inlet_client_aborts_total') };
+  expect((await rawRequest(port, 'M1 /x HTTP/1.1\r\nHost: x\r\n\r\n').answer).status).toBe(400);
+  expect((await rawRequest(port, `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`).answer).status).toBe(431);
+  expect(await refused('400')).toBe(before.bad + 1);
+  expect(await refused('431')).toBe(before.big + 1);
+
+  // Mid-body both the failed read and Fastify's abort hook see the client go: one count.
+  clock.advance(1001);
+  const arrived = new Promise((r) => f.app.server.once('request', r));
+  const c = rawRequest(port, `POST /api/v1/batch HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${f.key}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"items": [`);
+  await arrived;
+  let noticed = 0;
+  const countGone = counters.countGone.bind(counters);
+  counters.countGone = (request) => (noticed++, countGone(request));
+  c.socket.destroy();
+  while (noticed < 2) await new Promise((r) => setImmediate(r));
+  counters.countGone = countGone;
+  expect(await sample('inlet_client_aborts_total')).toBe(before.gone + 1);
 });
 
 it('answers 404 on anything but GET /metrics', async () => {
