@@ -23,7 +23,8 @@ for (const engine of engines) {
     it('deleting a person while a server writes its events leaves none of them behind: each is deleted or suppressed', async () => {
       const { env, drop } = await engine.env();
       const { project, source, key } = await provision(env);
-      const server = await startServer([], env);
+      // Two writers in a tight loop pass the per-key request limit on a quick machine, and a 429 stores nothing: off here.
+      const server = await startServer([], { ...env, INLET_LIMIT_KEY_RPS: '0' });
       const accepted = { victim: 0, bystander: new Set<string>() };
       let suppressedDrops = 0;
       let sending = true;
@@ -55,6 +56,7 @@ for (const engine of engines) {
               else accepted.bystander.add(item.insert_id);
             });
           }
+          if (res.status !== 202) continue;
           if (++batches === 30) reached();
           if (afterErasure >= 0 && batches >= afterErasure + 10) sawAfter();
         }
