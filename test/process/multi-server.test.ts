@@ -254,12 +254,16 @@ describeWith(['postgres', 'redis'], 'two servers on one PostgreSQL and one Redis
       Array.from({ length: 40 }, (_, r) => post(limited[r % 2]!, r % 2, p.key.key, [{ event: 'e', distinct_id: 'u', insert_id: `k${r}` }])),
     );
     const took = performance.now() - started;
-    // The key's window is 1 s; the assertion below holds only if every request
-    // was counted within it, which 40 small requests on localhost are.
-    expect(took).toBeLessThan(1000);
     const statuses = answers.map((a) => a.status);
-    expect(statuses.filter((s) => s === 202)).toHaveLength(20);
-    expect(statuses.filter((s) => s === 429)).toHaveLength(20);
+    const admitted = statuses.filter((s) => s === 202).length;
+    expect(admitted + statuses.filter((s) => s === 429).length).toBe(40);
+    // Every request was counted between `started` and now, so no more than 20
+    // per second of that span got through. On a machine that answers all 40
+    // within the key's 1 s window that is exactly 20, where two servers
+    // counting apart would have let 40 through; a slower run gets a looser
+    // bound instead of a failure.
+    expect(admitted).toBeGreaterThanOrEqual(20);
+    expect(admitted).toBeLessThanOrEqual(20 * Math.ceil(took / 1000));
     for (const a of answers) if (a.status === 429) expect(a.headers.get('retry-after')).toBe('10');
   });
 
