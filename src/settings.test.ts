@@ -10,6 +10,7 @@ const REFUSED: Record<keyof typeof SETTINGS, string> = {
   databaseUrl: 'mysql://db/inlet',
   redisUrl: 'notaurl',
   trackerHosts: 'https://t.example.com',
+  trustedProxies: '10.0.0.0/33',
   retiredVersions: 'v1beta',
   limitBurst: '-5',
   limitSustained: '1e6',
@@ -57,6 +58,8 @@ describe('settings', () => {
     expect(readSettings({ INLET_BASE_URL: 'https://inlet.example.com/' }).baseUrl).toBe('https://inlet.example.com');
     expect([...readSettings({ INLET_TRACKER_HOSTS: 'T.example.com, t2.example.com' }).trackerHosts]).toEqual(['t.example.com', 't2.example.com']);
     expect([...readSettings({ INLET_RETIRED_API_VERSIONS: 'v0,2' }).retiredVersions]).toEqual(['0', '2']);
+    expect([...readSettings({ INLET_TRUSTED_PROXIES: '127.0.0.1, 10.0.0.0/8,fd00::/8' }).trustedProxies]).toEqual(['127.0.0.1', '10.0.0.0/8', 'fd00::/8']);
+    for (const bad of ['10.0.0.0/', '10.0.0.0/8/8', 'nginx', '::1/129']) expect(() => readSettings({ INLET_TRUSTED_PROXIES: bad })).toThrow(ConfigError);
   });
 
   it('a URL that may hold a password is never repeated in a refusal', () => {

@@ -45,6 +45,16 @@ const wholeUpTo = (max: number) => `a whole number from 0 to ${max}`;
 /** A host name or an IP address (IPv6 without brackets). */
 const hostLike = (t: string) => (isIP(t) !== 0 || /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.?$/i.test(t) ? t : undefined);
 
+/** An IP address, or a CIDR range such as 10.0.0.0/8 or fd00::/8. */
+function addressOrRange(t: string): string | undefined {
+  const [addr = '', prefix, ...rest] = t.split('/');
+  const family = isIP(addr);
+  if (family === 0 || rest.length > 0) return undefined;
+  if (prefix === undefined) return addr;
+  const bits = /^\d{1,3}$/.test(prefix) ? Number(prefix) : NaN;
+  return bits <= (family === 4 ? 32 : 128) ? `${addr}/${bits}` : undefined;
+}
+
 function urlWith(protocols: string[]) {
   return (t: string) => {
     if (!URL.canParse(t)) return undefined;
@@ -126,6 +136,12 @@ export const SETTINGS = {
     about: 'Custom tracker domains: they serve browser traffic, so the API refuses requests to them.',
     // Spelled as a request's Host may be (case, port, brackets, trailing dot), compared as normaliseHost makes it.
     parse: listOf((h) => (h.includes('/') ? undefined : hostLike(normaliseHost(h)))),
+  }),
+  trustedProxies: setting({
+    env: 'INLET_TRUSTED_PROXIES', fallback: new Set<string>(), shown: 'empty (X-Forwarded-For is ignored)',
+    accepts: 'IP addresses or CIDR ranges separated by commas, such as 127.0.0.1 or 10.0.0.0/8',
+    about: "Proxies whose X-Forwarded-For names the client: sign-in throttling and a body's read share then count per client, not per proxy.",
+    parse: listOf(addressOrRange),
   }),
   retiredVersions: setting({
     env: 'INLET_RETIRED_API_VERSIONS', fallback: new Set<string>(), shown: 'empty',

@@ -31,6 +31,8 @@ export interface AppDeps {
   clock: () => number;
   baseUrl: string;
   trackerHosts: Set<string>;
+  /** Proxies whose X-Forwarded-For names the client (req.ip); none: the socket's address. */
+  trustedProxies?: Set<string>;
   retiredVersions: Set<string>;
   logger?: FastifyServerOptions['logger'];
   /** Back-pressure on request bodies; tests pass their own. */
@@ -94,6 +96,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     },
     // Node's own 400/408/431 (malformed requests, too slow, headers too large) in our envelope.
     clientErrorHandler: clientErrorHandler(counters),
+    // req.ip is the client a trusted proxy names; Host is still read from the
+    // request itself (host.ts), never from X-Forwarded-Host.
+    trustProxy: deps.trustedProxies !== undefined && deps.trustedProxies.size > 0 ? [...deps.trustedProxies] : false,
     // Absolute-form targets are routed as their path, with the host they name.
     rewriteUrl: originForm,
     // While closing, requests get our own 503 (envelope, Request-Id), below.

@@ -34,7 +34,7 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
   // Some of those SDKs send a gzip body without a Content-Type: the JSON check decides.
   // A body read before its key is known is reserved under its client's
   // address, so one address holds at most one key's share of the budgets.
-  const body = await readAdmitted(deps, req, early?.keyId ?? keyInBodyShare(req.raw.socket.remoteAddress), { anyContentType: true });
+  const body = await readAdmitted(deps, req, early?.keyId ?? keyInBodyShare(req.ip), { anyContentType: true });
   if (body === null || isRefusal(body)) return body;
   try {
     const parsed = parseJsonBody(body.bytes);
@@ -59,7 +59,7 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
 
 /**
  * The read-budget share of a body whose key, if any, is inside it: its
- * client's address (an IPv4 address the same whether it came over IPv4 or
+ * client's address (as a trusted proxy names it, if any) (an IPv4 address the same whether it came over IPv4 or
  * as IPv4-mapped IPv6). One share for all such bodies would let anyone
  * without a key hold it and lock out every client sending its key this way.
  */

@@ -320,4 +320,22 @@ describe('the console over HTTP', () => {
     // Another address is not affected.
     expect((await f.app.inject({ method: 'POST', url: '/console/login', remoteAddress: '10.1.1.1', headers: FORM, payload: form({ email: 'alice@acme.test', password: PASSWORD }) })).statusCode).toBe(303);
   });
+
+  it('behind a trusted proxy, counts failed sign-ins per client it names; an untrusted sender cannot pick its address', async () => {
+    const g = await makeFixture({ trustedProxies: ['10.0.0.0/8'] });
+    try {
+      await makeUser(g.store, g.clock.now, 'bob@acme.test', { orgIds: [g.orgId] });
+      const via = (remoteAddress: string, client: string, email: string, password = 'wrong password!') =>
+        g.app.inject({ method: 'POST', url: '/console/login', remoteAddress, headers: { ...FORM, 'x-forwarded-for': client }, payload: form({ email, password }) });
+      for (let i = 0; i < 31; i++) expect((await via('10.0.0.5', '203.0.113.7', `guess${i}@acme.test`)).statusCode).toBe(401);
+      expect((await via('10.0.0.5', '203.0.113.7', 'bob@acme.test', PASSWORD)).statusCode).toBe(429);
+      // Another client behind the same proxy signs in.
+      expect((await via('10.0.0.5', '198.51.100.9', 'bob@acme.test', PASSWORD)).statusCode).toBe(303);
+      // A client that reaches the server directly and names another address is still counted as itself.
+      for (let i = 0; i < 31; i++) expect((await via('192.0.2.1', `198.51.100.${i}`, `direct${i}@acme.test`)).statusCode).toBe(401);
+      expect((await via('192.0.2.1', '198.51.100.200', 'bob@acme.test', PASSWORD)).statusCode).toBe(429);
+    } finally {
+      await g.close();
+    }
+  });
 });

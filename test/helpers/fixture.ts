@@ -50,6 +50,8 @@ export interface FixtureOptions {
   filterBots?: boolean;
   recordIp?: boolean;
   trackerHosts?: string[];
+  /** Proxies whose X-Forwarded-For is believed; none when absent. */
+  trustedProxies?: string[];
   retiredVersions?: string[];
   clock?: TestClock;
   /** Where the app's JSON log lines go; none when absent. */
@@ -88,6 +90,7 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
     clock: clock.now,
     baseUrl: 'http://inlet.test',
     trackerHosts: new Set(opts.trackerHosts ?? []),
+    trustedProxies: new Set(opts.trustedProxies ?? []),
     retiredVersions: new Set(opts.retiredVersions ?? []),
     logger: opts.logStream ? { level: 'info', stream: opts.logStream } : false,
     admission: opts.admission,

@@ -77,6 +77,7 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
     clock: Date.now,
     baseUrl: cfg.baseUrl ?? `http://localhost:${cfg.port}`,
     trackerHosts: cfg.trackerHosts,
+    trustedProxies: cfg.trustedProxies,
     retiredVersions: cfg.retiredVersions,
     logger,
     admission,
