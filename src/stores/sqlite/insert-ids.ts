@@ -165,10 +165,41 @@ export class SqliteInsertIds {
 
   /** insert_id → event id (null for an identify) of those stored for the source, this write's included. */
   find(sourceId: string, insertIds: string[]): Map<string, string | null> {
+    return this.lookUp(sourceId, insertIds, this.hashes(sourceId, insertIds));
+  }
+
+  /**
+   * Records stored insert_ids: an event's (`eventSeq`, its row), or an
+   * identify's (`eventSeq` null), whose claim row is written here. One
+   * already stored, or given twice, is refused: the caller looked first, so
+   * that is a bug, not a race.
+   */
+  add(sourceId: string, pairs: { insertId: string; eventSeq: number | null }[]): void {
+    const ids = pairs.map((p) => p.insertId);
+    const hashes = this.hashes(sourceId, ids);
+    const stored = this.lookUp(sourceId, ids, hashes);
+    const seen = new Set<string>();
+    for (const id of ids) {
+      if (stored.has(id) || seen.has(id)) throw new Error(`insert_id ${id} is already stored for source ${sourceId}`);
+      seen.add(id);
+    }
+    pairs.forEach((p, i) => {
+      const ref = p.eventSeq ?? -Number(this.s.addClaim.run(sourceId, p.insertId).lastInsertRowid);
+      this.pending.add(hashes[i]!, ref);
+      this.addedHashes.push(hashes[i]!);
+      this.addedRefs.push(ref);
+    });
+  }
+
+  private hashes(sourceId: string, insertIds: string[]): number[] {
+    return insertIds.map((id) => this.hash(sourceId, id));
+  }
+
+  /** As find, with the insert_ids' hashes worked out. */
+  private lookUp(sourceId: string, insertIds: string[], hashes: number[]): Map<string, string | null> {
     if (!this.writing) throw new Error('insert_ids are looked up only inside a write');
     const refs: number[] = [];
-    for (const id of insertIds) {
-      const h = this.hash(sourceId, id);
+    for (const h of hashes) {
       this.table.refsOf(h, refs);
       this.pending.refsOf(h, refs);
     }
@@ -182,29 +213,6 @@ export class SqliteInsertIds {
       if (source === sourceId && insertId !== null && asked.has(insertId)) found.set(insertId, eventId);
     }
     return found;
-  }
-
-  /**
-   * Records stored insert_ids: an event's (`eventSeq`, its row), or an
-   * identify's (`eventSeq` null), whose claim row is written here. One
-   * already stored, or given twice, is refused: the caller looked first, so
-   * that is a bug, not a race.
-   */
-  add(sourceId: string, pairs: { insertId: string; eventSeq: number | null }[]): void {
-    const ids = pairs.map((p) => p.insertId);
-    const stored = this.find(sourceId, ids);
-    const seen = new Set<string>();
-    for (const id of ids) {
-      if (stored.has(id) || seen.has(id)) throw new Error(`insert_id ${id} is already stored for source ${sourceId}`);
-      seen.add(id);
-    }
-    for (const p of pairs) {
-      const ref = p.eventSeq ?? -Number(this.s.addClaim.run(sourceId, p.insertId).lastInsertRowid);
-      const h = this.hash(sourceId, p.insertId);
-      this.pending.add(h, ref);
-      this.addedHashes.push(h);
-      this.addedRefs.push(ref);
-    }
   }
 
   /** Events the write deleted (event-deletion.ts): taken out of the table at COMMIT. */
