@@ -3,7 +3,7 @@
  * inserted into a fresh database for a fixed time, 500 rows per transaction.
  * The database is opened by Inlet's own code (its migrations, WAL,
  * synchronous=FULL), and each row is written as Inlet writes it: the event,
- * then its insert_id (InsertIdIndex: looked up first, then added). Each
+ * then its insert_id (looked up first, then added). Each
  * transaction opens and commits through SqliteIngestTx, so the indexes do at
  * both ends what they do in the server (the insert_id merge, the minute
  * index), and a change of schema moves the baseline too.
@@ -11,7 +11,6 @@
  */
 import { newEventId } from '../src/domain/ids.js';
 import { SqliteIngestTx } from '../src/stores/sqlite/ingest-tx.js';
-import { InsertIdIndex } from '../src/stores/sqlite/insert-id-index.js';
 import { openSqlite } from '../src/stores/sqlite/open.js';
 import type { PoolSpec } from './payloads.js';
 import { BASELINE_PROJECT, BASELINE_SOURCE, RowCursor, args, baselineRows, printStorageFigures } from './rows.js';
@@ -23,12 +22,7 @@ const perTx = Number(a.get('rows-per-tx') ?? 500);
 
 const { rows, pool } = baselineRows(spec);
 const db = openSqlite(a.get('dir')!);
-const insertEvent = db.prepare(
-  `INSERT INTO events (id, project_id, source_id, event, distinct_id, anonymous_id, person_id, session_id,
-     timestamp, received_at, insert_id, properties) VALUES (?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, ?)`,
-);
-const insertIds = new InsertIdIndex(db);
-const tx = new SqliteIngestTx(db, insertIds);
+const tx = new SqliteIngestTx(db);
 
 const cursor = new RowCursor(rows, pool.roundIndex);
 const cpu0 = process.cpuUsage();
@@ -41,15 +35,13 @@ while (performance.now() < end) {
   const batch = Array.from({ length: perTx }, () => cursor.next());
   tx.begin();
   // Inlet looks every insert_id up before it writes; none is found here.
-  insertIds.find(BASELINE_SOURCE, batch.map((r) => r.insertId));
-  const pairs = batch.map((r) => {
-    const id = newEventId(now);
-    const { lastInsertRowid } = insertEvent.run(
-      id, BASELINE_PROJECT, BASELINE_SOURCE, r.event, r.distinctId, r.personId, r.timestamp, now, r.insertId, r.properties,
-    );
-    return { insertId: r.insertId, eventSeq: Number(lastInsertRowid) };
-  });
-  insertIds.add(BASELINE_SOURCE, pairs);
+  tx.findInsertIds(BASELINE_SOURCE, batch.map((r) => r.insertId));
+  const events = batch.map((r) => ({
+    id: newEventId(now), projectId: BASELINE_PROJECT, sourceId: BASELINE_SOURCE, event: r.event, distinctId: r.distinctId,
+    anonymousId: null, personId: r.personId, sessionId: null, timestamp: r.timestamp, receivedAt: now, insertId: r.insertId, properties: r.properties,
+  }));
+  tx.insertEvents(events);
+  tx.addInsertIds(BASELINE_SOURCE, events.map((e) => ({ insertId: e.insertId, eventId: e.id })));
   tx.commit();
   written += perTx;
   transactions++;

@@ -1,6 +1,6 @@
 import type { IngestTx, KeyState, NewEventRow, PersonKind, PersonRef, TraitWrite } from '../port.js';
 import { EventMinuteIndex } from './event-minute-index.js';
-import { InsertIdIndex } from './insert-id-index.js';
+import { type SqliteInsertIds, insertIdsOf } from './insert-ids.js';
 import { storeError } from './store-error.js';
 import type { Db } from './open.js';
 import { type PersonLinkCache, personLinkCacheOf } from './person-link-cache.js';
@@ -21,7 +21,7 @@ export class SqliteIngestTx implements IngestTx {
 
   constructor(
     private readonly db: Db,
-    private readonly insertIds: InsertIdIndex = new InsertIdIndex(db),
+    private readonly insertIds: SqliteInsertIds = insertIdsOf(db),
     private readonly minutes: EventMinuteIndex = new EventMinuteIndex(db),
   ) {
     this.links = personLinkCacheOf(db);
@@ -78,10 +78,11 @@ export class SqliteIngestTx implements IngestTx {
 
   /**
    * Opens the write transaction. Every write goes through begin and commit,
-   * so the insert_id index sees each one start and end (insert-id-index.ts),
-   * and the minute index sees each one end (event-minute-index.ts).
+   * so the insert_ids see each one start and end (insert-ids.ts), and the
+   * minute index sees each one end (event-minute-index.ts).
    */
   begin(): void {
+    this.insertIds.beforeWrite();
     this.db.exec('BEGIN IMMEDIATE');
     this.insertIds.beginWrite();
     this.links.beginWrite(this.s.dataVersion.get() as number);
@@ -89,15 +90,16 @@ export class SqliteIngestTx implements IngestTx {
 
   /** Commits it; with synchronous=FULL, durably once this returns. */
   commit(): void {
-    this.insertIds.endWrite();
     this.minutes.endWrite();
+    this.insertIds.beforeCommit();
     this.db.exec('COMMIT');
+    this.insertIds.committed();
     this.links.committed();
   }
 
-  /** Rolls the transaction back; nothing of it is kept, in the tables or the indexes' memory. */
+  /** Rolls the transaction back; nothing of it is kept, in the tables or in memory. */
   rollback(): void {
-    this.insertIds.abortWrite();
+    this.insertIds.rolledBack();
     this.db.exec('ROLLBACK');
   }
 
@@ -110,11 +112,13 @@ export class SqliteIngestTx implements IngestTx {
 
   async savepoint<T>(fn: () => Promise<T>): Promise<T> {
     this.db.exec('SAVEPOINT pass');
+    const mark = this.insertIds.mark();
     try {
       const out = await fn();
       this.db.exec('RELEASE pass');
       return out;
     } catch (e) {
+      this.insertIds.rollbackTo(mark);
       // If SQLite already rolled the whole transaction back, these throw, and the transaction fails.
       this.db.exec('ROLLBACK TO pass');
       this.db.exec('RELEASE pass');

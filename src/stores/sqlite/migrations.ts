@@ -69,8 +69,8 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   ) WITHOUT ROWID;
   `,
   moveToInsertIdSlots,
-  // Version 3: new insert_ids wait in memory and reach the slots a slice per
-  // commit (insert-id-index.ts). Every pair stored so far already has its slot.
+  // Version 3: new insert_ids wait in memory and reached the slots a slice per
+  // commit. Every pair stored so far already has its slot.
   `
   CREATE TABLE insert_id_index_state (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -126,6 +126,12 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   CREATE TABLE login_failures (
     key TEXT PRIMARY KEY, failures INTEGER NOT NULL, first_at INTEGER NOT NULL, blocked_until INTEGER NOT NULL DEFAULT 0
   ) WITHOUT ROWID;
+  `,
+  // Version 9: insert_ids are found through a table in memory, filled from
+  // the event rows and identify claims (insert-ids.ts); the slots on disk go.
+  `
+  DROP TABLE insert_id_slots;
+  DROP TABLE insert_id_index_state;
   `,
 ];
 

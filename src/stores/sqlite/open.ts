@@ -7,8 +7,8 @@ export type Db = Database.Database;
 
 /**
  * Page cache of each connection openSqlite opens, in KiB; it fills only as
- * pages are read. (The checkpoint thread keeps the default: it copies WAL
- * frames, it does not read pages back.)
+ * pages are read. (The checkpoint thread keeps the build's default: it
+ * copies WAL frames, it does not read pages back.)
  */
 export const PAGE_CACHE_KIB = 16_384;
 
@@ -25,15 +25,16 @@ export function openSqlite(dataDir: string): Db {
   // failing a write that overlaps another process's commit.
   db.pragma('busy_timeout = 5000');
   migrate(db);
-  // Pending insert_ids live in a TEMP table (insert-id-index.ts): memory, not a
-  // file. Set only after migrating: a migration that rebuilds an index sorts
-  // the whole table, which in memory cost 62 bytes an event of a large store.
-  db.pragma('temp_store = MEMORY');
-  // SQLite's default page cache is 2 MiB. A commit of 500 events then read
-  // back, from the file or the WAL, pages it had just written (the minute
-  // index reads the newest events) and the slot and person pages of the
-  // commit before: about 1.4 reads a stored event. 16 MiB takes that down to
-  // 0.25, most of them the checkpoint's own (bench/README.md).
+  // temp_store stays at the build's default (a file, written only once a
+  // temporary table or sort outgrows its cache), so a large sort or
+  // migration spills to disk rather than growing memory.
+  //
+  // better-sqlite3 builds SQLite with a page cache of 16,000 KiB per
+  // connection (SQLite's own default is 2,000 KiB); this pins it whatever the
+  // build. A commit of 500 events reads back pages it had just written (the
+  // minute index reads the newest events) and the person pages of the commit
+  // before: with a 2,000 KiB cache about 1.4 reads a stored event, with
+  // 16 MiB about 0.25, most of them the checkpoint's own (bench/README.md).
   db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
   return db;
 }
@@ -46,7 +47,7 @@ function migrate(db: Db): void {
   try {
     const row = db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null };
     // A newer Inlet has changed the file in ways this one does not know; writing
-    // to it could break them (an older server would not see pending insert_ids).
+    // to it could break them (an older server would not find insert_ids stored the newer way).
     if ((row.v ?? 0) > SQLITE_MIGRATIONS.length) {
       throw new Error(
         `The data directory was last opened by a newer Inlet (schema version ${row.v}; this one knows up to ${SQLITE_MIGRATIONS.length}). Run that version, or a newer one.`,

@@ -20,7 +20,7 @@ import { SqliteRetention } from './retention.js';
 import { Checkpointer, LONG_WAL_FRAMES } from './checkpointer.js';
 import { EventMinuteIndex } from './event-minute-index.js';
 import { SqliteIngestTx } from './ingest-tx.js';
-import { InsertIdIndex } from './insert-id-index.js';
+import { insertIdsOf } from './insert-ids.js';
 import { SqliteListings } from './listings.js';
 import { type Db, openSqlite } from './open.js';
 import { storeError } from './store-error.js';
@@ -90,7 +90,7 @@ export class SqliteStore implements Store {
     this.listings = new SqliteListings(db, (fn) => this.exclusive(fn));
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.minutes = new EventMinuteIndex(db);
-    this.tx = new SqliteIngestTx(db, new InsertIdIndex(db), this.minutes);
+    this.tx = new SqliteIngestTx(db, insertIdsOf(db), this.minutes);
     this.eventPages = new SqliteEventPages(db);
     this.retention = new SqliteRetention(db);
     this.erasure = new SqliteErasure(db);

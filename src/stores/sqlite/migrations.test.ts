@@ -1,0 +1,54 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { sqliteTestDir } from '../../../test/helpers/sqlite.js';
+import { SqliteIngestTx } from './ingest-tx.js';
+import { SQLITE_MIGRATIONS } from './migrations.js';
+
+const { dir, open } = sqliteTestDir('inlet-migrations-');
+
+describe('embedded schema migrations', () => {
+  it('a store of the first schema is brought up to date: every insert_id it held still counts as stored', () => {
+    mkdirSync(dir, { recursive: true });
+    const old = new Database(join(dir, 'inlet.db'));
+    old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+    old.exec(SQLITE_MIGRATIONS[0] as string);
+    old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (1, 0)').run();
+    const addOld = old.prepare(
+      `INSERT INTO events (id, project_id, source_id, event, person_id, timestamp, received_at, insert_id, properties)
+       VALUES (?, 'prj_1', ?, 'e', 'per_1', ?, 0, ?, '{}')`,
+    );
+    const claimOld = old.prepare('INSERT INTO insert_ids (source_id, insert_id, event_id) VALUES (?, ?, ?)');
+    // More than one chunk of each step that reads in chunks, and events without an insert_id.
+    old.exec('BEGIN');
+    for (let i = 0; i < 25_000; i++) {
+      const source = i % 2 === 0 ? 'src_a' : 'src_b';
+      const insertId = i % 10 === 0 ? null : `old-${i}`;
+      addOld.run(`evt_${i}`, source, 1_795_000_000_000 + i, insertId);
+      if (insertId !== null) claimOld.run(source, insertId, `evt_${i}`);
+    }
+    for (let i = 0; i < 12_000; i++) claimOld.run('src_a', `identify-${i}`, null);
+    old.exec('COMMIT');
+    old.close();
+
+    const db = open();
+    expect(db.prepare('SELECT max(version) FROM schema_migrations').pluck().get()).toBe(SQLITE_MIGRATIONS.length);
+    const gone = ['insert_ids', 'insert_id_slots', 'insert_id_index_state', 'events_source_time'];
+    expect(db.prepare('SELECT name FROM sqlite_master WHERE name IN (SELECT value FROM json_each(?))').pluck().all(JSON.stringify(gone))).toEqual([]);
+    expect(db.prepare('SELECT count(*) FROM identify_claims').pluck().get()).toBe(12_000);
+    const tx = new SqliteIngestTx(db);
+    tx.begin();
+    const found = tx.findInsertIds('src_a', ['old-2', 'old-3', 'old-10', 'old-24998', 'identify-0', 'identify-11999', 'identify-12000']);
+    expect(found).toEqual(new Map([['old-2', 'evt_2'], ['old-24998', 'evt_24998'], ['identify-0', null], ['identify-11999', null]]));
+    expect(tx.findInsertIds('src_b', ['old-3', 'old-2', 'identify-0'])).toEqual(new Map([['old-3', 'evt_3']]));
+    tx.rollback();
+  });
+
+  it('a data directory from a newer Inlet is refused, not written to', () => {
+    const db = open();
+    db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (99, 0)').run();
+    db.close();
+    expect(() => open()).toThrow(/newer Inlet \(schema version 99/);
+  });
+});
