@@ -419,6 +419,12 @@ export interface Store extends WriteStore, KeyStore, ReadStore, RetentionStore, 
   readonly eventPages: EventPages;
   /** Resolves once the store answers a trivial query; rejects with StoreUnavailableError otherwise. */
   ping(): Promise<void>;
+  /**
+   * Work a server does once before it listens, so that its first requests do
+   * not wait for it (the embedded store fills its insert_ids from the rows).
+   * Admin commands never call it.
+   */
+  prepareToServe?(): Promise<void>;
   /** Ends background work and closes; the domain has sent its last writes before. */
   close(): Promise<void>;
 }

@@ -57,6 +57,7 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
   const opened = await openStore(cfg).catch((e: unknown) => {
     throw storeFailure(cfg, e);
   });
+  await opened.prepareToServe?.();
   const store = observedStore(new Collector(opened, { observer: metrics }), metrics);
   cleanups.push(() => store.close());
   const logger = { level: cfg.logLevel, stream: process.stderr };

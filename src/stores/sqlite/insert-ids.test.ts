@@ -8,9 +8,10 @@ import { EventDeletion } from './event-deletion.js';
 import { SqliteIngestTx } from './ingest-tx.js';
 import type { PairHash } from './insert-id-hash.js';
 import { SqliteInsertIds, insertIdsOf } from './insert-ids.js';
+import { SqliteStore } from './sqlite-store.js';
 import type { Db } from './open.js';
 
-const { open } = sqliteTestDir('inlet-insert-ids-');
+const { dir, open } = sqliteTestDir('inlet-insert-ids-');
 
 /** Every pair has the same hash: each lookup of a stored table reads rows that hold other pairs. */
 const oneHash: PairHash = () => 7;
@@ -235,6 +236,22 @@ describe('insert_ids in memory, checked against their rows', () => {
     expect(found).toEqual(new Map([['old-2', 'evt_2'], ['old-24998', 'evt_24998'], ['identify-0', null], ['identify-11999', null]]));
     expect(tx.findInsertIds('src_2', ['old-3', 'old-2', 'identify-0'])).toEqual(new Map([['old-3', 'evt_3']]));
     tx.rollback();
+  });
+
+  it('a server fills it before it listens (prepareToServe), not in its first request', async () => {
+    const db = open();
+    const { write } = await writer(db);
+    await write([[track('a'), identify('b'), track('c')]]);
+    db.close();
+    const store = SqliteStore.open(dir);
+    try {
+      const ids = insertIdsOf((store as unknown as { db: Db }).db);
+      expect(ids.size).toBe(0);
+      await store.prepareToServe();
+      expect(ids.size).toBe(3);
+    } finally {
+      await store.close();
+    }
   });
 
   it('is looked up only inside a write', async () => {

@@ -31,7 +31,8 @@ export interface InsertIdsMark {
  * stored: it costs a row read, and a deleted event's insert_id is free again.
  * An insert_id never seen needs no read at all.
  *
- * Filled from the rows, in seq order, at the connection's first write (in a
+ * Filled from the rows, in seq order, before a server listens
+ * (SqliteStore.prepareToServe) or at the connection's first write (in a
  * read transaction, so other processes keep writing meanwhile); then, at the
  * start of every write, with the write lock held, it takes in the rows other
  * connections committed since (seqs past the newest it has seen: rows only

@@ -262,6 +262,11 @@ export class SqliteStore implements Store {
     return backupTo(this.db, toFile);
   }
 
+  /** Fills the insert_id table now (seconds for millions of rows), not in the first request's commit. */
+  async prepareToServe(): Promise<void> {
+    await this.exclusive(() => insertIdsOf(this.db).beforeWrite());
+  }
+
   async ping(): Promise<void> {
     try {
       this.db.prepare('SELECT 1').get();
