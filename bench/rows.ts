@@ -1,6 +1,6 @@
 import { type BodyPool, type PoolSpec, ROUNDS, generatePool } from './payloads.js';
 
-/** One item as the storage baselines write it: the columns Inlet's events table has. */
+/** One item as the storage baselines write it. */
 export interface BaselineRow {
   event: string;
   distinctId: string;
@@ -69,7 +69,10 @@ export interface StorageFigures {
   rowsPerSec: number;
   transactions: number;
   rowsPerTransaction: number;
+  /** CPU of the writing process (for SQLite, the whole storage engine). */
   cpuSec: number;
+  /** CPU of PostgreSQL's processes meanwhile; null for SQLite or when they are not visible. */
+  dbCpuSec: number | null;
   peakRssMiB: number;
   writers: number;
 }
@@ -77,7 +80,7 @@ export interface StorageFigures {
 /** Prints a baseline's figures as the one JSON line run.ts reads; `start` and `cpu0` are from when writing began. */
 export function printStorageFigures(
   engine: string,
-  run: { written: number; transactions: number; perTx: number; writers: number; start: number; cpu0: NodeJS.CpuUsage },
+  run: { written: number; transactions: number; perTx: number; writers: number; start: number; cpu0: NodeJS.CpuUsage; dbCpuSec: number | null },
 ): void {
   const seconds = (performance.now() - run.start) / 1000;
   const cpu = process.cpuUsage(run.cpu0);
@@ -89,6 +92,7 @@ export function printStorageFigures(
     transactions: run.transactions,
     rowsPerTransaction: run.perTx,
     cpuSec: (cpu.user + cpu.system) / 1e6,
+    dbCpuSec: run.dbCpuSec,
     peakRssMiB: process.resourceUsage().maxRSS / 1024,
     writers: run.writers,
   };
