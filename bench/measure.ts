@@ -194,10 +194,12 @@ export async function fill(d: Deployment, pool: BodyPool, target: number, connec
   if (d.stored >= target) return null;
   const cursor = d.cursor(pool);
   const from = d.stored;
-  const t0 = performance.now();
-  let shown = t0;
+  // From the first request on, not from before the wait for a quiet machine.
+  let t0 = -1;
+  let shown = 0;
   const until = (stored: number): boolean => {
     const now = performance.now();
+    if (t0 < 0) t0 = shown = now;
     if (now - shown >= 15_000) {
       shown = now;
       log(`  ${d.name} fill: ${fmt(from + stored)} of ${fmt(target)} stored, ${fmt(stored / ((now - t0) / 1000))} events/s`);
