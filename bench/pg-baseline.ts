@@ -40,6 +40,11 @@ await pool.query(`
     UNIQUE (source_id, insert_id)
   )`);
 const clients = await Promise.all(Array.from({ length: writers }, () => pool.connect()));
+// The durability it ran with, as the server has it set (Inlet's servers use the same).
+const durability: Record<string, string> = {};
+for (const name of ['synchronous_commit', 'fsync', 'full_page_writes']) {
+  durability[name] = ((await clients[0]!.query(`SHOW ${name}`)).rows[0] as Record<string, string>)[name]!;
+}
 
 const cpu0 = process.cpuUsage();
 const db0 = postgresCpuSeconds();
@@ -68,6 +73,6 @@ async function writer(c: pg.PoolClient): Promise<void> {
 
 await Promise.all(clients.map((c) => writer(c)));
 const dbCpuSec = postgresCpuSeconds() - db0;
-printStorageFigures('postgres', { written, transactions, perTx, writers, start, cpu0, dbCpuSec: db0 > 0 ? dbCpuSec : null });
+printStorageFigures('postgres', { written, transactions, perTx, writers, start, cpu0, dbCpuSec: db0 > 0 ? dbCpuSec : null, durability });
 for (const c of clients) c.release();
 await pool.end();

@@ -75,12 +75,14 @@ export interface StorageFigures {
   dbCpuSec: number | null;
   peakRssMiB: number;
   writers: number;
+  /** The settings that make a commit durable, as the database reported them. */
+  durability: Record<string, string>;
 }
 
 /** Prints a baseline's figures as the one JSON line run.ts reads; `start` and `cpu0` are from when writing began. */
 export function printStorageFigures(
   engine: string,
-  run: { written: number; transactions: number; perTx: number; writers: number; start: number; cpu0: NodeJS.CpuUsage; dbCpuSec: number | null },
+  run: { written: number; transactions: number; perTx: number; writers: number; start: number; cpu0: NodeJS.CpuUsage; dbCpuSec: number | null; durability: Record<string, string> },
 ): void {
   const seconds = (performance.now() - run.start) / 1000;
   const cpu = process.cpuUsage(run.cpu0);
@@ -95,6 +97,7 @@ export function printStorageFigures(
     dbCpuSec: run.dbCpuSec,
     peakRssMiB: process.resourceUsage().maxRSS / 1024,
     writers: run.writers,
+    durability: run.durability,
   };
   process.stdout.write(`${JSON.stringify(figures)}\n`);
 }

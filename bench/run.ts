@@ -174,7 +174,7 @@ async function storageBaseline(engine: Engine, baseUrl: string | null): Promise<
     const dir = mkdtempSync(join(scratch, 'sqlite-baseline-'));
     try {
       const f = await runJson<StorageFigures>([benchScript('sqlite-baseline.js'), '--spec', JSON.stringify(bigSpec), '--seconds', String(cfg.seconds), '--dir', dir], process.env);
-      log(`  sqlite storage: ${fmt(f.rowsPerSec)} rows/s, ${((f.cpuSec / f.rows) * 1e6).toFixed(1)} µs CPU per row`);
+      log(`  sqlite storage: ${fmt(f.rowsPerSec)} rows/s, ${((f.cpuSec / f.rows) * 1e6).toFixed(1)} µs CPU per row (${settings(f)})`);
       return f;
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -188,11 +188,17 @@ async function storageBaseline(engine: Engine, baseUrl: string | null): Promise<
       process.env,
     );
     const dbCpu = f.dbCpuSec === null ? '' : `, PostgreSQL ${((f.dbCpuSec / f.rows) * 1e6).toFixed(1)} µs CPU per row`;
-    log(`  postgres storage: ${fmt(f.rowsPerSec)} rows/s, writers ${((f.cpuSec / f.rows) * 1e6).toFixed(1)} µs CPU per row${dbCpu}`);
+    log(`  postgres storage: ${fmt(f.rowsPerSec)} rows/s, writers ${((f.cpuSec / f.rows) * 1e6).toFixed(1)} µs CPU per row${dbCpu} (${settings(f)})`);
     return f;
   } finally {
     await db.drop().catch((e) => log(`bench: could not drop database ${db.name}: ${(e as Error).message}`));
   }
+}
+
+function settings(f: StorageFigures): string {
+  return Object.entries(f.durability)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ');
 }
 
 /** Whether a Redis answers PING at the URL, within a second. */

@@ -53,5 +53,7 @@ while (performance.now() < end) {
   written += perTx;
   transactions++;
 }
-printStorageFigures('sqlite', { written, transactions, perTx, writers: 1, start, cpu0, dbCpuSec: null });
+const synchronous = ['OFF', 'NORMAL', 'FULL', 'EXTRA'][Number(db.pragma('synchronous', { simple: true }))] ?? '?';
+const durability = { journal_mode: String(db.pragma('journal_mode', { simple: true })), synchronous };
+printStorageFigures('sqlite', { written, transactions, perTx, writers: 1, start, cpu0, dbCpuSec: null, durability });
 db.close();
