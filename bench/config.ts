@@ -4,7 +4,7 @@ export interface BenchConfig {
   seconds: number;
   /** Unmeasured seconds before each workload, so the JIT and caches are warm. */
   warmupSeconds: number;
-  /** Connections for the big and gzip batches. */
+  /** Connections for the big, gzip and tenants batches. */
   connections: number;
   /** Connections for one-item requests: the most requests one commit can carry. */
   smallConnections: number;
@@ -12,15 +12,30 @@ export interface BenchConfig {
   bigBodies: number;
   smallBodies: number;
   workloads: Set<WorkloadName>;
+  /** Projects of the tenants workload, each with its own source and key. */
+  tenants: number;
+  /** Events the store is filled to before the full-store phases; 0 skips them. */
+  stored: number;
+  /** Whether BENCH_STORED was given (an A/B run fills only when asked). */
+  storedGiven: boolean;
+  /** The full-store phases on PostgreSQL too. */
+  storedPg: boolean;
+  /** Connections that fill the store. */
+  fillConnections: number;
   databaseUrl: string | null;
+  /** The Redis the two PostgreSQL servers count their limits in. */
+  redisUrl: string;
   pgWriters: number;
   /** When set, Inlet runs under --cpu-prof and writes its profile here. */
   cpuProfDir: string | null;
   skipBaselines: boolean;
+  /** A/B mode: the other checkout (B), and how many rounds. */
+  compare: string | null;
+  rounds: number;
   out: string;
 }
 
-export const WORKLOADS = ['big', 'small', 'gzip'] as const;
+export const WORKLOADS = ['big', 'small', 'gzip', 'tenants'] as const;
 export type WorkloadName = (typeof WORKLOADS)[number];
 
 type Env = Record<string, string | undefined>;
@@ -31,6 +46,8 @@ export function loadBenchConfig(env: Env, defaultOut: string): BenchConfig {
     if (!(WORKLOADS as readonly string[]).includes(w)) throw new Error(`BENCH_WORKLOADS: unknown workload "${w}"; known: ${WORKLOADS.join(', ')}.`);
   }
   const url = env.INLET_DATABASE_URL?.trim();
+  const tenants = positive(env, 'BENCH_TENANTS', 64);
+  if (!Number.isInteger(tenants) || tenants > 64) throw new Error(`BENCH_TENANTS must be a whole number from 1 to 64, not "${env.BENCH_TENANTS}".`);
   return {
     seconds: positive(env, 'BENCH_SECONDS', 10),
     warmupSeconds: positive(env, 'BENCH_WARMUP_SECONDS', 2, true),
@@ -39,10 +56,18 @@ export function loadBenchConfig(env: Env, defaultOut: string): BenchConfig {
     bigBodies: positive(env, 'BENCH_BIG_BODIES', 400),
     smallBodies: positive(env, 'BENCH_SMALL_BODIES', 20_000),
     workloads: new Set(workloads as WorkloadName[]),
+    tenants,
+    stored: positive(env, 'BENCH_STORED', 5_000_000, true),
+    storedGiven: (env.BENCH_STORED ?? '').trim() !== '',
+    storedPg: env.BENCH_STORED_PG === '1',
+    fillConnections: positive(env, 'BENCH_FILL_CONNECTIONS', 16),
     databaseUrl: url ? url : null,
+    redisUrl: env.BENCH_REDIS_URL?.trim() || env.INLET_REDIS_URL?.trim() || 'redis://127.0.0.1:6379',
     pgWriters: positive(env, 'BENCH_PG_WRITERS', 4),
     cpuProfDir: env.BENCH_CPU_PROF?.trim() || null,
     skipBaselines: env.BENCH_SKIP_BASELINES === '1',
+    compare: env.BENCH_COMPARE?.trim() || null,
+    rounds: positive(env, 'BENCH_ROUNDS', 3),
     out: env.BENCH_OUT?.trim() || defaultOut,
   };
 }

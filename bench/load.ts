@@ -13,6 +13,8 @@ export interface LoadFigures {
   p99Ms: number;
   maxMs: number;
   non2xx: number;
+  /** 429 answers among the non-2xx: the server's rate limits refused the request. */
+  rateLimited: number;
   errors: number;
   timeouts: number;
   /** From the 2xx answers: items stored or answered as repeats, and the repeats alone. */
@@ -40,10 +42,23 @@ export class AnswerTally {
   statuses = new Map<number, number>();
   firstRefusal: string | null = null;
 
+  /** Answers outside 2xx. */
+  get non2xx(): number {
+    let n = 0;
+    for (const [status, k] of this.statuses) if (status < 200 || status > 299) n += k;
+    return n;
+  }
+
+  /** Items stored by the answers so far: accepted, less the repeats of items stored before. */
+  get stored(): number {
+    return this.accepted - this.duplicates;
+  }
+
   /** The item counts and the load generator's CPU since `cpu0`, as LoadFigures holds them. */
-  figures(cpu0: NodeJS.CpuUsage): Pick<LoadFigures, 'accepted' | 'duplicates' | 'refusedItems' | 'droppedItems' | 'loadgenCpuSec' | 'firstRefusal'> {
+  figures(cpu0: NodeJS.CpuUsage): Pick<LoadFigures, 'rateLimited' | 'accepted' | 'duplicates' | 'refusedItems' | 'droppedItems' | 'loadgenCpuSec' | 'firstRefusal'> {
     const cpu = process.cpuUsage(cpu0);
     return {
+      rateLimited: this.statuses.get(429) ?? 0,
       accepted: this.accepted,
       duplicates: this.duplicates,
       refusedItems: this.refused,

@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { combineHalves } from './measure.js';
+import { type Row, combineHalves, perEventUs, short } from './measure.js';
 
-type Half = Parameters<typeof combineHalves>[0];
-
-function half(over: Partial<Half>): Half {
+function half(over: Partial<Row>): Row {
   return {
+    system: 'http baseline',
+    workload: 'big',
+    label: 'big',
+    servers: 1,
+    storedAtStart: 0,
     seconds: 5,
     requests: 0,
     eventsPerSec: 0,
@@ -14,6 +17,7 @@ function half(over: Partial<Half>): Half {
     p99Ms: 3,
     maxMs: 4,
     non2xx: 0,
+    rateLimited: 0,
     errors: 0,
     timeouts: 0,
     accepted: 0,
@@ -25,7 +29,9 @@ function half(over: Partial<Half>): Half {
     connections: 8,
     peakRssMiB: 60,
     serverCpuSec: 0,
-    cpuSecPerMillionEvents: 0,
+    serverUsPerEvent: 0,
+    dbCpuSec: null,
+    dbUsPerEvent: null,
     poolWraps: 0,
     otherCpuSec: 0,
     ...over,
@@ -42,17 +48,17 @@ describe('combineHalves', () => {
     expect(c.requestsPerSec).toBe(160);
     // 200,000 + 600,000 events over 10 s.
     expect(c.eventsPerSec).toBe(80_000);
-    expect(c.cpuSecPerMillionEvents).toBeCloseTo((3 / 800_000) * 1e6);
+    expect(c.serverUsPerEvent).toBeCloseTo((3 / 800_000) * 1e6);
     expect(c.halvesEventsPerSec).toEqual([50_000, 100_000]);
   });
 
   it('keeps the worse latency and memory of the two, and adds up counts', () => {
     const c = combineHalves(
-      half({ p50Ms: 2, p99Ms: 30, maxMs: 90, peakRssMiB: 70, non2xx: 1, errors: 2, loadgenCpuSec: 1.5, otherCpuSec: 0.2 }),
-      half({ p50Ms: 5, p99Ms: 20, maxMs: 40, peakRssMiB: 65, non2xx: 3, timeouts: 1, loadgenCpuSec: 2, otherCpuSec: 0.1, firstRefusal: '503 x' }),
+      half({ p50Ms: 2, p99Ms: 30, maxMs: 90, peakRssMiB: 70, non2xx: 1, rateLimited: 1, errors: 2, loadgenCpuSec: 1.5, otherCpuSec: 0.2 }),
+      half({ p50Ms: 5, p99Ms: 20, maxMs: 40, peakRssMiB: 65, non2xx: 3, rateLimited: 2, timeouts: 1, loadgenCpuSec: 2, otherCpuSec: 0.1, firstRefusal: '503 x' }),
     );
     expect([c.p50Ms, c.p99Ms, c.maxMs, c.peakRssMiB]).toEqual([5, 30, 90, 70]);
-    expect([c.non2xx, c.errors, c.timeouts]).toEqual([4, 2, 1]);
+    expect([c.non2xx, c.rateLimited, c.errors, c.timeouts]).toEqual([4, 3, 2, 1]);
     expect(c.loadgenCpuSec).toBeCloseTo(3.5);
     expect(c.otherCpuSec).toBeCloseTo(0.3);
     expect(c.firstRefusal).toBe('503 x');
@@ -71,6 +77,26 @@ describe('combineHalves', () => {
     const c = combineHalves(half({ seconds: 0 }), half({ seconds: 0 }));
     expect(c.eventsPerSec).toBe(0);
     expect(c.requestsPerSec).toBe(0);
-    expect(c.cpuSecPerMillionEvents).toBe(0);
+    expect(c.serverUsPerEvent).toBe(0);
+  });
+
+  it("adds up PostgreSQL's CPU when both halves have it, and has none when either lacks it", () => {
+    const both = combineHalves(half({ eventsPerSec: 100, dbCpuSec: 0.001 }), half({ eventsPerSec: 100, dbCpuSec: 0.002 }));
+    expect(both.dbCpuSec).toBeCloseTo(0.003);
+    expect(both.dbUsPerEvent).toBeCloseTo((0.003 / 1000) * 1e6);
+    expect(combineHalves(half({ dbCpuSec: 1 }), half({})).dbUsPerEvent).toBeNull();
+  });
+});
+
+describe('perEventUs', () => {
+  it('is CPU seconds per million events, and 0 without events', () => {
+    expect(perEventUs(2, 100_000)).toBeCloseTo(20);
+    expect(perEventUs(2, 0)).toBe(0);
+  });
+});
+
+describe('short', () => {
+  it('writes millions and thousands the way the table labels them', () => {
+    expect([short(5_000_000), short(5_250_000), short(200_000), short(999)]).toEqual(['5M', '5.3M', '200k', '999']);
   });
 });

@@ -1,153 +1,61 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { BenchConfig, WorkloadName } from './config.js';
-import { type LoadFigures, type Target, closedLoop } from './load.js';
+import type { Deployment, Log } from './deploy.js';
+import { httpClosedLoop } from './http-loop.js';
+import { type LoadFigures, closedLoop } from './load.js';
 import { constantRate } from './paced-load.js';
-import { BodyCursor, type BodyPool } from './payloads.js';
-import { RssWatch, cpuSeconds, machineBusySeconds } from './proc-stats.js';
+import type { BodyPool } from './payloads.js';
+import { cpuSeconds, machineBusySeconds, postgresCpuSeconds } from './proc-stats.js';
+import { DEFAULT_KEY_RPS_WINDOW, TenantCursor } from './tenants.js';
 
 /** The share of the peak rate at which the latency target is checked. */
 export const SLO_LOAD = 0.8;
 
-/** The figures of one workload against one server, client side and server side. */
-export interface WorkloadFigures extends LoadFigures {
+/** One row of the table: one measured phase of one deployment, client side and server side. */
+export interface Row extends LoadFigures {
+  system: string;
+  /** What the phase was: big, big_at_80, small, gzip, tenants, fill, big_full, big_full_at_80, big_fresh_after. */
   workload: string;
+  /** How the table shows it. */
+  label: string;
   itemsPerRequest: number;
   connections: number;
-  /** Peak resident memory of the server during this workload. */
+  /** Servers the load was spread over. */
+  servers: number;
+  /** Peak resident memory of the servers during this phase (the highest of them). */
   peakRssMiB: number;
+  /** User + system CPU of the server processes, all of them together. */
   serverCpuSec: number;
-  cpuSecPerMillionEvents: number;
-  /** For the constant-rate run: requests per second offered. */
+  serverUsPerEvent: number;
+  /** CPU of PostgreSQL's processes meanwhile; null when the store is SQLite or they are not visible. */
+  dbCpuSec: number | null;
+  dbUsPerEvent: number | null;
+  /** For a constant-rate phase: requests per second offered. */
   offeredPerSec?: number;
   /** Times the body pool was re-sent with fresh insert_ids (0 is the plain case). */
   poolWraps: number;
   /**
-   * CPU seconds used meanwhile by everything but the server and the load
-   * generator (the database server among them): other work on the machine
-   * shows here, and makes the figures noisy.
+   * CPU seconds used meanwhile by everything but the servers, the load
+   * generator and PostgreSQL: other work on the machine, which makes the
+   * figures noisy.
    */
   otherCpuSec: number;
+  /** Events in the store when the phase began (counted from the answers). */
+  storedAtStart: number;
   /** For a baseline measured in two halves around Inlet's phase: each half's events/s. */
   halvesEventsPerSec?: [number, number];
+  /** For the tenants workload: requests the client held back to stay within the limits. */
+  heldBack?: { skipped: number; waitedMs: number };
 }
 
-export interface SystemRun {
-  system: string;
-  workloads: Partial<Record<WorkloadName | 'big_at_80', WorkloadFigures>>;
-  /** VmHWM: the most memory the server held at any moment of the run. */
-  lifetimePeakRssMiB: number;
-}
-
-export type Log = (line: string) => void;
-
-/**
- * The HTTP baseline, measured around each of Inlet's peak phases: half its
- * time just before, half just after. This machine's speed drifts by a
- * quarter within ten seconds. A baseline taken a minute or more before
- * Inlet's phase carried that offset into the ratio; taken on both sides, a
- * steady drift falls on both terms (faster swings remain noise).
- */
-export interface PairedBaseline {
-  system: string;
-  target: Target;
-  pid: number;
-}
-
-/**
- * Runs every workload against one server: a warm-up, the measured closed-loop
- * run, and after the big batches (when asked) the constant-rate run at 80 %
- * of the rate just measured. A server that `stores` gets fresh insert_ids
- * however long the run. With a `baseline`, each closed-loop run is bracketed
- * by two halves of the baseline's (see PairedBaseline).
- */
-export async function measureSystem(
-  system: string,
-  target: Target,
-  pid: number,
-  pools: Record<WorkloadName, BodyPool>,
-  cfg: BenchConfig,
-  opts: { withSlo: boolean; stores: boolean; baseline?: PairedBaseline },
-  log: Log,
-): Promise<{ run: SystemRun; baseline: SystemRun | null }> {
-  const rss = new RssWatch(pid);
-  const run: SystemRun = { system, workloads: {}, lifetimePeakRssMiB: 0 };
-  const b = opts.baseline;
-  const baseRss = b === undefined ? null : new RssWatch(b.pid);
-  const baseRun: SystemRun | null = b === undefined ? null : { system: b.system, workloads: {}, lifetimePeakRssMiB: 0 };
-  try {
-    for (const name of cfg.workloads) {
-      const pool = pools[name];
-      const cursor = new BodyCursor(pool, opts.stores);
-      const connections = name === 'small' ? cfg.smallConnections : cfg.connections;
-      // The baseline stores nothing: its bodies never need fresh insert_ids.
-      const baseCursor = new BodyCursor(pool, false);
-      const baseHalf = b === undefined ? null : () => baselineHalf(b, baseRss!, pool, baseCursor, connections, cfg, log);
-      const before = baseHalf === null ? null : await baseHalf();
-      await quiet(`${system} ${name}`, log);
-      await warmUp(target, cursor, connections, cfg);
-      const peak = await phase(pid, rss, pool, cursor, connections, () => closedLoop(target, cursor, connections, cfg.seconds));
-      run.workloads[name] = { ...peak, workload: name };
-      log(`  ${system} ${name}: ${fmt(peak.eventsPerSec)} events/s, ${fmt(peak.requestsPerSec)} req/s, p99 ${peak.p99Ms.toFixed(1)} ms`);
-      if (peak.otherCpuSec > 0.1 * peak.seconds) log(`  ! ${system} ${name}: other processes used ${peak.otherCpuSec.toFixed(1)} CPU s meanwhile (a database server counts here)`);
-      if (peak.non2xx + peak.errors + peak.refusedItems > 0) log(`  ! ${system} ${name}: ${peak.non2xx} non-2xx, ${peak.errors} errors, ${peak.refusedItems} refused items; first: ${peak.firstRefusal ?? '-'}`);
-      await sleep(1000);
-      if (baseHalf !== null) {
-        const after = await baseHalf();
-        const both = combineHalves(before!, after);
-        baseRun!.workloads[name] = { ...both, workload: name };
-        const drift = before!.eventsPerSec > 0 ? (after.eventsPerSec / before!.eventsPerSec - 1) * 100 : 0;
-        log(
-          `  ${b!.system} ${name}: ${fmt(before!.eventsPerSec)} events/s before, ${fmt(after.eventsPerSec)} after (${drift >= 0 ? '+' : ''}${drift.toFixed(0)}%)`,
-        );
-        await sleep(500);
-      }
-      if (name === 'big' && opts.withSlo) {
-        const rate = Math.max(1, peak.requestsPerSec * SLO_LOAD);
-        await quiet(`${system} big at ${SLO_LOAD * 100}%`, log);
-        const slo = await phase(pid, rss, pool, cursor, 64, () => constantRate(target, cursor, rate, cfg.seconds, 64));
-        run.workloads.big_at_80 = { ...slo, workload: 'big_at_80', offeredPerSec: rate };
-        log(`  ${system} big at ${SLO_LOAD * 100}% (${rate.toFixed(1)} req/s): p50 ${slo.p50Ms.toFixed(1)} ms, p99 ${slo.p99Ms.toFixed(1)} ms`);
-        await sleep(1000);
-      }
-    }
-    run.lifetimePeakRssMiB = rss.lifetimePeakMiB();
-    // Not VmHWM: the baseline's process serves every store's pass, so only this pass's phases count.
-    if (baseRun !== null) baseRun.lifetimePeakRssMiB = Math.max(0, ...Object.values(baseRun.workloads).map((w) => w.peakRssMiB));
-  } finally {
-    rss.stop();
-    baseRss?.stop();
-  }
-  return { run, baseline: baseRun };
-}
-
-/** Half of the baseline's measured time, with a quiet machine and a warm-up before it. */
-async function baselineHalf(
-  b: PairedBaseline,
-  rss: RssWatch,
-  pool: BodyPool,
-  cursor: BodyCursor,
-  connections: number,
-  cfg: BenchConfig,
-  log: Log,
-): Promise<Omit<WorkloadFigures, 'workload'>> {
-  await quiet(`${b.system} ${pool.name}`, log);
-  await warmUp(b.target, cursor, connections, cfg);
-  return phase(b.pid, rss, pool, cursor, connections, () => closedLoop(b.target, cursor, connections, cfg.seconds / 2));
-}
-
-async function warmUp(target: Target, cursor: BodyCursor, connections: number, cfg: BenchConfig): Promise<void> {
-  if (cfg.warmupSeconds <= 0) return;
-  await closedLoop(target, cursor, connections, cfg.warmupSeconds);
-  await sleep(500);
-}
+type Shape = Pick<Row, 'workload' | 'label' | 'itemsPerRequest' | 'connections'>;
 
 /**
  * Before every measured phase: waits until the whole machine uses under a
  * fifth of a core over a quarter of a second, so that work left over from the
  * phase before (a checkpoint, merges, a database server's own upkeep) slows
- * neither system. Gives up after 10 s, and says so.
+ * neither side. Gives up after 10 s, and says so.
  */
-async function quiet(what: string, log: Log): Promise<void> {
+export async function quiet(what: string, log: Log): Promise<void> {
   const until = performance.now() + 10_000;
   let busy = 0;
   while (performance.now() < until) {
@@ -159,18 +67,180 @@ async function quiet(what: string, log: Log): Promise<void> {
   log(`  ! ${what}: the machine was still ${(busy * 100).toFixed(0)}% of a core busy after 10 s of waiting; started anyway`);
 }
 
+/** One measured phase: quiet machine first, then the load, with the servers' (and PostgreSQL's) CPU and memory around it. */
+export async function measure(d: Deployment, shape: Shape, load: () => Promise<LoadFigures>, log: Log): Promise<Row> {
+  await quiet(`${d.name} ${shape.label}`, log);
+  const pids = d.pids;
+  d.takePhasePeakMiB();
+  const storedAtStart = d.stored;
+  const cpu0 = sum(pids.map(cpuSeconds));
+  const db0 = d.countsDb ? postgresCpuSeconds() : 0;
+  const machine0 = machineBusySeconds();
+  const f = await load();
+  const serverCpuSec = sum(pids.map(cpuSeconds)) - cpu0;
+  const dbCpuSec = d.countsDb && db0 > 0 ? postgresCpuSeconds() - db0 : null;
+  const machineSec = machineBusySeconds() - machine0;
+  d.stored += f.accepted - f.duplicates;
+  const events = f.eventsPerSec * f.seconds;
+  const row: Row = {
+    ...f,
+    system: d.name,
+    ...shape,
+    servers: pids.length,
+    peakRssMiB: d.takePhasePeakMiB(),
+    serverCpuSec,
+    serverUsPerEvent: perEventUs(serverCpuSec, events),
+    dbCpuSec,
+    dbUsPerEvent: dbCpuSec === null ? null : perEventUs(dbCpuSec, events),
+    poolWraps: 0,
+    otherCpuSec: Math.max(0, machineSec - serverCpuSec - f.loadgenCpuSec - (dbCpuSec ?? 0)),
+    storedAtStart,
+  };
+  report(row, log);
+  return row;
+}
+
+function report(r: Row, log: Log): void {
+  const db = r.dbUsPerEvent === null ? '' : `, PostgreSQL ${r.dbUsPerEvent.toFixed(1)} µs/event`;
+  log(`  ${r.system} ${r.label}: ${fmt(r.eventsPerSec)} events/s, ${fmt(r.requestsPerSec)} req/s, p99 ${r.p99Ms.toFixed(1)} ms, server ${r.serverUsPerEvent.toFixed(1)} µs/event${db}`);
+  if (r.otherCpuSec > 0.1 * r.seconds) log(`  ! ${r.system} ${r.label}: other processes used ${r.otherCpuSec.toFixed(1)} CPU s meanwhile`);
+  if (r.non2xx + r.errors + r.refusedItems > 0) {
+    log(`  ! ${r.system} ${r.label}: ${r.non2xx} non-2xx (${r.rateLimited} of them 429), ${r.errors} errors, ${r.refusedItems} refused items; first: ${r.firstRefusal ?? '-'}`);
+  }
+}
+
+/** An unmeasured run of the same load, so the JIT and caches are warm; what it stores still counts. */
+export async function warmUp(d: Deployment, seconds: number, load: (seconds: number) => Promise<LoadFigures>): Promise<void> {
+  if (seconds <= 0) return;
+  const f = await load(seconds);
+  d.stored += f.accepted - f.duplicates;
+  await sleep(500);
+}
+
+/** Closed loop of one pool against the deployment's first server and first key, after a warm-up. */
+export async function peak(d: Deployment, pool: BodyPool, connections: number, seconds: number, warmupSeconds: number, log: Log, shape?: Partial<Shape>): Promise<Row> {
+  const cursor = d.cursor(pool);
+  const target = { url: d.urls[0]!, key: d.tenants[0]!.key };
+  await warmUp(d, warmupSeconds, (s) => closedLoop(target, cursor, connections, s));
+  const wraps0 = cursor.wraps;
+  const row = await measure(
+    d,
+    { workload: pool.name, label: pool.name, itemsPerRequest: pool.itemsPerBody, connections, ...shape },
+    () => closedLoop(target, cursor, connections, seconds),
+    log,
+  );
+  row.poolWraps = cursor.wraps - wraps0;
+  await sleep(1000);
+  return row;
+}
+
+/** The same bodies at a constant rate (open loop, up to 64 sockets), continuing the pool's cursor. */
+export async function paced(d: Deployment, pool: BodyPool, perSecond: number, seconds: number, log: Log, shape?: Partial<Shape>): Promise<Row> {
+  const cursor = d.cursor(pool);
+  const target = { url: d.urls[0]!, key: d.tenants[0]!.key };
+  const wraps0 = cursor.wraps;
+  const row = await measure(
+    d,
+    { workload: `${pool.name}_at_80`, label: `${pool.name} @${perSecond.toFixed(0)}/s`, itemsPerRequest: pool.itemsPerBody, connections: 64, ...shape },
+    () => constantRate(target, cursor, perSecond, seconds, 64),
+    log,
+  );
+  row.offeredPerSec = perSecond;
+  row.poolWraps = cursor.wraps - wraps0;
+  await sleep(1000);
+  return row;
+}
+
+/**
+ * The tenants workload on a deployment whose limits are the defaults: the
+ * big bodies, re-keyed per tenant, round robin over the tenants' keys, each
+ * tenant kept under 90% of the limits its answers name. `probeItems` were
+ * sent to each server's tenant before (the probe) and count in its windows.
+ */
+export async function tenantsRun(d: Deployment, pool: BodyPool, probeItems: number, connections: number, seconds: number, warmupSeconds: number, log: Log): Promise<Row> {
+  if (d.policy.length === 0) throw new Error(`${d.name}: the answers name no RateLimit-Policy, so its limits are off; the tenants workload needs the defaults`);
+  const windows = [...d.policy, DEFAULT_KEY_RPS_WINDOW];
+  const cursor = new TenantCursor(pool, d.tenants, windows);
+  for (let i = 0; i < d.servers.length; i++) cursor.account(i % d.tenants.length, probeItems);
+  log(`  ${d.name} tenants: ${d.tenants.length} projects, each within ${windows.map((p) => `${p.name} ${fmt(p.limit)} ${p.unit}/${p.windowMs / 1000} s`).join(', ')} (kept under 90% of each)`);
+  return tenantsPhase(d, cursor, connections, seconds, warmupSeconds, log);
+}
+
+/** Closed loop over every tenant in turn and every server of the deployment, after a warm-up. */
+async function tenantsPhase(d: Deployment, cursor: TenantCursor, connections: number, seconds: number, warmupSeconds: number, log: Log): Promise<Row> {
+  const load = (s: number) =>
+    httpClosedLoop({ urls: d.urls, path: '/api/v1/batch', connections, itemsPerBody: cursor.pool.itemsPerBody, gzip: false, next: () => cursor.next(), seconds: s });
+  await warmUp(d, warmupSeconds, load);
+  const skipped0 = cursor.skipped;
+  const waited0 = cursor.waitedMs;
+  const row = await measure(
+    d,
+    { workload: 'tenants', label: `tenants x${cursor.tenants.length}${d.servers.length > 1 ? `, ${d.servers.length} servers` : ''}`, itemsPerRequest: cursor.pool.itemsPerBody, connections },
+    () => load(seconds),
+    log,
+  );
+  row.heldBack = { skipped: cursor.skipped - skipped0, waitedMs: cursor.waitedMs - waited0 };
+  if (row.heldBack.skipped > 0) log(`  ${d.name} tenants: the client skipped ${row.heldBack.skipped} turns and waited ${fmt(row.heldBack.waitedMs)} ms to stay within the limits`);
+  if (row.rateLimited > 0) log(`  ! ${d.name} tenants: ${row.rateLimited} answers were 429: the load went past a project's limits, so this row does not measure "within limits"`);
+  await sleep(1000);
+  return row;
+}
+
+/**
+ * Fills the store through the running server (POST /api/v1/import, many
+ * connections) until it holds `target` events, counted from the answers.
+ */
+export async function fill(d: Deployment, pool: BodyPool, target: number, connections: number, log: Log): Promise<Row | null> {
+  if (d.stored >= target) return null;
+  const cursor = d.cursor(pool);
+  const from = d.stored;
+  // From the first request on, not from before the wait for a quiet machine.
+  let t0 = -1;
+  let shown = 0;
+  const until = (stored: number): boolean => {
+    const now = performance.now();
+    if (t0 < 0) t0 = shown = now;
+    if (now - shown >= 15_000) {
+      shown = now;
+      log(`  ${d.name} fill: ${fmt(from + stored)} of ${fmt(target)} stored, ${fmt(stored / ((now - t0) / 1000))} events/s`);
+    }
+    return from + stored >= target;
+  };
+  const wraps0 = cursor.wraps;
+  const row = await measure(
+    d,
+    { workload: 'fill', label: `fill to ${short(target)}`, itemsPerRequest: pool.itemsPerBody, connections },
+    () =>
+      httpClosedLoop({
+        urls: d.urls,
+        path: '/api/v1/import',
+        connections,
+        itemsPerBody: pool.itemsPerBody,
+        gzip: false,
+        next: () => ({ key: d.tenants[0]!.key, body: cursor.next() }),
+        seconds: Number.POSITIVE_INFINITY,
+        until: (tally) => until(tally.stored),
+      }),
+    log,
+  );
+  row.poolWraps = cursor.wraps - wraps0;
+  return row;
+}
+
 /**
  * One workload's figures from two phases of the same server. Counts and
  * times add up; rates are over the time of both. Latency percentiles cannot
  * be merged from the two summaries, so each is the larger of the two.
  */
-export function combineHalves(a: Omit<WorkloadFigures, 'workload'>, b: Omit<WorkloadFigures, 'workload'>): Omit<WorkloadFigures, 'workload'> {
+export function combineHalves(a: Row, b: Row): Row {
   const seconds = a.seconds + b.seconds;
   const requests = a.requests + b.requests;
   const events = a.eventsPerSec * a.seconds + b.eventsPerSec * b.seconds;
   const serverCpuSec = a.serverCpuSec + b.serverCpuSec;
+  const dbCpuSec = a.dbCpuSec === null || b.dbCpuSec === null ? null : a.dbCpuSec + b.dbCpuSec;
   const firstRefusal = a.firstRefusal ?? b.firstRefusal;
   return {
+    ...a,
     seconds,
     requests,
     eventsPerSec: seconds > 0 ? events / seconds : 0,
@@ -180,6 +250,7 @@ export function combineHalves(a: Omit<WorkloadFigures, 'workload'>, b: Omit<Work
     p99Ms: Math.max(a.p99Ms, b.p99Ms),
     maxMs: Math.max(a.maxMs, b.maxMs),
     non2xx: a.non2xx + b.non2xx,
+    rateLimited: a.rateLimited + b.rateLimited,
     errors: a.errors + b.errors,
     timeouts: a.timeouts + b.timeouts,
     accepted: a.accepted + b.accepted,
@@ -187,46 +258,34 @@ export function combineHalves(a: Omit<WorkloadFigures, 'workload'>, b: Omit<Work
     refusedItems: a.refusedItems + b.refusedItems,
     droppedItems: a.droppedItems + b.droppedItems,
     loadgenCpuSec: a.loadgenCpuSec + b.loadgenCpuSec,
-    ...(firstRefusal !== undefined ? { firstRefusal } : {}),
-    itemsPerRequest: a.itemsPerRequest,
-    connections: a.connections,
+    firstRefusal,
     peakRssMiB: Math.max(a.peakRssMiB, b.peakRssMiB),
     serverCpuSec,
-    cpuSecPerMillionEvents: events > 0 ? (serverCpuSec / events) * 1e6 : 0,
+    serverUsPerEvent: perEventUs(serverCpuSec, events),
+    dbCpuSec,
+    dbUsPerEvent: dbCpuSec === null ? null : perEventUs(dbCpuSec, events),
     poolWraps: a.poolWraps + b.poolWraps,
     otherCpuSec: a.otherCpuSec + b.otherCpuSec,
     halvesEventsPerSec: [a.eventsPerSec, b.eventsPerSec],
   };
 }
 
-async function phase(
-  pid: number,
-  rss: RssWatch,
-  pool: BodyPool,
-  cursor: BodyCursor,
-  connections: number,
-  load: () => Promise<LoadFigures>,
-): Promise<Omit<WorkloadFigures, 'workload'>> {
-  rss.takePhasePeakMiB();
-  const wraps0 = cursor.wraps;
-  const cpu0 = cpuSeconds(pid);
-  const machine0 = machineBusySeconds();
-  const f = await load();
-  const serverCpuSec = cpuSeconds(pid) - cpu0;
-  const machineSec = machineBusySeconds() - machine0;
-  const events = f.eventsPerSec * f.seconds;
-  return {
-    ...f,
-    itemsPerRequest: pool.itemsPerBody,
-    connections,
-    peakRssMiB: rss.takePhasePeakMiB(),
-    serverCpuSec,
-    cpuSecPerMillionEvents: events > 0 ? (serverCpuSec / events) * 1e6 : 0,
-    poolWraps: cursor.wraps - wraps0,
-    otherCpuSec: Math.max(0, machineSec - serverCpuSec - f.loadgenCpuSec),
-  };
+/** CPU microseconds per event (CPU seconds per million events); 0 when no event was measured. */
+export function perEventUs(cpuSec: number, events: number): number {
+  return events > 0 ? (cpuSec / events) * 1e6 : 0;
+}
+
+function sum(xs: number[]): number {
+  return xs.reduce((a, b) => a + b, 0);
 }
 
 export function fmt(n: number): string {
   return Math.round(n).toLocaleString('en-US');
+}
+
+/** 5,000,000 as 5M, 200,000 as 200k. */
+export function short(n: number): string {
+  if (n >= 1e6) return `${+(n / 1e6).toFixed(1)}M`;
+  if (n >= 1e3) return `${+(n / 1e3).toFixed(0)}k`;
+  return String(n);
 }

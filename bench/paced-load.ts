@@ -1,5 +1,6 @@
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { percentiles, post } from './http-loop.js';
 import { AnswerTally, type LoadFigures, type Target, batchHeaders } from './load.js';
 import type { BodyCursor } from './payloads.js';
 
@@ -34,26 +35,18 @@ export async function constantRate(target: Target, cursor: BodyCursor, perSecond
     if (sent === total && inFlight === 0) allSent();
   };
   const fire = (due: number): void => {
-    const body = cursor.next();
     inFlight++;
-    const req = request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': String(body.length) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => {
-        const status = res.statusCode ?? 0;
+    post(agent, url, headers, cursor.next()).then(
+      ({ status, text }) => {
         if (status >= 200 && status < 300) latencies.push(performance.now() - due);
         tally.record(status, text);
         finish();
-      });
-    });
-    // A server that stopped answering must not keep the run waiting forever.
-    req.setTimeout(30_000, () => req.destroy(new Error('timeout')));
-    req.on('error', () => {
-      errors++;
-      finish();
-    });
-    req.end(body);
+      },
+      () => {
+        errors++;
+        finish();
+      },
+    );
   };
   const tick = (): void => {
     const now = performance.now();
@@ -65,21 +58,14 @@ export async function constantRate(target: Target, cursor: BodyCursor, perSecond
   const elapsed = (performance.now() - start) / 1000;
   agent.destroy();
 
-  latencies.sort((a, b) => a - b);
   const ok = latencies.length;
-  const pct = (p: number): number => (ok === 0 ? 0 : latencies[Math.min(ok - 1, Math.ceil((p / 100) * ok) - 1)]!);
-  let non2xx = 0;
-  for (const [status, n] of tally.statuses) if (status < 200 || status > 299) non2xx += n;
   return {
     seconds: elapsed,
     requests: ok,
     eventsPerSec: (ok * cursor.pool.itemsPerBody) / elapsed,
     requestsPerSec: ok / elapsed,
-    p50Ms: pct(50),
-    p90Ms: pct(90),
-    p99Ms: pct(99),
-    maxMs: ok === 0 ? 0 : latencies[ok - 1]!,
-    non2xx,
+    ...percentiles(latencies),
+    non2xx: tally.non2xx,
     errors,
     timeouts: 0,
     ...tally.figures(cpu0),

@@ -29,8 +29,9 @@ export interface PoolSpec {
   bodies: number;
   itemsPerBody: number;
   gzip: boolean;
-  /** Every timestamp lies up to an hour before this. */
+  /** Every timestamp lies up to `spanMs` (default an hour) before this. */
   now: number;
+  spanMs?: number;
 }
 
 export const USERS = 10_000;
@@ -134,7 +135,7 @@ function newItem(rnd: Random, spec: PoolSpec, seq: number, pool: BodyPool): Item
   const distinctId = `user_${String(user).padStart(5, '0')}`;
   // A UUID-sized id, as most clients send: prefix, round, sequence, noise.
   const insertId = `${spec.prefix}${ROUNDS[0]}${seq.toString(36).padStart(7, '0')}${rnd.token(14)}`;
-  const ms = spec.now - rnd.int(3_600_000);
+  const ms = spec.now - rnd.int(spec.spanMs ?? 3_600_000);
   // Clients send both forms the API accepts.
   const timestamp = rnd.chance(0.3) ? new Date(ms).toISOString() : ms;
   let obj: Record<string, unknown>;
@@ -186,6 +187,24 @@ function roundOffsets(text: string, roundIndex: number): Int32Array {
   return Int32Array.from(at);
 }
 
+/**
+ * Body `k` of the pool as sent in round `round` (the round character of every
+ * insert_id set to ROUNDS[round]), and with `slot` (a character of ROUNDS) in
+ * the place just before it: pools generated with a prefix ending in a spare
+ * character give each tenant insert_ids of its own that way.
+ */
+export function bodyAt(pool: BodyPool, k: number, round: number, slot?: string): Buffer {
+  if (round === 0 && slot === undefined) return pool.wire[k]!;
+  const body = Buffer.from(pool.raw[k]!);
+  const c = ROUNDS.charCodeAt(round % ROUNDS.length);
+  const s = slot === undefined ? -1 : slot.charCodeAt(0);
+  for (const at of pool.roundAt[k]!) {
+    body[at] = c;
+    if (s !== -1) body[at - 1] = s;
+  }
+  return pool.gzip ? gzipSync(body) : body;
+}
+
 /** Hands out the pool's bodies in order, in fresh rounds once it has gone through them all. */
 export class BodyCursor {
   private sent = 0;
@@ -210,10 +229,6 @@ export class BodyCursor {
     const round = Math.floor(this.sent / n) % ROUNDS.length;
     const k = this.sent % n;
     this.sent++;
-    if (round === 0 || !this.freshIds) return this.pool.wire[k]!;
-    const body = Buffer.from(this.pool.raw[k]!);
-    const c = ROUNDS.charCodeAt(round);
-    for (const at of this.pool.roundAt[k]!) body[at] = c;
-    return this.pool.gzip ? gzipSync(body) : body;
+    return bodyAt(this.pool, k, this.freshIds ? round : 0);
   }
 }

@@ -9,12 +9,13 @@ export interface ScratchDatabase {
 }
 
 /**
- * Each run writes into empty databases of its own, so figures never depend on
+ * Each run writes into databases of its own (empty, or copies of a template), so figures never depend on
  * what earlier runs left behind, and nothing of the operator's is touched.
  */
-export async function createScratchDatabase(baseUrl: string, label: string): Promise<ScratchDatabase> {
+export async function createScratchDatabase(baseUrl: string, label: string, template?: string): Promise<ScratchDatabase> {
   const name = `inlet_bench_${label}_${randomBytes(4).toString('hex')}`;
-  await withClient(baseUrl, (c) => c.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`));
+  const from = template === undefined ? '' : ` TEMPLATE ${pg.escapeIdentifier(template)}`;
+  await withClient(baseUrl, (c) => c.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}${from}`));
   const url = new URL(baseUrl);
   url.pathname = `/${name}`;
   return {

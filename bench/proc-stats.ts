@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 
 function clockTicks(): number {
   try {
@@ -94,4 +94,43 @@ export async function machineBusyShare(ms = 1000): Promise<number> {
 /** CPU seconds spent so far by the whole machine, all processes together. */
 export function machineBusySeconds(): number {
   return cpuTimes().busy / TICKS;
+}
+
+/**
+ * CPU seconds used so far by PostgreSQL on this machine: every process named
+ * `postgres`, with the CPU of the backends that have ended (the postmaster
+ * has reaped them into its own children's times), so a difference over a
+ * phase counts connections that came and went. It counts every database of
+ * that server, other work on it included. Zero when no such process is
+ * visible (PostgreSQL on another machine).
+ */
+export function postgresCpuSeconds(): number {
+  let ticks = 0;
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return 0;
+  }
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${e}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    const open = stat.indexOf('(');
+    const close = stat.lastIndexOf(')');
+    if (stat.slice(open + 1, close) !== 'postgres') continue;
+    const f = stat.slice(close + 2).split(' ');
+    // utime, stime, cutime, cstime: fields 14 to 17 of the line, 12 to 15 after the name.
+    ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+  }
+  return ticks / TICKS;
+}
+
+/** Whether PostgreSQL's processes are visible here, so that its CPU can be counted. */
+export function postgresVisible(): boolean {
+  return postgresCpuSeconds() > 0;
 }

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-/** The command the benchmark drives, as users run it. */
-export const INLET_BIN = fileURLToPath(new URL('../../../bin/inlet', import.meta.url));
+/** The checkout this benchmark was built from (dist/bench/bench/ is three folders below it). */
+export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 /** A script compiled beside this one (the baselines). */
 export function benchScript(name: string): string {
@@ -98,21 +98,4 @@ export function runJson<T>(args: string[], env: NodeJS.ProcessEnv): Promise<T> {
       }
     });
   });
-}
-
-/** What a run needs to send batches: a key whose project has the API on. */
-export interface Provisioned {
-  key: string;
-  projectId: string;
-  sourceId: string;
-}
-
-/** Creates org, project, source and key through the command, as an operator would. */
-export async function provision(env: NodeJS.ProcessEnv, dataDir: string): Promise<Provisioned> {
-  const cli = (args: string[]) => runJson<Record<string, string>>([INLET_BIN, ...args, '--data-dir', dataDir, '--json'], env);
-  const org = await cli(['org', 'create', '--name', 'Bench']);
-  const project = await cli(['project', 'create', '--name', 'Bench', '--org', org.id!, '--api-enabled']);
-  const source = await cli(['source', 'create', '--project', project.id!, '--name', 'Bench']);
-  const key = await cli(['key', 'create', '--source', source.id!]);
-  return { key: key.key!, projectId: project.id!, sourceId: source.id! };
 }

@@ -1,6 +1,6 @@
 import { type BodyPool, type PoolSpec, ROUNDS, generatePool } from './payloads.js';
 
-/** One item as the storage baselines write it: the columns Inlet's events table has. */
+/** One item as the storage baselines write it. */
 export interface BaselineRow {
   event: string;
   distinctId: string;
@@ -69,15 +69,20 @@ export interface StorageFigures {
   rowsPerSec: number;
   transactions: number;
   rowsPerTransaction: number;
+  /** CPU of the writing process (for SQLite, the whole storage engine). */
   cpuSec: number;
+  /** CPU of PostgreSQL's processes meanwhile; null for SQLite or when they are not visible. */
+  dbCpuSec: number | null;
   peakRssMiB: number;
   writers: number;
+  /** The settings that make a commit durable, as the database reported them. */
+  durability: Record<string, string>;
 }
 
 /** Prints a baseline's figures as the one JSON line run.ts reads; `start` and `cpu0` are from when writing began. */
 export function printStorageFigures(
   engine: string,
-  run: { written: number; transactions: number; perTx: number; writers: number; start: number; cpu0: NodeJS.CpuUsage },
+  run: { written: number; transactions: number; perTx: number; writers: number; start: number; cpu0: NodeJS.CpuUsage; dbCpuSec: number | null; durability: Record<string, string> },
 ): void {
   const seconds = (performance.now() - run.start) / 1000;
   const cpu = process.cpuUsage(run.cpu0);
@@ -89,8 +94,10 @@ export function printStorageFigures(
     transactions: run.transactions,
     rowsPerTransaction: run.perTx,
     cpuSec: (cpu.user + cpu.system) / 1e6,
+    dbCpuSec: run.dbCpuSec,
     peakRssMiB: process.resourceUsage().maxRSS / 1024,
     writers: run.writers,
+    durability: run.durability,
   };
   process.stdout.write(`${JSON.stringify(figures)}\n`);
 }

@@ -1,25 +1,26 @@
 /**
- * `npm run bench`: Inlet against the limits of this machine, in one run.
+ * `npm run bench`: Inlet against the limits of this machine, in one run; with
+ * BENCH_COMPARE, two builds of Inlet against each other (ab.ts).
  * Progress goes to stderr; the table and the targets to stdout; every figure
  * to bench/results/latest.json (or BENCH_OUT).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import os from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { gzipSync } from 'node:zlib';
-import { type WorkloadName, loadBenchConfig } from './config.js';
-import { batchHeaders } from './load.js';
-import { type SystemRun, fmt, measureSystem } from './measure.js';
+import { dirname, join, resolve } from 'node:path';
+import { abRun } from './ab.js';
+import { loadBenchConfig } from './config.js';
+import { type Checkout, Deployment, type Engine, StoreFactory, checkoutAt, startDeployment } from './deploy.js';
+import { type Row, SLO_LOAD, combineHalves, fill, fmt, paced, peak, short, tenantsRun } from './measure.js';
 import { type BodyPool, type PoolSpec, REPEAT_SHARE, USERS, generatePool } from './payloads.js';
 import { createScratchDatabase } from './pg-database.js';
-import { INLET_BIN, type Provisioned, benchScript, provision, runJson, startListening, stopProcess } from './processes.js';
 import { machineBusyShare } from './proc-stats.js';
-import { type StoreResult, type TargetResult, checkTargets, ratiosOf, table, targetLines } from './report.js';
+import { ROOT, benchScript, runJson, startListening, stopProcess } from './processes.js';
+import { type Section, httpRatio, table } from './report.js';
 import type { StorageFigures } from './rows.js';
+import { FULL_STORE_EVENTS, TARGETS, type TargetInput, type TargetResult, evaluate, targetLines } from './targets.js';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const cfg = loadBenchConfig(process.env, join(ROOT, 'bench', 'results', 'latest.json'));
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -32,137 +33,243 @@ const busyAtStart = await machineBusyShare();
 log(`bench: ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), ${(busyAtStart * 100).toFixed(0)}% busy before the run, node ${process.version}`);
 if (busyAtStart > 0.15) log('bench: something else is using the CPUs; figures will be noisy.');
 
-// Timestamps are anchored to now (the API takes 7 days back at most); all else follows from the seeds.
+// Timestamps are anchored to now (the batch API takes 7 days back at most); all else follows from the seeds.
 const now = Date.now();
-const specs: Record<WorkloadName | 'probe', PoolSpec> = {
-  big: { name: 'big', prefix: 'b', seed: 1, bodies: cfg.bigBodies, itemsPerBody: 500, gzip: false, now },
-  small: { name: 'small', prefix: 's', seed: 2, bodies: cfg.smallBodies, itemsPerBody: 1, gzip: false, now },
-  gzip: { name: 'gzip', prefix: 'g', seed: 3, bodies: cfg.bigBodies, itemsPerBody: 500, gzip: true, now },
-  probe: { name: 'probe', prefix: 'p', seed: 4, bodies: 2, itemsPerBody: 500, gzip: false, now },
-};
+const w = cfg.workloads;
+const fullStore = cfg.compare === null ? cfg.stored > 0 : cfg.storedGiven && cfg.stored > 0;
+const spec = (name: string, prefix: string, seed: number, bodies: number, itemsPerBody: number, gzip: boolean, spanMs?: number): PoolSpec => ({
+  name, prefix, seed, bodies, itemsPerBody, gzip, now, ...(spanMs === undefined ? {} : { spanMs }),
+});
+const bigSpec = spec('big', 'b', 1, cfg.bigBodies, 500, false);
 const t0 = performance.now();
-const pools = { big: generatePool(specs.big), small: generatePool(specs.small), gzip: generatePool(specs.gzip) };
-const probePool = generatePool(specs.probe);
-log(`bench: generated ${fmt(pools.big.items + pools.small.items + pools.gzip.items)} items in ${((performance.now() - t0) / 1000).toFixed(1)} s; ${describePool(pools.big)}`);
+// The tenants workload re-keys the big bodies per tenant (its character in place of the prefix), so it needs no pool of its own.
+const pools = {
+  big: generatePool(bigSpec),
+  small: w.has('small') ? generatePool(spec('small', 's', 2, cfg.smallBodies, 1, false)) : null,
+  gzip: w.has('gzip') ? generatePool(spec('gzip', 'g', 3, cfg.bigBodies, 500, true)) : null,
+  // History for the full store: imported, spread over the week before now. Enough bodies that 64 rounds cover the fill.
+  fill: fullStore ? generatePool(spec('fill', 'f', 5, Math.max(cfg.bigBodies, Math.ceil(cfg.stored / 500 / 0.95 / 60)), 500, false, 7 * 86_400_000)) : null,
+};
+const probePool = generatePool(spec('probe', 'p', 4, 2, 500, false));
+log(`bench: generated the request bodies in ${((performance.now() - t0) / 1000).toFixed(1)} s; ${describePool(pools.big)}`);
 
-// The HTTP baseline listens for the whole run; it is measured around each of Inlet's phases (measure.ts).
-const http = cfg.skipBaselines ? null : await startListening([benchScript('http-baseline.js')], process.env);
-if (http !== null) log(`bench: HTTP baseline (read body, JSON.parse, 202) listening; measured half before and half after each of Inlet's phases`);
-const storage: StorageFigures[] = [];
-const stores: Record<string, StoreResult> = {};
-const stored: Record<string, number | null> = {};
+const A = checkoutAt('A', ROOT);
+const stores = new StoreFactory(scratch, log);
+const deployments: { name: string; engine: Engine; peakRssMiB: number; storedMax: number }[] = [];
+
+if (cfg.compare !== null) {
+  const B = checkoutAt('B', resolve(cfg.compare));
+  try {
+    const ab = await abRun({ cfg, log, A, B, stores, pools, probePool, fullStore });
+    writeResult({ mode: 'compare', compare: { a: A.root, b: B.root, bCommit: gitCommit(B.root) }, ...ab });
+  } finally {
+    await stores.dropAll();
+  }
+  process.exit(0);
+}
+
+// The HTTP baseline listens for the whole run; it is measured around each of Inlet's closed-loop phases.
+const httpServer = cfg.skipBaselines ? null : await startListening([benchScript('http-baseline.js')], process.env);
+const http = httpServer === null ? null : new Deployment('http baseline', [httpServer], [{ key: 'none', projectId: '-', sourceId: '-' }], false, false);
+if (http !== null) log("bench: HTTP baseline (read body, JSON.parse, 202) listening; measured half before and half after each of Inlet's closed-loop phases");
+const sections: Section[] = [];
+const notes: string[] = [];
 
 try {
-  if (!cfg.skipBaselines) storage.push(await sqliteBaseline());
-  {
-    const run = await inletRun('sqlite', null);
-    const sqliteStorage = storage.find((s) => s.engine === 'sqlite') ?? null;
-    stores.sqlite = { run: run.run, http: run.http, storage: sqliteStorage, ratios: ratiosOf(run.run, run.http, sqliteStorage) };
-    stored.sqlite = run.storedEvents;
-  }
-  if (cfg.databaseUrl !== null) {
-    const baseDb = await createScratchDatabase(cfg.databaseUrl, 'base');
-    const inletDb = await createScratchDatabase(cfg.databaseUrl, 'inlet');
-    try {
-      const pgStorage = cfg.skipBaselines ? null : await pgBaseline(baseDb.url);
-      if (pgStorage !== null) storage.push(pgStorage);
-      const run = await inletRun('postgres', inletDb.url);
-      stores.postgres = { run: run.run, http: run.http, storage: pgStorage, ratios: ratiosOf(run.run, run.http, pgStorage) };
-      stored.postgres = run.storedEvents;
-    } finally {
-      await baseDb.drop().catch((e) => log(`bench: could not drop database ${baseDb.name}: ${(e as Error).message}`));
-      await inletDb.drop().catch((e) => log(`bench: could not drop database ${inletDb.name}: ${(e as Error).message}`));
-    }
-  }
+  await engineRun('sqlite', null);
+  if (cfg.databaseUrl !== null) await engineRun('postgres', cfg.databaseUrl);
 } finally {
-  if (http !== null) await stopProcess(http.proc);
+  if (httpServer !== null) await stopProcess(httpServer.proc);
+  await stores.dropAll();
 }
-const targets: TargetResult[] = Object.entries(stores).flatMap(([name, r]) => checkTargets(name, r));
-process.stdout.write(`\n${table(stores)}\n\n${targetLines(targets)}\n`);
-const result = {
-  startedAt: startedAt.toISOString(),
-  seconds: (Date.now() - startedAt.getTime()) / 1000,
-  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model ?? null, memoryMiB: Math.round(os.totalmem() / 1048576), busyAtStart, loadAtStart, loadAtEnd: os.loadavg(), node: process.version },
-  commit: gitCommit(),
-  config: { ...cfg, workloads: [...cfg.workloads], databaseUrl: cfg.databaseUrl === null ? null : '(set)' },
-  payload: {
-    users: USERS,
-    repeatShare: REPEAT_SHARE,
-    pools: Object.fromEntries(Object.entries(pools).map(([k, p]) => [k, poolSummary(p)])),
-  },
-  baselines: { http: Object.fromEntries(Object.entries(stores).map(([k, r]) => [k, r.http])), storage },
-  stores: Object.fromEntries(Object.entries(stores).map(([k, r]) => [k, { ...r.run, ratios: r.ratios, storedTrackEvents: stored[k] }])),
-  targets,
-};
-mkdirSync(dirname(cfg.out), { recursive: true });
-writeFileSync(cfg.out, `${JSON.stringify(result, null, 2)}\n`);
-log(`\nbench: wrote ${cfg.out} (${result.seconds.toFixed(0)} s in all)`);
+
+const targets = checkTargets();
+process.stdout.write(`\n${table(sections)}\n\n${targetLines(targets)}\n${notes.length > 0 ? `\n${notes.join('\n')}\n` : ''}`);
+writeResult({ mode: 'measure', sections, deployments, targets, notes });
 process.exit(0);
 
-async function sqliteBaseline(): Promise<StorageFigures> {
-  log("bench: SQLite storage baseline (Inlet's schema, WAL, synchronous=FULL, 500 rows per transaction)");
-  const dir = mkdtempSync(join(scratch, 'sqlite-baseline-'));
-  const f = await runJson<StorageFigures>([benchScript('sqlite-baseline.js'), '--spec', JSON.stringify(specs.big), '--seconds', String(cfg.seconds), '--dir', dir], process.env);
-  log(`  sqlite storage: ${fmt(f.rowsPerSec)} rows/s`);
-  rmSync(dir, { recursive: true, force: true });
-  return f;
-}
+async function engineRun(engine: Engine, baseUrl: string | null): Promise<void> {
+  log(`bench: Inlet on ${engine}`);
+  const section: Section = { engine, http: [], storage: null, rows: [] };
+  sections.push(section);
+  if (!cfg.skipBaselines) section.storage = await storageBaseline(engine, baseUrl);
+  const closed = (['big', 'small', 'gzip'] as const).filter((x) => w.has(x));
+  const storedHere = fullStore && (engine === 'sqlite' || cfg.storedPg);
+  if (fullStore && !storedHere) log(`bench: the ${short(cfg.stored)}-stored phases are skipped on PostgreSQL (BENCH_STORED_PG=1 runs them)`);
 
-async function pgBaseline(url: string): Promise<StorageFigures> {
-  log(`bench: PostgreSQL storage baseline (unnest bulk insert, 500 rows per transaction, ${cfg.pgWriters} writers)`);
-  const f = await runJson<StorageFigures>(
-    [benchScript('pg-baseline.js'), '--spec', JSON.stringify(specs.big), '--seconds', String(cfg.seconds), '--url', url, '--writers', String(cfg.pgWriters)],
-    process.env,
-  );
-  log(`  postgres storage: ${fmt(f.rowsPerSec)} rows/s`);
-  return f;
-}
-
-async function inletRun(store: 'sqlite' | 'postgres', databaseUrl: string | null): Promise<{ run: SystemRun; http: SystemRun | null; storedEvents: number | null }> {
-  log(`bench: Inlet on ${store}`);
-  const dataDir = mkdtempSync(join(scratch, `inlet-${store}-`));
-  const env = inletEnv(databaseUrl);
-  const ids = await provision(env, dataDir);
-  const prof = cfg.cpuProfDir === null ? [] : ['--cpu-prof', '--cpu-prof-dir', cfg.cpuProfDir];
-  const server = await startListening([...prof, INLET_BIN, 'serve', '--port', '0', '--data-dir', dataDir], env);
-  let measured: { run: SystemRun; baseline: SystemRun | null };
-  try {
-    await probe(server.url, ids, probePool);
-    const baseline = http === null ? undefined : { system: 'http baseline', target: { url: http.url, key: 'none' }, pid: http.pid };
-    measured = await measureSystem(`inlet ${store}`, { url: server.url, key: ids.key }, server.pid, pools, cfg, { withSlo: true, stores: true, baseline }, log);
-  } finally {
-    const code = await stopProcess(server.proc);
-    if (code !== 0) log(`bench: inlet serve exited ${code}`);
-    const err = server.stderr().trim();
-    if (err !== '') log(`bench: inlet serve said on stderr:\n${err.split('\n').slice(-10).join('\n')}`);
-  }
-  const usage = await runJson<{ events: number }>([INLET_BIN, 'usage', '--project', ids.projectId, '--data-dir', dataDir, '--json'], env).catch(() => null);
-  return { run: measured.run, http: measured.baseline, storedEvents: usage?.events ?? null };
-}
-
-/** Limits off, quiet logs, and only the store this run is about. */
-function inletEnv(databaseUrl: string | null): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, INLET_LIMIT_BURST: '0', INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '0', INLET_LOG_LEVEL: 'warn', INLET_METRICS_PORT: '0' };
-  for (const k of ['INLET_REDIS_URL', 'INLET_DATA_DIR', 'INLET_PORT', 'INLET_HOST', 'INLET_DATABASE_URL']) delete env[k];
-  if (databaseUrl !== null) env.INLET_DATABASE_URL = databaseUrl;
-  return env;
-}
-
-/**
- * Fails the run unless Inlet accepts every generated item, plain and gzipped:
- * a generator that drifted from the API would otherwise be measured as
- * refusals, which are cheaper than writes.
- */
-async function probe(url: string, ids: Provisioned, pool: BodyPool): Promise<void> {
-  for (const [i, gzip] of [[0, false], [1, true]] as const) {
-    const raw = pool.raw[i]!;
-    const res = await fetch(new URL('/api/v1/batch', url), { method: 'POST', headers: batchHeaders(ids.key, gzip), body: new Uint8Array(gzip ? gzipSync(raw) : raw) });
-    const text = await res.text();
-    const a = JSON.parse(text) as { accepted?: number; errors?: unknown[]; dropped?: unknown[] };
-    if (res.status !== 202 || a.accepted !== pool.itemsPerBody || (a.errors?.length ?? 1) > 0 || (a.dropped?.length ?? 1) > 0) {
-      throw new Error(`Inlet did not accept every generated item (${res.status}); fix bench/payloads.ts: ${text.slice(0, 2000)}`);
+  if (closed.length > 0 || storedHere) {
+    const d = await deploy(`inlet ${engine}`, A, engine, baseUrl, 1, 'off', 1, cfg.cpuProfDir);
+    try {
+      for (const name of closed) {
+        const pool = pools[name]!;
+        const conns = name === 'small' ? cfg.smallConnections : cfg.connections;
+        const before = http === null ? null : await peak(http, pool, conns, cfg.seconds / 2, cfg.warmupSeconds, log);
+        const row = await peak(d, pool, conns, cfg.seconds, cfg.warmupSeconds, log);
+        section.rows.push(row);
+        if (before !== null) {
+          const after = await peak(http!, pool, conns, cfg.seconds / 2, cfg.warmupSeconds, log);
+          section.http.push(combineHalves(before, after));
+          const drift = before.eventsPerSec > 0 ? (after.eventsPerSec / before.eventsPerSec - 1) * 100 : 0;
+          log(`  http baseline ${name}: ${fmt(before.eventsPerSec)} events/s before, ${fmt(after.eventsPerSec)} after (${drift >= 0 ? '+' : ''}${drift.toFixed(0)}%)`);
+        }
+        if (name === 'big') section.rows.push(await paced(d, pool, Math.max(1, row.requestsPerSec * SLO_LOAD), cfg.seconds, log));
+      }
+      if (storedHere) {
+        const f = await fill(d, pools.fill!, cfg.stored, cfg.fillConnections, log);
+        if (f !== null) section.rows.push(f);
+        const label = `${short(cfg.stored)} stored`;
+        const full = await peak(d, pools.big, cfg.connections, cfg.seconds, cfg.warmupSeconds, log, { workload: 'big_full', label: `big, ${label}` });
+        section.rows.push(full);
+        const rate = Math.max(1, full.requestsPerSec * SLO_LOAD);
+        section.rows.push(await paced(d, pools.big, rate, cfg.seconds, log, { workload: 'big_full_at_80', label: `big @${rate.toFixed(0)}/s, ${label}` }));
+      }
+    } finally {
+      await retire(d, engine);
+    }
+    if (storedHere) {
+      // The fresh-store figure again, right after the full-store phases: the ratio then rests on fresh phases on both sides of the full one.
+      const again = await deploy(`inlet ${engine}`, A, engine, baseUrl, 1, 'off', 1, null);
+      try {
+        section.rows.push(await peak(again, pools.big, cfg.connections, cfg.seconds, cfg.warmupSeconds, log, { workload: 'big_fresh_after', label: 'big, fresh store again' }));
+      } finally {
+        await retire(again, engine);
+      }
     }
   }
+
+  if (w.has('tenants')) {
+    const servers = engine === 'postgres' ? 2 : 1;
+    if (servers > 1 && !(await redisAnswers(cfg.redisUrl))) {
+      notes.push(`${engine} tenants: not run, no Redis answered at ${cfg.redisUrl} (BENCH_REDIS_URL) for the two servers' shared limits`);
+      log(`bench: ${notes.at(-1)}`);
+      return;
+    }
+    const t = await deploy(`inlet ${engine}`, A, engine, baseUrl, servers, 'default', cfg.tenants, null);
+    try {
+      section.rows.push(await tenantsRun(t, pools.big, 2 * probePool.itemsPerBody, cfg.connections, cfg.seconds, cfg.warmupSeconds, log));
+    } finally {
+      const redisDown = t.servers.some((s) => s.stderr().includes('Redis unavailable'));
+      if (redisDown) notes.push(`${engine} tenants: a server lost Redis during the run, so the two servers counted their limits apart`);
+      await retire(t, engine);
+    }
+  }
+}
+
+async function deploy(name: string, checkout: Checkout, engine: Engine, baseUrl: string | null, servers: number, limits: 'off' | 'default', tenants: number, prof: string | null) {
+  const store = await stores.fresh(checkout, engine, baseUrl, tenants);
+  return startDeployment(
+    { name, checkout, store, servers, limits, probe: probePool, cpuProfDir: prof, ...(servers > 1 ? { redisUrl: cfg.redisUrl } : {}) },
+    log,
+  );
+}
+
+async function retire(d: Deployment, engine: Engine): Promise<void> {
+  await d.stop(log);
+  deployments.push({ name: d.name, engine, peakRssMiB: d.lifetimePeakRssMiB(), storedMax: d.stored });
+}
+
+async function storageBaseline(engine: Engine, baseUrl: string | null): Promise<StorageFigures> {
+  if (engine === 'sqlite') {
+    log('bench: SQLite storage baseline (plain SQL: WAL, synchronous=FULL, one unique key, 500 rows per transaction, one connection)');
+    const dir = mkdtempSync(join(scratch, 'sqlite-baseline-'));
+    try {
+      const f = await runJson<StorageFigures>([benchScript('sqlite-baseline.js'), '--spec', JSON.stringify(bigSpec), '--seconds', String(cfg.seconds), '--dir', dir], process.env);
+      log(`  sqlite storage: ${fmt(f.rowsPerSec)} rows/s, ${((f.cpuSec / f.rows) * 1e6).toFixed(1)} µs CPU per row (${settings(f)})`);
+      return f;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  log(`bench: PostgreSQL storage baseline (plain SQL: unnest bulk insert, one unique key, 500 rows per transaction, ${cfg.pgWriters} connections)`);
+  const db = await createScratchDatabase(baseUrl!, 'base');
+  try {
+    const f = await runJson<StorageFigures>(
+      [benchScript('pg-baseline.js'), '--spec', JSON.stringify(bigSpec), '--seconds', String(cfg.seconds), '--url', db.url, '--writers', String(cfg.pgWriters)],
+      process.env,
+    );
+    const dbCpu = f.dbCpuSec === null ? '' : `, PostgreSQL ${((f.dbCpuSec / f.rows) * 1e6).toFixed(1)} µs CPU per row`;
+    log(`  postgres storage: ${fmt(f.rowsPerSec)} rows/s, writers ${((f.cpuSec / f.rows) * 1e6).toFixed(1)} µs CPU per row${dbCpu} (${settings(f)})`);
+    return f;
+  } finally {
+    await db.drop().catch((e) => log(`bench: could not drop database ${db.name}: ${(e as Error).message}`));
+  }
+}
+
+function settings(f: StorageFigures): string {
+  return Object.entries(f.durability)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ');
+}
+
+/** Whether a Redis answers PING at the URL, within a second. */
+function redisAnswers(url: string): Promise<boolean> {
+  return new Promise((done) => {
+    const u = new URL(url);
+    const sock = connect({ host: u.hostname, port: Number(u.port || 6379) });
+    const finish = (ok: boolean): void => {
+      sock.destroy();
+      done(ok);
+    };
+    sock.setTimeout(1000, () => finish(false));
+    sock.on('error', () => finish(false));
+    sock.on('connect', () => sock.write('PING\r\n'));
+    // A Redis that wants a password answers -NOAUTH; the servers have the URL's password, so that counts as there.
+    sock.on('data', (d) => finish(/^(\+PONG|-NOAUTH)/.test(d.toString())));
+  });
+}
+
+function checkTargets(): TargetResult[] {
+  const sq = sections.find((s) => s.engine === 'sqlite');
+  const pg = sections.find((s) => s.engine === 'postgres');
+  const row = (s: Section | undefined, workload: string): Row | undefined => s?.rows.find((r) => r.workload === workload);
+  const from = (value: number | null | undefined, missing: string): TargetInput => (value === null || value === undefined ? { value: null, missing } : { value });
+  const big = row(sq, 'big');
+  const small = row(sq, 'small');
+  const full = row(sq, 'big_full');
+  const fullPaced = row(sq, 'big_full_at_80');
+  const fresh = [big, row(sq, 'big_fresh_after')].filter((r) => r !== undefined);
+  const fullEnough = full !== undefined && full.storedAtStart >= FULL_STORE_EVENTS;
+  const fewer = full === undefined ? 'no full-store phase (BENCH_STORED=0)' : `${short(full.storedAtStart)} stored, not ${short(FULL_STORE_EVENTS)}`;
+  const withFull = (input: TargetInput): TargetInput => (input.value === null || fullEnough ? input : { ...input, partial: fewer });
+  const noBaseline = cfg.skipBaselines ? 'baselines skipped' : 'not run';
+  const pgTenants = row(pg, 'tenants');
+  const pgStorage = pg?.storage ?? null;
+  const rss = deployments.length === 0 ? null : Math.max(...deployments.map((d) => d.peakRssMiB));
+  const rssFull = deployments.some((d) => d.storedMax >= FULL_STORE_EVENTS);
+  const pgInput = ((): TargetInput => {
+    if (cfg.databaseUrl === null) return { value: null, missing: 'no INLET_DATABASE_URL' };
+    if (pgTenants === undefined || pgStorage === null) return { value: null, missing: pgTenants === undefined ? 'tenants not run' : noBaseline };
+    const value = pgTenants.eventsPerSec / pgStorage.rowsPerSec;
+    return pgTenants.rateLimited > 0 ? { value, partial: `${pgTenants.rateLimited} answers were 429: not within the limits` } : { value };
+  })();
+  return [
+    evaluate(TARGETS.cpuBig, from(big?.serverUsPerEvent, 'big not run')),
+    evaluate(TARGETS.bigHttp, from(big === undefined ? null : httpRatio(sq!, big), big === undefined ? 'big not run' : noBaseline)),
+    evaluate(TARGETS.smallHttp, from(small === undefined ? null : httpRatio(sq!, small), small === undefined ? 'small not run' : noBaseline)),
+    evaluate(TARGETS.p99Fresh, from(row(sq, 'big_at_80')?.p99Ms, 'big not run')),
+    evaluate(TARGETS.p99Full, withFull(from(fullPaced?.p99Ms, 'no full-store phase (BENCH_STORED=0)'))),
+    evaluate(
+      TARGETS.fullFresh,
+      withFull(from(full === undefined || fresh.length === 0 ? null : full.eventsPerSec / (fresh.reduce((n, r) => n + r.eventsPerSec, 0) / fresh.length), 'no full-store phase (BENCH_STORED=0)')),
+    ),
+    evaluate(TARGETS.pgTenants, pgInput),
+    evaluate(TARGETS.peakRss, rss === null ? { value: null, missing: 'no server ran' } : rssFull ? { value: rss } : { value: rss, partial: `no server held ${short(FULL_STORE_EVENTS)} events`, failureStands: true }),
+  ];
+}
+
+function writeResult(body: Record<string, unknown>): void {
+  const result = {
+    startedAt: startedAt.toISOString(),
+    seconds: (Date.now() - startedAt.getTime()) / 1000,
+    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model ?? null, memoryMiB: Math.round(os.totalmem() / 1048576), busyAtStart, loadAtStart, loadAtEnd: os.loadavg(), node: process.version },
+    commit: gitCommit(ROOT),
+    config: { ...cfg, workloads: [...cfg.workloads], databaseUrl: cfg.databaseUrl === null ? null : '(set)', redisUrl: '(set)' },
+    payload: { users: USERS, repeatShare: REPEAT_SHARE, pools: Object.fromEntries(Object.entries(pools).flatMap(([k, p]) => (p === null ? [] : [[k, poolSummary(p)]]))) },
+    ...body,
+  };
+  mkdirSync(dirname(cfg.out), { recursive: true });
+  writeFileSync(cfg.out, `${JSON.stringify(result, null, 2)}\n`);
+  log(`\nbench: wrote ${cfg.out} (${result.seconds.toFixed(0)} s in all)`);
 }
 
 function describePool(p: BodyPool): string {
@@ -185,9 +292,9 @@ function poolSummary(p: BodyPool) {
   };
 }
 
-function gitCommit(): string | null {
+function gitCommit(root: string): string | null {
   try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   } catch {
     return null;
   }

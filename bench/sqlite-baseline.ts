@@ -1,17 +1,15 @@
 /**
- * The storage limit of the embedded engine: the rows of the big-batch pool
- * inserted into a fresh database for a fixed time, 500 rows per transaction.
- * The database is opened by Inlet's own code (its migrations, WAL,
- * synchronous=FULL), and each row is written as Inlet writes it: the event,
- * then its insert_id (looked up first, then added). Each
- * transaction opens and commits through SqliteIngestTx, so the indexes do at
- * both ends what they do in the server (the insert_id merge, the minute
- * index), and a change of schema moves the baseline too.
- * Checkpoints are SQLite's own, inside COMMIT.
+ * The storage limit of SQLite on this machine, independent of Inlet's code:
+ * the rows of the big-batch pool inserted into a fresh file for a fixed
+ * time, 500 rows per transaction, by one connection with one prepared
+ * INSERT per row. The durability is Inlet's (WAL, synchronous=FULL); the
+ * schema is the least a store that keeps each insert_id once needs: one
+ * events table with one unique key on (source_id, insert_id). Checkpoints
+ * are SQLite's own, inside COMMIT.
  */
-import { newEventId } from '../src/domain/ids.js';
-import { SqliteIngestTx } from '../src/stores/sqlite/ingest-tx.js';
-import { openSqlite } from '../src/stores/sqlite/open.js';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import type { PoolSpec } from './payloads.js';
 import { BASELINE_PROJECT, BASELINE_SOURCE, RowCursor, args, baselineRows, printStorageFigures } from './rows.js';
 
@@ -21,8 +19,22 @@ const seconds = Number(a.get('seconds'));
 const perTx = Number(a.get('rows-per-tx') ?? 500);
 
 const { rows, pool } = baselineRows(spec);
-const db = openSqlite(a.get('dir')!);
-const tx = new SqliteIngestTx(db);
+const db = new Database(join(a.get('dir')!, 'baseline.db'));
+db.pragma('journal_mode = WAL');
+db.pragma('synchronous = FULL');
+db.exec(`CREATE TABLE events (
+  id TEXT NOT NULL, project_id TEXT NOT NULL, source_id TEXT NOT NULL, event TEXT NOT NULL,
+  distinct_id TEXT, person_id TEXT NOT NULL, timestamp INTEGER NOT NULL, received_at INTEGER NOT NULL,
+  insert_id TEXT NOT NULL, properties TEXT NOT NULL,
+  UNIQUE (source_id, insert_id)
+)`);
+// A repeat of a stored insert_id stores nothing, as in Inlet (the pool's rows hold no repeats).
+const insert = db.prepare(
+  `INSERT INTO events (id, project_id, source_id, event, distinct_id, person_id, timestamp, received_at, insert_id, properties)
+   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source_id, insert_id) DO NOTHING`,
+);
+const begin = db.prepare('BEGIN');
+const commit = db.prepare('COMMIT');
 
 const cursor = new RowCursor(rows, pool.roundIndex);
 const cpu0 = process.cpuUsage();
@@ -32,19 +44,16 @@ let written = 0;
 let transactions = 0;
 while (performance.now() < end) {
   const now = Date.now();
-  const batch = Array.from({ length: perTx }, () => cursor.next());
-  tx.begin();
-  // Inlet looks every insert_id up before it writes; none is found here.
-  tx.findInsertIds(BASELINE_SOURCE, batch.map((r) => r.insertId));
-  const events = batch.map((r) => ({
-    id: newEventId(now), projectId: BASELINE_PROJECT, sourceId: BASELINE_SOURCE, event: r.event, distinctId: r.distinctId,
-    anonymousId: null, personId: r.personId, sessionId: null, timestamp: r.timestamp, receivedAt: now, insertId: r.insertId, properties: r.properties,
-  }));
-  tx.insertEvents(events);
-  tx.addInsertIds(BASELINE_SOURCE, events.map((e) => ({ insertId: e.insertId, eventId: e.id })));
-  tx.commit();
+  begin.run();
+  for (let i = 0; i < perTx; i++) {
+    const r = cursor.next();
+    insert.run(randomUUID(), BASELINE_PROJECT, BASELINE_SOURCE, r.event, r.distinctId, r.personId, r.timestamp, now, r.insertId, r.properties);
+  }
+  commit.run();
   written += perTx;
   transactions++;
 }
-printStorageFigures('sqlite', { written, transactions, perTx, writers: 1, start, cpu0 });
+const synchronous = ['OFF', 'NORMAL', 'FULL', 'EXTRA'][Number(db.pragma('synchronous', { simple: true }))] ?? '?';
+const durability = { journal_mode: String(db.pragma('journal_mode', { simple: true })), synchronous };
+printStorageFigures('sqlite', { written, transactions, perTx, writers: 1, start, cpu0, dbCpuSec: null, durability });
 db.close();

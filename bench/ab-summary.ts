@@ -1,0 +1,97 @@
+/** The figures an A/B run keeps of each side's phase, and the B/A summary over rounds. */
+
+export interface AbFigures {
+  eventsPerSec: number;
+  usPerEvent: number;
+  p99Ms: number;
+  /** 429 answers and failed requests: a phase that had any is not a clean comparison. */
+  rateLimited: number;
+  failures: number;
+}
+
+/** One phase measured on both sides in one round. */
+export interface AbPair {
+  round: number;
+  workload: string;
+  a: AbFigures;
+  b: AbFigures;
+}
+
+export interface Spread {
+  min: number;
+  median: number;
+  max: number;
+  n: number;
+}
+
+/** Min, median and max; null for no values. */
+export function spread(xs: readonly number[]): Spread | null {
+  const v = xs.filter((x) => Number.isFinite(x)).sort((p, q) => p - q);
+  if (v.length === 0) return null;
+  const mid = Math.floor(v.length / 2);
+  const median = v.length % 2 === 1 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
+  return { min: v[0]!, median, max: v[v.length - 1]!, n: v.length };
+}
+
+/** B over A of one figure, per round; rounds where A is 0 give no ratio. */
+export function ratiosOf(pairs: readonly AbPair[], figure: keyof Pick<AbFigures, 'eventsPerSec' | 'usPerEvent' | 'p99Ms'>): number[] {
+  return pairs.filter((p) => p.a[figure] > 0).map((p) => p.b[figure] / p.a[figure]);
+}
+
+export interface AbSummaryRow {
+  workload: string;
+  eventsPerSec: Spread | null;
+  usPerEvent: Spread | null;
+  p99Ms: Spread | null;
+}
+
+/** Per workload, in the order first seen: the spread of B/A over the rounds. */
+export function summarise(pairs: readonly AbPair[]): AbSummaryRow[] {
+  const names = [...new Set(pairs.map((p) => p.workload))];
+  return names.map((workload) => {
+    const mine = pairs.filter((p) => p.workload === workload);
+    return {
+      workload,
+      eventsPerSec: spread(ratiosOf(mine, 'eventsPerSec')),
+      usPerEvent: spread(ratiosOf(mine, 'usPerEvent')),
+      p99Ms: spread(ratiosOf(mine, 'p99Ms')),
+    };
+  });
+}
+
+/** The per-round lines and the summary, as printed at the end of an A/B run. */
+export function abTables(pairs: readonly AbPair[]): string {
+  const int = (n: number): string => Math.round(n).toLocaleString('en-US');
+  const rows: string[][] = [['round', 'workload', 'A ev/s', 'B ev/s', 'A µs/ev', 'B µs/ev', 'A p99 ms', 'B p99 ms', 'B/A ev/s', 'B/A µs/ev', 'note']];
+  for (const p of pairs) {
+    const dirty = p.a.rateLimited + p.a.failures + p.b.rateLimited + p.b.failures;
+    rows.push([
+      String(p.round),
+      p.workload,
+      int(p.a.eventsPerSec),
+      int(p.b.eventsPerSec),
+      p.a.usPerEvent.toFixed(1),
+      p.b.usPerEvent.toFixed(1),
+      p.a.p99Ms.toFixed(1),
+      p.b.p99Ms.toFixed(1),
+      p.a.eventsPerSec > 0 ? (p.b.eventsPerSec / p.a.eventsPerSec).toFixed(3) : '-',
+      p.a.usPerEvent > 0 ? (p.b.usPerEvent / p.a.usPerEvent).toFixed(3) : '-',
+      dirty > 0 ? `429s or failed requests: A ${p.a.rateLimited}/${p.a.failures}, B ${p.b.rateLimited}/${p.b.failures}` : '',
+    ]);
+  }
+  const s = (x: Spread | null): string => (x === null ? '-' : `${x.min.toFixed(3)} / ${x.median.toFixed(3)} / ${x.max.toFixed(3)}`);
+  const summary: string[][] = [['workload', 'B/A events/s (min / median / max)', 'B/A CPU µs/event', 'B/A p99', 'rounds']];
+  for (const r of summarise(pairs)) summary.push([r.workload, s(r.eventsPerSec), s(r.usPerEvent), s(r.p99Ms), String(r.eventsPerSec?.n ?? 0)]);
+  return `${align(rows, 2, true)}\n\n${align(summary, 1)}`;
+}
+
+/** Columns padded to one width each: the first `left` columns (and a last one of notes) to the left, the rest to the right. */
+export function align(rows: readonly string[][], left: number, noteLast = false): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  const line = (r: readonly string[]): string =>
+    r
+      .map((c, i) => (i < left || (noteLast && i === r.length - 1) ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(rows[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
+}

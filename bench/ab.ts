@@ -1,0 +1,113 @@
+/**
+ * BENCH_COMPARE: two builds of Inlet (A, this checkout; B, the other) measured
+ * in one run, phase by phase, A then B, for BENCH_ROUNDS rounds.
+ *
+ * Each round starts both sides afresh: a new server per side on a new copy of
+ * its provisioned store, both running while the round's phases alternate
+ * between them. So every round measures the same state (a fresh process and a
+ * fresh store), nothing one phase leaves behind (a WAL, pending merges, a
+ * grown heap) reaches the other side or the next round, and the rounds are
+ * independent samples of each build; the machine's drift falls on both sides
+ * of a round alike, as their phases are seconds apart. The full-store
+ * comparison cannot start afresh each round (a fill takes minutes), so each
+ * side is filled once and its server kept; every round adds the same load to
+ * both stores.
+ */
+import type { AbFigures, AbPair } from './ab-summary.js';
+import { abTables } from './ab-summary.js';
+import type { BenchConfig } from './config.js';
+import { type Checkout, type Deployment, type Engine, type Log, type StoreFactory, startDeployment } from './deploy.js';
+import { type Row, SLO_LOAD, fill, paced, peak, short, tenantsRun } from './measure.js';
+import type { BodyPool } from './payloads.js';
+
+export interface AbContext {
+  cfg: BenchConfig;
+  log: Log;
+  A: Checkout;
+  B: Checkout;
+  stores: StoreFactory;
+  pools: { big: BodyPool; small: BodyPool | null; gzip: BodyPool | null; fill: BodyPool | null };
+  probePool: BodyPool;
+  fullStore: boolean;
+}
+
+export async function abRun(ctx: AbContext): Promise<{ pairs: AbPair[]; rows: (Row & { round: number })[]; fills: Row[] }> {
+  const { cfg, log, pools } = ctx;
+  const engine: Engine = cfg.databaseUrl === null ? 'sqlite' : 'postgres';
+  const sides = [ctx.A, ctx.B];
+  const pairs: AbPair[] = [];
+  const rows: (Row & { round: number })[] = [];
+  const fills: Row[] = [];
+  const closed = (['big', 'small', 'gzip'] as const).filter((w) => cfg.workloads.has(w));
+  log(`bench: A/B on ${engine}: A ${ctx.A.root}, B ${ctx.B.root}; ${cfg.rounds} rounds of ${[...closed, ...(cfg.workloads.has('tenants') ? ['tenants'] : [])].join(', ') || 'nothing'}${ctx.fullStore ? `, then ${short(cfg.stored)} stored` : ''}`);
+
+  const start = (side: Checkout, tenants: number, limits: 'off' | 'default') =>
+    ctx.stores.fresh(side, engine, cfg.databaseUrl, tenants).then((store) => startDeployment({ name: side.label, checkout: side, store, servers: 1, limits, probe: ctx.probePool }, log));
+  /** Starts one deployment per side, runs `f` on them, and stops them whatever happens. */
+  const withBoth = async (tenants: number, limits: 'off' | 'default', f: (ds: Deployment[]) => Promise<void>): Promise<void> => {
+    const ds: Deployment[] = [];
+    try {
+      for (const side of sides) ds.push(await start(side, tenants, limits));
+      await f(ds);
+    } finally {
+      for (const d of ds) await d.stop(log);
+    }
+  };
+  /** One phase on each side in turn (A, then B), kept as a pair. */
+  const both = async (round: number, workload: string, ds: Deployment[], phase: (d: Deployment) => Promise<Row>): Promise<Row[]> => {
+    const [a, b] = [await phase(ds[0]!), await phase(ds[1]!)];
+    rows.push({ ...a, round }, { ...b, round });
+    pairs.push({ round, workload, a: figures(a), b: figures(b) });
+    return [a, b];
+  };
+  /** Big batches closed loop, then paced at 80% of the slower side's peak, the same rate for both. */
+  const bigPair = async (round: number, ds: Deployment[], suffix: string): Promise<void> => {
+    const peaks = await both(round, `big${suffix}`, ds, (d) => peak(d, pools.big, cfg.connections, cfg.seconds, cfg.warmupSeconds, log));
+    const rate = Math.max(1, SLO_LOAD * Math.min(...peaks.map((r) => r.requestsPerSec)));
+    await both(round, `big @80%${suffix}`, ds, (d) => paced(d, pools.big, rate, cfg.seconds, log));
+  };
+
+  for (let round = 1; round <= cfg.rounds; round++) {
+    log(`bench: round ${round} of ${cfg.rounds}`);
+    if (closed.length > 0) {
+      await withBoth(1, 'off', async (ds) => {
+        for (const w of closed) {
+          if (w === 'big') await bigPair(round, ds, '');
+          else await both(round, w, ds, (d) => peak(d, pools[w]!, w === 'small' ? cfg.smallConnections : cfg.connections, cfg.seconds, cfg.warmupSeconds, log));
+        }
+      });
+    }
+    if (cfg.workloads.has('tenants')) {
+      await withBoth(cfg.tenants, 'default', async (ds) => {
+        await both(round, 'tenants', ds, (d) => tenantsRun(d, pools.big, 2 * ctx.probePool.itemsPerBody, cfg.connections, cfg.seconds, cfg.warmupSeconds, log));
+      });
+    }
+  }
+
+  if (ctx.fullStore) {
+    await withBoth(1, 'off', async (ds) => {
+      for (const d of ds) {
+        const f = await fill(d, pools.fill!, cfg.stored, cfg.fillConnections, log);
+        if (f !== null) fills.push(f);
+      }
+      for (let round = 1; round <= cfg.rounds; round++) {
+        log(`bench: full store, round ${round} of ${cfg.rounds}`);
+        await bigPair(round, ds, `, ${short(cfg.stored)} stored`);
+      }
+    });
+  }
+
+  process.stdout.write(`\n${abTables(pairs)}\n`);
+  if (fills.length > 0) process.stdout.write(`\n${fills.map((f) => `fill ${f.system}: ${Math.round(f.eventsPerSec).toLocaleString('en-US')} events/s, ${f.serverUsPerEvent.toFixed(1)} µs/event`).join('\n')}\n`);
+  return { pairs, rows, fills };
+}
+
+function figures(r: Row): AbFigures {
+  return {
+    eventsPerSec: r.eventsPerSec,
+    usPerEvent: r.serverUsPerEvent,
+    p99Ms: r.p99Ms,
+    rateLimited: r.rateLimited,
+    failures: r.errors + (r.non2xx - r.rateLimited) + r.refusedItems,
+  };
+}
