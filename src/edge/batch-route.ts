@@ -168,7 +168,9 @@ async function admitted(
   const batch = checkBody(body.json);
   if (isRefusal(batch)) return batch;
 
-  return ingestChecked(deps, req, reply, auth, batch.items, { ...options, droppedKeys: batch.droppedKeys, dialect: BATCH_DIALECT, profile });
+  // Spelled out: spreading `options` here cost more than all of a one-item request's checks.
+  const { validate, strict } = options;
+  return ingestChecked(deps, req, reply, auth, batch.items, { validate, strict, droppedKeys: batch.droppedKeys, dialect: BATCH_DIALECT, profile });
 }
 
 /** How an intake answers: the batch API, or an intake that speaks another API's dialect. */
