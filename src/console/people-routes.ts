@@ -22,7 +22,7 @@ export function peopleRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       const raw = (req.query as Record<string, unknown>).q;
       const query = typeof raw === 'string' ? raw.trim().slice(0, 200) : '';
       const projectId = found.project.id;
-      const person = query === '' ? null : await deps.store.findPerson(projectId, { distinctId: query });
+      const person = query === '' ? null : await deps.store.store.findPerson(projectId, { distinctId: query });
       const matches = query === '' || person !== null ? [] : await deps.store.listings.searchDistinctIds(projectId, query, MATCHES);
       const events = person === null ? [] : await deps.store.listings.personEvents(projectId, person.id, EVENTS, SCAN);
       return sendPage(reply, 200, peoplePage(viewer, { project: found.project, query, matches, person, events }));

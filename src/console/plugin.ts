@@ -56,7 +56,7 @@ export function notFound(reply: FastifyReply, viewer: Viewer): FastifyReply {
 export function consolePlugin(deps: ConsoleDeps) {
   return async function plugin(app: FastifyInstance): Promise<void> {
     const accounts = createAccounts(deps.store, deps.clock);
-    const admin = createAdmin(deps.store, deps.clock);
+    const admin = createAdmin(deps.store.store, deps.clock);
     const secure = (): boolean => app.inletBaseUrl.startsWith('https:');
     const streams = new Set<() => void>();
 

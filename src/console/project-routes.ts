@@ -62,7 +62,7 @@ export function projectRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       const month = monthOf(now);
       const [sources, used, counts] = await Promise.all([
         deps.store.listings.listSources(found.project.id),
-        deps.store.usage(found.project.id, month),
+        deps.store.store.usage(found.project.id, month),
         deps.store.listings.eventsPerDay(found.project.id, from, from + CHART_DAYS * DAY_MS),
       ]);
       const saved = (req.query as Record<string, unknown>).saved === '1';

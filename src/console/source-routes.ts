@@ -21,7 +21,7 @@ export function sourceRoutes(app: FastifyInstance, kit: ConsoleKit): void {
   async function render(reply: FastifyReply, viewer: Viewer, sourceId: string, status: number, newKey: NewKeyView | null, error: string | null) {
     const found = (await access.source(viewer, sourceId))!;
     const keys = await admin.listKeys(sourceId);
-    return sendPage(reply, status, sourcePage(viewer, { ...found, keys, recent: deps.live.recent(sourceId), newKey, error }));
+    return sendPage(reply, status, sourcePage(viewer, { ...found, keys, recent: deps.live.show(sourceId), newKey, error }));
   }
 
   /** The answer to Create key or Roll: JSON for the page's script, else the page with the key shown once. */

@@ -1,12 +1,4 @@
-import type {
-  AdminStore,
-  AuthRecord,
-  IngestTx,
-  PersonLookup,
-  PersonView,
-  Store,
-  StoredEvent,
-} from '../stores/port.js';
+import type { AdminStore, AuthRecord, IngestTx, Store } from '../stores/port.js';
 import type { AccountStore, ListingStore } from '../stores/port-console.js';
 import { IngestEngine, type IngestObserver } from './ingest/engine.js';
 import type { IngestJob, ItemOutcome } from './ingest/job.js';
@@ -76,21 +68,9 @@ export class Collector {
     return this.engine.submit(job);
   }
 
-  /** Runs `fn` in one durable transaction (the admin people commands). */
+  /** Runs `fn` in one durable transaction. */
   transaction<T>(fn: (tx: IngestTx) => Promise<T>): Promise<T> {
     return this.store.transaction(fn);
-  }
-
-  listEvents(sourceId: string, limit: number): Promise<StoredEvent[]> {
-    return this.store.listEvents(sourceId, limit);
-  }
-
-  findPerson(projectId: string, lookup: PersonLookup): Promise<PersonView | null> {
-    return this.store.findPerson(projectId, lookup);
-  }
-
-  usage(projectId: string, month: string): Promise<number> {
-    return this.store.usage(projectId, month);
   }
 
   /** Resolves once the store answers a trivial query; rejects with StoreUnavailableError otherwise. */

@@ -19,7 +19,7 @@ import { observeRequests } from './observe.js';
 import { OPS_PATHS, opsRoutes } from './ops-routes.js';
 import { Readiness } from './readiness.js';
 import { emptyFacts } from './request-facts.js';
-import { checkHostHeader, normaliseHost } from './host.js';
+import { checkHostHeader } from './host.js';
 import { ReadBudget } from './read-budget.js';
 import { originForm } from './request-target.js';
 import { segmentRoute } from './segment-route.js';
@@ -30,6 +30,7 @@ export interface AppDeps {
   /** Epoch ms; tests pass their own. */
   clock: () => number;
   baseUrl: string;
+  /** Custom tracker domains, each as normaliseHost spells it (the settings do). */
   trackerHosts: Set<string>;
   /** Proxies whose X-Forwarded-For names the client (req.ip); none: the socket's address. */
   trustedProxies?: Set<string>;
@@ -161,10 +162,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       return reading.readingBytes;
     },
   });
-  const live = deps.live ?? new LiveWindow();
+  const live = deps.live ?? new LiveWindow(undefined, undefined, deps.clock);
   const routeDeps = {
     ...deps,
-    trackerHosts: new Set([...deps.trackerHosts].map(normaliseHost)),
     admission,
     reading,
     counters,

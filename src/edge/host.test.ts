@@ -26,4 +26,11 @@ describe('normaliseHost', () => {
     expect(normaliseHost('T.Exämple.com')).toBe('t.xn--exmple-cua.com');
     expect(normaliseHost(undefined)).toBe('');
   });
+
+  it('answers a Host asked before as it did the first time, however many others came between', () => {
+    const firsts = ['T.Example.com.:80', '[::1]:8080', 'T.Exämple.com', '', 'x'.repeat(300)].map((h) => [h, normaliseHost(h)] as const);
+    for (let i = 0; i < 1000; i++) expect(normaliseHost(`H${i}.Example.com.`)).toBe(`h${i}.example.com`);
+    for (const [h, first] of firsts) expect(normaliseHost(h), h).toBe(first);
+    expect(firsts.map(([, n]) => n)).toEqual(['t.example.com', '::1', 't.xn--exmple-cua.com', '', 'x'.repeat(300)]);
+  });
 });

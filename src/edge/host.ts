@@ -9,7 +9,23 @@ import type { Refusal } from './request-checks.js';
  * must compare equal, or a tracker host could be reached around its check.
  */
 export function normaliseHost(raw: string | undefined): string {
-  let h = (raw ?? '').trim();
+  const key = raw ?? '';
+  const known = seen.get(key);
+  if (known !== undefined) return known;
+  const h = spelled(key);
+  // Every request asks, nearly all with the same few Hosts; a client making Hosts up only refills the map.
+  if (key.length > 255) return h;
+  if (seen.size >= SEEN_LIMIT) seen.clear();
+  seen.set(key, h);
+  return h;
+}
+
+/** Hosts normalised before, with what they became. */
+const seen = new Map<string, string>();
+const SEEN_LIMIT = 256;
+
+function spelled(raw: string): string {
+  let h = raw.trim();
   if (h.startsWith('[')) {
     const end = h.indexOf(']');
     h = end === -1 ? h.slice(1) : h.slice(1, end);

@@ -14,9 +14,9 @@ export interface AnsweredItems {
   dropped?: { index: number; reason: string; item: EnrichedItem }[];
 }
 
-/** Publishes one answered request of a source to the live window, if the server keeps one. */
+/** Publishes one answered request of a source to the live window, if the server keeps one and someone watches the source. */
 export function feedLive(live: LiveWindow | undefined, sourceId: string, requestId: string, at: number, status: number, a: AnsweredItems): void {
-  if (live === undefined) return;
+  if (live === undefined || !live.watched(sourceId)) return;
   live.publish(sourceId, liveRequest(requestId, at, status, a));
 }
 
@@ -26,16 +26,11 @@ export function liveRequest(requestId: string, at: number, status: number, a: An
   const byIndex = new Map<number, EnrichedItem>();
   for (const i of a.stored?.items ?? []) byIndex.set(i.index, i);
   for (const o of a.stored?.outcomes ?? []) {
-    const item = byIndex.get(o.index)!;
-    const outcome = o.status;
-    items.push({
-      ...fromItem(item),
-      outcome,
-      personId: o.status === 'accepted' ? o.personId : null,
-      code: o.status === 'dropped' ? o.reason : null,
-    });
+    items.push(
+      fromItem(byIndex.get(o.index)!, o.status, o.status === 'accepted' ? o.personId : null, o.status === 'dropped' ? o.reason : null),
+    );
   }
-  for (const d of a.dropped ?? []) items.push({ ...fromItem(d.item), outcome: 'dropped', code: d.reason });
+  for (const d of a.dropped ?? []) items.push(fromItem(d.item, 'dropped', null, d.reason));
   for (const e of a.errors) {
     const raw = a.raw[e.index];
     items.push({
@@ -55,16 +50,16 @@ export function liveRequest(requestId: string, at: number, status: number, a: An
   return { requestId, at, status, items };
 }
 
-function fromItem(i: EnrichedItem): LiveItem {
+function fromItem(i: EnrichedItem, outcome: LiveItem['outcome'], personId: string | null, code: string | null): LiveItem {
   return {
     index: i.index,
-    outcome: 'accepted',
+    outcome,
     type: i.type,
     event: i.event,
     distinctId: i.distinctId ?? i.anonymousId,
-    personId: null,
+    personId,
     timestamp: i.timestamp,
-    code: null,
+    code,
     field: null,
     message: null,
   };

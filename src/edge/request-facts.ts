@@ -34,20 +34,9 @@ export function emptyFacts(): RequestFacts {
   return { projectId: null, sourceId: null, items: null, dryRun: false, limitPolicy: null };
 }
 
-/** Counts the outcomes of one request's items: stored, repeated, dropped and refused. */
-export function tallyItems(
-  outcomes: ItemOutcome[],
-  policyDrops: { reason: DropReason }[],
-  errors: ItemError[],
-): ItemTally {
+/** Counts a request's refused items: what a request refused whole still reports. */
+export function tallyRefused(errors: ItemError[]): ItemTally {
   const t: ItemTally = { accepted: 0, duplicate: 0, dropped: new Map(), refused: new Map() };
-  const drop = (r: DropReason) => t.dropped.set(r, (t.dropped.get(r) ?? 0) + 1);
-  for (const d of policyDrops) drop(d.reason);
-  for (const o of outcomes) {
-    if (o.status === 'accepted') t.accepted++;
-    else if (o.status === 'duplicate') t.duplicate++;
-    else drop(o.reason);
-  }
   // An item can have several field errors; it is refused once, under its first.
   const seen = new Set<number>();
   for (const e of errors) {
@@ -56,6 +45,17 @@ export function tallyItems(
     t.refused.set(e.code, (t.refused.get(e.code) ?? 0) + 1);
   }
   return t;
+}
+
+/** Adds what became of the items that passed the checks: stored, repeated or dropped. */
+export function tallyKept(t: ItemTally, outcomes: ItemOutcome[], policyDrops: { reason: DropReason }[]): void {
+  const drop = (r: DropReason) => t.dropped.set(r, (t.dropped.get(r) ?? 0) + 1);
+  for (const d of policyDrops) drop(d.reason);
+  for (const o of outcomes) {
+    if (o.status === 'accepted') t.accepted++;
+    else if (o.status === 'duplicate') t.duplicate++;
+    else drop(o.reason);
+  }
 }
 
 /** The sum of a tally's counts by reason or code. */

@@ -104,6 +104,8 @@ export function checkItem(raw: unknown, index: number, ctx: ItemContext): ItemCh
       insertId,
       timestamp,
       properties: props.properties,
+      // Set whenever no error was: the size check wrote it.
+      propertiesJson: props.json!,
       userAgent: props.userAgent,
       droppedKeys,
     },

@@ -28,13 +28,37 @@ export function enrichItems(valid: PreparedItem[], source: { id: string; filterB
         const ua = parseUserAgent(item.userAgent);
         Object.assign(enrichment, ua.enrichment);
         if (ua.isBot && source.filterBots) {
-          dropped.push({ index: item.index, reason: 'bot_filtered', item: { ...item, enrichment } });
+          dropped.push({ index: item.index, reason: 'bot_filtered', item: withEnrichment(item, enrichment) });
           continue;
         }
       }
       enrichment.$source_id = source.id;
     }
-    items.push({ ...item, enrichment });
+    items.push(withEnrichment(item, enrichment));
   }
   return { items, dropped };
+}
+
+/**
+ * The item with its enrichment, field by field: on Node 20 a spread of an
+ * item (`{ ...item, enrichment }`) cost about 1.5 µs, more than all the rest
+ * of enrichment. `satisfies` makes a field added to the item a type error here.
+ */
+function withEnrichment(item: PreparedItem, enrichment: Record<string, unknown>): EnrichedItem {
+  const out = {
+    index: item.index,
+    type: item.type,
+    event: item.event,
+    distinctId: item.distinctId,
+    anonymousId: item.anonymousId,
+    sessionId: item.sessionId,
+    insertId: item.insertId,
+    timestamp: item.timestamp,
+    properties: item.properties,
+    propertiesJson: item.propertiesJson,
+    userAgent: item.userAgent,
+    droppedKeys: item.droppedKeys,
+    enrichment,
+  } satisfies Record<keyof EnrichedItem, unknown>;
+  return out;
 }

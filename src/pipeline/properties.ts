@@ -18,6 +18,8 @@ export interface NormalisedProperties {
   insertId: string | null;
   /** Paths of keys that will not be stored ("properties.$lib"). */
   droppedKeys: string[];
+  /** `properties` as JSON text, once they passed every check. */
+  json: string | null;
 }
 
 /**
@@ -25,8 +27,11 @@ export interface NormalisedProperties {
  * Every fault is pushed to `errors`; the result is meaningful only when none was.
  */
 export function normaliseProperties(raw: unknown, recordIp: boolean, errors: FieldError[]): NormalisedProperties {
-  const out: NormalisedProperties = { properties: {}, userAgent: null, insertId: null, droppedKeys: [] };
-  if (raw === undefined) return out;
+  const out: NormalisedProperties = { properties: {}, userAgent: null, insertId: null, droppedKeys: [], json: null };
+  if (raw === undefined) {
+    out.json = '{}';
+    return out;
+  }
   if (!isPlainObject(raw)) {
     errors.push({ code: 'invalid_properties', field: 'properties', message: `"properties" must be a JSON object, not ${describeJson(raw)}.` });
     return out;
@@ -39,7 +44,7 @@ export function normaliseProperties(raw: unknown, recordIp: boolean, errors: Fie
   }
   // Object.fromEntries keeps a "__proto__" key as data instead of setting the prototype.
   out.properties = removed === null ? raw : Object.fromEntries(Object.entries(raw).filter(([k]) => !removed.has(k)));
-  checkShape(out.properties, errors);
+  out.json = checkShape(out.properties, errors);
   return out;
 }
 
@@ -77,8 +82,11 @@ function dollarKeyStays(key: string, value: unknown, recordIp: boolean, out: Nor
   return true;
 }
 
-/** Key count, then depth, exact numbers and storable strings, then size (docs/design.md, "Validation"): first fault wins. */
-function checkShape(props: JsonObject, errors: FieldError[]): void {
+/**
+ * Key count, then depth, exact numbers and storable strings, then size (docs/design.md, "Validation"): first fault wins.
+ * Returns the JSON text it measured when there was no fault.
+ */
+function checkShape(props: JsonObject, errors: FieldError[]): string | null {
   const count = Object.keys(props).length;
   if (count > MAX_PROPERTY_KEYS) {
     errors.push({
@@ -86,21 +94,24 @@ function checkShape(props: JsonObject, errors: FieldError[]): void {
       field: 'properties',
       message: `"properties" has ${count} keys; at most ${MAX_PROPERTY_KEYS} are allowed. Nest related values in an object or drop some.`,
     });
-    return;
+    return null;
   }
   const fault = findFault(props, 1);
   if (fault !== null) {
     errors.push({ code: 'invalid_properties', field: 'properties', message: fault });
-    return;
+    return null;
   }
-  const bytes = Buffer.byteLength(JSON.stringify(props));
+  const json = JSON.stringify(props);
+  const bytes = Buffer.byteLength(json);
   if (bytes > MAX_PROPERTY_BYTES) {
     errors.push({
       code: 'properties_too_large',
       field: 'properties',
       message: `"properties" is ${bytes} bytes of JSON; at most ${MAX_PROPERTY_BYTES} are allowed. Send large values elsewhere and keep a reference.`,
     });
+    return null;
   }
+  return json;
 }
 
 /** The first fault of a value at `depth` (the properties object is 1): depth, then what a store can keep. */

@@ -17,7 +17,7 @@ const T0 = RECEIVED_AT - 3600_000;
 
 beforeAll(async () => {
   const store = new Collector(SqliteStore.open(tmp.dir));
-  const admin = createAdmin(store, () => RECEIVED_AT);
+  const admin = createAdmin(store.store, () => RECEIVED_AT);
   const org = await admin.createOrg('Acme');
   projectId = (await admin.createProject({ name: 'p', orgId: org.id, apiEnabled: true })).id;
   a = (await admin.createSource({ projectId, name: 'a' })).id;

@@ -13,7 +13,7 @@ let personId: string;
 
 beforeAll(async () => {
   const store = new Collector(SqliteStore.open(tmp.dir));
-  const admin = createAdmin(store, () => RECEIVED_AT);
+  const admin = createAdmin(store.store, () => RECEIVED_AT);
   const org = await admin.createOrg('Acme');
   projectId = (await admin.createProject({ name: 'p', orgId: org.id, apiEnabled: true })).id;
   const sourceId = (await admin.createSource({ projectId, name: 'a' })).id;

@@ -25,7 +25,7 @@ for (const engine of STORES) {
       sut = await engine.make();
       store = sut.store;
       second = await sut.another();
-      admin = createAdmin(store, clock.now);
+      admin = createAdmin(store.store, clock.now);
     });
     afterAll(async () => {
       await sut?.cleanup();

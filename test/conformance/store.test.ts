@@ -59,7 +59,7 @@ for (const engine of STORES) {
 
     async function world(opts: { clock?: TestClock; limit?: number } = {}): Promise<World> {
       const clock = opts.clock ?? new TestClock();
-      const admin = createAdmin(store, clock.now);
+      const admin = createAdmin(store.store, clock.now);
       const org = await admin.createOrg('Acme');
       const project = await admin.createProject({ name: 'Web', orgId: org.id, apiEnabled: true });
       if (opts.limit !== undefined) await admin.updateProject(project.id, { monthlyEventLimit: opts.limit });
@@ -176,7 +176,7 @@ for (const engine of STORES) {
 
       it('keys created at once on two servers never make more than two working keys', async () => {
         const w = await world();
-        const other = createAdmin(second, w.clock.now);
+        const other = createAdmin(second.store, w.clock.now);
         const results = await Promise.allSettled([
           w.admin.createKey(w.sourceId),
           other.createKey(w.sourceId),
@@ -195,22 +195,22 @@ for (const engine of STORES) {
         // The body is being read meanwhile; another server revokes the key.
         await second.admin.revokeKey(w.keyId, w.clock.now());
         await expect(store.ingest(job(w, [track({ distinctId: 'late', insertId: 'r1' })]))).rejects.toBeInstanceOf(KeyNoLongerWorksError);
-        expect(await store.listEvents(w.sourceId, 10)).toEqual([]);
-        expect(await store.findPerson(w.projectId, { distinctId: 'late' })).toBeNull();
-        expect(await store.usage(w.projectId, month(w))).toBe(0);
+        expect(await store.store.listEvents(w.sourceId, 10)).toEqual([]);
+        expect(await store.store.findPerson(w.projectId, { distinctId: 'late' })).toBeNull();
+        expect(await store.store.usage(w.projectId, month(w))).toBe(0);
       });
 
       it('revocation race: a job of a source, project or org deleted after authentication writes nothing', async () => {
         for (const remove of ['source', 'project', 'org'] as const) {
           const w = await world();
           expect(await store.authenticate(hashKey(w.key))).not.toBeNull();
-          const other = createAdmin(second, w.clock.now);
+          const other = createAdmin(second.store, w.clock.now);
           if (remove === 'source') await other.deleteSource(w.sourceId);
           if (remove === 'project') await other.deleteProject(w.projectId);
           if (remove === 'org') await other.deleteOrg((await w.admin.getProject(w.projectId)).orgId);
           await expect(store.ingest(job(w, [track({ distinctId: 'gone' })]))).rejects.toBeInstanceOf(KeyNoLongerWorksError);
-          expect(await store.listEvents(w.sourceId, 10)).toEqual([]);
-          expect(await store.usage(w.projectId, month(w))).toBe(0);
+          expect(await store.store.listEvents(w.sourceId, 10)).toEqual([]);
+          expect(await store.store.usage(w.projectId, month(w))).toBe(0);
         }
       });
 
@@ -224,8 +224,8 @@ for (const engine of STORES) {
         ]);
         expect(refused.status === 'rejected' && refused.reason instanceof KeyNoLongerWorksError).toBe(true);
         expect(kept.status === 'fulfilled' && kept.value[0]!.status).toBe('accepted');
-        expect((await store.listEvents(w.sourceId, 10)).map((e) => e.distinctId)).toEqual(['new-key']);
-        expect(await store.usage(w.projectId, month(w))).toBe(1);
+        expect((await store.store.listEvents(w.sourceId, 10)).map((e) => e.distinctId)).toEqual(['new-key']);
+        expect(await store.store.usage(w.projectId, month(w))).toBe(1);
       });
 
       it('a key use is written lazily and seen from another server', async () => {
@@ -250,7 +250,7 @@ for (const engine of STORES) {
           ]),
         );
         await store.ingest(job(w, [track({ anonymousId: 'per_reader', distinctId: 'kept', timestamp: t - 1000 })]));
-        const events = await store.listEvents(w.sourceId, 10);
+        const events = await store.store.listEvents(w.sourceId, 10);
         expect(events.map((e) => e.event)).toEqual(['Order placed', 'Signed up']);
         expect(events[0]).toMatchObject({ anonymousId: 'per_reader', distinctId: 'kept', personId: 'per_reader', sessionId: null, insertId: null });
         expect(events[1]).toEqual({
@@ -265,7 +265,7 @@ for (const engine of STORES) {
           insertId: 'ins-1',
           properties: { ...props, $source_id: w.sourceId },
         });
-        expect(await store.listEvents(w.sourceId, 1)).toHaveLength(1);
+        expect(await store.store.listEvents(w.sourceId, 1)).toHaveLength(1);
       });
 
       it('newest first means by timestamp, not arrival, across minutes and days; ties go to the later arrival', async () => {
@@ -277,9 +277,9 @@ for (const engine of STORES) {
           await store.ingest(job(w, stamps.slice(i, i + 3).map((ts, k) => track({ event: `e${i + k}`, distinctId: 'u', timestamp: ts }))));
         }
         const expected = ['e7', 'e4', 'e1', 'e5', 'e3', 'e0', 'e6', 'e2'];
-        expect((await store.listEvents(w.sourceId, 100)).map((e) => e.event)).toEqual(expected);
+        expect((await store.store.listEvents(w.sourceId, 100)).map((e) => e.event)).toEqual(expected);
         for (const limit of [1, 2, 3, 5, 7]) {
-          expect((await store.listEvents(w.sourceId, limit)).map((e) => e.event)).toEqual(expected.slice(0, limit));
+          expect((await store.store.listEvents(w.sourceId, limit)).map((e) => e.event)).toEqual(expected.slice(0, limit));
         }
       });
     });
@@ -292,8 +292,8 @@ for (const engine of STORES) {
         const out = await second.ingest(job(w, [track({ distinctId: 'u1', insertId: 'a' }), track({ distinctId: 'u1', insertId: 'b' })]));
         expect(out[0]).toEqual({ index: 0, status: 'duplicate', eventId: (a as { eventId: string }).eventId });
         expect(out[1]!.status).toBe('accepted');
-        expect(await store.listEvents(w.sourceId, 10)).toHaveLength(2);
-        expect(await store.usage(w.projectId, month(w))).toBe(2);
+        expect(await store.store.listEvents(w.sourceId, 10)).toHaveLength(2);
+        expect(await store.store.usage(w.projectId, month(w))).toBe(2);
       });
 
       it('an insert_id twice in one job is stored once', async () => {
@@ -301,7 +301,7 @@ for (const engine of STORES) {
         const out = await store.ingest(job(w, [track({ distinctId: 'u1', insertId: 'x' }), track({ distinctId: 'u1', insertId: 'x' })]));
         expect(out[0]!.status).toBe('accepted');
         expect(out[1]).toEqual({ index: 1, status: 'duplicate', eventId: (out[0] as { eventId: string }).eventId });
-        expect(await store.listEvents(w.sourceId, 10)).toHaveLength(1);
+        expect(await store.store.listEvents(w.sourceId, 10)).toHaveLength(1);
       });
 
       it("an identify's insert_id is remembered, with no event", async () => {
@@ -309,7 +309,7 @@ for (const engine of STORES) {
         await store.ingest(job(w, [identify('u1', { plan: 'pro' }, { insertId: 'id-1' })]));
         const [again] = await store.ingest(job(w, [identify('u1', { plan: 'free' }, { insertId: 'id-1', timestamp: w.clock.now() })]));
         expect(again).toEqual({ index: 0, status: 'duplicate', eventId: null });
-        expect((await store.findPerson(w.projectId, { distinctId: 'u1' }))!.traits).toEqual({ plan: 'pro' });
+        expect((await store.store.findPerson(w.projectId, { distinctId: 'u1' }))!.traits).toEqual({ plan: 'pro' });
       });
 
       it('insert_ids are kept per source', async () => {
@@ -329,11 +329,11 @@ for (const engine of STORES) {
         const outcomes = results.flat();
         expect(outcomes.filter(accepted)).toHaveLength(5);
         expect(outcomes.filter((o) => o.status === 'duplicate')).toHaveLength(95);
-        const events = await store.listEvents(w.sourceId, 100);
+        const events = await store.store.listEvents(w.sourceId, 100);
         expect(events.map((e) => e.insertId).sort()).toEqual(['i1', 'i2', 'i3', 'i4', 'i5']);
         const acceptedIds = new Set(outcomes.filter(accepted).map((o) => (o as { eventId: string }).eventId));
         for (const o of outcomes) if (o.status === 'duplicate') expect(acceptedIds.has(o.eventId!)).toBe(true);
-        expect(await store.usage(w.projectId, month(w))).toBe(5);
+        expect(await store.store.usage(w.projectId, month(w))).toBe(5);
       });
     });
 
@@ -348,15 +348,15 @@ for (const engine of STORES) {
         const out = await store.ingest(job(w, items, { dryRun: true }));
         expect(out.map((o) => o.status)).toEqual(['accepted', 'accepted', 'accepted']);
         expect(out[0]).toMatchObject({ personIsNew: true });
-        expect(await store.listEvents(w.sourceId, 10)).toEqual([]);
-        expect(await store.findPerson(w.projectId, { distinctId: 'dry-user' })).toBeNull();
-        expect(await store.findPerson(w.projectId, { personId: 'per_drybrowser' })).toBeNull();
-        expect(await store.usage(w.projectId, month(w))).toBe(0);
+        expect(await store.store.listEvents(w.sourceId, 10)).toEqual([]);
+        expect(await store.store.findPerson(w.projectId, { distinctId: 'dry-user' })).toBeNull();
+        expect(await store.store.findPerson(w.projectId, { personId: 'per_drybrowser' })).toBeNull();
+        expect(await store.store.usage(w.projectId, month(w))).toBe(0);
         const real = await store.ingest(job(w, items));
         expect(real.map((o) => o.status)).toEqual(['accepted', 'accepted', 'accepted']);
         const dryAgain = await store.ingest(job(w, items.slice(0, 1), { dryRun: true }));
         expect(dryAgain[0]!.status).toBe('duplicate');
-        expect(await store.usage(w.projectId, month(w))).toBe(2);
+        expect(await store.store.usage(w.projectId, month(w))).toBe(2);
       });
     });
 
@@ -370,7 +370,7 @@ for (const engine of STORES) {
         const [b, c] = await second.ingest(job(w, [track({ distinctId: 'alice' }), identify('alice', {})]));
         expect(b).toMatchObject({ personId, personIsNew: false });
         expect(c).toMatchObject({ personId, personIsNew: false });
-        expect(await store.findPerson(w.projectId, { distinctId: 'alice' })).toEqual({
+        expect(await store.store.findPerson(w.projectId, { distinctId: 'alice' })).toEqual({
           id: personId,
           distinctIds: ['alice'],
           traits: {},
@@ -385,9 +385,9 @@ for (const engine of STORES) {
         expect(b).toMatchObject({ personId: 'per_b1', personIsNew: true });
         const [c] = await store.ingest(job(w, [track({ anonymousId: 'per_b1' })]));
         expect(c).toMatchObject({ personId: 'per_b1', personIsNew: false });
-        expect(await store.findPerson(w.projectId, { distinctId: 'bob' })).toBeNull();
-        expect(await store.findPerson(w.projectId, { personId: 'per_b1' })).toMatchObject({ id: 'per_b1', distinctIds: [] });
-        const events = await store.listEvents(w.sourceId, 10);
+        expect(await store.store.findPerson(w.projectId, { distinctId: 'bob' })).toBeNull();
+        expect(await store.store.findPerson(w.projectId, { personId: 'per_b1' })).toMatchObject({ id: 'per_b1', distinctIds: [] });
+        const events = await store.store.listEvents(w.sourceId, 10);
         expect(events.map((e) => e.distinctId).sort()).toEqual(['bob', null, null].sort());
       });
 
@@ -404,21 +404,21 @@ for (const engine of STORES) {
         expect(out[0]).toMatchObject({ status: 'accepted', personId: 'per_carol' });
         // The browser person was first recorded by this very job.
         expect(out[1]).toMatchObject({ status: 'accepted', personId: 'per_carol', personIsNew: true });
-        const events = await store.listEvents(w.sourceId, 10);
+        const events = await store.store.listEvents(w.sourceId, 10);
         expect(events.map((e) => e.personId)).toEqual(['per_carol', 'per_carol']);
         const view = { id: 'per_carol', distinctIds: ['carol'], traits: { plan: 'free', email: 'c@example.com' } };
-        expect(await store.findPerson(w.projectId, { distinctId: 'carol' })).toMatchObject(view);
-        expect(await store.findPerson(w.projectId, { personId: server })).toMatchObject(view);
+        expect(await store.store.findPerson(w.projectId, { distinctId: 'carol' })).toMatchObject(view);
+        expect(await store.store.findPerson(w.projectId, { personId: server })).toMatchObject(view);
         // carol2 is another server person: the admin's browser identify merges it too.
         await w.admin.browserIdentify(w.projectId, 'per_carol', 'carol2');
-        expect((await store.findPerson(w.projectId, { personId: 'per_carol' }))!.distinctIds).toEqual(['carol', 'carol2']);
+        expect((await store.store.findPerson(w.projectId, { personId: 'per_carol' }))!.distinctIds).toEqual(['carol', 'carol2']);
       });
 
       it('merging again, or a person into itself, changes nothing', async () => {
         const w = await world();
         await store.ingest(job(w, [track({ distinctId: 'dan' }), identify('dan', { plan: 'pro' })]));
         await store.ingest(job(w, [identify('dan', {}, { anonymousId: 'per_dan' })]));
-        const before = await store.findPerson(w.projectId, { distinctId: 'dan' });
+        const before = await store.store.findPerson(w.projectId, { distinctId: 'dan' });
         const again = await store.ingest(job(w, [identify('dan', {}, { anonymousId: 'per_dan' })]));
         expect(again[0]).toMatchObject({ personId: 'per_dan', personIsNew: false });
         expect((await w.admin.browserIdentify(w.projectId, 'per_dan', 'dan')).id).toBe('per_dan');
@@ -426,8 +426,8 @@ for (const engine of STORES) {
           await tx.lockProject(w.projectId);
           await tx.mergePerson(w.projectId, 'per_dan', 'per_dan');
         });
-        expect(await store.findPerson(w.projectId, { distinctId: 'dan' })).toEqual(before);
-        expect((await store.listEvents(w.sourceId, 10))[0]!.personId).toBe('per_dan');
+        expect(await store.store.findPerson(w.projectId, { distinctId: 'dan' })).toEqual(before);
+        expect((await store.store.listEvents(w.sourceId, 10))[0]!.personId).toBe('per_dan');
       });
 
       it('an id already held by another browser person stays with it', async () => {
@@ -435,8 +435,8 @@ for (const engine of STORES) {
         await store.ingest(job(w, [identify('erin', {}, { anonymousId: 'per_e1' })]));
         const [out] = await store.ingest(job(w, [identify('erin', { plan: 'x' }, { anonymousId: 'per_e2' })]));
         expect(out).toMatchObject({ personId: 'per_e1' });
-        expect(await store.findPerson(w.projectId, { distinctId: 'erin' })).toMatchObject({ id: 'per_e1', traits: { plan: 'x' } });
-        expect(await store.findPerson(w.projectId, { personId: 'per_e2' })).toMatchObject({ id: 'per_e2', distinctIds: [] });
+        expect(await store.store.findPerson(w.projectId, { distinctId: 'erin' })).toMatchObject({ id: 'per_e1', traits: { plan: 'x' } });
+        expect(await store.store.findPerson(w.projectId, { personId: 'per_e2' })).toMatchObject({ id: 'per_e2', distinctIds: [] });
       });
 
       it('20 concurrent jobs with one new distinct_id on two servers make one person', async () => {
@@ -447,7 +447,7 @@ for (const engine of STORES) {
         const outcomes = results.flat() as Extract<ItemOutcome, { status: 'accepted' }>[];
         expect(new Set(outcomes.map((o) => o.personId)).size).toBe(1);
         expect(outcomes.filter((o) => o.personIsNew)).toHaveLength(1);
-        expect(await store.listEvents(w.sourceId, 100)).toHaveLength(20);
+        expect(await store.store.listEvents(w.sourceId, 100)).toHaveLength(20);
       });
     });
 
@@ -456,8 +456,8 @@ for (const engine of STORES) {
         const w = await world();
         const out = await store.ingest(job(w, [track({ distinctId: 'xena' }), identify('xena', { plan: 'p' }, { anonymousId: 'per_xena' })]));
         expect(out[1]).toMatchObject({ status: 'accepted', personId: 'per_xena' });
-        expect(await store.findPerson(w.projectId, { distinctId: 'xena' })).toMatchObject({ id: 'per_xena', distinctIds: ['xena'], traits: { plan: 'p' } });
-        expect((await store.listEvents(w.sourceId, 10)).map((e) => e.personId)).toEqual(['per_xena']);
+        expect(await store.store.findPerson(w.projectId, { distinctId: 'xena' })).toMatchObject({ id: 'per_xena', distinctIds: ['xena'], traits: { plan: 'p' } });
+        expect((await store.store.listEvents(w.sourceId, 10)).map((e) => e.personId)).toEqual(['per_xena']);
       });
 
       it('a merge in store.transaction sees the links and traits written before it', async () => {
@@ -470,13 +470,13 @@ for (const engine of STORES) {
           await tx.upsertTraits(w.projectId, [{ personId: 'per_s', key: 'plan', value: '"x"', setAt: t }]);
           await tx.mergePerson(w.projectId, 'per_s', 'per_b');
         });
-        expect(await store.findPerson(w.projectId, { distinctId: 'yan' })).toMatchObject({ id: 'per_b', distinctIds: ['yan'], traits: { plan: 'x' } });
+        expect(await store.store.findPerson(w.projectId, { distinctId: 'yan' })).toMatchObject({ id: 'per_b', distinctIds: ['yan'], traits: { plan: 'x' } });
       });
 
       it("the admin's browser identify of a new distinct_id keeps its link", async () => {
         const w = await world();
         expect((await w.admin.browserIdentify(w.projectId, 'per_zed', 'zed')).id).toBe('per_zed');
-        expect(await store.findPerson(w.projectId, { distinctId: 'zed' })).toMatchObject({ id: 'per_zed', distinctIds: ['zed'] });
+        expect(await store.store.findPerson(w.projectId, { distinctId: 'zed' })).toMatchObject({ id: 'per_zed', distinctIds: ['zed'] });
       });
 
     });
@@ -487,7 +487,7 @@ for (const engine of STORES) {
         await tx.lockProject(w.projectId);
         await Promise.all([tx.addUsage(w.projectId, '2026-01', 2), tx.addUsage(w.projectId, '2026-02', 3)]);
       });
-      expect([await store.usage(w.projectId, '2026-01'), await store.usage(w.projectId, '2026-02')]).toEqual([2, 3]);
+      expect([await store.store.usage(w.projectId, '2026-01'), await store.store.usage(w.projectId, '2026-02')]).toEqual([2, 3]);
     });
 
     describe('traits order', () => {
@@ -496,16 +496,16 @@ for (const engine of STORES) {
         const t = w.clock.now();
         await store.ingest(job(w, [identify('gina', { plan: 'pro', seats: 5 }, { timestamp: t - 1000 })]));
         await store.ingest(job(w, [identify('gina', { plan: 'free', city: 'Oslo' }, { timestamp: t - 5000 })]));
-        expect((await store.findPerson(w.projectId, { distinctId: 'gina' }))!.traits).toEqual({ plan: 'pro', seats: 5, city: 'Oslo' });
+        expect((await store.store.findPerson(w.projectId, { distinctId: 'gina' }))!.traits).toEqual({ plan: 'pro', seats: 5, city: 'Oslo' });
       });
 
       it('on a tie the later arrival wins, within a job and across jobs', async () => {
         const w = await world();
         const t = w.clock.now() - 1000;
         await store.ingest(job(w, [identify('hal', { plan: 'a' }, { timestamp: t }), identify('hal', { plan: 'b' }, { timestamp: t })]));
-        expect((await store.findPerson(w.projectId, { distinctId: 'hal' }))!.traits).toEqual({ plan: 'b' });
+        expect((await store.store.findPerson(w.projectId, { distinctId: 'hal' }))!.traits).toEqual({ plan: 'b' });
         await second.ingest(job(w, [identify('hal', { plan: 'c' }, { timestamp: t })]));
-        expect((await store.findPerson(w.projectId, { distinctId: 'hal' }))!.traits).toEqual({ plan: 'c' });
+        expect((await store.store.findPerson(w.projectId, { distinctId: 'hal' }))!.traits).toEqual({ plan: 'c' });
       });
 
       it('a merge keeps the newest value of each trait', async () => {
@@ -518,7 +518,7 @@ for (const engine of STORES) {
         await store.ingest(job(w, [identify('ivy', { plan: 'server', color: 'red', size: 'L' }, { timestamp: t - 3000 })]));
         await store.ingest(job(w, [identify('ivy', { plan: 'server' }, { timestamp: t - 1000 })]));
         await store.ingest(job(w, [identify('ivy', {}, { anonymousId: 'per_ivy', timestamp: t })]));
-        expect(await store.findPerson(w.projectId, { distinctId: 'ivy' })).toMatchObject({
+        expect(await store.store.findPerson(w.projectId, { distinctId: 'ivy' })).toMatchObject({
           id: 'per_ivy',
           distinctIds: ['ivy', 'ivy-browser'],
           traits: { plan: 'server', color: 'blue', size: 'L' },
@@ -530,7 +530,7 @@ for (const engine of STORES) {
         const t = w.clock.now();
         await store.ingest(job(w, [identify('jay', { plan: 'old' }, { timestamp: t - 5000 })]));
         await store.ingest(job(w, [identify('jay', { plan: 'new' }, { anonymousId: 'per_jay', timestamp: t - 1000 })]));
-        expect((await store.findPerson(w.projectId, { personId: 'per_jay' }))!.traits).toEqual({ plan: 'new' });
+        expect((await store.store.findPerson(w.projectId, { personId: 'per_jay' }))!.traits).toEqual({ plan: 'new' });
       });
     });
 
@@ -539,11 +539,11 @@ for (const engine of STORES) {
         const w = await world();
         const items = [track({ distinctId: 'u', insertId: 'm1' }), track({ distinctId: 'u', insertId: 'm2' }), track({ distinctId: 'u' }), identify('u', { a: 1 })];
         await store.ingest(job(w, items));
-        expect(await store.usage(w.projectId, month(w))).toBe(3);
+        expect(await store.store.usage(w.projectId, month(w))).toBe(3);
         await second.ingest(job(w, items.slice(0, 2)));
         await store.ingest(job(w, [identify('u', { a: 2 })]));
         await store.ingest(job(w, [track({ distinctId: 'u' })], { dryRun: true }));
-        expect(await store.usage(w.projectId, month(w))).toBe(3);
+        expect(await store.store.usage(w.projectId, month(w))).toBe(3);
       });
 
       it('the month is the UTC calendar month of arrival', async () => {
@@ -551,9 +551,9 @@ for (const engine of STORES) {
         const lastMs = Date.UTC(2026, 0, 31, 23, 59, 59, 999);
         await store.ingest(job(w, [track({ distinctId: 'u' }), track({ distinctId: 'u' })], { receivedAt: lastMs }));
         await store.ingest(job(w, [track({ distinctId: 'u' })], { receivedAt: lastMs + 1 }));
-        expect(await store.usage(w.projectId, '2026-01')).toBe(2);
-        expect(await store.usage(w.projectId, '2026-02')).toBe(1);
-        expect(await store.usage(w.projectId, '2025-12')).toBe(0);
+        expect(await store.store.usage(w.projectId, '2026-01')).toBe(2);
+        expect(await store.store.usage(w.projectId, '2026-02')).toBe(1);
+        expect(await store.store.usage(w.projectId, '2025-12')).toBe(0);
       });
     });
 
@@ -566,8 +566,8 @@ for (const engine of STORES) {
         );
         expect(out.map((o) => o.status)).toEqual(['accepted', 'accepted', 'dropped', 'accepted']);
         expect(out[2]).toEqual({ index: 2, status: 'dropped', reason: 'collection_paused' });
-        expect(await store.usage(w.projectId, month(w))).toBe(3);
-        expect((await store.findPerson(w.projectId, { distinctId: 'u' }))!.traits).toEqual({ plan: 'pro' });
+        expect(await store.store.usage(w.projectId, month(w))).toBe(3);
+        expect((await store.store.findPerson(w.projectId, { distinctId: 'u' }))!.traits).toEqual({ plan: 'pro' });
         // A dropped item's insert_id was not taken: once there is room it is accepted.
         await w.admin.updateProject(w.projectId, { monthlyEventLimit: null });
         const [late] = await store.ingest(job(w, [track({ distinctId: 'u', insertId: 'late' })]));
@@ -591,8 +591,8 @@ for (const engine of STORES) {
         const outcomes = results.flat();
         expect(outcomes.filter(accepted)).toHaveLength(10);
         expect(outcomes.filter((o) => o.status === 'dropped')).toHaveLength(20);
-        expect(await store.usage(w.projectId, month(w))).toBe(10);
-        expect(await store.listEvents(w.sourceId, 100)).toHaveLength(10);
+        expect(await store.store.usage(w.projectId, month(w))).toBe(10);
+        expect(await store.store.listEvents(w.sourceId, 100)).toHaveLength(10);
         // Within each job, items are taken in order: nothing accepted after a drop.
         for (const r of results) {
           const statuses = r.map((o) => o.status);
@@ -610,11 +610,11 @@ for (const engine of STORES) {
       it('a job the store cannot write rejects with StoreUnavailableError and leaves nothing behind', async () => {
         const w = await world();
         await expect(store.ingest(kimJob(w, null))).rejects.toBeInstanceOf(StoreUnavailableError);
-        expect(await store.findPerson(w.projectId, { distinctId: 'kim' })).toBeNull();
-        expect(await store.listEvents(w.sourceId, 10)).toEqual([]);
-        expect(await store.usage(w.projectId, month(w))).toBe(0);
+        expect(await store.store.findPerson(w.projectId, { distinctId: 'kim' })).toBeNull();
+        expect(await store.store.listEvents(w.sourceId, 10)).toEqual([]);
+        expect(await store.store.usage(w.projectId, month(w))).toBe(0);
         expect((await store.ingest(kimJob(w, 'Fixed'))).map((o) => o.status)).toEqual(['accepted', 'accepted', 'accepted']);
-        expect(await store.usage(w.projectId, month(w))).toBe(2);
+        expect(await store.store.usage(w.projectId, month(w))).toBe(2);
       });
 
       it('a failing job does not take jobs written beside it down', async () => {
@@ -622,7 +622,7 @@ for (const engine of STORES) {
         const [good, failed] = await Promise.allSettled([store.ingest(job(w, [track({ distinctId: 'lee' })])), store.ingest(kimJob(w, null))]);
         expect(good.status).toBe('fulfilled');
         expect(failed.status).toBe('rejected');
-        expect((await store.listEvents(w.sourceId, 10)).map((e) => e.distinctId)).toEqual(['lee']);
+        expect((await store.store.listEvents(w.sourceId, 10)).map((e) => e.distinctId)).toEqual(['lee']);
       });
 
       it('a savepoint that throws undoes only its own writes, and the transaction goes on', async () => {
@@ -641,9 +641,9 @@ for (const engine of STORES) {
           ).rejects.toBe(boom);
           await tx.savepoint(async () => tx.setLinks(w.projectId, [{ distinctId: 'kept', personId: 'per_kept' }]));
         });
-        expect(await store.findPerson(w.projectId, { distinctId: 'kept' })).toMatchObject({ id: 'per_kept', distinctIds: ['kept'] });
-        expect(await store.findPerson(w.projectId, { personId: 'per_undone' })).toBeNull();
-        expect(await store.findPerson(w.projectId, { distinctId: 'undone' })).toBeNull();
+        expect(await store.store.findPerson(w.projectId, { distinctId: 'kept' })).toMatchObject({ id: 'per_kept', distinctIds: ['kept'] });
+        expect(await store.store.findPerson(w.projectId, { personId: 'per_undone' })).toBeNull();
+        expect(await store.store.findPerson(w.projectId, { distinctId: 'undone' })).toBeNull();
       });
 
       it('a transaction with keep: false is rolled back, and says what it read meanwhile', async () => {
@@ -657,7 +657,7 @@ for (const engine of STORES) {
           { keep: false },
         );
         expect(seen).toBe(4);
-        expect(await store.usage(w.projectId, '2026-03')).toBe(0);
+        expect(await store.store.usage(w.projectId, '2026-03')).toBe(0);
       });
 
       it('a transaction whose function throws is rolled back whole', async () => {
@@ -671,8 +671,8 @@ for (const engine of STORES) {
             throw boom;
           }),
         ).rejects.toBe(boom);
-        expect(await store.findPerson(w.projectId, { personId: 'per_tx' })).toBeNull();
-        expect(await store.findPerson(w.projectId, { distinctId: 'tx-user' })).toBeNull();
+        expect(await store.store.findPerson(w.projectId, { personId: 'per_tx' })).toBeNull();
+        expect(await store.store.findPerson(w.projectId, { distinctId: 'tx-user' })).toBeNull();
       });
 
       it('a conflicting insert_id claim throws inside a transaction', async () => {

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LiveWindow } from '../../src/domain/live-window.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type LiveRequest, LiveWindow } from '../../src/domain/live-window.js';
 import { type Fixture, makeFixture, send } from '../helpers/fixture.js';
 import { FORM, PASSWORD, form, makeUser, signIn } from './helpers.js';
 
@@ -228,6 +228,35 @@ describe('the console over HTTP', () => {
       expect(page.body).toContain('reserved_event_name');
       const outsider = await g.app.inject({ method: 'GET', url: `/console/sources/${g.sourceId}/live` });
       expect(outsider.statusCode).toBe(303);
+    } finally {
+      await g.close();
+    }
+  });
+
+  it('builds no live record for a source nobody watches; a stream or a page shown starts the records', async () => {
+    const live = new LiveWindow();
+    const published = vi.spyOn(live, 'publish');
+    const g = await makeFixture({ live });
+    try {
+      await makeUser(g.store, g.clock.now, 'dev@acme.test', { orgIds: [g.orgId] });
+      const dev = await signIn(g.app, 'dev@acme.test');
+      expect((await send(g, { items: [{ event: 'Unseen', distinct_id: 'c1' }, { event: '$pageview', distinct_id: 'c1' }] })).statusCode).toBe(202);
+      expect((await send(g, { items: [{ event: '$pageview', distinct_id: 'c1' }] })).statusCode).toBe(400);
+      expect(published).not.toHaveBeenCalled();
+
+      const seen: LiveRequest[] = [];
+      const stop = live.subscribe(g.sourceId, (r) => seen.push(r));
+      await send(g, { items: [{ event: 'Seen', distinct_id: 'c1' }] });
+      stop();
+      expect(seen.map((r) => r.items.map((i) => [i.outcome, i.event]))).toEqual([[['accepted', 'Seen']]]);
+
+      // The page shown again lists it, and what comes until its script subscribes is kept too.
+      const page = await g.app.inject({ method: 'GET', url: `/console/sources/${g.sourceId}`, headers: { cookie: dev.cookie } });
+      expect(page.body).toContain('Seen');
+      expect(page.body).not.toContain('Unseen');
+      await send(g, { items: [{ event: 'Between', distinct_id: 'c1' }] });
+      expect(live.recent(g.sourceId).map((r) => r.items[0]!.event)).toEqual(['Between', 'Seen']);
+      expect(published).toHaveBeenCalledTimes(2);
     } finally {
       await g.close();
     }

@@ -59,8 +59,8 @@ async function runOn(store: Collector, job: IngestJob, lookups: ({ distinctId: s
   const dry = await store.ingest({ ...job, dryRun: true });
   const real = await store.ingest(job);
   const again = await store.ingest({ ...job, dryRun: true });
-  const events = await store.listEvents(job.sourceId, 1000);
-  const people = await Promise.all(lookups.map((l) => store.findPerson(job.projectId, l)));
+  const events = await store.store.listEvents(job.sourceId, 1000);
+  const people = await Promise.all(lookups.map((l) => store.store.findPerson(job.projectId, l)));
   return { dry, real, again, events, people };
 }
 

@@ -15,6 +15,7 @@ import type { EdgeCounters } from '../../src/edge/edge-counters.js';
 import type { ReadBudget } from '../../src/edge/read-budget.js';
 import type { Store } from '../../src/stores/port.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
+import { readSettings } from '../../src/settings.js';
 
 /** A clock tests move by hand. */
 export class TestClock {
@@ -78,7 +79,7 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
   const clock = opts.clock ?? new TestClock();
   const collector = new Collector(opts.store ?? SqliteStore.open(tmp!.dir), { clock: clock.now, observer: opts.metrics });
   const store = opts.metrics ? observedStore(collector, opts.metrics) : collector;
-  const admin = createAdmin(store, clock.now);
+  const admin = createAdmin(store.store, clock.now);
   const org = await admin.createOrg('Acme');
   const project = await admin.createProject({ name: 'Web', orgId: org.id, apiEnabled: opts.apiEnabled ?? true });
   const source = await admin.createSource({ projectId: project.id, name: 'Billing', filterBots: opts.filterBots, recordIp: opts.recordIp });
@@ -89,7 +90,8 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
     limits: new RateLimits(limiter, { ...DEFAULT_LIMITS, ...opts.limits }),
     clock: clock.now,
     baseUrl: 'http://inlet.test',
-    trackerHosts: new Set(opts.trackerHosts ?? []),
+    // Through the setting, as a server reads them: it is what spells them as requests are compared.
+    trackerHosts: readSettings({ INLET_TRACKER_HOSTS: (opts.trackerHosts ?? []).join(',') }).trackerHosts,
     trustedProxies: new Set(opts.trustedProxies ?? []),
     retiredVersions: new Set(opts.retiredVersions ?? []),
     logger: opts.logStream ? { level: 'info', stream: opts.logStream } : false,

@@ -21,7 +21,7 @@ function post(path: string, body: unknown, headers: Record<string, string> = {})
   });
 }
 
-const events = () => f.store.listEvents(f.sourceId, 100);
+const events = () => f.store.store.listEvents(f.sourceId, 100);
 const iso = (ms: number) => new Date(ms).toISOString();
 
 describe('keys', () => {
@@ -140,7 +140,7 @@ describe('mapping', () => {
   it('identify traits become the person\'s traits', async () => {
     const res = await post('/v1/identify', { userId: 'cust_5', traits: { plan: 'team', email: 'a@example.com' }, messageId: 'i1' });
     expect(res.json().accepted).toBe(1);
-    expect(await f.store.findPerson(f.projectId, { distinctId: 'cust_5' })).toMatchObject({ traits: { plan: 'team', email: 'a@example.com' } });
+    expect(await f.store.store.findPerson(f.projectId, { distinctId: 'cust_5' })).toMatchObject({ traits: { plan: 'team', email: 'a@example.com' } });
   });
 
   it('page is $pageview and screen is $screen, with their name; a track named $pageview stays refused', async () => {
@@ -205,6 +205,8 @@ describe('the console live view', () => {
   it('shows a Segment-spec request as the batch API does: its status, and each item with its outcome', async () => {
     const live = new LiveWindow();
     const g = await makeFixture({ live });
+    // Requests are recorded only for a source someone watches.
+    const stop = live.subscribe(g.sourceId, () => undefined);
     try {
       const res = await g.app.inject({
         method: 'POST',
@@ -222,6 +224,7 @@ describe('the console live view', () => {
         [1, 'accepted', null, 'ok'],
       ]);
     } finally {
+      stop();
       await g.close();
     }
   });

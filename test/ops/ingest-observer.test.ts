@@ -58,7 +58,7 @@ for (const engine of engines) {
       const { store } = opened;
       await store.ping();
       const clock = new TestClock();
-      const admin = createAdmin(store, clock.now);
+      const admin = createAdmin(store.store, clock.now);
       const org = await admin.createOrg('Acme');
       const project = await admin.createProject({ name: 'Web', orgId: org.id, apiEnabled: true });
       const source = await admin.createSource({ projectId: project.id, name: 'Billing' });

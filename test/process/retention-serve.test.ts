@@ -15,7 +15,7 @@ it('inlet serve deletes expired events by itself, with a pass as it starts', asy
   const { project, source, key } = await provision(env);
   const now = Date.now();
   let store = new Collector(SqliteStore.open(tmp.dir));
-  await createAdmin(store, Date.now).updateProject(project.id, { retentionDays: 5 });
+  await createAdmin(store.store, Date.now).updateProject(project.id, { retentionDays: 5 });
   await store.ingest(
     ingestJob(
       [6, 6, 30, 1, 0].map((days, i) => ({ event: days > 5 ? 'old' : 'recent', distinctId: 'u', timestamp: now - days * DAY, insertId: `e${i}` })),
@@ -44,7 +44,7 @@ it('inlet serve deletes expired events by itself, with a pass as it starts', asy
   }
   store = new Collector(SqliteStore.open(tmp.dir));
   try {
-    expect((await store.listEvents(source.id, 100)).map((e) => e.event)).toEqual(['recent', 'recent']);
+    expect((await store.store.listEvents(source.id, 100)).map((e) => e.event)).toEqual(['recent', 'recent']);
   } finally {
     await store.close();
   }

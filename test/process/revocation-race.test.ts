@@ -47,7 +47,7 @@ for (const [name, store] of [['sqlite', undefined], ['memory', () => new MemoryS
     expect(answer).toMatch(/^HTTP\/1\.1 401 /);
     expect(answer).toContain('"code":"invalid_key"');
     expect(answer).toMatch(/request-id: req_/i);
-    expect(await f.store.listEvents(f.sourceId, 10)).toEqual([]);
-    expect(await f.store.usage(f.projectId, '2026-11')).toBe(0);
+    expect(await f.store.store.listEvents(f.sourceId, 10)).toEqual([]);
+    expect(await f.store.store.usage(f.projectId, '2026-11')).toBe(0);
   });
 }

@@ -85,7 +85,7 @@ ${newKeyBox(d.newKey)}
 </section>
 <section aria-labelledby="live-h">
 <h2 id="live-h">Live events</h2>
-<p class="hint">What this server answered for this source, newest first, as it happens (items refused with their error code and field). Other servers of the same deployment show their own.</p>
+<p class="hint">What this server answers for this source while this page is open, newest first, as it happens (items refused with their error code and field). Other servers of the same deployment show their own.</p>
 <p id="live-status" class="meta" role="status"></p>
 <ol id="live" class="live" data-live="${BASE}/sources/${s.id}/live">${d.recent.map(liveLines)}</ol>
 </section>`,

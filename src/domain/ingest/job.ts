@@ -15,6 +15,8 @@ export interface IngestItem {
   timestamp: number;
   /** A track's properties, or an identify's traits. */
   properties: Record<string, unknown>;
+  /** `properties` as JSON text, when the checks wrote it already. */
+  propertiesJson?: string;
   /** Server-set properties stored with a track event ($source_id, $browser, ...). */
   enrichment: Record<string, unknown>;
 }

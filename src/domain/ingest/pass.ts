@@ -2,6 +2,7 @@ import type { IngestTx, NewEventRow } from '../../stores/port.js';
 import { newEventId } from '../ids.js';
 import { keyWorks } from '../keys.js';
 import { monthOf } from '../month.js';
+import { storedProperties } from './stored-properties.js';
 import { PersonResolver, newestTraits } from '../people/resolver.js';
 import { type IngestJob, type ItemOutcome, KeyNoLongerWorksError } from './job.js';
 
@@ -41,7 +42,6 @@ export async function ingestPass(tx: IngestTx, all: IngestJob[], now: number): P
 }
 
 async function write(tx: IngestTx, jobs: IngestJob[], projectId: string, sourceId: string): Promise<ItemOutcome[][]> {
-  const items = jobs.flatMap((j) => j.items);
   const limit = await tx.monthlyEventLimit(projectId);
   // Room left under the plan limit, per metering month of the jobs that carry
   // track items: read once here, so the loop below never waits on the store.
@@ -52,18 +52,28 @@ async function write(tx: IngestTx, jobs: IngestJob[], projectId: string, sourceI
     room.set(month, limit === null ? Infinity : Math.max(0, limit - (await tx.usage(projectId, month))));
   }
 
-  // Read under the lock: an erasure with suppression takes it too, so no item slips between the two.
-  const distinctIds = unique(items.flatMap((i) => (i.distinctId === null ? [] : [i.distinctId])));
-  const suppressed = distinctIds.length > 0 ? await tx.findSuppressed(projectId, distinctIds) : new Set<string>();
+  // What the lookups below ask for, gathered in one loop over the items (each list in item order, once per value).
+  const distinctIds = new Set<string>();
+  const insertIds: string[] = [];
+  const linkedIds = new Set<string>();
+  const anonymousIds = new Set<string>();
+  for (const j of jobs) {
+    for (const i of j.items) {
+      if (i.distinctId !== null) {
+        distinctIds.add(i.distinctId);
+        if (i.anonymousId === null || i.type === 'identify') linkedIds.add(i.distinctId);
+      }
+      if (i.anonymousId !== null) anonymousIds.add(i.anonymousId);
+      if (i.insertId !== null) insertIds.push(i.insertId);
+    }
+  }
 
-  const insertIds = items.flatMap((i) => (i.insertId === null ? [] : [i.insertId]));
+  // Read under the lock: an erasure with suppression takes it too, so no item slips between the two.
+  const suppressed = distinctIds.size > 0 ? await tx.findSuppressed(projectId, [...distinctIds]) : new Set<string>();
   const stored = insertIds.length > 0 ? await tx.findInsertIds(sourceId, insertIds) : new Map<string, string | null>();
 
   const people = new PersonResolver(tx, projectId, jobs[0]!.receivedAt);
-  await people.preload(
-    unique(items.flatMap((i) => (i.distinctId !== null && (i.anonymousId === null || i.type === 'identify') ? [i.distinctId] : []))),
-    unique(items.flatMap((i) => (i.anonymousId === null ? [] : [i.anonymousId]))),
-  );
+  await people.preload([...linkedIds], [...anonymousIds]);
 
   const all: ItemOutcome[][] = [];
   const events: NewEventRow[] = [];
@@ -108,7 +118,7 @@ async function write(tx: IngestTx, jobs: IngestJob[], projectId: string, sourceI
           timestamp: item.timestamp,
           receivedAt,
           insertId: item.insertId,
-          properties: JSON.stringify(withEnrichment(item.properties, item.enrichment)),
+          properties: storedProperties(item),
         });
       } else {
         person =
@@ -135,12 +145,6 @@ async function write(tx: IngestTx, jobs: IngestJob[], projectId: string, sourceI
   if (claims.length > 0) await tx.addInsertIds(sourceId, claims);
   for (const [month, n] of metered) await tx.addUsage(projectId, month, n);
   return all;
-}
-
-/** The properties stored with an event: the item's, then what enrichment added. */
-function withEnrichment(properties: Record<string, unknown>, enrichment: Record<string, unknown>): Record<string, unknown> {
-  for (const _ in enrichment) return { ...properties, ...enrichment };
-  return properties;
 }
 
 function unique(xs: string[]): string[] {

@@ -106,7 +106,7 @@ function item(o: Partial<EnrichedItem>): EnrichedItem {
       const dayName = (ms: number) => `events_${new Date(ms).toISOString().slice(0, 10).replace(/-/g, '')}`;
       expect(rows.map((r) => r.name)).toEqual(expect.arrayContaining([dayName(today - 8 * DAY), dayName(today), dayName(today + 2 * DAY), 'events_default']));
 
-      const admin = createAdmin(store, Date.now);
+      const admin = createAdmin(store.store, Date.now);
       const project = await admin.createProject({ name: 'P', apiEnabled: true });
       const source = await admin.createSource({ projectId: project.id, name: 'S' });
       const key = await admin.createKey(source.id);
@@ -121,7 +121,7 @@ function item(o: Partial<EnrichedItem>): EnrichedItem {
       expect(await where()).toEqual(['events_default', dayName(today)]);
       await direct.query('SELECT inlet_ensure_event_partition($1::bigint)', [Date.UTC(2020, 1, 29)]);
       expect(await where()).toEqual(['events_20200229', dayName(today)]);
-      expect((await store.listEvents(source.id, 10)).map((e) => e.timestamp)).toContain(old);
+      expect((await store.store.listEvents(source.id, 10)).map((e) => e.timestamp)).toContain(old);
     } finally {
       await store.close();
     }
@@ -132,7 +132,7 @@ function item(o: Partial<EnrichedItem>): EnrichedItem {
     const sent: string[] = [];
     const query = pg.Client.prototype.query;
     try {
-      const admin = createAdmin(store, Date.now);
+      const admin = createAdmin(store.store, Date.now);
       const project = await admin.createProject({ name: 'P', apiEnabled: true });
       const source = await admin.createSource({ projectId: project.id, name: 'S' });
       const key = await admin.createKey(source.id);
@@ -179,7 +179,7 @@ function item(o: Partial<EnrichedItem>): EnrichedItem {
         onBackgroundError: (e) => backgroundErrors.push(e),
       });
       store = new Collector(port, { clock: clock.now });
-      admin = createAdmin(store, clock.now);
+      admin = createAdmin(store.store, clock.now);
       const project = await admin.createProject({ name: 'Outage', apiEnabled: true });
       const source = await admin.createSource({ projectId: project.id, name: 'S' });
       const created = await admin.createKey(source.id);
@@ -237,7 +237,7 @@ function item(o: Partial<EnrichedItem>): EnrichedItem {
       expect(result.status).toBe('rejected');
       expect((result as PromiseRejectedResult).reason).toBeInstanceOf(StoreUnavailableError);
       expect(ms).toBeLessThan(2000);
-      await expect(store.listEvents(sourceId, 1)).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.store.listEvents(sourceId, 1)).rejects.toBeInstanceOf(StoreUnavailableError);
       proxy.set('up');
       expect((await store.ingest(job('down')))[1]!.status).toBe('accepted');
       expect(await store.authenticate(hashKey(key))).not.toBeNull();

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   type AuthRecord,
   type ErasedPerson,
@@ -59,8 +58,13 @@ export class SqliteStore implements Store {
   private adminWrites = 0;
   private readonly checkpointer: Checkpointer;
   private catchingUp = false;
-  /** Set inside a transaction's function, so that a nested transaction() is told apart from a queued one. */
-  private readonly inside = new AsyncLocalStorage<true>();
+  /**
+   * Set while a transaction's function runs up to its first wait, so that a
+   * transaction() called from there is refused rather than queued behind
+   * itself. Not an AsyncLocalStorage: one of those turns on Node's promise
+   * hooks for the whole process, a cost on every promise of every request.
+   */
+  private inside = false;
   private turn: Promise<unknown> = Promise.resolve();
   private readonly eventRows;
   private readonly touchKeys: (uses: Map<string, number>) => void;
@@ -154,17 +158,25 @@ export class SqliteStore implements Store {
   /**
    * Runs `fn` in a write transaction (BEGIN IMMEDIATE), after the writes
    * queued before it. `fn` must never wait on this store's transaction(),
-   * admin writes or close(): they wait for it in turn. A nested
-   * transaction() is refused.
+   * admin writes or close(): they wait for it in turn. A transaction()
+   * called by `fn` before it first waits is refused; called later, it waits
+   * forever, as those do.
    */
   async transaction<T>(fn: (tx: IngestTx) => Promise<T>, opts: { keep?: boolean } = {}): Promise<T> {
-    if (this.inside.getStore()) throw new Error('SqliteStore.transaction() cannot be nested');
+    if (this.inside) throw new Error('SqliteStore.transaction() cannot be nested');
     const keep = opts.keep ?? true;
     return this.exclusive(async () => {
       const tx = this.tx;
       try {
         tx.begin();
-        const out = await this.inside.run(true, () => fn(tx));
+        let running: Promise<T>;
+        this.inside = true;
+        try {
+          running = fn(tx);
+        } finally {
+          this.inside = false;
+        }
+        const out = await running;
         if (keep) tx.commit();
         else tx.rollback();
         if (keep) this.checkpointer.committed();
