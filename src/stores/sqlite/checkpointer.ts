@@ -8,7 +8,8 @@ import type { CheckpointWorkerData } from './checkpoint-worker.js';
  * instead of 3 to 5, which is most of a 500-item batch's p99. So a pass is
  * started right after a COMMIT returns (see committed()), when the next one
  * is furthest away, rather than on a clock that lands anywhere; and passes
- * come often enough that each has little to copy (bench/README.md).
+ * come often enough that each has little to copy (docs/design.md, "What the
+ * embedded store keeps, and why").
  */
 const CHECKPOINT_EVERY_MS = 250;
 

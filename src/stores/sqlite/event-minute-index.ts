@@ -15,7 +15,7 @@ const newestFirst = (a: SeqAndTime, b: SeqAndTime): number => b[1] - a[1] || b[0
  * Why not an index on the events table: timestamps arrive spread over the
  * last hours, so each commit added rows at dozens of places in it, one page
  * each. For a commit of 25 one-item requests that was 21 of its 31 pages
- * (bench/README.md). Here a commit writes only the event rows, which append.
+ * (docs/design.md). Here a commit writes only the event rows, which append.
  * Once MERGE_EVERY events have gathered past the mark, the commit that sees
  * it indexes them all and moves the mark.
  *

@@ -34,7 +34,8 @@ export function openSqlite(dataDir: string): Db {
   // build. A commit of 500 events reads back pages it had just written (the
   // minute index reads the newest events) and the person pages of the commit
   // before: with a 2,000 KiB cache about 1.4 reads a stored event, with
-  // 16 MiB about 0.25, most of them the checkpoint's own (bench/README.md).
+  // 16 MiB about 0.25, most of them the checkpoint's own (docs/design.md,
+  // "What the embedded store keeps, and why").
   db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
   return db;
 }
