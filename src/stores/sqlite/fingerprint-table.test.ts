@@ -75,9 +75,46 @@ describe('fingerprint table', () => {
     t.add(2, 2 ** 40 + 3);
     t.add(3, -(2 ** 35));
     expect([refsOf(t, 1), refsOf(t, 2), refsOf(t, 3)]).toEqual([[5], [2 ** 40 + 3], [-(2 ** 35)]]);
-    for (let i = 10; i < 100; i++) t.add(i, i);
+    for (let i = 10; i < 100 || t.moving; i++) t.add(i, i);
     expect(refsOf(t, 2)).toEqual([2 ** 40 + 3]);
     expect(t.bytes).toBe(t.capacity * 12);
+  });
+
+  it('grows a few slots per add: a move of 1,024 slots takes 64 adds, and every key is found and removable at each step', () => {
+    const t = new FingerprintTable(1024);
+    const live = new Map<number, number>();
+    let ref = 0;
+    const add = () => {
+      ref++;
+      const h = pairHash('s', `k${ref}`);
+      t.add(h, ref);
+      live.set(ref, h);
+    };
+    while (!t.moving) add();
+    // The add that started the move moved its first slots.
+    let addsWhileMoving = 1;
+    const removed: number[] = [];
+    while (t.moving) {
+      add();
+      addsWhileMoving++;
+      // Removals during the move, of keys copied already and of keys not yet copied.
+      if (addsWhileMoving % 5 === 0) {
+        for (const r of [ref - 1, Math.floor(ref / 3)]) {
+          if (!live.has(r)) continue;
+          expect(t.remove(live.get(r)!, r)).toBe(true);
+          live.delete(r);
+          removed.push(r);
+        }
+      }
+      for (const [r, h] of live) expect(refsOf(t, h)).toContain(r);
+    }
+    expect(addsWhileMoving).toBe(1024 / 16);
+    expect(t.capacity).toBe(2048);
+    expect(t.size).toBe(live.size);
+    for (const [r, h] of live) expect(refsOf(t, h)).toEqual([r]);
+    // What was removed during the move stays removed after it.
+    expect(removed.length).toBeGreaterThan(10);
+    for (const r of removed) expect(refsOf(t, pairHash('s', `k${r}`))).not.toContain(r);
   });
 
   it('clear empties it and gives back the memory it grew to', () => {
