@@ -10,7 +10,7 @@ export type Db = Database.Database;
  * pages are read. (The checkpoint thread keeps the build's default: it
  * copies WAL frames, it does not read pages back.)
  */
-export const PAGE_CACHE_KIB = 16_384;
+const PAGE_CACHE_KIB = 16_384;
 
 /** Opens (creating if needed) the embedded database in `dataDir` and brings its schema up to date. */
 export function openSqlite(dataDir: string): Db {
