@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { consolePlugin } from '../console/plugin.js';
 import { newId } from '../domain/ids.js';
@@ -20,6 +21,7 @@ import { OPS_PATHS, opsRoutes } from './ops-routes.js';
 import { Readiness } from './readiness.js';
 import { emptyFacts } from './request-facts.js';
 import { checkHostHeader } from './host.js';
+import { lingerOnClose } from './lingering-close.js';
 import { ReadBudget } from './read-budget.js';
 import { originForm } from './request-target.js';
 import { segmentRoute } from './segment-route.js';
@@ -108,6 +110,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     frameworkErrors: (_err, req, reply) => sendRefusal(req, reply, { code: 'not_found' }),
   });
   if (deps.maxConnections) app.server.maxConnections = deps.maxConnections;
+  // An answer sent before its request's body was read reaches the client (lingering-close.ts).
+  app.server.on('connection', (socket: Socket) => lingerOnClose(socket));
   // A client may half-close once its whole request is sent and still read the
   // answer (RFC 9112). Node's default ends the socket at the client's FIN,
   // dropping the answer to a batch already being stored. Allowed, Node marks
