@@ -1,59 +1,64 @@
-/** Slots in use (removed ones included) at which the table starts moving to new arrays. */
+/** Slots in use (removed ones included) past which a segment is rebuilt. */
 const GROW_AT = 0.75;
-
-/**
- * Old slots moved to the new arrays with each add while a move is under way.
- * A move starts at 3/4 of the slots in use and ends within 1/32 of them more
- * adds, so the old arrays never pass about 0.78 and no probe run gets long;
- * each add moves at most this many slots, so no add pauses.
- */
-const MOVE_PER_ADD = 32;
 
 const INT32_MAX = 0x7fffffff;
 
+/** One open-addressing table (linear probing); a FingerprintTable is several. */
+interface Segment {
+  /** Each slot's hash; 0 marks an empty slot (a hash of 0 is kept as 1). */
+  hashes: Uint32Array;
+  /** Each slot's ref; 0 marks one removed: still part of the probe runs through it. */
+  refs: Int32Array | Float64Array;
+  /** Slots not empty, removed ones included. */
+  used: number;
+  /** Slots that hold a ref. */
+  live: number;
+}
+
 /**
- * An open-addressing hash table (linear probing) from 32-bit hashes to
- * refs: nonzero integers that name the row holding a key. Two typed arrays,
- * no object per entry: 8 bytes a slot while every ref fits in 31 bits (an
- * Int32Array), 12 after (a Float64Array). Between a 3/8 and 3/4 load, that
- * is 10.7 to 21.3 bytes a stored key. Growing fills new arrays of twice the
- * slots a few old slots per add, while the old ones still answer; it holds
- * both meanwhile (half as much again), but never pauses: doubling at once
- * took 130 ms at 3 million keys and 180 ms at 6 million, inside a commit.
+ * A hash table from 32-bit hashes to refs: nonzero integers that name the
+ * row holding a key. Typed arrays, no object per entry: 8 bytes a slot
+ * while every ref fits in 31 bits (an Int32Array), 12 after (a
+ * Float64Array). Between a 3/8 and 3/4 load, that is 10.7 to 21.3 bytes a
+ * stored key.
  *
- * Only the hash is kept, not the key: its low bits choose the slot, and all
- * 32 are compared. The table therefore answers "maybe" (refs whose key has
- * the same hash) and never "yes"; the caller checks each ref against its
- * row. Keeping a second, independent hash as the fingerprint would make
- * false "maybe"s rarer still, but growing needs the bits that choose the
- * slot, so both would be kept: 12 bytes a slot instead of 8. With one
- * hash, a key that was never added gets a wrong ref for about n / 2^32 of
- * lookups (1 in 860 at 5 million keys).
+ * The table is split into segments by the top bits of the hash, each an
+ * open-addressing table of its own (linear probing, slot chosen by the low
+ * bits) that doubles alone when it fills. A segment is rebuilt at once, so
+ * growing holds two copies of one segment, not of the whole table: with
+ * one table of 5 million keys, the move from 32 to 64 MiB of arrays held
+ * 96 MiB, and doubling at once took 130 to 180 ms inside a commit. With 256
+ * segments, the keys spread evenly, a rebuild at 5 million keys moves about
+ * 20,000 and the extra memory is a 256th.
+ *
+ * Only the hash is kept, not the key: all 32 bits are compared. The table
+ * therefore answers "maybe" (refs whose key has the same hash) and never
+ * "yes"; the caller checks each ref against its row. With one hash, a key
+ * that was never added gets a wrong ref for about n / 2^32 of lookups (1 in
+ * 860 at 5 million keys).
  *
  * The table does not refuse a key added twice (with two refs, both are
  * answered); the caller never adds one.
  */
 export class FingerprintTable {
-  /** Each slot's hash; 0 marks an empty slot (a hash of 0 is kept as 1). */
-  private hashes: Uint32Array;
-  /** Each slot's ref; 0 marks one removed: still part of the probe runs through it. */
-  private refs: Int32Array | Float64Array;
-  /** Slots not empty, removed ones included. */
-  private used = 0;
-  /** Slots that hold a ref. */
+  private segments: Segment[];
+  private readonly shift: number;
   private live = 0;
-  /**
-   * The arrays being filled while a move is under way, or null. The old
-   * arrays answer every lookup until the move ends: slots below `moved` are
-   * already copied, so what changes there changes in both.
-   */
-  private next: { hashes: Uint32Array; refs: Int32Array | Float64Array; used: number } | null = null;
-  private moved = 0;
 
-  constructor(private readonly initialCapacity = 1024) {
-    if ((initialCapacity & (initialCapacity - 1)) !== 0 || initialCapacity < 2) throw new Error('capacity must be a power of two');
-    this.hashes = new Uint32Array(initialCapacity);
-    this.refs = new Int32Array(initialCapacity);
+  /**
+   * @param initialCapacity slots in all, a power of two
+   * @param segments a power of two, at most 256 and at most initialCapacity / 2
+   */
+  constructor(
+    private readonly initialCapacity = 1024,
+    segments = 256,
+  ) {
+    const pow2 = (n: number): boolean => n >= 1 && (n & (n - 1)) === 0;
+    if (!pow2(initialCapacity) || initialCapacity < 2) throw new Error('capacity must be a power of two');
+    if (!pow2(segments) || segments > 256 || segments * 2 > initialCapacity) throw new Error('segments must be a power of two, at most 256 and half the capacity');
+    // The segment is the hash's top bits; with one segment, no bits at all (a shift by 32 would be one by 0).
+    this.shift = 32 - Math.log2(segments);
+    this.segments = this.emptySegments(segments);
   }
 
   get size(): number {
@@ -61,42 +66,32 @@ export class FingerprintTable {
   }
 
   get capacity(): number {
-    return this.hashes.length;
+    let n = 0;
+    for (const s of this.segments) n += s.hashes.length;
+    return n;
   }
 
-  /** Whether a move to new arrays is under way (tests). */
-  get moving(): boolean {
-    return this.next !== null;
-  }
-
-  /** Memory held by the arrays, both sets during a move. */
+  /** Memory held by the arrays. */
   get bytes(): number {
-    const next = this.next === null ? 0 : this.next.hashes.byteLength + this.next.refs.byteLength;
-    return this.hashes.byteLength + this.refs.byteLength + next;
+    let n = 0;
+    for (const s of this.segments) n += s.hashes.byteLength + s.refs.byteLength;
+    return n;
   }
 
   add(hash: number, ref: number): void {
-    if (this.next === null && this.used + 1 > this.capacity * GROW_AT) this.startMove();
-    if ((ref > INT32_MAX || ref < -INT32_MAX) && this.refs instanceof Int32Array) {
-      this.refs = Float64Array.from(this.refs);
-      if (this.next !== null) this.next.refs = Float64Array.from(this.next.refs);
-    }
     const h = hash >>> 0 || 1;
-    const i = place(this.hashes, this.refs, h, ref);
-    if (i < 0) this.used++;
+    const s = this.segmentOf(h);
+    if (s.used + 1 > s.hashes.length * GROW_AT) rebuild(s);
+    if ((ref > INT32_MAX || ref < -INT32_MAX) && s.refs instanceof Int32Array) s.refs = Float64Array.from(s.refs);
+    if (place(s.hashes, s.refs, h, ref)) s.used++;
+    s.live++;
     this.live++;
-    const next = this.next;
-    if (next !== null) {
-      // A slot the move has passed is not copied again: the key goes in now.
-      if ((i < 0 ? -i - 1 : i) < this.moved && place(next.hashes, next.refs, h, ref) < 0) next.used++;
-      this.moveSome(MOVE_PER_ADD);
-    }
   }
 
   /** Appends to `out` the refs of every key added with this hash. */
   refsOf(hash: number, out: number[]): void {
     const h = hash >>> 0 || 1;
-    const { hashes, refs } = this;
+    const { hashes, refs } = this.segmentOf(h);
     const mask = hashes.length - 1;
     for (let i = h & mask; hashes[i] !== 0; i = (i + 1) & mask) {
       if (hashes[i] === h && refs[i] !== 0) out.push(refs[i]!);
@@ -106,84 +101,72 @@ export class FingerprintTable {
   /** Removes one key: the one added with this hash and ref. Returns whether there was one. */
   remove(hash: number, ref: number): boolean {
     const h = hash >>> 0 || 1;
-    const i = unplace(this.hashes, this.refs, h, ref);
-    if (i === -1) return false;
-    this.live--;
-    if (this.next !== null && i < this.moved) unplace(this.next.hashes, this.next.refs, h, ref);
-    return true;
+    const s = this.segmentOf(h);
+    const { hashes, refs } = s;
+    const mask = hashes.length - 1;
+    for (let i = h & mask; hashes[i] !== 0; i = (i + 1) & mask) {
+      if (hashes[i] === h && refs[i] === ref) {
+        refs[i] = 0;
+        s.live--;
+        this.live--;
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Empties the table, keeping its arrays when they are no larger than it started. */
   clear(): void {
-    this.next = null;
-    this.moved = 0;
     if (this.capacity > this.initialCapacity) {
-      this.hashes = new Uint32Array(this.initialCapacity);
-      this.refs = new Int32Array(this.initialCapacity);
+      this.segments = this.emptySegments(this.segments.length);
     } else {
-      this.hashes.fill(0);
-      this.refs.fill(0);
+      for (const s of this.segments) {
+        s.hashes.fill(0);
+        s.refs.fill(0);
+        s.used = s.live = 0;
+      }
     }
-    this.used = 0;
     this.live = 0;
   }
 
-  /**
-   * Starts moving every live key into new arrays: twice as many slots when
-   * more than half the slots hold one, else as many (which only clears out
-   * removed ones).
-   */
-  private startMove(): void {
-    const capacity = this.live * 2 >= this.capacity ? this.capacity * 2 : this.capacity;
-    this.next = {
-      hashes: new Uint32Array(capacity),
-      refs: this.refs instanceof Int32Array ? new Int32Array(capacity) : new Float64Array(capacity),
-      used: 0,
-    };
-    this.moved = 0;
+  private segmentOf(h: number): Segment {
+    return this.segments[this.shift === 32 ? 0 : h >>> this.shift]!;
   }
 
-  /** Copies the live keys of the next `n` old slots; when none are left, the new arrays take over. */
-  private moveSome(n: number): void {
-    const next = this.next!;
-    const { hashes, refs } = this;
-    const end = Math.min(hashes.length, this.moved + n);
-    for (let i = this.moved; i < end; i++) {
-      if (hashes[i] !== 0 && refs[i] !== 0 && place(next.hashes, next.refs, hashes[i]!, refs[i]!) < 0) next.used++;
-    }
-    this.moved = end;
-    if (end < hashes.length) return;
-    this.hashes = next.hashes;
-    this.refs = next.refs;
-    this.used = next.used;
-    this.next = null;
-    this.moved = 0;
+  private emptySegments(n: number): Segment[] {
+    const slots = this.initialCapacity / n;
+    return Array.from({ length: n }, () => ({ hashes: new Uint32Array(slots), refs: new Int32Array(slots), used: 0, live: 0 }));
   }
 }
 
 /**
- * Puts a key in the first slot of its probe run that holds none (a removed
- * one is taken again: nothing is looked for by its old contents). Returns the
- * slot, or -(slot + 1) when that slot was empty until now.
+ * Moves a segment's live keys into new arrays: twice as many slots when
+ * more than half its slots hold one, else as many (which only clears out
+ * removed ones).
  */
-function place(hashes: Uint32Array, refs: Int32Array | Float64Array, h: number, ref: number): number {
+function rebuild(s: Segment): void {
+  const { hashes, refs } = s;
+  const capacity = s.live * 2 >= hashes.length ? hashes.length * 2 : hashes.length;
+  const next = { hashes: new Uint32Array(capacity), refs: refs instanceof Int32Array ? new Int32Array(capacity) : new Float64Array(capacity) };
+  for (let i = 0; i < hashes.length; i++) {
+    if (hashes[i] !== 0 && refs[i] !== 0) place(next.hashes, next.refs, hashes[i]!, refs[i]!);
+  }
+  s.hashes = next.hashes;
+  s.refs = next.refs;
+  s.used = s.live;
+}
+
+/**
+ * Puts a key in the first slot of its probe run that holds none (a removed
+ * one is taken again: nothing is looked for by its old contents). Returns
+ * whether that slot was empty until now.
+ */
+function place(hashes: Uint32Array, refs: Int32Array | Float64Array, h: number, ref: number): boolean {
   const mask = hashes.length - 1;
   let i = h & mask;
   while (hashes[i] !== 0 && refs[i] !== 0) i = (i + 1) & mask;
   const wasEmpty = hashes[i] === 0;
   hashes[i] = h;
   refs[i] = ref;
-  return wasEmpty ? -i - 1 : i;
-}
-
-/** Marks the slot of this key removed; returns the slot, or -1 when the key is not there. */
-function unplace(hashes: Uint32Array, refs: Int32Array | Float64Array, h: number, ref: number): number {
-  const mask = hashes.length - 1;
-  for (let i = h & mask; hashes[i] !== 0; i = (i + 1) & mask) {
-    if (hashes[i] === h && refs[i] === ref) {
-      refs[i] = 0;
-      return i;
-    }
-  }
-  return -1;
+  return wasEmpty;
 }

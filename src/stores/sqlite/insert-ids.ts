@@ -62,7 +62,7 @@ export class SqliteInsertIds {
   private claimsSeen = 0;
   private filled = false;
   /** The write's additions, found by lookups, and as lists to fold in and to undo. */
-  private readonly pending = new FingerprintTable(4096);
+  private readonly pending = new FingerprintTable(4096, 1);
   private addedHashes: number[] = [];
   private addedRefs: number[] = [];
   /** Rows the write deleted: to take out at COMMIT. */
