@@ -16,6 +16,7 @@ import { ConfigError, SETTINGS, type SettingSpec, settingName } from '../../sett
 import { openStore } from '../../stores/open-store.js';
 import { StoreUnavailableError } from '../../stores/port.js';
 import { fail } from '../context.js';
+import { limitHeapGrowth } from '../heap-growth.js';
 
 /** How long requests in flight get to finish after SIGTERM before their connections are cut. */
 const SHUTDOWN_DEADLINE_MS = 25_000;
@@ -42,6 +43,7 @@ export function registerServe(program: Command): void {
 }
 
 async function serve(flags: Record<string, string | undefined>): Promise<void> {
+  limitHeapGrowth();
   const cfg = loadConfig(process.env, flags);
   const cleanups: (() => Promise<void>)[] = [];
   try {
