@@ -19,8 +19,8 @@ interface Segment {
  * A hash table from 32-bit hashes to refs: nonzero integers that name the
  * row holding a key. Typed arrays, no object per entry: 8 bytes a slot
  * while every ref fits in 31 bits (an Int32Array), 12 after (a
- * Float64Array). Between a 3/8 and 3/4 load, that is 10.7 to 21.3 bytes a
- * stored key.
+ * Float64Array). Once grown past its first arrays, each segment is between
+ * 3/8 and 3/4 full: 10.7 to 21.3 bytes a stored key.
  *
  * The table is split into segments by the top bits of the hash, each an
  * open-addressing table of its own (linear probing, slot chosen by the low
@@ -141,8 +141,9 @@ export class FingerprintTable {
 
 /**
  * Moves a segment's live keys into new arrays: twice as many slots when
- * more than half its slots hold one, else as many (which only clears out
- * removed ones).
+ * at least half its slots hold one, else as many (which only clears out
+ * removed ones). Either way the segment is then under 3/4 full, so a probe
+ * always meets an empty slot.
  */
 function rebuild(s: Segment): void {
   const { hashes, refs } = s;
