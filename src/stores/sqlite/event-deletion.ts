@@ -23,8 +23,7 @@ export class EventDeletion {
         `INSERT INTO events (seq, id, project_id, source_id, event, person_id, timestamp, received_at, properties)
          VALUES (?, '', '', '', '', '', 0, 0, '{}')`,
       ),
-      remove: db.prepare('DELETE FROM events WHERE seq IN (SELECT value FROM json_each(?))'),
-      removeEvents: db.prepare('DELETE FROM events WHERE seq IN (SELECT value FROM json_each(?)) RETURNING seq, source_id, insert_id').raw(),
+      remove: db.prepare('DELETE FROM events WHERE seq IN (SELECT value FROM json_each(?)) RETURNING seq, source_id, insert_id').raw(),
       mark: db.prepare('SELECT through FROM event_minutes_state').pluck(),
       tailPlaceholders: db.prepare("SELECT seq FROM events WHERE seq > ? AND source_id = ''").pluck(),
       runPlaceholders: db.prepare("SELECT j.value FROM event_minute_runs m, json_each(m.seqs) j WHERE m.source_id = ''").pluck(),
@@ -37,7 +36,7 @@ export class EventDeletion {
     if (seqs.length === 0) return 0;
     const newest = this.s.newest.get() as number;
     if (seqs.includes(newest)) this.s.placeholder.run(newest + 1);
-    const gone = this.s.removeEvents.all(JSON.stringify(seqs)) as [number, string, string | null][];
+    const gone = this.s.remove.all(JSON.stringify(seqs)) as [number, string, string | null][];
     const freed = gone.flatMap(([seq, sourceId, insertId]) => (insertId === null ? [] : [{ seq, sourceId, insertId }]));
     // Their insert_ids are free again: the rows were the truth, and the connection's table forgets them at COMMIT.
     if (freed.length > 0) this.insertIds.deleted(freed);
@@ -50,7 +49,8 @@ export class EventDeletion {
     const inRuns = this.s.runPlaceholders.all() as number[];
     const old = [...inRuns, ...(this.s.tailPlaceholders.all(this.s.mark.get()) as number[])].filter((s) => s < newest);
     if (old.length === 0) return;
-    this.s.remove.run(JSON.stringify(old));
+    // Placeholders hold no insert_id: what RETURNING gives back needs no bookkeeping.
+    this.s.remove.all(JSON.stringify(old));
     // A run listing the placeholder that is still the newest row stays, so it is found next time.
     if (inRuns.every((s) => s < newest)) this.s.dropRuns.run();
   }
