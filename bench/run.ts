@@ -144,7 +144,7 @@ async function engineRun(engine: Engine, baseUrl: string | null): Promise<void> 
       log(`bench: ${notes.at(-1)}`);
       return;
     }
-    const t = await deploy(`inlet ${engine}`, A, engine, baseUrl, servers, 'default', cfg.tenants, null);
+    const t = await deploy(`inlet ${engine}`, A, engine, baseUrl, servers, 'default', cfg.tenants, cfg.cpuProfDir);
     try {
       section.rows.push(await tenantsRun(t, pools.big, 2 * probePool.itemsPerBody, cfg.connections, cfg.seconds, cfg.warmupSeconds, log));
     } finally {

@@ -206,8 +206,12 @@ export interface IngestTx {
   /** person id → the person it is now. */
   findPersons(projectId: string, personIds: string[]): Awaitable<Map<string, PersonRef>>;
   createPersons(projectId: string, persons: { id: string; kind: PersonKind }[], createdAt: number): Awaitable<void>;
-  /** Links each distinct_id to a person, replacing any link it had. */
-  setLinks(projectId: string, links: { distinctId: string; personId: string }[]): Awaitable<void>;
+  /**
+   * Links distinct_ids that have no link yet (as read under lockProject) to a
+   * person. One already linked must fail the transaction, here or when the
+   * write is sent: a link changes only by mergePerson.
+   */
+  addLinks(projectId: string, links: { distinctId: string; personId: string }[]): Awaitable<void>;
   /** Folds `from` into `into`: ids, traits (newest per key) and, on read, events. */
   mergePerson(projectId: string, from: string, into: string): Awaitable<void>;
   upsertTraits(projectId: string, traits: TraitWrite[]): Awaitable<void>;

@@ -466,7 +466,7 @@ for (const engine of STORES) {
         await store.transaction(async (tx) => {
           await tx.lockProject(w.projectId);
           await tx.createPersons(w.projectId, [{ id: 'per_s', kind: 'server' }, { id: 'per_b', kind: 'browser' }], t);
-          await tx.setLinks(w.projectId, [{ distinctId: 'yan', personId: 'per_s' }]);
+          await tx.addLinks(w.projectId, [{ distinctId: 'yan', personId: 'per_s' }]);
           await tx.upsertTraits(w.projectId, [{ personId: 'per_s', key: 'plan', value: '"x"', setAt: t }]);
           await tx.mergePerson(w.projectId, 'per_s', 'per_b');
         });
@@ -635,11 +635,11 @@ for (const engine of STORES) {
           await expect(
             tx.savepoint(async () => {
               await tx.createPersons(w.projectId, [{ id: 'per_undone', kind: 'browser' }], t);
-              await tx.setLinks(w.projectId, [{ distinctId: 'undone', personId: 'per_undone' }]);
+              await tx.addLinks(w.projectId, [{ distinctId: 'undone', personId: 'per_undone' }]);
               throw boom;
             }),
           ).rejects.toBe(boom);
-          await tx.savepoint(async () => tx.setLinks(w.projectId, [{ distinctId: 'kept', personId: 'per_kept' }]));
+          await tx.savepoint(async () => tx.addLinks(w.projectId, [{ distinctId: 'kept', personId: 'per_kept' }]));
         });
         expect(await store.store.findPerson(w.projectId, { distinctId: 'kept' })).toMatchObject({ id: 'per_kept', distinctIds: ['kept'] });
         expect(await store.store.findPerson(w.projectId, { personId: 'per_undone' })).toBeNull();
@@ -667,7 +667,7 @@ for (const engine of STORES) {
           store.transaction(async (tx) => {
             await tx.lockProject(w.projectId);
             await tx.createPersons(w.projectId, [{ id: 'per_tx', kind: 'browser' }], w.clock.now());
-            await tx.setLinks(w.projectId, [{ distinctId: 'tx-user', personId: 'per_tx' }]);
+            await tx.addLinks(w.projectId, [{ distinctId: 'tx-user', personId: 'per_tx' }]);
             throw boom;
           }),
         ).rejects.toBe(boom);
@@ -684,6 +684,23 @@ for (const engine of STORES) {
             await tx.addInsertIds(w.sourceId, [{ insertId: 'dup', eventId: null }]);
           }),
         ).rejects.toThrow();
+      });
+
+      it('linking a distinct_id that is already linked fails the transaction, and keeps its link', async () => {
+        const w = await world();
+        const [first] = await store.ingest(job(w, [track({ distinctId: 'held' })]));
+        const held = first!.status === 'accepted' ? first!.personId : null;
+        await expect(
+          store.transaction(async (tx) => {
+            await tx.lockProject(w.projectId);
+            await tx.createPersons(w.projectId, [{ id: 'per_other', kind: 'browser' }], w.clock.now());
+            await tx.addLinks(w.projectId, [{ distinctId: 'held', personId: 'per_other' }]);
+            // A store that holds writes back sends them at the latest before COMMIT.
+            await tx.findLinks(w.projectId, ['held']);
+          }),
+        ).rejects.toThrow(StoreUnavailableError);
+        expect(await store.store.findPerson(w.projectId, { distinctId: 'held' })).toMatchObject({ id: held, distinctIds: ['held'] });
+        expect(await store.store.findPerson(w.projectId, { personId: 'per_other' })).toBeNull();
       });
     });
   });

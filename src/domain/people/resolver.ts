@@ -95,7 +95,7 @@ export class PersonResolver {
     }
     if (this.pendingLinks.size > 0) {
       const links = [...this.pendingLinks].map(([distinctId, personId]) => ({ distinctId, personId }));
-      await this.tx.setLinks(this.projectId, links);
+      await this.tx.addLinks(this.projectId, links);
       this.pendingLinks = new Map();
     }
   }

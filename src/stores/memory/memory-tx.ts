@@ -108,9 +108,12 @@ export class MemoryTx implements IngestTx {
     }
   }
 
-  setLinks(projectId: string, links: { distinctId: string; personId: string }[]): void {
+  addLinks(projectId: string, links: { distinctId: string; personId: string }[]): void {
     const m = inner(this.tables.links, projectId);
-    for (const l of links) m.set(l.distinctId, l.personId);
+    for (const l of links) {
+      if (m.has(l.distinctId)) throw refused(`distinct_id ${l.distinctId} is already linked`);
+      m.set(l.distinctId, l.personId);
+    }
   }
 
   mergePerson(projectId: string, from: string, into: string): void {

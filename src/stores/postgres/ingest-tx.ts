@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { type IngestTx, type KeyState, type NewEventRow, type PersonKind, type PersonRef, StoreUnavailableError, type TraitWrite } from '../port.js';
+import { int8Array, jsonbArray, textArray, uuidArray } from './binary-arrays.js';
 import { LOCK_NS, isServerError, unavailable } from './pool.js';
 
 // Lists travel as array parameters read with unnest or = ANY, so every method
@@ -47,26 +48,25 @@ const SQL = {
   writes: `WITH persons_made AS (
       INSERT INTO persons (project_id, id, kind, created_at)
       SELECT $1::text, r.id, r.kind, $4::bigint FROM unnest($2::text[], $3::text[]) AS r(id, kind)
-    ), links_set AS (
+    ), links_added AS (
+      -- Plain INSERTs (here and for insert_ids): a conflict raises, as the port asks.
       INSERT INTO person_links (project_id, distinct_id, person_id)
       SELECT $1::text, r.distinct_id, r.person_id FROM unnest($5::text[], $6::text[]) AS r(distinct_id, person_id)
-      ON CONFLICT (project_id, distinct_id) DO UPDATE SET person_id = excluded.person_id
     ), traits_set AS (
       INSERT INTO person_traits (project_id, person_id, key, value, set_at)
-      SELECT $1::text, r.person_id, r.key, r.value::jsonb, r.set_at
-      FROM unnest($7::text[], $8::text[], $9::text[], $10::bigint[]) AS r(person_id, key, value, set_at)
+      SELECT $1::text, r.person_id, r.key, r.value, r.set_at
+      FROM unnest($7::text[], $8::text[], $9::jsonb[], $10::bigint[]) AS r(person_id, key, value, set_at)
       ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at
       WHERE excluded.set_at >= person_traits.set_at
     ), events_stored AS (
       INSERT INTO events (id, project_id, source_id, event, distinct_id, anonymous_id, person_id, session_id,
         "timestamp", received_at, insert_id, properties)
       SELECT r.id, r.project_id, r.source_id, r.event, r.distinct_id, r.anonymous_id, r.person_id, r.session_id,
-        r.ts, r.received_at, r.insert_id, r.properties::jsonb
+        r.ts, r.received_at, r.insert_id, r.properties
       FROM unnest($11::uuid[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[],
-        $19::bigint[], $20::bigint[], $21::text[], $22::text[])
+        $19::bigint[], $20::bigint[], $21::text[], $22::jsonb[])
         AS r(id, project_id, source_id, event, distinct_id, anonymous_id, person_id, session_id, ts, received_at, insert_id, properties)
     ), insert_ids_claimed AS (
-      -- A plain INSERT: a conflict raises, as the port asks.
       INSERT INTO insert_ids (source_id, insert_id, event_id)
       SELECT $23::text, r.insert_id, r.event_id FROM unnest($24::text[], $25::uuid[]) AS r(insert_id, event_id)
     ), usage_added AS (
@@ -189,7 +189,7 @@ export class PgIngestTx implements IngestTx {
     await this.hold(projectId, (w) => w.persons !== null, (w) => (w.persons = { list: persons, createdAt }));
   }
 
-  async setLinks(projectId: string, links: { distinctId: string; personId: string }[]): Promise<void> {
+  async addLinks(projectId: string, links: { distinctId: string; personId: string }[]): Promise<void> {
     await this.hold(projectId, (w) => w.links !== null, (w) => (w.links = links));
   }
 
@@ -217,15 +217,17 @@ export class PgIngestTx implements IngestTx {
     const events = w.events ?? [];
     const claims = w.insertIds?.rows ?? [];
     const usage = [...(w.usage ?? [])];
-    const col = <K extends keyof NewEventRow>(k: K): NewEventRow[K][] => events.map((r) => r[k]);
+    const text = <K extends keyof NewEventRow>(k: K): Buffer => textArray(events.map((r) => r[k] as string | null));
+    const int8 = <K extends keyof NewEventRow>(k: K): Buffer => int8Array(events.map((r) => r[k] as number));
     await this.q('writes', [
-      w.projectId, persons.map((p) => p.id), persons.map((p) => p.kind), w.persons?.createdAt ?? 0,
-      links.map((l) => l.distinctId), links.map((l) => l.personId),
-      traits.map((t) => t.personId), traits.map((t) => t.key), traits.map((t) => t.value), traits.map((t) => t.setAt),
-      col('id'), col('projectId'), col('sourceId'), col('event'), col('distinctId'), col('anonymousId'),
-      col('personId'), col('sessionId'), col('timestamp'), col('receivedAt'), col('insertId'), col('properties'),
-      w.insertIds?.sourceId ?? null, claims.map((c) => c.insertId), claims.map((c) => c.eventId),
-      usage.map(([month]) => month), usage.map(([, n]) => n),
+      w.projectId, textArray(persons.map((p) => p.id)), textArray(persons.map((p) => p.kind)), w.persons?.createdAt ?? 0,
+      textArray(links.map((l) => l.distinctId)), textArray(links.map((l) => l.personId)),
+      textArray(traits.map((t) => t.personId)), textArray(traits.map((t) => t.key)), jsonbArray(traits.map((t) => t.value)),
+      int8Array(traits.map((t) => t.setAt)),
+      uuidArray(events.map((r) => r.id)), text('projectId'), text('sourceId'), text('event'), text('distinctId'), text('anonymousId'),
+      text('personId'), text('sessionId'), int8('timestamp'), int8('receivedAt'), text('insertId'), jsonbArray(events.map((r) => r.properties)),
+      w.insertIds?.sourceId ?? null, textArray(claims.map((c) => c.insertId)), uuidArray(claims.map((c) => c.eventId)),
+      textArray(usage.map(([month]) => month)), int8Array(usage.map(([, n]) => n)),
     ]);
   }
 

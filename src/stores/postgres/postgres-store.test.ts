@@ -248,7 +248,7 @@ function item(o: Partial<EnrichedItem>): EnrichedItem {
         store.transaction(async (tx) => {
           await tx.lockProject(projectId);
           await tx.createPersons(projectId, [{ id: 'per_lost', kind: 'browser' }], clock.now());
-          await tx.setLinks(projectId, [{ distinctId: 'lost', personId: 'per_lost' }]);
+          await tx.addLinks(projectId, [{ distinctId: 'lost', personId: 'per_lost' }]);
           proxy.set('down');
           await tx.insertEvents([]);
           await tx.addUsage(projectId, '2026-01', 1);

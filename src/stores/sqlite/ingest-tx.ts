@@ -51,9 +51,7 @@ export class SqliteIngestTx implements IngestTx {
          WHERE p.project_id = ? AND p.id ${IN_LIST}`,
       ),
       createPerson: db.prepare('INSERT INTO persons (project_id, id, kind, created_at) VALUES (?, ?, ?, ?)'),
-      setLink: db.prepare(
-        'INSERT INTO person_links (project_id, distinct_id, person_id) VALUES (?, ?, ?) ON CONFLICT (project_id, distinct_id) DO UPDATE SET person_id = excluded.person_id',
-      ),
+      addLink: db.prepare('INSERT INTO person_links (project_id, distinct_id, person_id) VALUES (?, ?, ?)'),
       mergeMark: db.prepare('UPDATE persons SET merged_into = ? WHERE project_id = ? AND (id = ? OR merged_into = ?)'),
       mergeLinks: db.prepare('UPDATE person_links SET person_id = ? WHERE project_id = ? AND person_id = ?'),
       mergeTraits: db.prepare(
@@ -180,10 +178,10 @@ export class SqliteIngestTx implements IngestTx {
     for (const p of persons) this.s.createPerson.run(projectId, p.id, p.kind, createdAt);
   }
 
-  setLinks(projectId: string, links: { distinctId: string; personId: string }[]): void {
+  addLinks(projectId: string, links: { distinctId: string; personId: string }[]): void {
     for (const l of links) {
       this.links.link(projectId, l.distinctId);
-      this.s.setLink.run(projectId, l.distinctId, l.personId);
+      this.s.addLink.run(projectId, l.distinctId, l.personId);
     }
   }
 

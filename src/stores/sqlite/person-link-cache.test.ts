@@ -121,7 +121,7 @@ describe('the store around the cache', () => {
     }
   });
 
-  it('an admin transaction that waits on something else holds the group commit back, and the links it sets are seen next', async () => {
+  it('an admin transaction that waits on something else holds the group commit back, and the merge it makes is seen next', async () => {
     const store = await collectorOn(SqliteStore.open(tmp.dir));
     try {
       const [server] = (await store.ingest(ingestJob([track('u1')]))).map(personOf);
@@ -132,7 +132,7 @@ describe('the store around the cache', () => {
         during = store.ingest(ingestJob([track('u9')]));
         await new Promise((r) => setTimeout(r, 30));
         await tx.createPersons('prj_1', [{ id: 'per_b', kind: 'browser' }], 0);
-        await tx.setLinks('prj_1', [{ distinctId: 'u1', personId: 'per_b' }]);
+        await tx.mergePerson('prj_1', server!, 'per_b');
       });
       expect((await during).map((o) => o.status)).toEqual(['accepted']);
       expect((await store.ingest(ingestJob([track('u1')]))).map(personOf)).toEqual(['per_b']);
