@@ -5,7 +5,8 @@ import { LOCK_NS, isServerError, unavailable } from './pool.js';
 
 // Lists travel as array parameters read with unnest or = ANY, so every method
 // is one statement and one round trip whatever its size, and no SQL is ever
-// built from values.
+// built from values. They are sent in binary (binary-arrays.ts): nothing to
+// escape on either side.
 
 const SQL = {
   lock: 'SELECT pg_advisory_xact_lock($1::int, hashtext($2::text))',
@@ -123,7 +124,7 @@ export class PgIngestTx implements IngestTx {
   }
 
   async keyStates(keyIds: string[]): Promise<Map<string, KeyState>> {
-    const rows = await this.read<{ id: string; revoked_at: number | null; expires_at: number | null; live: boolean }>('keyStates', [keyIds]);
+    const rows = await this.read<{ id: string; revoked_at: number | null; expires_at: number | null; live: boolean }>('keyStates', [textArray(keyIds)]);
     return new Map(rows.map((r) => [r.id, { revokedAt: r.revoked_at, expiresAt: r.expires_at, ownersLive: r.live }]));
   }
 
@@ -161,7 +162,7 @@ export class PgIngestTx implements IngestTx {
   }
 
   async findInsertIds(sourceId: string, insertIds: string[]): Promise<Map<string, string | null>> {
-    const rows = await this.read<{ insert_id: string; event_id: string | null }>('findInsertIds', [sourceId, insertIds]);
+    const rows = await this.read<{ insert_id: string; event_id: string | null }>('findInsertIds', [sourceId, textArray(insertIds)]);
     return new Map(rows.map((r) => [r.insert_id, r.event_id]));
   }
 
@@ -174,15 +175,15 @@ export class PgIngestTx implements IngestTx {
   }
 
   async findSuppressed(projectId: string, distinctIds: string[]): Promise<Set<string>> {
-    return new Set((await this.read<{ distinct_id: string }>('findSuppressed', [projectId, distinctIds])).map((r) => r.distinct_id));
+    return new Set((await this.read<{ distinct_id: string }>('findSuppressed', [projectId, textArray(distinctIds)])).map((r) => r.distinct_id));
   }
 
   async findLinks(projectId: string, distinctIds: string[]): Promise<Map<string, PersonRef>> {
-    return refs(await this.read<RefRow>('findLinks', [projectId, distinctIds]));
+    return refs(await this.read<RefRow>('findLinks', [projectId, textArray(distinctIds)]));
   }
 
   async findPersons(projectId: string, personIds: string[]): Promise<Map<string, PersonRef>> {
-    return refs(await this.read<RefRow>('findPersons', [projectId, personIds]));
+    return refs(await this.read<RefRow>('findPersons', [projectId, textArray(personIds)]));
   }
 
   async createPersons(projectId: string, persons: { id: string; kind: PersonKind }[], createdAt: number): Promise<void> {
