@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
-import type { ExpiryStep, RetentionStore } from '../stores/port.js';
-import { expireAll, retentionCutoff, startRetention } from './retention.js';
+import type { ErasureStore, ExpiryStep, RetentionStore } from '../stores/port.js';
+import { ERASURE_STALE_MS, expireAll, retentionCutoff, startRetention } from './retention.js';
 
 /** A store whose steps are scripted; it records the `now` and batch of each call. */
 function scripted(steps: ExpiryStep[]): RetentionStore & { calls: [number, number][] } {
@@ -31,7 +31,12 @@ it('expireAll repeats steps until one says nothing is left, and adds them up', a
 it('a server runs a pass at start; a failed pass is reported and the next one runs; stop waits for the pass under way', async () => {
   const reports: unknown[] = [];
   let fail = true;
-  const store: RetentionStore = {
+  const asked: [number, number][] = [];
+  const store: RetentionStore & Pick<ErasureStore, 'finishErasures'> = {
+    finishErasures: async (now, staleMs) => {
+      asked.push([now, staleMs]);
+      return { erasures: 1, eventsDeleted: 7 };
+    },
     expireEvents: async () => {
       if (fail) {
         fail = false;
@@ -45,5 +50,7 @@ it('a server runs a pass at start; a failed pass is reported and the next one ru
   const r = startRetention(store, () => 42, { done: (x) => (reports.push(x), second()), failed: (e) => reports.push((e as Error).message) }, 1);
   await ran;
   await r.stop();
-  expect(reports.slice(0, 2)).toEqual(['store away', { deleted: 3, dropped: 0 }]);
+  expect(reports.slice(0, 2)).toEqual(['store away', { deleted: 3, dropped: 0, erasuresFinished: 1, erasedEvents: 7 }]);
+  // Each pass first finishes the erasures a stopped process left.
+  expect(asked.slice(0, 2)).toEqual([[42, ERASURE_STALE_MS], [42, ERASURE_STALE_MS]]);
 });

@@ -1,4 +1,4 @@
-import type { RetentionStore } from '../stores/port.js';
+import type { ErasureStore, RetentionStore } from '../stores/port.js';
 
 export { DEFAULT_RETENTION_DAYS, retentionCutoff } from '../stores/port.js';
 
@@ -7,6 +7,20 @@ export const EXPIRY_BATCH = 2000;
 
 /** How often each server looks for expired events: well inside the hour promised. */
 export const RETENTION_EVERY_MS = 10 * 60_000;
+
+/**
+ * An erasure whose record no step has touched for this long was left by a
+ * process that stopped; a running one touches it every step (seconds apart).
+ */
+export const ERASURE_STALE_MS = 10 * 60_000;
+
+/** What a retention pass did: events expired, and erasures a stopped process had left unfinished. */
+export interface RetentionPass {
+  deleted: number;
+  dropped: number;
+  erasuresFinished: number;
+  erasedEvents: number;
+}
 
 /**
  * Deletes every expired event, a short step at a time, letting other work
@@ -27,11 +41,15 @@ export async function expireAll(
   }
 }
 
-/** A server's retention: a pass now and then every `everyMs`, never two at once. */
+/**
+ * A server's retention: a pass now and then every `everyMs`, never two at
+ * once. Each pass first finishes the erasures left pending, so that no event
+ * of an erased person outlives a crash by more than a pass or two.
+ */
 export function startRetention(
-  store: RetentionStore,
+  store: RetentionStore & Pick<ErasureStore, 'finishErasures'>,
   clock: () => number,
-  report: { done: (r: { deleted: number; dropped: number }) => void; failed: (e: unknown) => void },
+  report: { done: (r: RetentionPass) => void; failed: (e: unknown) => void },
   everyMs = RETENTION_EVERY_MS,
 ): { stop: () => Promise<void> } {
   let running: Promise<void> = Promise.resolve();
@@ -40,7 +58,9 @@ export function startRetention(
     running = running.then(async () => {
       if (stopped) return;
       try {
-        report.done(await expireAll(store, clock(), { stopping: () => stopped }));
+        const erasures = await store.finishErasures(clock(), ERASURE_STALE_MS);
+        const expired = await expireAll(store, clock(), { stopping: () => stopped });
+        report.done({ ...expired, erasuresFinished: erasures.erasures, erasedEvents: erasures.eventsDeleted });
       } catch (e) {
         // The next pass tries again: an outage of the store must not stop retention for good.
         report.failed(e);

@@ -322,10 +322,25 @@ export interface ErasedPerson {
  * after, in short steps. An item for the person that arrives meanwhile is
  * therefore either stored before that transaction (and deleted with the
  * rest) or ingested after it: dropped as `suppressed`, or given a new person.
+ *
+ * That first transaction also records the erasure as pending: the persons
+ * whose events go, and the newest event stored until then. Each step of
+ * deletion marks the record as touched at its time, and the record goes once
+ * every event is deleted. A process that stops in between (a crash, a lost
+ * database) leaves the record, and `finishErasures` deletes the rest: nothing
+ * of the person can be left behind for good, though its persons and links
+ * are gone and it can no longer be looked up.
  */
 export interface ErasureStore {
   /** Null when the project has no such person. */
   erasePerson(projectId: string, lookup: PersonLookup, opts: { suppress: boolean; now: number }): Promise<ErasedPerson | null>;
+  /**
+   * Deletes the events of pending erasures no step has touched for
+   * `staleMs` before `now` (a running erasure touches its record at every
+   * step, so it is left to finish), and drops their records. Returns the
+   * erasures finished and the events deleted.
+   */
+  finishErasures(now: number, staleMs: number): Promise<{ erasures: number; eventsDeleted: number }>;
   /** Lets items for the distinct_id be stored again; false when it was not suppressed. */
   unsuppress(projectId: string, distinctId: string): Promise<boolean>;
 }

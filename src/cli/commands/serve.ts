@@ -112,7 +112,12 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
   if (cfg.baseUrl === null) app.inletBaseUrl = `http://localhost:${port}`;
   process.stdout.write(`inlet listening on http://${bracketed(cfg.host)}:${port}\n`);
   const retention = startRetention(store.store, Date.now, {
-    done: (r) => (r.deleted > 0 || r.dropped > 0 ? app.log.info(r, 'retention: expired events deleted') : undefined),
+    done: (r) => {
+      if (r.erasuresFinished > 0) {
+        app.log.warn({ erasures: r.erasuresFinished, events: r.erasedEvents }, 'retention: finished erasures a stopped process had left; their events are deleted now');
+      }
+      if (r.deleted > 0 || r.dropped > 0) app.log.info({ deleted: r.deleted, dropped: r.dropped }, 'retention: expired events deleted');
+    },
     failed: (err) => app.log.warn({ err }, 'retention pass failed; the next one tries again'),
   });
 

@@ -19,17 +19,34 @@ const SQL = {
     DELETE FROM persons WHERE project_id = $1 AND id = ANY($2::text[])`,
   span: 'SELECT min("timestamp") AS lo, max("timestamp") AS hi FROM events WHERE project_id = $1',
   // A day at a time: each statement reads one day of the project through events_project_time.
+  record: `INSERT INTO pending_erasures (project_id, person_ids, through_seq, touched_at)
+    VALUES ($1, $2::text[], $3, $4) RETURNING id`,
   deleteDay: `WITH gone AS (
       DELETE FROM events WHERE project_id = $1 AND "timestamp" >= $2 AND "timestamp" < $3
         AND person_id = ANY($4::text[]) AND seq <= $5
       RETURNING source_id, insert_id
+    ), touched AS (
+      UPDATE pending_erasures SET touched_at = $7 WHERE id = $6
     ), released AS (
       DELETE FROM insert_ids i USING gone g
       WHERE g.insert_id IS NOT NULL AND i.source_id = g.source_id AND i.insert_id = g.insert_id
     )
     SELECT count(*)::int AS n FROM gone`,
   unsuppress: 'DELETE FROM suppressed_ids WHERE project_id = $1 AND distinct_id = $2',
+  done: 'DELETE FROM pending_erasures WHERE id = $1',
+  stale: `SELECT id, project_id AS "projectId", person_ids AS "personIds", through_seq AS "throughSeq"
+    FROM pending_erasures WHERE touched_at < $1 ORDER BY id`,
 } as const;
+
+/** An erasure whose events are still to be deleted, as recorded in pending_erasures. */
+interface PendingErasure {
+  id: number;
+  projectId: string;
+  /** The person and every person merged into it: events carry the person they were stored for. */
+  personIds: string[];
+  /** Every event row of the project stored when the person was forgotten has a seq at or below this. */
+  throughSeq: number;
+}
 
 /** Person erasure on PostgreSQL (the contract is on ErasureStore, in the port). */
 export class PgErasure {
@@ -47,18 +64,34 @@ export class PgErasure {
       const [{ seq }] = (await q<{ seq: number }>(SQL.newest, [])) as [{ seq: number }];
       if (opts.suppress) await q(SQL.suppress, [projectId, distinctIds, opts.now]);
       await q(SQL.forget, [projectId, personIds]);
-      return { personId, personIds, distinctIds, throughSeq: seq };
+      // Touched on the wall clock: it tells other processes this one is still at work.
+      const [{ id }] = (await q<{ id: number }>(SQL.record, [projectId, personIds, seq, Date.now()])) as [{ id: number }];
+      return { personId, distinctIds, pending: { id, projectId, personIds, throughSeq: seq } };
     });
     if (f === null) return null;
+    const eventsDeleted = await this.eraseEvents(f.pending);
+    return { personId: f.personId, distinctIds: f.distinctIds, eventsDeleted, suppressed: opts.suppress };
+  }
+
+  async finishErasures(now: number, staleMs: number): Promise<{ erasures: number; eventsDeleted: number }> {
+    const pending = (await run<PendingErasure>(this.pool, SQL.stale, [now - staleMs])).rows;
     let eventsDeleted = 0;
-    const [span] = (await run<{ lo: number | null; hi: number | null }>(this.pool, SQL.span, [projectId])).rows;
+    for (const e of pending) eventsDeleted += await this.eraseEvents(e);
+    return { erasures: pending.length, eventsDeleted };
+  }
+
+  /** Step two of an erasure: its events, a day of the project per statement, then its record. */
+  private async eraseEvents(e: PendingErasure): Promise<number> {
+    let deleted = 0;
+    const [span] = (await run<{ lo: number | null; hi: number | null }>(this.pool, SQL.span, [e.projectId])).rows;
     if (span?.lo != null && span.hi != null) {
       for (let day = Math.floor(span.lo / DAY_MS) * DAY_MS; day <= span.hi; day += DAY_MS) {
-        const { rows } = await run<{ n: number }>(this.pool, SQL.deleteDay, [projectId, day, day + DAY_MS, f.personIds, f.throughSeq]);
-        eventsDeleted += rows[0]!.n;
+        const values = [e.projectId, day, day + DAY_MS, e.personIds, e.throughSeq, e.id, Date.now()];
+        deleted += (await run<{ n: number }>(this.pool, SQL.deleteDay, values)).rows[0]!.n;
       }
     }
-    return { personId: f.personId, distinctIds: f.distinctIds, eventsDeleted, suppressed: opts.suppress };
+    await run(this.pool, SQL.done, [e.id]);
+    return deleted;
   }
 
   async unsuppress(projectId: string, distinctId: string): Promise<boolean> {

@@ -129,6 +129,11 @@ export const PG_MIGRATIONS: string[] = [
     key text PRIMARY KEY, failures integer NOT NULL, first_at bigint NOT NULL, blocked_until bigint NOT NULL DEFAULT 0
   );
   `,
+  // Version 5: erasures whose events are not all deleted yet (erasure.ts).
+  `CREATE TABLE pending_erasures (
+    id bigserial PRIMARY KEY, project_id text NOT NULL, person_ids text[] NOT NULL,
+    through_seq bigint NOT NULL, touched_at bigint NOT NULL
+  );`,
 ];
 
 /**

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORES, TEST_DATABASE_URL, createTestDatabase } from '../../../test/conformance/stores.js';
 import { TestClock } from '../../../test/helpers/fixture.js';
 import { describeWith } from '../../../test/helpers/needs-services.js';
+import { erasureCutShort } from '../../../test/helpers/erasure-cut-short.js';
 import { createAdmin } from '../../domain/admin.js';
 import { hashKey } from '../../domain/keys.js';
 import { Collector } from '../../domain/collector.js';
@@ -86,6 +87,24 @@ function item(o: Partial<EnrichedItem>): EnrichedItem {
   afterAll(async () => {
     await direct?.end();
     await db?.drop();
+  });
+
+  it('an erasure cut short after its first step is finished by finishErasures once stale, after a restart', async () => {
+    const erasures = await createTestDatabase();
+    try {
+      await erasureCutShort(
+        await PostgresStore.connect(erasures.url),
+        (store) => {
+          const erasure = (store as unknown as { erasure: { eraseEvents: (...a: unknown[]) => Promise<number> } }).erasure;
+          const real = erasure.eraseEvents;
+          erasure.eraseEvents = () => Promise.reject(new StoreUnavailableError('the process stopped'));
+          return () => (erasure.eraseEvents = real);
+        },
+        () => PostgresStore.connect(erasures.url),
+      );
+    } finally {
+      await erasures.drop();
+    }
   });
 
   it('servers starting at once apply each migration once', async () => {

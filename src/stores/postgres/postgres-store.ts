@@ -171,6 +171,10 @@ export class PostgresStore implements Store {
     return this.erasure.unsuppress(projectId, distinctId);
   }
 
+  finishErasures(now: number, staleMs: number): Promise<{ erasures: number; eventsDeleted: number }> {
+    return this.erasure.finishErasures(now, staleMs);
+  }
+
   async ping(): Promise<void> {
     await this.query('SELECT 1', []);
   }

@@ -4,14 +4,21 @@ import type { Db } from './open.js';
 
 const IN_LIST = 'IN (SELECT value FROM json_each(?))';
 
-/** A person forgotten by the first step of an erasure: what its events are found by. */
-export interface Forgotten {
-  personId: string;
+/** An erasure whose events are still to be deleted, as recorded in pending_erasures. */
+export interface PendingErasure {
+  id: number;
+  projectId: string;
   /** The person and every person merged into it: events carry the person they were stored for. */
   personIds: string[];
-  distinctIds: string[];
   /** The newest event row when the person was forgotten: later rows are not the person's. */
   throughSeq: number;
+}
+
+/** A person forgotten by the first step of an erasure. */
+export interface Forgotten {
+  personId: string;
+  distinctIds: string[];
+  pending: PendingErasure;
 }
 
 /**
@@ -36,10 +43,17 @@ export class SqliteErasure {
       dropPersons: db.prepare(`DELETE FROM persons WHERE project_id = ? AND id ${IN_LIST}`),
       eventsIn: db.prepare(`SELECT seq FROM events WHERE seq > ? AND seq <= ? AND project_id = ? AND person_id ${IN_LIST}`).pluck(),
       unsuppress: db.prepare('DELETE FROM suppressed_ids WHERE project_id = ? AND distinct_id = ?'),
+      record: db.prepare('INSERT INTO pending_erasures (project_id, person_ids, through_seq, touched_at) VALUES (?, ?, ?, ?)'),
+      touch: db.prepare('UPDATE pending_erasures SET touched_at = ? WHERE id = ?'),
+      done: db.prepare('DELETE FROM pending_erasures WHERE id = ?'),
+      stale: db.prepare('SELECT id, project_id, person_ids, through_seq FROM pending_erasures WHERE touched_at < ? ORDER BY id'),
     };
   }
 
-  /** Step one: removes the person, its merged persons, links and traits; suppresses its ids if asked. */
+  /**
+   * Step one: removes the person, its merged persons, links and traits;
+   * suppresses its ids if asked; records the erasure as pending.
+   */
   forget(projectId: string, lookup: PersonLookup, suppress: boolean, now: number): Forgotten | null {
     const start = 'distinctId' in lookup ? (this.s.linked.get(projectId, lookup.distinctId) as string | undefined) : lookup.personId;
     const personId = start === undefined ? undefined : (this.s.current.get(projectId, start) as string | undefined);
@@ -51,12 +65,27 @@ export class SqliteErasure {
     this.s.dropLinks.run(projectId, ids);
     this.s.dropTraits.run(projectId, ids);
     this.s.dropPersons.run(projectId, ids);
-    return { personId, personIds, distinctIds, throughSeq: this.s.newest.get() as number };
+    const throughSeq = this.s.newest.get() as number;
+    // Touched on the wall clock: it tells other processes this one is still at work.
+    const id = Number(this.s.record.run(projectId, ids, throughSeq, Date.now()).lastInsertRowid);
+    return { personId, distinctIds, pending: { id, projectId, personIds, throughSeq } };
   }
 
   /** Step two, a range of rows at a time: deletes the events of those persons with seq in (after, upTo]. */
-  deleteEvents(projectId: string, personIds: string[], after: number, upTo: number): number {
-    return this.deletion.delete(this.s.eventsIn.all(after, upTo, projectId, JSON.stringify(personIds)) as number[]);
+  deleteEvents(e: PendingErasure, after: number, upTo: number): number {
+    this.s.touch.run(Date.now(), e.id);
+    return this.deletion.delete(this.s.eventsIn.all(after, upTo, e.projectId, JSON.stringify(e.personIds)) as number[]);
+  }
+
+  /** The last step: every event of the erasure is deleted. */
+  finished(e: PendingErasure): void {
+    this.s.done.run(e.id);
+  }
+
+  /** Pending erasures no step has touched since `before`. */
+  stale(before: number): PendingErasure[] {
+    const rows = this.s.stale.all(before) as { id: number; project_id: string; person_ids: string; through_seq: number }[];
+    return rows.map((r) => ({ id: r.id, projectId: r.project_id, personIds: JSON.parse(r.person_ids) as string[], throughSeq: r.through_seq }));
   }
 
   unsuppress(projectId: string, distinctId: string): boolean {

@@ -133,5 +133,10 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   DROP TABLE insert_id_slots;
   DROP TABLE insert_id_index_state;
   `,
+  // Version 10: erasures whose events are not all deleted yet (erasure.ts).
+  `CREATE TABLE pending_erasures (
+    id INTEGER PRIMARY KEY, project_id TEXT NOT NULL, person_ids TEXT NOT NULL,
+    through_seq INTEGER NOT NULL, touched_at INTEGER NOT NULL
+  );`,
 ];
 

@@ -12,7 +12,7 @@ import {
 import { SqliteAccounts } from './accounts.js';
 import { SqliteAdmin } from './admin.js';
 import { backupTo } from './backup.js';
-import { SqliteErasure } from './erasure.js';
+import { type PendingErasure, SqliteErasure } from './erasure.js';
 import { SqliteEventPages } from './event-pages.js';
 import { personLinkCacheOf } from './person-link-cache.js';
 import { SqliteRetention } from './retention.js';
@@ -253,16 +253,30 @@ export class SqliteStore implements Store {
       const forgotten = this.erasure.forget(projectId, lookup, opts.suppress, opts.now);
       // This connection's cache of links must not serve them again (dropped when the transaction commits).
       for (const d of forgotten?.distinctIds ?? []) links.link(projectId, d);
-      for (const p of forgotten?.personIds ?? []) links.merge(projectId, p);
+      for (const p of forgotten?.pending.personIds ?? []) links.merge(projectId, p);
       return forgotten;
     });
     if (f === null) return null;
-    let eventsDeleted = 0;
-    for (let after = 0; after < f.throughSeq; after += ERASE_ROWS_PER_STEP) {
-      const upTo = Math.min(f.throughSeq, after + ERASE_ROWS_PER_STEP);
-      eventsDeleted += await this.transaction(async () => this.erasure.deleteEvents(projectId, f.personIds, after, upTo));
-    }
+    const eventsDeleted = await this.eraseEvents(f.pending);
     return { personId: f.personId, distinctIds: f.distinctIds, eventsDeleted, suppressed: opts.suppress };
+  }
+
+  async finishErasures(now: number, staleMs: number): Promise<{ erasures: number; eventsDeleted: number }> {
+    const pending = await this.transaction(async () => this.erasure.stale(now - staleMs));
+    let eventsDeleted = 0;
+    for (const e of pending) eventsDeleted += await this.eraseEvents(e);
+    return { erasures: pending.length, eventsDeleted };
+  }
+
+  /** Step two of an erasure: its events, a range of rows per transaction, then its record. */
+  private async eraseEvents(e: PendingErasure): Promise<number> {
+    let deleted = 0;
+    for (let after = 0; after < e.throughSeq; after += ERASE_ROWS_PER_STEP) {
+      const upTo = Math.min(e.throughSeq, after + ERASE_ROWS_PER_STEP);
+      deleted += await this.transaction(async () => this.erasure.deleteEvents(e, after, upTo));
+    }
+    await this.transaction(async () => this.erasure.finished(e));
+    return deleted;
   }
 
   async unsuppress(projectId: string, distinctId: string): Promise<boolean> {

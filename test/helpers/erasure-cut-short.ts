@@ -1,0 +1,43 @@
+import { expect } from 'vitest';
+import type { Store } from '../../src/stores/port.js';
+import { Collector } from '../../src/domain/collector.js';
+import { collectorOn, ingestJob } from './items.js';
+
+/**
+ * An erasure whose process stops after its first step: `cutShort` makes the
+ * store fail in step two (as a crash or a lost database would) and returns
+ * the repair; `reopen` then opens the store again, as a new process would.
+ * The person is gone at once; its events stay until finishErasures runs on
+ * the record once it is stale, and only then; nobody else's events go.
+ */
+export async function erasureCutShort(first: Store, cutShort: (store: Store) => () => void, reopen: () => Promise<Store>): Promise<void> {
+  const collector = await collectorOn(first);
+  await collector.ingest(ingestJob([
+    { distinctId: 'bob', insertId: 'bob_1' },
+    { distinctId: 'bob', insertId: 'bob_2' },
+    { distinctId: 'carol', insertId: 'carol_1' },
+    { distinctId: 'bob', insertId: 'bob_3' },
+  ]));
+  const repair = cutShort(first);
+  await expect(first.erasePerson('prj_1', { distinctId: 'bob' }, { suppress: false, now: Date.now() })).rejects.toThrow();
+  repair();
+  await collector.close();
+
+  const store = await reopen();
+  const next = new Collector(store);
+  try {
+    const people = async () => (await store.listEvents('src_1', 10)).map((e) => e.distinctId).sort();
+    expect(await store.findPerson('prj_1', { distinctId: 'bob' })).toBeNull();
+    expect(await people()).toEqual(['bob', 'bob', 'bob', 'carol']);
+    // Touched just now: as far as anyone can tell, its process is still at work.
+    expect(await store.finishErasures(Date.now(), 60_000)).toEqual({ erasures: 0, eventsDeleted: 0 });
+    expect(await people()).toEqual(['bob', 'bob', 'bob', 'carol']);
+    expect(await store.finishErasures(Date.now() + 60_001, 60_000)).toEqual({ erasures: 1, eventsDeleted: 3 });
+    expect(await people()).toEqual(['carol']);
+    // The record is gone, and the insert_ids are free again, as after any erasure.
+    expect(await store.finishErasures(Date.now() + 60_001, 60_000)).toEqual({ erasures: 0, eventsDeleted: 0 });
+    expect((await next.ingest(ingestJob([{ distinctId: 'bob', insertId: 'bob_1' }])))[0]).toMatchObject({ status: 'accepted' });
+  } finally {
+    await next.close();
+  }
+}
