@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import type { ErasureStore, ExpiryStep, RetentionStore } from '../stores/port.js';
-import { ERASURE_STALE_MS, expireAll, retentionCutoff, startRetention } from './retention.js';
+import { ERASURE_STALE_MS, expireAll, finishErasures, retentionCutoff, startRetention } from './retention.js';
 
 /** A store whose steps are scripted; it records the `now` and batch of each call. */
 function scripted(steps: ExpiryStep[]): RetentionStore & { calls: [number, number][] } {
@@ -28,15 +28,27 @@ it('expireAll repeats steps until one says nothing is left, and adds them up', a
   expect(store.calls).toEqual([[1000, 5], [1000, 5], [1000, 5]]);
 });
 
+/** Pending erasures by id: how many events each deletes, or the error it fails with. */
+function erasures(plan: Record<number, number | Error>, asked: number[] = []): Pick<ErasureStore, 'staleErasures' | 'finishErasure'> {
+  return {
+    staleErasures: async (before) => {
+      asked.push(before);
+      return Object.keys(plan).map((id) => ({ id: Number(id), projectId: 'prj_1', personIds: ['per_1'], throughSeq: 9 }));
+    },
+    finishErasure: async (e) => {
+      const outcome = plan[e.id]!;
+      if (outcome instanceof Error) throw outcome;
+      return { eventsDeleted: outcome, done: true };
+    },
+  };
+}
+
 it('a server runs a pass at start; a failed pass is reported and the next one runs; stop waits for the pass under way', async () => {
   const reports: unknown[] = [];
   let fail = true;
-  const asked: [number, number][] = [];
-  const store: RetentionStore & Pick<ErasureStore, 'finishErasures'> = {
-    finishErasures: async (now, staleMs) => {
-      asked.push([now, staleMs]);
-      return { erasures: 1, eventsDeleted: 7 };
-    },
+  const asked: number[] = [];
+  const store: RetentionStore & Pick<ErasureStore, 'staleErasures' | 'finishErasure'> = {
+    ...erasures({ 1: 7 }, asked),
     expireEvents: async () => {
       if (fail) {
         fail = false;
@@ -52,5 +64,23 @@ it('a server runs a pass at start; a failed pass is reported and the next one ru
   await r.stop();
   expect(reports.slice(0, 2)).toEqual(['store away', { deleted: 3, dropped: 0, erasuresFinished: 1, erasedEvents: 7 }]);
   // Each pass first finishes the erasures a stopped process left.
-  expect(asked.slice(0, 2)).toEqual([[42, ERASURE_STALE_MS], [42, ERASURE_STALE_MS]]);
+  expect(asked.slice(0, 2)).toEqual([42 - ERASURE_STALE_MS, 42 - ERASURE_STALE_MS]);
+});
+
+it('an erasure that fails holds up neither the others nor expiry, and is reported', async () => {
+  const reports: unknown[] = [];
+  const store = { ...erasures({ 1: new Error('day too big'), 2: 5 }), expireEvents: async (): Promise<ExpiryStep> => ({ deleted: 4, dropped: 1, more: false }) };
+  let done!: () => void;
+  const ran = new Promise<void>((r) => (done = r));
+  const r = startRetention(store, () => 42, { done: (x) => (reports.push(x), done()), failed: (e) => reports.push((e as Error).message) }, 60_000);
+  await ran;
+  await r.stop();
+  expect(reports).toEqual(['day too big', { deleted: 4, dropped: 1, erasuresFinished: 0, erasedEvents: 0 }]);
+  // Called alone, the second erasure is finished before the first one's failure is thrown.
+  const finished: number[] = [];
+  const spy = erasures({ 1: new Error('day too big'), 2: 5 });
+  const finish = spy.finishErasure;
+  spy.finishErasure = async (e, o) => (finished.push(e.id), finish(e, o));
+  await expect(finishErasures(spy, 42, 0)).rejects.toThrow('day too big');
+  expect(finished).toEqual([1, 2]);
 });

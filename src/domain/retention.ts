@@ -42,12 +42,40 @@ export async function expireAll(
 }
 
 /**
+ * Finishes the erasures a stopped process left pending (untouched for
+ * `staleMs`), one after the other. One that fails does not hold up the
+ * others: each is tried, then the first failure is thrown.
+ */
+export async function finishErasures(
+  store: Pick<ErasureStore, 'staleErasures' | 'finishErasure'>,
+  now: number,
+  staleMs: number,
+  opts: { stopping?: () => boolean } = {},
+): Promise<{ erasures: number; eventsDeleted: number }> {
+  const total = { erasures: 0, eventsDeleted: 0 };
+  let failure: { e: unknown } | null = null;
+  for (const e of await store.staleErasures(now - staleMs)) {
+    if (opts.stopping?.() === true) break;
+    try {
+      const r = await store.finishErasure(e, opts);
+      total.eventsDeleted += r.eventsDeleted;
+      if (r.done) total.erasures++;
+    } catch (err) {
+      failure ??= { e: err };
+    }
+  }
+  if (failure !== null) throw failure.e;
+  return total;
+}
+
+/**
  * A server's retention: a pass now and then every `everyMs`, never two at
  * once. Each pass first finishes the erasures left pending, so that no event
- * of an erased person outlives a crash by more than a pass or two.
+ * of an erased person outlives a crash by more than a pass or two; a failure
+ * there is reported and does not keep events from expiring.
  */
 export function startRetention(
-  store: RetentionStore & Pick<ErasureStore, 'finishErasures'>,
+  store: RetentionStore & Pick<ErasureStore, 'staleErasures' | 'finishErasure'>,
   clock: () => number,
   report: { done: (r: RetentionPass) => void; failed: (e: unknown) => void },
   everyMs = RETENTION_EVERY_MS,
@@ -57,12 +85,19 @@ export function startRetention(
   const pass = (): void => {
     running = running.then(async () => {
       if (stopped) return;
+      const stopping = (): boolean => stopped;
+      // Each part on its own: the next pass tries again, and an erasure that fails must not stop expiry.
+      let erasures = { erasures: 0, eventsDeleted: 0 };
       try {
-        const erasures = await store.finishErasures(clock(), ERASURE_STALE_MS);
-        const expired = await expireAll(store, clock(), { stopping: () => stopped });
+        erasures = await finishErasures(store, clock(), ERASURE_STALE_MS, { stopping });
+      } catch (e) {
+        report.failed(e);
+      }
+      try {
+        const expired = await expireAll(store, clock(), { stopping });
         report.done({ ...expired, erasuresFinished: erasures.erasures, erasedEvents: erasures.eventsDeleted });
       } catch (e) {
-        // The next pass tries again: an outage of the store must not stop retention for good.
+        // An outage of the store must not stop retention for good.
         report.failed(e);
       }
     });

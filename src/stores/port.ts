@@ -303,6 +303,16 @@ export interface RetentionStore {
 
 // ---- erasure -------------------------------------------------------------------
 
+/** An erasure whose events are not all deleted yet. */
+export interface PendingErasure {
+  id: number;
+  projectId: string;
+  /** The person and every person merged into it: events carry the person they were stored for. */
+  personIds: string[];
+  /** The newest event stored when the person was forgotten: no later event is the person's. */
+  throughSeq: number;
+}
+
 /** What erasing a person removed. */
 export interface ErasedPerson {
   personId: string;
@@ -327,7 +337,7 @@ export interface ErasedPerson {
  * whose events go, and the newest event stored until then. Each step of
  * deletion marks the record as touched at its time, and the record goes once
  * every event is deleted. A process that stops in between (a crash, a lost
- * database) leaves the record, and `finishErasures` deletes the rest: nothing
+ * database) leaves the record, and `finishErasure` deletes the rest: nothing
  * of the person can be left behind for good, though its persons and links
  * are gone and it can no longer be looked up.
  */
@@ -335,12 +345,17 @@ export interface ErasureStore {
   /** Null when the project has no such person. */
   erasePerson(projectId: string, lookup: PersonLookup, opts: { suppress: boolean; now: number }): Promise<ErasedPerson | null>;
   /**
-   * Deletes the events of pending erasures no step has touched for
-   * `staleMs` before `now` (a running erasure touches its record at every
-   * step, so it is left to finish), and drops their records. Returns the
-   * erasures finished and the events deleted.
+   * Pending erasures no step has touched since `before` (a running erasure
+   * touches its record at every step). Times are each process's own clock,
+   * so servers' clocks must agree to well within how stale counts as left.
    */
-  finishErasures(now: number, staleMs: number): Promise<{ erasures: number; eventsDeleted: number }>;
+  staleErasures(before: number): Promise<PendingErasure[]>;
+  /**
+   * Step two of an erasure: deletes its events in short steps, touching its
+   * record at each, then drops the record. Once `stopping()` is true no
+   * further step starts, and the record stays pending (`done` is false).
+   */
+  finishErasure(e: PendingErasure, opts?: { stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }>;
   /** Lets items for the distinct_id be stored again; false when it was not suppressed. */
   unsuppress(projectId: string, distinctId: string): Promise<boolean>;
 }

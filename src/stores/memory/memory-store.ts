@@ -1,4 +1,4 @@
-import type { AuthRecord, ErasedPerson, ExpiryStep, IngestTx, PersonLookup, PersonView, Store, StoredEvent } from '../port.js';
+import type { AuthRecord, ErasedPerson, ExpiryStep, IngestTx, PendingErasure, PersonLookup, PersonView, Store, StoredEvent } from '../port.js';
 import { MemoryAdmin } from './admin.js';
 import { MemoryAccounts } from './accounts.js';
 import { MemoryEventPages, erase, expire, unsuppress } from './data-life.js';
@@ -123,8 +123,12 @@ export class MemoryStore implements Store {
   }
 
   /** An erasure here is one step, so none is ever left pending. */
-  async finishErasures(): Promise<{ erasures: number; eventsDeleted: number }> {
-    return { erasures: 0, eventsDeleted: 0 };
+  async staleErasures(): Promise<PendingErasure[]> {
+    return [];
+  }
+
+  async finishErasure(e: PendingErasure): Promise<{ eventsDeleted: number; done: boolean }> {
+    throw new Error(`the memory engine never leaves an erasure pending (asked to finish ${e.id})`);
   }
 
   async ping(): Promise<void> {}

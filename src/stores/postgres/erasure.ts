@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { ErasedPerson, PersonLookup } from '../port.js';
+import type { ErasedPerson, PendingErasure, PersonLookup } from '../port.js';
 import { LOCK_NS, inTransaction, unavailable } from './pool.js';
 
 const DAY_MS = 86_400_000;
@@ -38,15 +38,6 @@ const SQL = {
     FROM pending_erasures WHERE touched_at < $1 ORDER BY id`,
 } as const;
 
-/** An erasure whose events are still to be deleted, as recorded in pending_erasures. */
-interface PendingErasure {
-  id: number;
-  projectId: string;
-  /** The person and every person merged into it: events carry the person they were stored for. */
-  personIds: string[];
-  /** Every event row of the project stored when the person was forgotten has a seq at or below this. */
-  throughSeq: number;
-}
 
 /** Person erasure on PostgreSQL (the contract is on ErasureStore, in the port). */
 export class PgErasure {
@@ -69,29 +60,27 @@ export class PgErasure {
       return { personId, distinctIds, pending: { id, projectId, personIds, throughSeq: seq } };
     });
     if (f === null) return null;
-    const eventsDeleted = await this.eraseEvents(f.pending);
+    const { eventsDeleted } = await this.finishErasure(f.pending);
     return { personId: f.personId, distinctIds: f.distinctIds, eventsDeleted, suppressed: opts.suppress };
   }
 
-  async finishErasures(now: number, staleMs: number): Promise<{ erasures: number; eventsDeleted: number }> {
-    const pending = (await run<PendingErasure>(this.pool, SQL.stale, [now - staleMs])).rows;
-    let eventsDeleted = 0;
-    for (const e of pending) eventsDeleted += await this.eraseEvents(e);
-    return { erasures: pending.length, eventsDeleted };
+  async staleErasures(before: number): Promise<PendingErasure[]> {
+    return (await run<PendingErasure>(this.pool, SQL.stale, [before])).rows;
   }
 
-  /** Step two of an erasure: its events, a day of the project per statement, then its record. */
-  private async eraseEvents(e: PendingErasure): Promise<number> {
-    let deleted = 0;
+  /** A day of the project per statement, then the record. */
+  async finishErasure(e: PendingErasure, opts: { stopping?: () => boolean } = {}): Promise<{ eventsDeleted: number; done: boolean }> {
+    let eventsDeleted = 0;
     const [span] = (await run<{ lo: number | null; hi: number | null }>(this.pool, SQL.span, [e.projectId])).rows;
     if (span?.lo != null && span.hi != null) {
       for (let day = Math.floor(span.lo / DAY_MS) * DAY_MS; day <= span.hi; day += DAY_MS) {
+        if (opts.stopping?.() === true) return { eventsDeleted, done: false };
         const values = [e.projectId, day, day + DAY_MS, e.personIds, e.throughSeq, e.id, Date.now()];
-        deleted += (await run<{ n: number }>(this.pool, SQL.deleteDay, values)).rows[0]!.n;
+        eventsDeleted += (await run<{ n: number }>(this.pool, SQL.deleteDay, values)).rows[0]!.n;
       }
     }
     await run(this.pool, SQL.done, [e.id]);
-    return deleted;
+    return { eventsDeleted, done: true };
   }
 
   async unsuppress(projectId: string, distinctId: string): Promise<boolean> {

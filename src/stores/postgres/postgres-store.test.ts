@@ -95,10 +95,10 @@ function item(o: Partial<EnrichedItem>): EnrichedItem {
       await erasureCutShort(
         await PostgresStore.connect(erasures.url),
         (store) => {
-          const erasure = (store as unknown as { erasure: { eraseEvents: (...a: unknown[]) => Promise<number> } }).erasure;
-          const real = erasure.eraseEvents;
-          erasure.eraseEvents = () => Promise.reject(new StoreUnavailableError('the process stopped'));
-          return () => (erasure.eraseEvents = real);
+          const erasure = (store as unknown as { erasure: { finishErasure: (...a: unknown[]) => Promise<unknown> } }).erasure;
+          const real = erasure.finishErasure;
+          erasure.finishErasure = () => Promise.reject(new StoreUnavailableError('the process stopped'));
+          return () => (erasure.finishErasure = real);
         },
         () => PostgresStore.connect(erasures.url),
       );

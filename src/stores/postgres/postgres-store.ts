@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { AuthRecord, ErasedPerson, ExpiryStep, IngestTx, PersonLookup, PersonView, Store, StoredEvent } from '../port.js';
+import type { AuthRecord, ErasedPerson, ExpiryStep, IngestTx, PendingErasure, PersonLookup, PersonView, Store, StoredEvent } from '../port.js';
 import { PgAccounts } from './accounts.js';
 import { PgAdmin } from './admin.js';
 import { PgErasure } from './erasure.js';
@@ -171,8 +171,12 @@ export class PostgresStore implements Store {
     return this.erasure.unsuppress(projectId, distinctId);
   }
 
-  finishErasures(now: number, staleMs: number): Promise<{ erasures: number; eventsDeleted: number }> {
-    return this.erasure.finishErasures(now, staleMs);
+  staleErasures(before: number): Promise<PendingErasure[]> {
+    return this.erasure.staleErasures(before);
+  }
+
+  finishErasure(e: PendingErasure, opts?: { stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }> {
+    return this.erasure.finishErasure(e, opts);
   }
 
   async ping(): Promise<void> {

@@ -1,18 +1,8 @@
-import type { PersonLookup } from '../port.js';
+import type { PendingErasure, PersonLookup } from '../port.js';
 import { EventDeletion } from './event-deletion.js';
 import type { Db } from './open.js';
 
 const IN_LIST = 'IN (SELECT value FROM json_each(?))';
-
-/** An erasure whose events are still to be deleted, as recorded in pending_erasures. */
-export interface PendingErasure {
-  id: number;
-  projectId: string;
-  /** The person and every person merged into it: events carry the person they were stored for. */
-  personIds: string[];
-  /** The newest event row when the person was forgotten: later rows are not the person's. */
-  throughSeq: number;
-}
 
 /** A person forgotten by the first step of an erasure. */
 export interface Forgotten {

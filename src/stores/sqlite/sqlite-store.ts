@@ -3,6 +3,7 @@ import {
   type ErasedPerson,
   type ExpiryStep,
   type IngestTx,
+  type PendingErasure,
   type PersonLookup,
   type PersonView,
   type Store,
@@ -12,7 +13,7 @@ import {
 import { SqliteAccounts } from './accounts.js';
 import { SqliteAdmin } from './admin.js';
 import { backupTo } from './backup.js';
-import { type PendingErasure, SqliteErasure } from './erasure.js';
+import { SqliteErasure } from './erasure.js';
 import { SqliteEventPages } from './event-pages.js';
 import { personLinkCacheOf } from './person-link-cache.js';
 import { SqliteRetention } from './retention.js';
@@ -257,26 +258,24 @@ export class SqliteStore implements Store {
       return forgotten;
     });
     if (f === null) return null;
-    const eventsDeleted = await this.eraseEvents(f.pending);
+    const { eventsDeleted } = await this.finishErasure(f.pending);
     return { personId: f.personId, distinctIds: f.distinctIds, eventsDeleted, suppressed: opts.suppress };
   }
 
-  async finishErasures(now: number, staleMs: number): Promise<{ erasures: number; eventsDeleted: number }> {
-    const pending = await this.transaction(async () => this.erasure.stale(now - staleMs));
-    let eventsDeleted = 0;
-    for (const e of pending) eventsDeleted += await this.eraseEvents(e);
-    return { erasures: pending.length, eventsDeleted };
+  staleErasures(before: number): Promise<PendingErasure[]> {
+    return this.transaction(async () => this.erasure.stale(before));
   }
 
-  /** Step two of an erasure: its events, a range of rows per transaction, then its record. */
-  private async eraseEvents(e: PendingErasure): Promise<number> {
-    let deleted = 0;
+  /** A range of rows per transaction, then the record. */
+  async finishErasure(e: PendingErasure, opts: { stopping?: () => boolean } = {}): Promise<{ eventsDeleted: number; done: boolean }> {
+    let eventsDeleted = 0;
     for (let after = 0; after < e.throughSeq; after += ERASE_ROWS_PER_STEP) {
+      if (opts.stopping?.() === true) return { eventsDeleted, done: false };
       const upTo = Math.min(e.throughSeq, after + ERASE_ROWS_PER_STEP);
-      deleted += await this.transaction(async () => this.erasure.deleteEvents(e, after, upTo));
+      eventsDeleted += await this.transaction(async () => this.erasure.deleteEvents(e, after, upTo));
     }
     await this.transaction(async () => this.erasure.finished(e));
-    return deleted;
+    return { eventsDeleted, done: true };
   }
 
   async unsuppress(projectId: string, distinctId: string): Promise<boolean> {
