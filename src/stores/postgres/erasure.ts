@@ -18,9 +18,9 @@ const SQL = {
     traits AS (DELETE FROM person_traits WHERE project_id = $1 AND person_id = ANY($2::text[]))
     DELETE FROM persons WHERE project_id = $1 AND id = ANY($2::text[])`,
   span: 'SELECT min("timestamp") AS lo, max("timestamp") AS hi FROM events WHERE project_id = $1',
-  // A day at a time: each statement reads one day of the project through events_project_time.
   record: `INSERT INTO pending_erasures (project_id, person_ids, through_seq, touched_at)
     VALUES ($1, $2::text[], $3, $4) RETURNING id`,
+  // A day at a time: each statement reads one day of the project through events_project_time.
   deleteDay: `WITH gone AS (
       DELETE FROM events WHERE project_id = $1 AND "timestamp" >= $2 AND "timestamp" < $3
         AND person_id = ANY($4::text[]) AND seq <= $5
@@ -37,7 +37,6 @@ const SQL = {
   stale: `SELECT id, project_id AS "projectId", person_ids AS "personIds", through_seq AS "throughSeq"
     FROM pending_erasures WHERE touched_at < $1 ORDER BY id`,
 } as const;
-
 
 /** Person erasure on PostgreSQL (the contract is on ErasureStore, in the port). */
 export class PgErasure {
