@@ -48,13 +48,12 @@ export async function expireAll(
  */
 export async function finishErasures(
   store: Pick<ErasureStore, 'staleErasures' | 'finishErasure'>,
-  now: number,
   staleMs: number,
   opts: { stopping?: () => boolean } = {},
 ): Promise<{ erasures: number; eventsDeleted: number }> {
   const total = { erasures: 0, eventsDeleted: 0 };
   let failure: { e: unknown } | null = null;
-  for (const e of await store.staleErasures(now - staleMs)) {
+  for (const e of await store.staleErasures(staleMs)) {
     if (opts.stopping?.() === true) break;
     try {
       const r = await store.finishErasure(e, opts);
@@ -89,7 +88,7 @@ export function startRetention(
       // Each part on its own: the next pass tries again, and an erasure that fails must not stop expiry.
       let erasures = { erasures: 0, eventsDeleted: 0 };
       try {
-        erasures = await finishErasures(store, clock(), ERASURE_STALE_MS, { stopping });
+        erasures = await finishErasures(store, ERASURE_STALE_MS, { stopping });
       } catch (e) {
         report.failed(e);
       }

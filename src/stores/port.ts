@@ -345,11 +345,12 @@ export interface ErasureStore {
   /** Null when the project has no such person. */
   erasePerson(projectId: string, lookup: PersonLookup, opts: { suppress: boolean; now: number }): Promise<ErasedPerson | null>;
   /**
-   * Pending erasures no step has touched since `before` (a running erasure
-   * touches its record at every step). Times are each process's own clock,
-   * so servers' clocks must agree to well within how stale counts as left.
+   * Pending erasures no step has touched for `idleMs` or more (a running
+   * erasure touches its record at every step). Times are the store's own
+   * clock: the database server's where processes on several machines share
+   * one, so that their clocks need not agree.
    */
-  staleErasures(before: number): Promise<PendingErasure[]>;
+  staleErasures(idleMs: number): Promise<PendingErasure[]>;
   /**
    * Step two of an erasure: deletes its events in short steps, touching its
    * record at each, then drops the record. Once `stopping()` is true no

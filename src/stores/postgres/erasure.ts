@@ -1,8 +1,15 @@
-import type pg from 'pg';
-import type { ErasedPerson, PendingErasure, PersonLookup } from '../port.js';
+import pg from 'pg';
+import { type ErasedPerson, type PendingErasure, type PersonLookup, StoreUnavailableError } from '../port.js';
 import { LOCK_NS, inTransaction, unavailable } from './pool.js';
 
 const DAY_MS = 86_400_000;
+
+/** SQLSTATE of a statement cancelled, here by statement_timeout. */
+const QUERY_CANCELED = '57014';
+
+// The database's own clock, in epoch ms: servers whose clocks disagree still
+// agree on how long a record has gone untouched.
+const NOW_MS = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
 
 const SQL = {
   lock: 'SELECT pg_advisory_xact_lock($1::int, hashtext($2::text))',
@@ -19,14 +26,14 @@ const SQL = {
     DELETE FROM persons WHERE project_id = $1 AND id = ANY($2::text[])`,
   span: 'SELECT min("timestamp") AS lo, max("timestamp") AS hi FROM events WHERE project_id = $1',
   record: `INSERT INTO pending_erasures (project_id, person_ids, through_seq, touched_at)
-    VALUES ($1, $2::text[], $3, $4) RETURNING id`,
-  // A day at a time: each statement reads one day of the project through events_project_time.
-  deleteDay: `WITH gone AS (
+    VALUES ($1, $2::text[], $3, ${NOW_MS}) RETURNING id`,
+  // A time range within one day: each statement reads that range of the project through events_project_time.
+  deleteRange: `WITH gone AS (
       DELETE FROM events WHERE project_id = $1 AND "timestamp" >= $2 AND "timestamp" < $3
         AND person_id = ANY($4::text[]) AND seq <= $5
       RETURNING source_id, insert_id
     ), touched AS (
-      UPDATE pending_erasures SET touched_at = $7 WHERE id = $6
+      UPDATE pending_erasures SET touched_at = ${NOW_MS} WHERE id = $6
     ), released AS (
       DELETE FROM insert_ids i USING gone g
       WHERE g.insert_id IS NOT NULL AND i.source_id = g.source_id AND i.insert_id = g.insert_id
@@ -35,7 +42,7 @@ const SQL = {
   unsuppress: 'DELETE FROM suppressed_ids WHERE project_id = $1 AND distinct_id = $2',
   done: 'DELETE FROM pending_erasures WHERE id = $1',
   stale: `SELECT id, project_id AS "projectId", person_ids AS "personIds", through_seq AS "throughSeq"
-    FROM pending_erasures WHERE touched_at < $1 ORDER BY id`,
+    FROM pending_erasures WHERE touched_at <= ${NOW_MS} - $1 ORDER BY id`,
 } as const;
 
 /** Person erasure on PostgreSQL (the contract is on ErasureStore, in the port). */
@@ -54,8 +61,7 @@ export class PgErasure {
       const [{ seq }] = (await q<{ seq: number }>(SQL.newest, [])) as [{ seq: number }];
       if (opts.suppress) await q(SQL.suppress, [projectId, distinctIds, opts.now]);
       await q(SQL.forget, [projectId, personIds]);
-      // Touched on the wall clock: it tells other processes this one is still at work.
-      const [{ id }] = (await q<{ id: number }>(SQL.record, [projectId, personIds, seq, Date.now()])) as [{ id: number }];
+      const [{ id }] = (await q<{ id: number }>(SQL.record, [projectId, personIds, seq])) as [{ id: number }];
       return { personId, distinctIds, pending: { id, projectId, personIds, throughSeq: seq } };
     });
     if (f === null) return null;
@@ -63,20 +69,20 @@ export class PgErasure {
     return { personId: f.personId, distinctIds: f.distinctIds, eventsDeleted, suppressed: opts.suppress };
   }
 
-  async staleErasures(before: number): Promise<PendingErasure[]> {
-    return (await run<PendingErasure>(this.pool, SQL.stale, [before])).rows;
+  async staleErasures(idleMs: number): Promise<PendingErasure[]> {
+    return (await run<PendingErasure>(this.pool, SQL.stale, [idleMs])).rows;
   }
 
-  /** A day of the project per statement, then the record. */
+  /** Time ranges of the project, a day at most, one statement each; then the record. */
   async finishErasure(e: PendingErasure, opts: { stopping?: () => boolean } = {}): Promise<{ eventsDeleted: number; done: boolean }> {
     let eventsDeleted = 0;
     const [span] = (await run<{ lo: number | null; hi: number | null }>(this.pool, SQL.span, [e.projectId])).rows;
     if (span?.lo != null && span.hi != null) {
-      for (let day = Math.floor(span.lo / DAY_MS) * DAY_MS; day <= span.hi; day += DAY_MS) {
-        if (opts.stopping?.() === true) return { eventsDeleted, done: false };
-        const values = [e.projectId, day, day + DAY_MS, e.personIds, e.throughSeq, e.id, Date.now()];
-        eventsDeleted += (await run<{ n: number }>(this.pool, SQL.deleteDay, values)).rows[0]!.n;
-      }
+      const complete = await deleteInRanges(Math.floor(span.lo / DAY_MS) * DAY_MS, span.hi, opts.stopping, async (from, to) => {
+        const values = [e.projectId, from, to, e.personIds, e.throughSeq, e.id];
+        eventsDeleted += (await run<{ n: number }>(this.pool, SQL.deleteRange, values)).rows[0]!.n;
+      });
+      if (!complete) return { eventsDeleted, done: false };
     }
     await run(this.pool, SQL.done, [e.id]);
     return { eventsDeleted, done: true };
@@ -85,6 +91,44 @@ export class PgErasure {
   async unsuppress(projectId: string, distinctId: string): Promise<boolean> {
     return ((await run(this.pool, SQL.unsuppress, [projectId, distinctId])).rowCount ?? 0) > 0;
   }
+}
+
+/**
+ * Calls `remove(from, to)` over [start, last] in ranges that never cross a
+ * UTC day, so each statement reads one day's partition. A day too busy to go
+ * within statement_timeout is split: a range the server cancels is halved
+ * and tried again. The rest of that day keeps the width that went (growing
+ * within it would fail every other statement, each after the full timeout);
+ * each new day doubles it, up to a day, so one busy day does not leave a
+ * year of tiny ranges behind it. Only a single millisecond that cannot go
+ * fails the erasure (it stays pending). False when `stopping` ended it early.
+ */
+export async function deleteInRanges(
+  start: number,
+  last: number,
+  stopping: (() => boolean) | undefined,
+  remove: (from: number, to: number) => Promise<void>,
+): Promise<boolean> {
+  let width = DAY_MS;
+  for (let from = start; from <= last; ) {
+    if (stopping?.() === true) return false;
+    const to = Math.min(from + width, (Math.floor(from / DAY_MS) + 1) * DAY_MS);
+    try {
+      await remove(from, to);
+    } catch (err) {
+      if (!timedOut(err) || to - from <= 1) throw err;
+      width = Math.ceil((to - from) / 2);
+      continue;
+    }
+    from = to;
+    if (from % DAY_MS === 0) width = Math.min(DAY_MS, width * 2);
+  }
+  return true;
+}
+
+function timedOut(e: unknown): boolean {
+  const cause = e instanceof StoreUnavailableError ? e.cause : e;
+  return cause instanceof pg.DatabaseError && cause.code === QUERY_CANCELED;
 }
 
 async function run<R extends pg.QueryResultRow>(c: pg.Pool | pg.PoolClient, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {

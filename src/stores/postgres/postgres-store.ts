@@ -171,8 +171,8 @@ export class PostgresStore implements Store {
     return this.erasure.unsuppress(projectId, distinctId);
   }
 
-  staleErasures(before: number): Promise<PendingErasure[]> {
-    return this.erasure.staleErasures(before);
+  staleErasures(idleMs: number): Promise<PendingErasure[]> {
+    return this.erasure.staleErasures(idleMs);
   }
 
   finishErasure(e: PendingErasure, opts?: { stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }> {

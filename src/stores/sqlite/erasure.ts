@@ -36,7 +36,7 @@ export class SqliteErasure {
       record: db.prepare('INSERT INTO pending_erasures (project_id, person_ids, through_seq, touched_at) VALUES (?, ?, ?, ?)'),
       touch: db.prepare('UPDATE pending_erasures SET touched_at = ? WHERE id = ?'),
       done: db.prepare('DELETE FROM pending_erasures WHERE id = ?'),
-      stale: db.prepare('SELECT id, project_id, person_ids, through_seq FROM pending_erasures WHERE touched_at < ? ORDER BY id'),
+      stale: db.prepare('SELECT id, project_id, person_ids, through_seq FROM pending_erasures WHERE touched_at <= ? ORDER BY id'),
     };
   }
 
@@ -72,7 +72,7 @@ export class SqliteErasure {
     this.s.done.run(e.id);
   }
 
-  /** Pending erasures no step has touched since `before`. */
+  /** Pending erasures no step has touched after `before`. */
   stale(before: number): PendingErasure[] {
     const rows = this.s.stale.all(before) as { id: number; project_id: string; person_ids: string; through_seq: number }[];
     return rows.map((r) => ({ id: r.id, projectId: r.project_id, personIds: JSON.parse(r.person_ids) as string[], throughSeq: r.through_seq }));

@@ -262,8 +262,9 @@ export class SqliteStore implements Store {
     return { personId: f.personId, distinctIds: f.distinctIds, eventsDeleted, suppressed: opts.suppress };
   }
 
-  staleErasures(before: number): Promise<PendingErasure[]> {
-    return this.transaction(async () => this.erasure.stale(before));
+  staleErasures(idleMs: number): Promise<PendingErasure[]> {
+    // Every process on one SQLite file runs on one machine, under one clock.
+    return this.transaction(async () => this.erasure.stale(Date.now() - idleMs));
   }
 
   /** A range of rows per transaction, then the record. */
