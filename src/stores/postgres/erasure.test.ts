@@ -4,65 +4,102 @@ import { StoreUnavailableError } from '../port.js';
 import { deleteInRanges } from './erasure.js';
 
 const DAY = 86_400_000;
+const TIMEOUT = 5000;
 
 function cancelled(): StoreUnavailableError {
-  const e = new pg.DatabaseError('canceling statement due to statement timeout', 0, 'error');
+  const e = new pg.DatabaseError('canceling statement', 0, 'error');
   e.code = '57014';
   return new StoreUnavailableError('PostgreSQL refused the statement.', { cause: e });
 }
 
-it('covers the span without gap or overlap, halving a range the server cancels and growing back a day at a time', async () => {
-  const start = 10 * DAY;
-  const last = 13 * DAY + 5;
-  const done: [number, number][] = [];
-  const cancelledWidths: number[] = [];
-  // The second day is busy: any range of it longer than an hour is cancelled.
-  const busy = (from: number, to: number) => from >= 11 * DAY && to <= 12 * DAY && to - from > 3_600_000;
-  expect(
-    await deleteInRanges(start, last, undefined, async (from, to) => {
-      if (busy(from, to)) {
-        cancelledWidths.push(to - from);
-        throw cancelled();
-      }
-      done.push([from, to]);
-    }),
-  ).toBe(true);
-  // Contiguous, each inside one UTC day, from the start to past the last millisecond.
-  expect(done[0]![0]).toBe(start);
-  for (let i = 1; i < done.length; i++) expect(done[i]![0]).toBe(done[i - 1]![1]);
-  expect(done.at(-1)![1]).toBeGreaterThan(last);
-  for (const [from, to] of done) expect(Math.floor(from / DAY)).toBe(Math.floor((to - 1) / DAY));
-  // Whole days before the busy one; in it, halved until a range went, then that width to its end (no
-  // range cancelled twice over); after it, twice that width each new day.
-  const widths = (d: number) => done.filter(([from]) => Math.floor(from / DAY) === d).map(([f, t]) => t - f);
-  expect(widths(10)).toEqual([DAY]);
-  expect(new Set(widths(11))).toEqual(new Set([DAY / 32]));
-  expect(cancelledWidths).toEqual([DAY, DAY / 2, DAY / 4, DAY / 8, DAY / 16]);
-  expect(new Set(widths(12))).toEqual(new Set([DAY / 16]));
-  expect(new Set(widths(13))).toEqual(new Set([DAY / 8]));
+/**
+ * A database of `density(from, to)` ms of work per range on a fake clock: a
+ * range that would take longer than the timeout is cancelled at the timeout.
+ */
+function database(density: (from: number, to: number) => number) {
+  let clock = 0;
+  const ranges: [number, number][] = [];
+  const cancels: [number, number][] = [];
+  const remove = async (from: number, to: number): Promise<void> => {
+    const ms = density(from, to);
+    if (ms >= TIMEOUT) {
+      clock += TIMEOUT;
+      cancels.push([from, to]);
+      throw cancelled();
+    }
+    clock += ms;
+    ranges.push([from, to]);
+  };
+  return { ranges, cancels, remove, pacing: { timeoutMs: TIMEOUT, now: () => clock }, elapsed: () => clock };
+}
+
+/** Contiguous, each inside one UTC day, from `start` to past `last`. */
+function expectCovered(ranges: [number, number][], start: number, last: number): void {
+  expect(ranges[0]![0]).toBe(start);
+  for (let i = 1; i < ranges.length; i++) expect(ranges[i]![0]).toBe(ranges[i - 1]![1]);
+  expect(ranges.at(-1)![1]).toBeGreaterThan(last);
+  for (const [from, to] of ranges) expect(Math.floor(from / DAY)).toBe(Math.floor((to - 1) / DAY));
+}
+
+it('a quiet span goes a whole day per statement', async () => {
+  const db = database(() => 3);
+  expect(await deleteInRanges(10 * DAY, 13 * DAY + 5, db.pacing, db.remove)).toBe(true);
+  expect(db.ranges.map(([f, t]) => t - f)).toEqual([DAY, DAY, DAY, DAY]);
 });
 
-it('rethrows any other failure at once, and a cancelled single millisecond', async () => {
+it('a busy day is split into statements of about a fifth of the timeout, and the quiet days after go whole again soon', async () => {
+  // The second day holds 20 ms of work per minute: 28.8 s for the day, far over the timeout.
+  const perMs = (from: number, to: number) => (from >= 11 * DAY && from < 12 * DAY ? ((to - from) * 20) / 60_000 : 0) + 2;
+  const db = database(perMs);
+  expect(await deleteInRanges(10 * DAY, 20 * DAY, db.pacing, db.remove)).toBe(true);
+  expectCovered(db.ranges, 10 * DAY, 20 * DAY);
+  const busy = db.ranges.filter(([f]) => f >= 11 * DAY && f < 12 * DAY);
+  // Once sized, no statement of the busy day is cancelled again, and none takes more than the timeout's fifth by much.
+  expect(db.cancels.length).toBeLessThanOrEqual(3);
+  expect(Math.max(...busy.slice(1).map(([f, t]) => perMs(f, t)))).toBeLessThan(TIMEOUT / 2);
+  expect(busy.length).toBeLessThan(40);
+  // Back to whole days within a day and a dozen statements.
+  expect(db.ranges.filter(([f]) => f >= 13 * DAY).every(([f, t]) => t - f === DAY)).toBe(true);
+  expect(db.ranges.filter(([f]) => f >= 12 * DAY && f < 13 * DAY).length).toBeLessThan(14);
+});
+
+it('one dense millisecond among quiet hours costs a few statements, not a day of milliseconds', async () => {
+  const dense = 5 * DAY + 1000;
+  const db = database((from, to) => (from <= dense && dense < to ? 100_000 : 1));
+  await expect(deleteInRanges(5 * DAY, 5 * DAY + 3_600_000, db.pacing, db.remove)).rejects.toBeInstanceOf(StoreUnavailableError);
+  // Halved down to the millisecond, which cannot go: about 27 cancels, and every range before it went.
+  expect(db.cancels.at(-1)).toEqual([dense, dense + 1]);
+  expect(db.cancels.length).toBeLessThan(30);
+  expect(db.ranges.length).toBeLessThan(60);
+  expect(db.ranges.at(-1)![1]).toBe(dense);
+
+  // The same millisecond, but bearable: it goes, and the rest of the hour then takes a handful of statements.
+  const ok = database((from, to) => (from <= dense && dense < to ? 4000 : 1));
+  expect(await deleteInRanges(5 * DAY, 5 * DAY + 3_600_000, ok.pacing, ok.remove)).toBe(true);
+  expectCovered(ok.ranges, 5 * DAY, 5 * DAY + 3_600_000);
+  expect(ok.ranges.length).toBeLessThan(40);
+});
+
+it('a cancel that came before the timeout (someone cancelled it) ends the erasure at once, as does any other failure', async () => {
   const calls: number[] = [];
-  await expect(deleteInRanges(0, DAY, undefined, async (from, to) => {
+  await expect(deleteInRanges(0, DAY, { timeoutMs: TIMEOUT, now: () => 0 }, async (from, to) => {
+    calls.push(to - from);
+    throw cancelled();
+  })).rejects.toBeInstanceOf(StoreUnavailableError);
+  expect(calls).toEqual([DAY]);
+  calls.length = 0;
+  await expect(deleteInRanges(0, DAY, { timeoutMs: TIMEOUT, now: () => 0 }, async (from, to) => {
     calls.push(to - from);
     throw new StoreUnavailableError('PostgreSQL could not be reached.');
   })).rejects.toThrow('could not be reached');
   expect(calls).toEqual([DAY]);
-  calls.length = 0;
-  await expect(deleteInRanges(0, 0, undefined, async (from, to) => {
-    calls.push(to - from);
-    throw cancelled();
-  })).rejects.toBeInstanceOf(StoreUnavailableError);
-  // Halved all the way down: the last range tried is one millisecond.
-  expect(calls.at(-1)).toBe(1);
-  expect(calls.length).toBeLessThan(30);
 });
 
 it('starts no range once stopping', async () => {
   const done: number[] = [];
   let stop = false;
-  expect(await deleteInRanges(0, 5 * DAY, () => stop, async (from) => {
+  const pacing = { timeoutMs: TIMEOUT, now: () => 0, stopping: () => stop };
+  expect(await deleteInRanges(0, 5 * DAY, pacing, async (from) => {
     done.push(from);
     stop = done.length === 2;
   })).toBe(false);

@@ -4,7 +4,7 @@ import { LOCK_NS, inTransaction, unavailable } from './pool.js';
 
 const DAY_MS = 86_400_000;
 
-/** SQLSTATE of a statement cancelled, here by statement_timeout. */
+/** SQLSTATE of a statement cancelled: by statement_timeout, or by someone's request. */
 const QUERY_CANCELED = '57014';
 
 // The database's own clock, in epoch ms: servers whose clocks disagree still
@@ -47,7 +47,11 @@ const SQL = {
 
 /** Person erasure on PostgreSQL (the contract is on ErasureStore, in the port). */
 export class PgErasure {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    /** The pool's statement_timeout, which sizes the ranges of deletion. */
+    private readonly statementMs: number,
+  ) {}
 
   async erasePerson(projectId: string, lookup: PersonLookup, opts: { suppress: boolean; now: number }): Promise<ErasedPerson | null> {
     const f = await inTransaction(this.pool, async (c) => {
@@ -78,7 +82,8 @@ export class PgErasure {
     let eventsDeleted = 0;
     const [span] = (await run<{ lo: number | null; hi: number | null }>(this.pool, SQL.span, [e.projectId])).rows;
     if (span?.lo != null && span.hi != null) {
-      const complete = await deleteInRanges(Math.floor(span.lo / DAY_MS) * DAY_MS, span.hi, opts.stopping, async (from, to) => {
+      const pacing = { timeoutMs: this.statementMs, now: () => performance.now(), ...opts };
+      const complete = await deleteInRanges(Math.floor(span.lo / DAY_MS) * DAY_MS, span.hi, pacing, async (from, to) => {
         const values = [e.projectId, from, to, e.personIds, e.throughSeq, e.id];
         eventsDeleted += (await run<{ n: number }>(this.pool, SQL.deleteRange, values)).rows[0]!.n;
       });
@@ -93,35 +98,55 @@ export class PgErasure {
   }
 }
 
+/** How the ranges of an erasure are sized: statements aim at a fifth of the timeout. */
+export interface RangePacing {
+  /** The statement_timeout in force, in ms; 0 for none. */
+  timeoutMs: number;
+  /** A monotonic clock in ms (performance.now). */
+  now: () => number;
+  stopping?: () => boolean;
+}
+
 /**
  * Calls `remove(from, to)` over [start, last] in ranges that never cross a
- * UTC day, so each statement reads one day's partition. A day too busy to go
- * within statement_timeout is split: a range the server cancels is halved
- * and tried again. The rest of that day keeps the width that went (growing
- * within it would fail every other statement, each after the full timeout);
- * each new day doubles it, up to a day, so one busy day does not leave a
- * year of tiny ranges behind it. Only a single millisecond that cannot go
- * fails the erasure (it stays pending). False when `stopping` ended it early.
+ * UTC day, so each statement reads one day's partition, and reads about as
+ * much as a fifth of the statement timeout allows: the next range is sized
+ * by how long the last one took (at most four times as wide, so an empty
+ * stretch after a busy one is a dozen statements back to a whole day). A
+ * range the server cancels for taking the whole timeout is halved and tried
+ * again, and none grows until past it. A cancel that came sooner
+ * (pg_cancel_backend) is someone's request and ends the erasure, as does a
+ * single millisecond too busy to go. False when `stopping` ended it early.
  */
 export async function deleteInRanges(
   start: number,
   last: number,
-  stopping: (() => boolean) | undefined,
+  pacing: RangePacing,
   remove: (from: number, to: number) => Promise<void>,
 ): Promise<boolean> {
+  // Without a timeout (0), a second per statement.
+  const targetMs = pacing.timeoutMs > 0 ? pacing.timeoutMs / 5 : 1000;
   let width = DAY_MS;
+  // Up to the end of the last range cancelled, ranges do not grow again: each
+  // cancel costs a whole timeout, and the density that caused it is still ahead.
+  let holdUntil = -Infinity;
   for (let from = start; from <= last; ) {
-    if (stopping?.() === true) return false;
+    if (pacing.stopping?.() === true) return false;
     const to = Math.min(from + width, (Math.floor(from / DAY_MS) + 1) * DAY_MS);
+    const began = pacing.now();
     try {
       await remove(from, to);
     } catch (err) {
-      if (!timedOut(err) || to - from <= 1) throw err;
+      const tookAll = pacing.now() - began >= pacing.timeoutMs * 0.9;
+      if (!timedOut(err) || !tookAll || to - from <= 1) throw err;
+      holdUntil = Math.max(holdUntil, to);
       width = Math.ceil((to - from) / 2);
       continue;
     }
+    const took = Math.max(pacing.now() - began, 1);
+    const paced = Math.max(1, Math.min(DAY_MS, Math.round((to - from) * Math.min(4, targetMs / took))));
+    width = to < holdUntil ? Math.min(paced, to - from) : paced;
     from = to;
-    if (from % DAY_MS === 0) width = Math.min(DAY_MS, width * 2);
   }
   return true;
 }

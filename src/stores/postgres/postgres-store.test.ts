@@ -5,7 +5,7 @@
  */
 import net from 'node:net';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { STORES, TEST_DATABASE_URL, createTestDatabase } from '../../../test/conformance/stores.js';
 import { TestClock } from '../../../test/helpers/fixture.js';
 import { describeWith } from '../../../test/helpers/needs-services.js';
@@ -13,7 +13,6 @@ import { erasureCutShort } from '../../../test/helpers/erasure-cut-short.js';
 import { createAdmin } from '../../domain/admin.js';
 import { hashKey } from '../../domain/keys.js';
 import { Collector } from '../../domain/collector.js';
-import { finishErasures } from '../../domain/retention.js';
 import type { IngestJob } from '../../domain/ingest/job.js';
 import type { EnrichedItem } from '../../pipeline/enrich-items.js';
 import { StoreUnavailableError } from '../port.js';
@@ -108,9 +107,9 @@ function item(o: Partial<EnrichedItem>): EnrichedItem {
     }
   });
 
-  it('an erasure splits a day too busy for one statement, and fails, left pending, only at one millisecond', async () => {
+  it('an erasure splits a day too busy for one statement within statement_timeout', async () => {
     const busy = await createTestDatabase();
-    const store = new Collector(await PostgresStore.connect(busy.url));
+    const store = new Collector(await PostgresStore.connect(busy.url, { timeouts: { statementMs: 300 } }));
     const setup = new pg.Client({ connectionString: busy.url });
     await setup.connect();
     try {
@@ -120,35 +119,24 @@ function item(o: Partial<EnrichedItem>): EnrichedItem {
       const key = await admin.createKey(source.id);
       const day = (Math.floor(Date.now() / DAY) - 3) * DAY;
       const items = [
-        // Bob's events all over one day, then Dave's nine in one millisecond.
         ...Array.from({ length: 40 }, (_, i) => item({ distinctId: 'bob', insertId: `bob_${i}`, timestamp: day + i * 35 * 60_000 })),
         ...Array.from({ length: 3 }, (_, i) => item({ distinctId: 'carol', insertId: `carol_${i}`, timestamp: day + i * 3_600_000 })),
-        ...Array.from({ length: 9 }, (_, i) => item({ distinctId: 'dave', insertId: `dave_${i}`, timestamp: day + 7_200_000 })),
       ].map((it, index) => ({ ...it, index }));
       await store.ingest({ projectId: project.id, sourceId: source.id, keyId: key.id, receivedAt: Date.now(), dryRun: false, items });
-      // As statement_timeout would, deterministically: the server cancels any statement deleting more than 8 events.
-      await setup.query(`CREATE FUNCTION cap_deletes() RETURNS trigger LANGUAGE plpgsql AS $$
+      // A statement deleting more than 8 events is slow: statement_timeout cancels it, as it would a day too big.
+      await setup.query(`CREATE FUNCTION slow_deletes() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
-          IF (SELECT count(*) FROM gone) > 8 THEN RAISE EXCEPTION 'too slow' USING ERRCODE = 'query_canceled'; END IF;
+          IF (SELECT count(*) FROM gone) > 8 THEN PERFORM pg_sleep(30); END IF;
           RETURN NULL;
         END $$;
-        CREATE TRIGGER cap_deletes AFTER DELETE ON events REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION cap_deletes()`);
+        CREATE TRIGGER slow_deletes AFTER DELETE ON events REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION slow_deletes()`);
       const left = async () =>
         (await setup.query<{ d: string; n: number }>('SELECT distinct_id AS d, count(*)::int AS n FROM events GROUP BY 1 ORDER BY 1')).rows;
 
       const bob = await store.store.erasePerson(project.id, { distinctId: 'bob' }, { suppress: false, now: Date.now() });
       expect(bob).toMatchObject({ eventsDeleted: 40 });
-      expect(await left()).toEqual([{ d: 'carol', n: 3 }, { d: 'dave', n: 9 }]);
-      expect(await store.store.staleErasures(0)).toEqual([]);
-
-      // Nine events in one millisecond cannot be split: that erasure fails and stays pending, with nothing lost.
-      const dave = store.store.erasePerson(project.id, { distinctId: 'dave' }, { suppress: false, now: Date.now() });
-      await expect(dave).rejects.toBeInstanceOf(StoreUnavailableError);
-      expect(await left()).toEqual([{ d: 'carol', n: 3 }, { d: 'dave', n: 9 }]);
-      expect(await store.store.staleErasures(0)).toHaveLength(1);
-      await setup.query('DROP TRIGGER cap_deletes ON events');
-      expect(await finishErasures(store.store, 0)).toEqual({ erasures: 1, eventsDeleted: 9 });
       expect(await left()).toEqual([{ d: 'carol', n: 3 }]);
+      expect(await store.store.staleErasures(0)).toEqual([]);
     } finally {
       await setup.end();
       await store.close();
@@ -156,17 +144,46 @@ function item(o: Partial<EnrichedItem>): EnrichedItem {
     }
   });
 
-  it('pending erasures age on the database clock, not the server\'s', async () => {
-    const store = await PostgresStore.connect(db.url);
+  it('pending erasures are touched and aged on the database clock, whatever a server\'s clock says', async () => {
+    const aged = await createTestDatabase();
+    const store = await PostgresStore.connect(aged.url);
+    const collector = new Collector(store);
+    const erasure = (store as unknown as { erasure: { finishErasure: (...a: unknown[]) => Promise<unknown> } }).erasure;
+    const finish = erasure.finishErasure;
     try {
-      // Recorded an hour ago by the database's clock, whatever this process's clock says.
-      await direct.query(`INSERT INTO pending_erasures (project_id, person_ids, through_seq, touched_at)
-        VALUES ('prj_clock', '{per_1}', 0, (extract(epoch FROM clock_timestamp()) * 1000)::bigint - 3600000)`);
-      expect((await store.staleErasures(3_500_000)).map((e) => e.projectId)).toContain('prj_clock');
-      expect((await store.staleErasures(3_700_000)).map((e) => e.projectId)).not.toContain('prj_clock');
+      const admin = createAdmin(store, Date.now);
+      const project = await admin.createProject({ name: 'P', apiEnabled: true });
+      const source = await admin.createSource({ projectId: project.id, name: 'S' });
+      const key = await admin.createKey(source.id);
+      await collector.ingest({
+        projectId: project.id, sourceId: source.id, keyId: key.id, receivedAt: Date.now(), dryRun: false,
+        items: [item({ index: 0, distinctId: 'bob', insertId: 'b1' })],
+      });
+      // A process whose clock is a day behind records an erasure and stops before its events go.
+      vi.useFakeTimers({ toFake: ['Date'] });
+      vi.setSystemTime(Date.now() - DAY);
+      erasure.finishErasure = () => Promise.reject(new StoreUnavailableError('the process stopped'));
+      await expect(store.erasePerson(project.id, { distinctId: 'bob' }, { suppress: false, now: Date.now() })).rejects.toThrow();
+      erasure.finishErasure = finish;
+      // A server whose clock is a day ahead does not take it for abandoned: it was touched just now.
+      vi.setSystemTime(Date.now() + 2 * DAY);
+      expect(await store.staleErasures(600_000)).toEqual([]);
+      vi.useRealTimers();
+      expect(await store.staleErasures(0)).toHaveLength(1);
+      // An hour untouched by the database's clock is stale, whatever the server's clock.
+      const aging = new pg.Client({ connectionString: aged.url });
+      await aging.connect();
+      await aging.query('UPDATE pending_erasures SET touched_at = touched_at - 3600000');
+      await aging.end();
+      vi.useFakeTimers({ toFake: ['Date'] });
+      vi.setSystemTime(Date.now() - DAY);
+      expect(await store.staleErasures(3_500_000)).toHaveLength(1);
+      expect(await store.staleErasures(3_700_000)).toEqual([]);
     } finally {
-      await direct.query("DELETE FROM pending_erasures WHERE project_id = 'prj_clock'");
-      await store.close();
+      vi.useRealTimers();
+      erasure.finishErasure = finish;
+      await collector.close();
+      await aged.drop();
     }
   });
 

@@ -75,7 +75,7 @@ export class PostgresStore implements Store {
     this.listings = new PgListings(pool);
     this.eventPages = new PgEventPages(pool);
     this.retention = new PgRetention(pool);
-    this.erasure = new PgErasure(pool);
+    this.erasure = new PgErasure(pool, timeouts.statementMs);
     this.keyLookupLimitMs = timeouts.connectMs + timeouts.statementMs;
     this.partitionTimer = setInterval(
       () => void ensureDayPartitions(pool, clock()).catch(onBackgroundError),
