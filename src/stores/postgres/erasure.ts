@@ -1,6 +1,6 @@
-import pg from 'pg';
-import { type ErasedPerson, type PendingErasure, type PersonLookup, StoreUnavailableError } from '../port.js';
-import { LOCK_NS, inTransaction, unavailable } from './pool.js';
+import type pg from 'pg';
+import type { ErasedPerson, PendingErasure, PersonLookup } from '../port.js';
+import { LOCK_NS, inTransaction, serverError, unavailable } from './pool.js';
 
 const DAY_MS = 86_400_000;
 
@@ -138,7 +138,7 @@ export async function deleteInRanges(
       await remove(from, to);
     } catch (err) {
       const tookAll = pacing.now() - began >= pacing.timeoutMs * 0.9;
-      if (!timedOut(err) || !tookAll || to - from <= 1) throw err;
+      if (serverError(err)?.code !== QUERY_CANCELED || !tookAll || to - from <= 1) throw err;
       holdUntil = Math.max(holdUntil, to);
       width = Math.ceil((to - from) / 2);
       continue;
@@ -149,11 +149,6 @@ export async function deleteInRanges(
     from = to;
   }
   return true;
-}
-
-function timedOut(e: unknown): boolean {
-  const cause = e instanceof StoreUnavailableError ? e.cause : e;
-  return cause instanceof pg.DatabaseError && cause.code === QUERY_CANCELED;
 }
 
 async function run<R extends pg.QueryResultRow>(c: pg.Pool | pg.PoolClient, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {

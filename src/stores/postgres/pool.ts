@@ -50,10 +50,15 @@ export function createPool(url: string, t: PgTimeouts, onError: (e: Error) => vo
   return pool;
 }
 
+/** The server's own error behind a failure (wrapped as the port's or not); null when it never answered. */
+export function serverError(e: unknown): pg.DatabaseError | null {
+  const cause = e instanceof StoreUnavailableError ? e.cause : e;
+  return cause instanceof pg.DatabaseError ? cause : null;
+}
+
 /** True when the server answered with an error, so the connection itself is still sound. */
 export function isServerError(e: unknown): boolean {
-  const cause = e instanceof StoreUnavailableError ? e.cause : e;
-  return cause instanceof pg.DatabaseError;
+  return serverError(e) !== null;
 }
 
 /**

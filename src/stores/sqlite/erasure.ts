@@ -72,9 +72,9 @@ export class SqliteErasure {
     this.s.done.run(e.id);
   }
 
-  /** Pending erasures no step has touched after `before`. */
-  stale(before: number): PendingErasure[] {
-    const rows = this.s.stale.all(before) as { id: number; project_id: string; person_ids: string; through_seq: number }[];
+  /** Pending erasures no step has touched for `idleMs`: every process on one file runs on one machine, under one clock. */
+  stale(idleMs: number): PendingErasure[] {
+    const rows = this.s.stale.all(Date.now() - idleMs) as { id: number; project_id: string; person_ids: string; through_seq: number }[];
     return rows.map((r) => ({ id: r.id, projectId: r.project_id, personIds: JSON.parse(r.person_ids) as string[], throughSeq: r.through_seq }));
   }
 

@@ -263,8 +263,7 @@ export class SqliteStore implements Store {
   }
 
   staleErasures(idleMs: number): Promise<PendingErasure[]> {
-    // Every process on one SQLite file runs on one machine, under one clock.
-    return this.transaction(async () => this.erasure.stale(Date.now() - idleMs));
+    return this.transaction(async () => this.erasure.stale(idleMs));
   }
 
   /** A range of rows per transaction, then the record. */
