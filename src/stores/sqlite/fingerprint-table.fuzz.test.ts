@@ -36,9 +36,9 @@ function checkSegments(t: FingerprintTable): void {
       if (s.hashes[i] !== 0 && s.refs[i] !== 0) l++;
     }
     // One expect only on a mismatch: expect is slow, and this runs for every segment.
-    if (s.used !== used || s.live !== l || used > s.hashes.length * 0.75 || s.refs.length !== s.hashes.length) {
+    if (s.used !== used || s.live !== l || used > s.hashes.length * 0.8 || s.refs.length !== s.hashes.length) {
       expect({ used: s.used, live: s.live, slots: s.hashes.length, refs: s.refs.length }).toEqual({ used, live: l, slots: s.hashes.length, refs: s.hashes.length });
-      expect(used).toBeLessThanOrEqual(s.hashes.length * 0.75);
+      expect(used).toBeLessThanOrEqual(s.hashes.length * 0.8);
     }
     live += l;
   }
@@ -129,12 +129,11 @@ function run(seed: number, initialCapacity: number, segments: number, steps: num
   checkSegments(t);
   for (const h of hashes) expectLookup(h);
   for (const h of model.keys()) expectLookup(h);
-  // The arrays: a power of two per segment, 8 bytes a slot, or 12 for a segment that took a ref past 31 bits.
+  // The arrays: never smaller than a segment started, 8 bytes a slot, or 12 for a segment that took a ref past 31 bits.
   const segs = (t as unknown as { segments: Seg[] }).segments;
   expect(segs.length).toBe(segments);
   let bytes = 0;
   for (const s of segs) {
-    expect(s.hashes.length & (s.hashes.length - 1)).toBe(0);
     expect(s.hashes.length).toBeGreaterThanOrEqual(initialCapacity / segments);
     bytes += s.hashes.length * (s.refs instanceof Float64Array ? 12 : 8);
   }
