@@ -2,16 +2,16 @@ import { setFlagsFromString } from 'node:v8';
 
 /**
  * How far V8 lets the old generation grow past what survived the last full
- * collection before it collects again, in percent: at most twice the live
- * heap. Left to itself, V8 picks a factor of up to 4 by how fast the program
- * allocates, and a server under load allocates fast: request bodies and their
- * items outlive a scavenge while their commit is under way, so they reach the
- * old generation as garbage, which piled up to 90 MiB over a live heap of
- * about 25. With 100, a loaded server's peak RSS fell from about 250 to 200
- * MiB, and its CPU per event moved within the noise (docs/design.md,
- * "Memory under load").
+ * collection before it collects again, in percent: at most half the live
+ * heap again. Left to itself, V8 picks a factor of up to 4 by how fast the
+ * program allocates, and a server under load allocates fast: request bodies
+ * and their items outlive a scavenge while their commit is under way, so they
+ * reach the old generation as garbage, which piled up to 90 MiB over a live
+ * heap of about 25. With 100, a loaded server's peak RSS fell from about 250
+ * to 200 MiB; with 50, by another 10 to 24 MiB. CPU per event moved within
+ * the noise both times (docs/design.md, "Memory under load").
  */
-export const HEAP_GROWING_PERCENT = 100;
+export const HEAP_GROWING_PERCENT = 50;
 
 /**
  * Applies HEAP_GROWING_PERCENT to this process, unless node was started
