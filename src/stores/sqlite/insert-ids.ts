@@ -38,7 +38,7 @@ export interface InsertIdsMark {
  * connections committed since (seqs past the newest it has seen: rows only
  * ever get higher seqs, see event-deletion.ts). The bound of this design:
  * filling took 1.0 to 1.9 s for a million stored insert_ids and 6.1 to 6.8 s
- * for five million on a busy 2-core machine, and the table holds 11 to 21
+ * for five million on a busy 2-core machine, and the table holds 10 to 12
  * bytes per insert_id (docs/design.md, "Idempotency on the embedded store").
  *
  * A write's additions wait in a table of their own, seen by the write's
