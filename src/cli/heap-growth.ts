@@ -8,9 +8,9 @@ import { setFlagsFromString } from 'node:v8';
  * while their commit is under way, so they reach the old generation as
  * garbage, which piled up to 90 MiB over a live heap of about 25. With 100,
  * a loaded server's peak RSS fell from about 250 to 200 MiB at no measured
- * cost. 75 takes another 7 to 11 MiB off for about 2 to 4% more CPU per
- * event; 50 took 10 to 24 MiB for about 9% (docs/design.md, "Memory under
- * load").
+ * cost. 75 takes another 7 to 11 MiB off for up to 8% more CPU per event
+ * on big batches (median 5%) and none measured on single items; 50 took 10
+ * to 24 MiB for about 9% on both (docs/design.md, "Memory under load").
  */
 export const HEAP_GROWING_PERCENT = 75;
 

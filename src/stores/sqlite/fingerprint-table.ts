@@ -41,8 +41,8 @@ interface Segment {
  *
  * The table is split into segments by the top bits of the hash, each an
  * open-addressing table of its own (linear probing, first slot chosen by
- * the low 24 bits) that grows alone when it fills. A segment is rebuilt at once, so
- * growing holds two copies of one segment, not of the whole table: with
+ * the low 24 bits) that grows alone when it fills. A segment is rebuilt at
+ * once, so growing holds two copies of one segment, not of the whole table: with
  * one table of 5 million keys, the move from 32 to 64 MiB of arrays held
  * 96 MiB, and doubling at once took 130 to 180 ms inside a commit. With 256
  * segments, the keys spread evenly, a rebuild at 5 million keys moves about
