@@ -221,6 +221,18 @@ function item(o: Partial<EnrichedItem>): EnrichedItem {
       await direct.query('SELECT inlet_ensure_event_partition($1::bigint)', [Date.UTC(2020, 1, 29)]);
       expect(await where()).toEqual(['events_20200229', dayName(today)]);
       expect((await store.store.listEvents(source.id, 10)).map((e) => e.timestamp)).toContain(old);
+      // Every day table, the late one too, finds events by id through a BRIN index (paging before an event).
+      const { rows: parts } = await direct.query<{ name: string; brin: boolean }>(
+        `SELECT c.relname AS name, EXISTS (
+           SELECT 1 FROM pg_index x JOIN pg_class ic ON ic.oid = x.indexrelid JOIN pg_am am ON am.oid = ic.relam
+           JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = x.indkey[0]
+           WHERE x.indrelid = c.oid AND am.amname = 'brin' AND a.attname = 'id') AS brin
+         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'events'::regclass`,
+      );
+      expect(parts.length).toBeGreaterThan(3);
+      expect(parts.filter((p) => !p.brin)).toEqual([]);
+      const [stored] = (await direct.query<{ id: string }>('SELECT id FROM events WHERE "timestamp" = $1', [old])).rows;
+      expect(await store.store.eventPages.eventCursor(source.id, stored!.id)).toMatchObject({ timestamp: old });
     } finally {
       await store.close();
     }

@@ -8,6 +8,15 @@ type Key = [seq: number, timestamp: number, event: string, distinctId: string | 
 const MINUTE = 60_000;
 
 /**
+ * How far from its id time an event's row is looked for, nearest first,
+ * before the whole table is read: a request is stamped when it arrives and
+ * written when its body has been read and its turn has come (a slow body
+ * takes seconds), and processes sharing the file may disagree a little on
+ * the time. Each step reads the rows received within that many ms.
+ */
+const STRAY_STEPS_MS = [0, 1_000, 60_000];
+
+/**
  * Keyset pages over a source's events on SQLite, in (timestamp, seq) order
  * either way, with the minute index (event-minute-index.ts) as the map: a
  * page reads whole minutes from the index, nearest first, until it holds
@@ -17,6 +26,8 @@ const MINUTE = 60_000;
  */
 export class SqliteEventPages implements EventPages {
   private readonly s;
+  /** For tests: cursor lookups that had to read the whole table. */
+  readonly stats = { wholeTableReads: 0 };
 
   constructor(private readonly db: Db) {
     this.s = {
@@ -36,6 +47,10 @@ export class SqliteEventPages implements EventPages {
          WHERE e.seq IN (SELECT value FROM json_each(?))`,
       ),
       cursor: db.prepare('SELECT seq, timestamp FROM events WHERE id = ? AND source_id = ?'),
+      cursorIn: db.prepare('SELECT seq, timestamp FROM events WHERE seq >= ? AND seq < ? AND id = ? AND source_id = ?'),
+      // Two subqueries: SQLite reads a lone min() or max() off the end of the table, not both at once.
+      seqs: db.prepare('SELECT (SELECT min(seq) FROM events) AS lo, (SELECT max(seq) FROM events) AS hi'),
+      atOrAfter: db.prepare('SELECT seq, received_at FROM events WHERE seq >= ? ORDER BY seq LIMIT 1'),
       sources: db.prepare('SELECT id FROM sources WHERE project_id = ? ORDER BY id').pluck(),
     };
   }
@@ -55,11 +70,42 @@ export class SqliteEventPages implements EventPages {
     })();
   }
 
+  /**
+   * An event id is a UUIDv7 whose first 48 bits are the event's received_at,
+   * and seqs follow arrival nearly in order: a binary search over seqs finds
+   * the rows received near that time, and only they are read, the nearest
+   * first (STRAY_STEPS_MS). An event written further out of order (or an id
+   * of another form) is still found, by reading the whole table.
+   */
   async eventCursor(sourceId: string, eventId: string): Promise<EventCursor | null> {
-    // Events are not indexed by id: this reads the table once, which a
-    // command that pages from an id can afford and a request could not.
-    const r = this.s.cursor.get(eventId, sourceId) as { seq: number; timestamp: number } | undefined;
-    return r === undefined ? null : { timestamp: r.timestamp, seq: r.seq };
+    const at = receivedAtOf(eventId);
+    return this.db.transaction(() => {
+      const span = this.s.seqs.get() as { lo: number | null; hi: number | null };
+      if (span.lo === null || span.hi === null) return null;
+      let r: { seq: number; timestamp: number } | undefined;
+      for (const stray of at === null ? [] : STRAY_STEPS_MS) {
+        const from = this.firstReceivedFrom(at! - stray, span.lo, span.hi + 1);
+        const to = this.firstReceivedFrom(at! + stray + 1, from, span.hi + 1);
+        r = this.s.cursorIn.get(from, to, eventId, sourceId) as typeof r;
+        if (r !== undefined) break;
+      }
+      if (r === undefined) {
+        this.stats.wholeTableReads++;
+        r = this.s.cursor.get(eventId, sourceId) as typeof r;
+      }
+      return r === undefined ? null : { timestamp: r.timestamp, seq: r.seq };
+    })();
+  }
+
+  /** Where the rows received at `ms` or later begin, between lo and hi: a binary search that takes received_at to rise with seq. */
+  private firstReceivedFrom(ms: number, lo: number, hi: number): number {
+    while (lo < hi) {
+      const mid = lo + Math.floor((hi - lo) / 2);
+      const row = this.s.atOrAfter.get(mid) as { seq: number; received_at: number } | undefined;
+      if (row === undefined || row.received_at >= ms) hi = mid;
+      else lo = row.seq + 1;
+    }
+    return lo;
   }
 
   async sourceIdsOf(projectId: string): Promise<string[]> {
@@ -118,4 +164,10 @@ function compare(k: Key, c: EventCursor): number {
 
 function compareKeys(a: Key, b: Key): number {
   return a[1] - b[1] || a[0] - b[0];
+}
+
+/** The received_at a UUIDv7 event id carries, or null for an id of another form. */
+export function receivedAtOf(eventId: string): number | null {
+  const m = /^([0-9a-f]{8})-([0-9a-f]{4})-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i.exec(eventId);
+  return m === null ? null : parseInt(m[1]! + m[2]!, 16);
 }
