@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { expect, it } from 'vitest';
 import { StoreUnavailableError } from '../port.js';
-import { deleteInRanges } from './erasure.js';
+import { deleteInRanges, deleteInSeqRanges } from './erasure.js';
 
 const DAY = 86_400_000;
 const TIMEOUT = 5000;
@@ -73,6 +73,19 @@ it('one dense millisecond among quiet hours costs a few statements, not a day of
   expect(db.ranges.length).toBeLessThan(60);
   expect(db.ranges.at(-1)![1]).toBe(dense);
 
+  // Given a way to delete it apart (by seq, source by source), it goes that way once, and the rest of the hour follows.
+  const apart = database((from, to) => (from <= dense && dense < to ? 100_000 : 1));
+  const busy: number[] = [];
+  expect(await deleteInRanges(5 * DAY, 5 * DAY + 3_600_000, apart.pacing, apart.remove, async (ms) => (busy.push(ms), true))).toBe(true);
+  expect(busy).toEqual([dense]);
+  expectCovered([...apart.ranges, [dense, dense + 1] as [number, number]].sort((a, b) => a[0] - b[0]), 5 * DAY, 5 * DAY + 3_600_000);
+  expect(apart.cancels.length).toBeLessThan(30);
+  expect(apart.ranges.length).toBeLessThan(60);
+  // A busy millisecond deleted apart that is told to stop stops the erasure there.
+  const stopped = database((from, to) => (from <= dense && dense < to ? 100_000 : 1));
+  expect(await deleteInRanges(5 * DAY, 5 * DAY + 3_600_000, stopped.pacing, stopped.remove, async () => false)).toBe(false);
+  expect(stopped.ranges.at(-1)![1]).toBe(dense);
+
   // The same millisecond, but bearable: it goes, and the rest of the hour then takes a handful of statements.
   const ok = database((from, to) => (from <= dense && dense < to ? 4000 : 1));
   expect(await deleteInRanges(5 * DAY, 5 * DAY + 3_600_000, ok.pacing, ok.remove)).toBe(true);
@@ -104,4 +117,20 @@ it('starts no range once stopping', async () => {
     stop = done.length === 2;
   })).toBe(false);
   expect(done).toEqual([0, DAY]);
+});
+
+it('seqs of a busy millisecond go in ranges halved until they fit, and a single seq that cannot go ends the erasure', async () => {
+  // Seqs 1,000 to 1,999 hold 50 ms of work each: the whole of them is far over the timeout.
+  const perSeq = (from: number, to: number) => (Math.min(to, 2000) - Math.max(from, 1000)) * 50;
+  const db = database((from, to) => Math.max(perSeq(from, to), 0) + 1);
+  expect(await deleteInSeqRanges(0, 3000, db.pacing, db.remove)).toBe(true);
+  expect(db.ranges[0]![0]).toBe(0);
+  for (let i = 1; i < db.ranges.length; i++) expect(db.ranges[i]![0]).toBe(db.ranges[i - 1]![1]);
+  expect(db.ranges.at(-1)![1]).toBe(3000);
+  expect(db.cancels.length).toBeLessThan(8);
+  expect(Math.max(...db.ranges.map(([f, t]) => perSeq(f, t)))).toBeLessThan(TIMEOUT);
+
+  const stuck = database((from, to) => (from <= 7 && 7 < to ? 100_000 : 1));
+  await expect(deleteInSeqRanges(0, 100, stuck.pacing, stuck.remove)).rejects.toBeInstanceOf(StoreUnavailableError);
+  expect(stuck.cancels.at(-1)).toEqual([7, 8]);
 });

@@ -11,6 +11,24 @@ const QUERY_CANCELED = '57014';
 // agree on how long a record has gone untouched.
 const NOW_MS = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
 
+/**
+ * A step of an erasure: `remove` (a DELETE of events), the erasure's record
+ * (parameter `record`) touched, and the insert_ids of the deleted events
+ * freed, in one statement that answers how many events went.
+ */
+function erasing(remove: string, record: number): string {
+  return `WITH gone AS (
+      ${remove}
+      RETURNING source_id, insert_id
+    ), touched AS (
+      UPDATE pending_erasures SET touched_at = ${NOW_MS} WHERE id = $${record}
+    ), released AS (
+      DELETE FROM insert_ids i USING gone g
+      WHERE g.insert_id IS NOT NULL AND i.source_id = g.source_id AND i.insert_id = g.insert_id
+    )
+    SELECT count(*)::int AS n FROM gone`;
+}
+
 const SQL = {
   lock: 'SELECT pg_advisory_xact_lock($1::int, hashtext($2::text))',
   linked: 'SELECT person_id AS id FROM person_links WHERE project_id = $1 AND distinct_id = $2',
@@ -28,17 +46,20 @@ const SQL = {
   record: `INSERT INTO pending_erasures (project_id, person_ids, through_seq, touched_at)
     VALUES ($1, $2::text[], $3, ${NOW_MS}) RETURNING id`,
   // A time range within one day: each statement reads that range of the project through events_project_time.
-  deleteRange: `WITH gone AS (
-      DELETE FROM events WHERE project_id = $1 AND "timestamp" >= $2 AND "timestamp" < $3
-        AND person_id = ANY($4::text[]) AND seq <= $5
-      RETURNING source_id, insert_id
-    ), touched AS (
-      UPDATE pending_erasures SET touched_at = ${NOW_MS} WHERE id = $6
-    ), released AS (
-      DELETE FROM insert_ids i USING gone g
-      WHERE g.insert_id IS NOT NULL AND i.source_id = g.source_id AND i.insert_id = g.insert_id
-    )
-    SELECT count(*)::int AS n FROM gone`,
+  deleteRange: erasing(
+    `DELETE FROM events WHERE project_id = $1 AND "timestamp" >= $2 AND "timestamp" < $3
+      AND person_id = ANY($4::text[]) AND seq <= $5`,
+    6,
+  ),
+  // One source's rows of a millisecond too busy for deleteRange, by seq: each
+  // statement reads that range of seqs through events_source_time.
+  sources: 'SELECT id FROM sources WHERE project_id = $1 ORDER BY id',
+  seqsAt: 'SELECT min(seq) AS lo, max(seq) AS hi FROM events WHERE source_id = $1 AND "timestamp" = $2',
+  deleteSeqs: erasing(
+    `DELETE FROM events WHERE source_id = $1 AND "timestamp" = $2 AND seq >= $3 AND seq < $4
+      AND project_id = $5 AND person_id = ANY($6::text[])`,
+    7,
+  ),
   unsuppress: 'DELETE FROM suppressed_ids WHERE project_id = $1 AND distinct_id = $2',
   done: 'DELETE FROM pending_erasures WHERE id = $1',
   stale: `SELECT id, project_id AS "projectId", person_ids AS "personIds", through_seq AS "throughSeq"
@@ -77,16 +98,40 @@ export class PgErasure {
     return (await run<PendingErasure>(this.pool, SQL.stale, [idleMs])).rows;
   }
 
-  /** Time ranges of the project, a day at most, one statement each; then the record. */
+  /**
+   * Time ranges of the project, a day at most, one statement each; a
+   * millisecond too busy for one statement goes source by source, in ranges
+   * of seqs. Then the record.
+   */
   async finishErasure(e: PendingErasure, opts: { stopping?: () => boolean } = {}): Promise<{ eventsDeleted: number; done: boolean }> {
     let eventsDeleted = 0;
     const [span] = (await run<{ lo: number | null; hi: number | null }>(this.pool, SQL.span, [e.projectId])).rows;
     if (span?.lo != null && span.hi != null) {
       const pacing = { timeoutMs: this.statementMs, now: () => performance.now(), ...opts };
-      const complete = await deleteInRanges(Math.floor(span.lo / DAY_MS) * DAY_MS, span.hi, pacing, async (from, to) => {
-        const values = [e.projectId, from, to, e.personIds, e.throughSeq, e.id];
-        eventsDeleted += (await run<{ n: number }>(this.pool, SQL.deleteRange, values)).rows[0]!.n;
-      });
+      const busyMs = async (ms: number): Promise<boolean> => {
+        for (const { id: source } of (await run<{ id: string }>(this.pool, SQL.sources, [e.projectId])).rows) {
+          const [seqs] = (await run<{ lo: string | null; hi: string | null }>(this.pool, SQL.seqsAt, [source, ms])).rows;
+          if (seqs?.lo == null || seqs.hi == null) continue;
+          // Rows stored after the erasure began are not the erasure's.
+          const end = Math.min(Number(seqs.hi), e.throughSeq) + 1;
+          const complete = await deleteInSeqRanges(Number(seqs.lo), end, pacing, async (from, to) => {
+            const values = [source, ms, from, to, e.projectId, e.personIds, e.id];
+            eventsDeleted += (await run<{ n: number }>(this.pool, SQL.deleteSeqs, values)).rows[0]!.n;
+          });
+          if (!complete) return false;
+        }
+        return true;
+      };
+      const complete = await deleteInRanges(
+        Math.floor(span.lo / DAY_MS) * DAY_MS,
+        span.hi,
+        pacing,
+        async (from, to) => {
+          const values = [e.projectId, from, to, e.personIds, e.throughSeq, e.id];
+          eventsDeleted += (await run<{ n: number }>(this.pool, SQL.deleteRange, values)).rows[0]!.n;
+        },
+        busyMs,
+      );
       if (!complete) return { eventsDeleted, done: false };
     }
     await run(this.pool, SQL.done, [e.id]);
@@ -110,41 +155,70 @@ export interface RangePacing {
 /**
  * Calls `remove(from, to)` over [start, last] in ranges that never cross a
  * UTC day, so each statement reads one day's partition, and reads about as
- * much as a fifth of the statement timeout allows: the next range is sized
- * by how long the last one took (at most four times as wide, so an empty
- * stretch after a busy one is a dozen statements back to a whole day). A
- * range the server cancels for taking the whole timeout is halved and tried
- * again, and none grows until past it. A cancel that came sooner
- * (pg_cancel_backend) is someone's request and ends the erasure, as does a
- * single millisecond too busy to go. False when `stopping` ended it early.
+ * much as a fifth of the statement timeout allows (see inPacedRanges). A
+ * single millisecond that still takes the whole timeout goes to `busyMs`,
+ * which deletes it some other way (false: stopped); without one, it ends the
+ * erasure. False when `stopping` ended it early.
  */
-export async function deleteInRanges(
+export function deleteInRanges(
   start: number,
   last: number,
   pacing: RangePacing,
   remove: (from: number, to: number) => Promise<void>,
+  busyMs?: (ms: number) => Promise<boolean>,
+): Promise<boolean> {
+  return inPacedRanges(start, last + 1, { widest: DAY_MS, endOf: (from) => (Math.floor(from / DAY_MS) + 1) * DAY_MS }, pacing, remove, busyMs);
+}
+
+/** Calls `remove(from, to)` over the seqs [start, end), paced as inPacedRanges; a single seq that takes the whole timeout ends it. */
+export function deleteInSeqRanges(start: number, end: number, pacing: RangePacing, remove: (from: number, to: number) => Promise<void>): Promise<boolean> {
+  return inPacedRanges(start, end, { widest: Number.MAX_SAFE_INTEGER, endOf: () => end }, pacing, remove);
+}
+
+/**
+ * Calls `remove(from, to)` over [start, end) in ranges no wider than
+ * `widest` and ending at `endOf(from)` at the latest, the next range sized
+ * by how long the last one took (at most four times as wide, so an empty
+ * stretch after a busy one is a dozen statements back to the widest). A
+ * range the server cancels for taking the whole timeout is halved and tried
+ * again, and none grows until past it; a range of one that is cancelled goes
+ * to `one`, or ends the run. A cancel that came sooner (pg_cancel_backend)
+ * is someone's request and ends the run. False when `stopping` ended it.
+ */
+async function inPacedRanges(
+  start: number,
+  end: number,
+  shape: { widest: number; endOf: (from: number) => number },
+  pacing: RangePacing,
+  remove: (from: number, to: number) => Promise<void>,
+  one?: (at: number) => Promise<boolean>,
 ): Promise<boolean> {
   // Without a timeout (0), a second per statement.
   const targetMs = pacing.timeoutMs > 0 ? pacing.timeoutMs / 5 : 1000;
-  let width = DAY_MS;
+  let width = shape.widest;
   // Up to the end of the last range cancelled, ranges do not grow again: each
   // cancel costs a whole timeout, and the density that caused it is still ahead.
   let holdUntil = -Infinity;
-  for (let from = start; from <= last; ) {
+  for (let from = start; from < end; ) {
     if (pacing.stopping?.() === true) return false;
-    const to = Math.min(from + width, (Math.floor(from / DAY_MS) + 1) * DAY_MS);
+    const to = Math.min(from + width, shape.endOf(from));
     const began = pacing.now();
     try {
       await remove(from, to);
     } catch (err) {
       const tookAll = pacing.now() - began >= pacing.timeoutMs * 0.9;
-      if (serverError(err)?.code !== QUERY_CANCELED || !tookAll || to - from <= 1) throw err;
+      if (serverError(err)?.code !== QUERY_CANCELED || !tookAll || (to - from <= 1 && one === undefined)) throw err;
       holdUntil = Math.max(holdUntil, to);
-      width = Math.ceil((to - from) / 2);
-      continue;
+      if (to - from > 1) {
+        width = Math.ceil((to - from) / 2);
+        continue;
+      }
+      if (!(await one!(from))) return false;
+      // The cancels came down to this one; what lies past it may grow again.
+      holdUntil = -Infinity;
     }
     const took = Math.max(pacing.now() - began, 1);
-    const paced = Math.max(1, Math.min(DAY_MS, Math.round((to - from) * Math.min(4, targetMs / took))));
+    const paced = Math.max(1, Math.min(shape.widest, Math.round((to - from) * Math.min(4, targetMs / took))));
     width = to < holdUntil ? Math.min(paced, to - from) : paced;
     from = to;
   }

@@ -75,6 +75,20 @@ function item(o: Partial<EnrichedItem>): EnrichedItem {
   };
 }
 
+/**
+ * Makes every statement that deletes more than `n` events sleep until
+ * statement_timeout cancels it; returns a count of the events left by distinct_id.
+ */
+async function slowDeletesOver(setup: pg.Client, n: number): Promise<() => Promise<{ d: string; n: number }[]>> {
+  await setup.query(`CREATE FUNCTION slow_deletes() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF (SELECT count(*) FROM gone) > ${n} THEN PERFORM pg_sleep(30); END IF;
+      RETURN NULL;
+    END $$;
+    CREATE TRIGGER slow_deletes AFTER DELETE ON events REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION slow_deletes()`);
+  return async () => (await setup.query<{ d: string; n: number }>('SELECT distinct_id AS d, count(*)::int AS n FROM events GROUP BY 1 ORDER BY 1')).rows;
+}
+
 (enabled ? describeWith.bind(null, ['postgres']) : describe.skip)('postgres engine', () => {
   let db: { url: string; drop: () => Promise<void> };
   let direct: pg.Client;
@@ -124,18 +138,45 @@ function item(o: Partial<EnrichedItem>): EnrichedItem {
       ].map((it, index) => ({ ...it, index }));
       await store.ingest({ projectId: project.id, sourceId: source.id, keyId: key.id, receivedAt: Date.now(), dryRun: false, items });
       // A statement deleting more than 8 events is slow: statement_timeout cancels it, as it would a day too big.
-      await setup.query(`CREATE FUNCTION slow_deletes() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-          IF (SELECT count(*) FROM gone) > 8 THEN PERFORM pg_sleep(30); END IF;
-          RETURN NULL;
-        END $$;
-        CREATE TRIGGER slow_deletes AFTER DELETE ON events REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION slow_deletes()`);
-      const left = async () =>
-        (await setup.query<{ d: string; n: number }>('SELECT distinct_id AS d, count(*)::int AS n FROM events GROUP BY 1 ORDER BY 1')).rows;
+      const left = await slowDeletesOver(setup, 8);
 
       const bob = await store.store.erasePerson(project.id, { distinctId: 'bob' }, { suppress: false, now: Date.now() });
       expect(bob).toMatchObject({ eventsDeleted: 40 });
       expect(await left()).toEqual([{ d: 'carol', n: 3 }]);
+      expect(await store.store.staleErasures(0)).toEqual([]);
+    } finally {
+      await setup.end();
+      await store.close();
+      await busy.drop();
+    }
+  });
+
+  it('an erasure deletes a millisecond too busy for one statement source by source, in ranges of seqs', async () => {
+    const busy = await createTestDatabase();
+    const store = new Collector(await PostgresStore.connect(busy.url, { timeouts: { statementMs: 200 } }));
+    const setup = new pg.Client({ connectionString: busy.url });
+    await setup.connect();
+    try {
+      const admin = createAdmin(store.store, Date.now);
+      const project = await admin.createProject({ name: 'P', apiEnabled: true });
+      const at = (Math.floor(Date.now() / DAY) - 2) * DAY + 12 * 3_600_000;
+      // Every event in the same millisecond, as a backfill stamped with one time sends them.
+      for (const [n, name] of [[0, 'S1'], [1, 'S2']] as const) {
+        const source = await admin.createSource({ projectId: project.id, name });
+        const key = await admin.createKey(source.id);
+        const items = [
+          ...Array.from({ length: 20 }, (_, i) => item({ distinctId: 'bob', insertId: `bob_${n}_${i}`, timestamp: at })),
+          ...Array.from({ length: 3 }, (_, i) => item({ distinctId: 'carol', insertId: `carol_${n}_${i}`, timestamp: at })),
+        ].map((it, index) => ({ ...it, index }));
+        await store.ingest({ projectId: project.id, sourceId: source.id, keyId: key.id, receivedAt: Date.now(), dryRun: false, items });
+      }
+      // A statement deleting more than 8 events is cancelled by statement_timeout, as one reading too many rows would be.
+      const left = await slowDeletesOver(setup, 8);
+
+      const bob = await store.store.erasePerson(project.id, { distinctId: 'bob' }, { suppress: false, now: Date.now() });
+      expect(bob).toMatchObject({ eventsDeleted: 40 });
+      expect(await left()).toEqual([{ d: 'carol', n: 6 }]);
+      expect((await setup.query('SELECT count(*)::int AS n FROM insert_ids WHERE insert_id LIKE \'bob%\'')).rows[0].n).toBe(0);
       expect(await store.store.staleErasures(0)).toEqual([]);
     } finally {
       await setup.end();
