@@ -135,10 +135,11 @@ export const PG_MIGRATIONS: string[] = [
     through_seq bigint NOT NULL, touched_at bigint NOT NULL
   );`,
   // Version 6: where an event stands, by its id (paging before it). Ids are
-  // UUIDv7 of their arrival time and each day table is written in arrival
-  // order, so block ranges summarise them tightly. A BRIN index costs nothing
-  // at insert (ranges still being filled are left unsummarised until VACUUM),
-  // where a B-tree would add a random write per event.
+  // UUIDv7 of their arrival time and each day table is written mostly in
+  // arrival order, so block ranges summarise them tightly. A BRIN index costs
+  // next to nothing at insert (a row widens its range's summary, if the range
+  // has one yet; new ranges get one at VACUUM), where a B-tree would add a
+  // random write per event.
   'CREATE INDEX events_id ON events USING brin (id);',
 ];
 

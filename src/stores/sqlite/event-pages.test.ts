@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { sqliteTestDir } from '../../../test/helpers/sqlite.js';
 import { newEventId } from '../../domain/ids.js';
+import { EventDeletion } from './event-deletion.js';
 import { SqliteEventPages, receivedAtOf } from './event-pages.js';
 import type { Db } from './open.js';
 
@@ -10,12 +11,12 @@ const { open } = sqliteTestDir('inlet-event-pages-');
 const T0 = Date.UTC(2026, 0, 1);
 
 /** Writes an event row as the ingest pass would, received at `receivedAt`; returns its id. */
-function add(db: Db, receivedAt: number, opts: { id?: string; source?: string } = {}): string {
+function add(db: Db, receivedAt: number, opts: { id?: string; source?: string; seq?: bigint } = {}): string {
   const id = opts.id ?? newEventId(receivedAt);
   db.prepare(
-    `INSERT INTO events (id, project_id, source_id, event, distinct_id, person_id, timestamp, received_at, properties)
-     VALUES (?, 'prj_1', ?, 'e', 'u', 'per_1', ?, ?, '{}')`,
-  ).run(id, opts.source ?? 'src_1', receivedAt - 5_000, receivedAt);
+    `INSERT INTO events (seq, id, project_id, source_id, event, distinct_id, person_id, timestamp, received_at, properties)
+     VALUES (?, ?, 'prj_1', ?, 'e', 'u', 'per_1', ?, ?, '{}')`,
+  ).run(opts.seq ?? null, id, opts.source ?? 'src_1', receivedAt - 5_000, receivedAt);
   return id;
 }
 
@@ -51,6 +52,27 @@ describe('finding where an event stands, for paging before it', () => {
     expect(await pages.eventCursor('src_1', late)).toEqual({ seq: seqOf(db, late), timestamp: T0 - 3_605_000 });
     expect(await pages.eventCursor('src_1', other)).toEqual({ seq: seqOf(db, other), timestamp: T0 + 5_000 });
     expect(pages.stats.wholeTableReads).toBe(2);
+  });
+
+  it('steps over the placeholder a deletion of the newest event leaves, which has no time', async () => {
+    const db = open();
+    const pages = new SqliteEventPages(db);
+    // Ten minutes apart: the widest window (a minute each way) holds one of them only.
+    const ids = db.transaction(() => Array.from({ length: 41 }, (_, i) => add(db, T0 + i * 600_000)))();
+    db.transaction(() => new EventDeletion(db).delete([seqOf(db, ids[40]!)]))();
+    // The placeholder (received_at 0) now sits where the search probes first.
+    expect(db.prepare("SELECT count(*) FROM events WHERE source_id = ''").pluck().get()).toBe(1);
+    for (const i of [0, 19, 20, 21, 39]) expect(await pages.eventCursor('src_1', ids[i]!)).toMatchObject({ seq: seqOf(db, ids[i]!) });
+    expect(pages.stats.wholeTableReads).toBe(0);
+  });
+
+  it('reads the table rather than search seqs past 2^53, which numbers cannot hold exactly', async () => {
+    const db = open();
+    const pages = new SqliteEventPages(db);
+    const big = 2n ** 53n;
+    const ids = [0n, 1n, 4n].map((d, i) => add(db, T0 + i, { seq: big + d }));
+    expect(await pages.eventCursor('src_1', ids[1]!)).toEqual({ seq: Number(big + 1n), timestamp: T0 + 1 - 5_000 });
+    expect(pages.stats.wholeTableReads).toBe(1);
   });
 
   it('answers null for an id of another source, an unknown id, or an empty table', async () => {

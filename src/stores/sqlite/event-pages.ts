@@ -50,7 +50,8 @@ export class SqliteEventPages implements EventPages {
       cursorIn: db.prepare('SELECT seq, timestamp FROM events WHERE seq >= ? AND seq < ? AND id = ? AND source_id = ?'),
       // Two subqueries: SQLite reads a lone min() or max() off the end of the table, not both at once.
       seqs: db.prepare('SELECT (SELECT min(seq) FROM events) AS lo, (SELECT max(seq) FROM events) AS hi'),
-      atOrAfter: db.prepare('SELECT seq, received_at FROM events WHERE seq >= ? ORDER BY seq LIMIT 1'),
+      // Placeholders of deleted events (event-deletion.ts) have no time: the search steps over them.
+      atOrAfter: db.prepare("SELECT seq, received_at FROM events WHERE seq >= ? AND source_id <> '' ORDER BY seq LIMIT 1"),
       sources: db.prepare('SELECT id FROM sources WHERE project_id = ? ORDER BY id').pluck(),
     };
   }
@@ -74,8 +75,11 @@ export class SqliteEventPages implements EventPages {
    * An event id is a UUIDv7 whose first 48 bits are the event's received_at,
    * and seqs follow arrival nearly in order: a binary search over seqs finds
    * the rows received near that time, and only they are read, the nearest
-   * first (STRAY_STEPS_MS). An event written further out of order (or an id
-   * of another form) is still found, by reading the whole table.
+   * first (STRAY_STEPS_MS). When that fails the whole table is read, so the
+   * answer is always the same, only slower: for an id of another form or of
+   * no event of the source, for an event written further out of order, and
+   * for events around a step back of the clock (the search, misled by it,
+   * may look in the wrong place for as long as the step lasted).
    */
   async eventCursor(sourceId: string, eventId: string): Promise<EventCursor | null> {
     const at = receivedAtOf(eventId);
@@ -83,7 +87,9 @@ export class SqliteEventPages implements EventPages {
       const span = this.s.seqs.get() as { lo: number | null; hi: number | null };
       if (span.lo === null || span.hi === null) return null;
       let r: { seq: number; timestamp: number } | undefined;
-      for (const stray of at === null ? [] : STRAY_STEPS_MS) {
+      // Past 2^53 a seq read as a number is rounded, and the search could not move on.
+      const searchable = at !== null && span.hi < Number.MAX_SAFE_INTEGER;
+      for (const stray of searchable ? STRAY_STEPS_MS : []) {
         const from = this.firstReceivedFrom(at! - stray, span.lo, span.hi + 1);
         const to = this.firstReceivedFrom(at! + stray + 1, from, span.hi + 1);
         r = this.s.cursorIn.get(from, to, eventId, sourceId) as typeof r;
