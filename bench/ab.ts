@@ -16,7 +16,7 @@
 import type { AbFigures, AbPair } from './ab-summary.js';
 import { abTables } from './ab-summary.js';
 import type { BenchConfig } from './config.js';
-import { type Checkout, type Deployment, type Engine, type Log, type StoreFactory, startDeployment } from './deploy.js';
+import { type Checkout, type Deployment, type Engine, type FreshStore, type Log, type StoreFactory, startDeployment } from './deploy.js';
 import { type Row, SLO_LOAD, fill, paced, peak, short, tenantsRun } from './measure.js';
 import type { BodyPool } from './payloads.js';
 
@@ -85,16 +85,47 @@ export async function abRun(ctx: AbContext): Promise<{ pairs: AbPair[]; rows: (R
   }
 
   if (ctx.fullStore) {
-    await withBoth(1, 'off', async (ds) => {
-      for (const d of ds) {
-        const f = await fill(d, pools.fill!, cfg.stored, cfg.fillConnections, log);
-        if (f !== null) fills.push(f);
+    // Each side is filled once; every round then starts a server on a copy of
+    // that filled store and sends the same bodies, so no round measures a
+    // store the rounds before it have grown.
+    const filled: { side: Checkout; store: FreshStore; d: Deployment }[] = [];
+    try {
+      for (const side of sides) {
+        const store = await ctx.stores.fresh(side, engine, cfg.databaseUrl, 1);
+        let d: Deployment;
+        try {
+          // Stopping the filling server must leave its store for the copies.
+          d = await startDeployment({ name: side.label, checkout: side, store: { ...store, drop: async () => {} }, servers: 1, limits: 'off', probe: ctx.probePool }, log);
+        } catch (e) {
+          await store.drop();
+          throw e;
+        }
+        filled.push({ side, store, d });
+        try {
+          const f = await fill(d, pools.fill!, cfg.stored, cfg.fillConnections, log);
+          if (f !== null) fills.push(f);
+        } finally {
+          await d.stop(log);
+        }
       }
       for (let round = 1; round <= cfg.rounds; round++) {
         log(`bench: full store, round ${round} of ${cfg.rounds}`);
-        await bigPair(round, ds, `, ${short(cfg.stored)} stored`);
+        const ds: Deployment[] = [];
+        try {
+          for (const f of filled) {
+            const copy = await ctx.stores.copyOf(f.store, f.side.label, cfg.databaseUrl);
+            const d = await startDeployment({ name: f.side.label, checkout: f.side, store: copy, servers: 1, limits: 'off', probe: ctx.probePool }, log);
+            d.resumeFrom(f.d);
+            ds.push(d);
+          }
+          await bigPair(round, ds, `, ${short(cfg.stored)} stored`);
+        } finally {
+          for (const d of ds) await d.stop(log);
+        }
       }
-    });
+    } finally {
+      for (const f of filled) await f.store.drop();
+    }
   }
 
   process.stdout.write(`\n${abTables(pairs)}\n`);

@@ -53,18 +53,32 @@ export class StoreFactory {
 
   async fresh(checkout: Checkout, engine: Engine, baseUrl: string | null, tenants: number): Promise<FreshStore> {
     const t = await this.template(checkout, engine, baseUrl, tenants);
-    const dataDir = join(this.scratch, `store-${checkout.label}-${++this.n}`);
-    if (t.db === null) {
-      cpSync(t.dataDir, dataDir, { recursive: true });
-      return { dataDir, databaseUrl: null, tenants: t.tenants, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
+    return this.copy({ dataDir: t.dataDir, database: t.db?.name ?? null, tenants: t.tenants }, checkout.label, baseUrl);
+  }
+
+  /**
+   * A new store holding what `store` holds now; its servers must be stopped
+   * (CREATE DATABASE … TEMPLATE needs no one connected).
+   */
+  copyOf(store: FreshStore, label: string, baseUrl: string | null): Promise<FreshStore> {
+    const database = store.databaseUrl === null ? null : decodeURIComponent(new URL(store.databaseUrl).pathname.slice(1));
+    return this.copy({ dataDir: store.dataDir, database, tenants: store.tenants }, label, baseUrl);
+  }
+
+  /** The data directory copied (SQLite), or a database made from `database` as its template. */
+  private async copy(from: { dataDir: string; database: string | null; tenants: Tenant[] }, label: string, baseUrl: string | null): Promise<FreshStore> {
+    const dataDir = join(this.scratch, `store-${label}-${++this.n}`);
+    if (from.database === null) {
+      cpSync(from.dataDir, dataDir, { recursive: true });
+      return { dataDir, databaseUrl: null, tenants: from.tenants, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
     }
     mkdirSync(dataDir, { recursive: true });
-    const db = await createScratchDatabase(baseUrl!, checkout.label.toLowerCase(), t.db.name);
+    const db = await createScratchDatabase(baseUrl!, label.toLowerCase(), from.database);
     this.databases.add(db);
     return {
       dataDir,
       databaseUrl: db.url,
-      tenants: t.tenants,
+      tenants: from.tenants,
       drop: async () => {
         this.databases.delete(db);
         rmSync(dataDir, { recursive: true, force: true });
@@ -150,6 +164,12 @@ export class Deployment {
 
   get pids(): number[] {
     return this.servers.map((s) => s.pid);
+  }
+
+  /** Takes up where `other` left off, on a copy of its store: the same cursors (copied) and count of events stored. */
+  resumeFrom(other: Deployment): void {
+    for (const [name, c] of other.cursors) this.cursors.set(name, c.copy());
+    this.stored = other.stored;
   }
 
   /** The cursor of a pool for this deployment, continued from phase to phase so that nothing is sent twice. */

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 
 /** A database made for one run beside the one the URL names, and its removal. */
@@ -15,7 +16,16 @@ export interface ScratchDatabase {
 export async function createScratchDatabase(baseUrl: string, label: string, template?: string): Promise<ScratchDatabase> {
   const name = `inlet_bench_${label}_${randomBytes(4).toString('hex')}`;
   const from = template === undefined ? '' : ` TEMPLATE ${pg.escapeIdentifier(template)}`;
-  await withClient(baseUrl, (c) => c.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}${from}`));
+  // A server just stopped may leave its backend on the template for a moment (55006: object in use).
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await withClient(baseUrl, (c) => c.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}${from}`));
+      break;
+    } catch (e) {
+      if ((e as { code?: string }).code !== '55006' || attempt === 20) throw e;
+      await sleep(250);
+    }
+  }
   const url = new URL(baseUrl);
   url.pathname = `/${name}`;
   return {
