@@ -80,10 +80,10 @@ export function parseBool(v: string, flag: string): boolean {
  * goes through here with a range of its own, so a value is never rounded on
  * the way in (99999999999999999999 is not 100000000000000000000).
  */
-export function parseWhole(v: string, flag: string, range: { min: number; max: number }): number {
+export function parseWhole(v: string, flag: string, range: { min: number; max: number }, orElse?: string): number {
   const n = /^\d{1,16}$/.test(v) ? Number(v) : Number.NaN;
   if (!Number.isSafeInteger(n) || n < range.min || n > range.max) {
-    throw new UsageError(`${flag} takes a whole number from ${range.min} to ${range.max}, not "${v}".`);
+    throw new UsageError(`${flag} takes a whole number from ${range.min} to ${range.max}${orElse === undefined ? '' : ` or ${orElse}`}, not "${v}".`);
   }
   return n;
 }

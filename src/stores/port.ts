@@ -266,7 +266,7 @@ export interface EventPage {
  */
 export interface EventPages {
   eventPage(q: EventPageQuery): Promise<EventPage>;
-  /** Where an event of the source stands (for paging before it); null when the source has no such event. */
+  /** Where an event of the source stands (for paging before it); null when the source has no such event. The id is a UUID, read in either case. */
   eventCursor(sourceId: string, eventId: string): Promise<EventCursor | null>;
   /** Every source of the project, deleted ones included (their events are the project's). */
   sourceIdsOf(projectId: string): Promise<string[]>;

@@ -20,7 +20,7 @@ describe('values the inlet command takes', () => {
     // Each form is tried in src/cli/context.test.ts; here the command as a whole.
     for (const n of ['99999999999999999999', '-1']) {
       expect(await refused(['project', 'update', project.id, '--monthly-event-limit', n])).toBe(
-        `inlet: --monthly-event-limit takes a whole number from 0 to 1000000000000, not "${n}".\n`,
+        `inlet: --monthly-event-limit takes a whole number from 0 to 1000000000000 or none, not "${n}".\n`,
       );
     }
     expect((await cliJson(['project', 'update', project.id, '--monthly-event-limit', '1000000000000'], env)).monthly_event_limit).toBe(1e12);

@@ -82,6 +82,17 @@ describe('inlet events list: paging and filters', () => {
     expect(all.map((e: { insert_id: string }) => e.insert_id)).toEqual(Array.from({ length: 18 }, (_, i) => `i${17 - i}`));
   });
 
+  it('the table shows each event id first, and --before takes it in either case', async () => {
+    const r = await runCli(['events', 'list', '--source', a, '--limit', '2'], env);
+    expect(r.code).toBe(0);
+    const [head, ...rows] = r.stdout.trim().split('\n');
+    expect(head).toMatch(/^ID +TIMESTAMP +EVENT +DISTINCT ID/);
+    const newest = await cliJson(['events', 'list', '--source', a, '--limit', '3'], env);
+    expect(rows.map((row) => row.split(/ +/)[0])).toEqual([newest[0].id, newest[1].id]);
+    const next = await cliJson(['events', 'list', '--source', a, '--limit', '1', '--before', newest[1].id.toUpperCase()], env);
+    expect(next.map((e: { id: string }) => e.id)).toEqual([newest[2].id]);
+  });
+
   it('--before an id the source does not hold is refused', async () => {
     const r = await runCli(['events', 'list', '--source', b, '--before', '0193a1f0-0000-7000-8000-000000000000'], env);
     expect(r.code).toBe(1);

@@ -30,7 +30,7 @@ it('person delete prints what it removed; --suppress and unsuppress print the do
   expect(await cliJson(['person', 'unsuppress', '--project', projectId, '--distinct-id', 'gina'], env)).toEqual({ distinct_id: 'gina', suppressed: false });
   const human = await runCli(['person', 'delete', '--project', projectId, '--distinct-id', 'hal'], env);
   expect(human.code, human.stderr).toBe(0);
-  expect(human.stdout).toMatch(/^erased person per_\S+ \(distinct ids: hal\): 1 events deleted\n$/);
+  expect(human.stdout).toMatch(/^erased person per_\S+ \(distinct ids: hal\): 1 event deleted\n$/);
 });
 
 it('person delete refuses an unknown person, and a lookup that is not exactly one of the two', async () => {

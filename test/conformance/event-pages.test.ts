@@ -100,6 +100,7 @@ for (const engine of STORES) {
       expect(first.events.map((e) => e.id)).toEqual(wanted.slice(0, 10).map((e) => e.id));
       const cursor = await store.eventPages.eventCursor(sources[0]!, first.events[9]!.id);
       expect(cursor).not.toBeNull();
+      expect(await store.eventPages.eventCursor(sources[0]!, first.events[9]!.id.toUpperCase())).toEqual(cursor);
       const second = await store.eventPages.eventPage({ sourceId: sources[0]!, order: 'desc', after: cursor, event: 'signup', distinctId: 'u3', limit: 10 });
       expect(second.events.map((e) => e.id)).toEqual(wanted.slice(10, 20).map((e) => e.id));
       expect(await store.eventPages.eventCursor(sources[1]!, first.events[0]!.id)).toBeNull();

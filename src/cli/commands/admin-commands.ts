@@ -51,7 +51,7 @@ export function registerAdminCommands(program: Command): void {
         if (o.retentionDays !== undefined) patch.retentionDays = parseWhole(o.retentionDays, '--retention-days', { min: 1, max: MAX_RETENTION_DAYS });
         if (o.apiEnabled !== undefined) patch.apiEnabled = parseBool(o.apiEnabled, '--api-enabled');
         if (o.monthlyEventLimit !== undefined) {
-          patch.monthlyEventLimit = o.monthlyEventLimit === 'none' ? null : parseWhole(o.monthlyEventLimit, '--monthly-event-limit', MONTHLY_EVENT_LIMIT_RANGE);
+          patch.monthlyEventLimit = o.monthlyEventLimit === 'none' ? null : parseWhole(o.monthlyEventLimit, '--monthly-event-limit', MONTHLY_EVENT_LIMIT_RANGE, 'none');
         }
         if (Object.keys(patch).length === 0) {
           throw new UsageError('Nothing to change: give --api-enabled, --monthly-event-limit or --retention-days.');

@@ -15,7 +15,7 @@ export function registerDataCommands(program: Command): void {
       .command('list')
       .description("a source's stored events, newest first")
       .requiredOption('--source <source>', 'source id')
-      .option('--limit <n>', 'how many (default 100)', '100')
+      .option('--limit <n>', 'how many, 1 to 10000', '100')
       .option('--before <event_id>', 'page backwards: only events older than this one')
       .option('--event <name>', 'only events of this name')
       .option('--distinct-id <id>', 'only events with this distinct_id'),
@@ -32,8 +32,9 @@ export function registerDataCommands(program: Command): void {
       },
       (rows) =>
         table([
-          ['TIMESTAMP', 'EVENT', 'DISTINCT ID', 'PERSON', 'SESSION', 'INSERT ID'],
-          ...rows.map((e) => [e.timestamp, e.event, e.distinct_id ?? '-', e.person_id, e.session_id ?? 'server', e.insert_id ?? '-']),
+          // The id first: it is what --before takes.
+          ['ID', 'TIMESTAMP', 'EVENT', 'DISTINCT ID', 'PERSON', 'SESSION', 'INSERT ID'],
+          ...rows.map((e) => [e.id, e.timestamp, e.event, e.distinct_id ?? '-', e.person_id, e.session_id ?? 'server', e.insert_id ?? '-']),
         ]),
     ),
   );
@@ -79,7 +80,7 @@ export function registerDataCommands(program: Command): void {
         const p = await admin.getProject(o.project);
         return { project_id: p.id, month, events: await store.usage(p.id, month), monthly_event_limit: p.monthlyEventLimit };
       },
-      (u) => `${u.project_id} ${u.month}: ${u.events} events${u.monthly_event_limit === null ? '' : ` of ${u.monthly_event_limit}`}`,
+      (u) => `${u.project_id} ${u.month}: ${u.events} event${u.events === 1 ? '' : 's'}${u.monthly_event_limit === null ? '' : ` of ${u.monthly_event_limit}`}`,
     ),
   );
 

@@ -26,7 +26,7 @@ export function registerErasure(person: Command): void {
         return { person_id: erased.personId, distinct_ids: erased.distinctIds, events_deleted: erased.eventsDeleted, suppressed: erased.suppressed };
       },
       (r) =>
-        `erased person ${r.person_id} (distinct ids: ${r.distinct_ids.join(', ') || '-'}): ${r.events_deleted} events deleted` +
+        `erased person ${r.person_id} (distinct ids: ${r.distinct_ids.join(', ') || '-'}): ${r.events_deleted} event${r.events_deleted === 1 ? '' : 's'} deleted` +
         (r.suppressed ? '; later items for these ids are dropped as suppressed' : ''),
     ),
   );

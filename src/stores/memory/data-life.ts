@@ -38,7 +38,8 @@ export class MemoryEventPages implements EventPages {
   }
 
   async eventCursor(sourceId: string, eventId: string): Promise<EventCursor | null> {
-    const e = this.db.tables.events.find((r) => r.id === eventId && r.sourceId === sourceId);
+    const id = eventId.toLowerCase();
+    const e = this.db.tables.events.find((r) => r.id === id && r.sourceId === sourceId);
     return e === undefined ? null : { timestamp: e.timestamp, seq: e.seq };
   }
 

@@ -81,7 +81,9 @@ export class SqliteEventPages implements EventPages {
    * for events around a step back of the clock (the search, misled by it,
    * may look in the wrong place for as long as the step lasted).
    */
-  async eventCursor(sourceId: string, eventId: string): Promise<EventCursor | null> {
+  async eventCursor(sourceId: string, given: string): Promise<EventCursor | null> {
+    // Stored in lower case; PostgreSQL's uuid type reads either.
+    const eventId = given.toLowerCase();
     const at = receivedAtOf(eventId);
     return this.db.transaction(() => {
       const span = this.s.seqs.get() as { lo: number | null; hi: number | null };
