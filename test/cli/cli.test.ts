@@ -125,6 +125,11 @@ describe('the inlet command (docs/cli.md)', () => {
       const merged = await cliJson(['browser', 'identify', '--project', project.id, '--anonymous-id', 'per_browser', '--distinct-id', 'cust_1'], env);
       expect(merged).toMatchObject({ id: 'per_browser', distinct_ids: ['cust_1'], traits: { plan: 'pro' } });
       expect((await cliJson(['events', 'list', '--source', source.id], env))[0].person_id).toBe('per_browser');
+      // Held by one browser person, the id stays with it; the line says so rather than seem to link it.
+      const other = await runCli(['browser', 'identify', '--project', project.id, '--anonymous-id', 'per_other', '--distinct-id', 'cust_1'], env);
+      expect(other.stdout).toBe('cust_1 stays with browser person per_browser, which held it first; per_other is unchanged\n');
+      const linked = await runCli(['browser', 'identify', '--project', project.id, '--anonymous-id', 'per_other', '--distinct-id', 'cust_2'], env);
+      expect(linked.stdout).toBe('person per_other now holds cust_2\n');
 
       const usage = await cliJson(['usage', '--project', project.id], env);
       expect(usage).toEqual({ project_id: project.id, month: new Date().toISOString().slice(0, 7), events: 1, monthly_event_limit: null });

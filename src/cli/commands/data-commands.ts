@@ -101,7 +101,11 @@ export function registerDataCommands(program: Command): void {
         const distinctId = flagValue('--distinct-id', checkDistinctId(o.distinctId));
         return personJson(await admin.browserIdentify(o.project, anonymousId, distinctId));
       },
-      (p) => `person ${p.id} now holds ${p.distinct_ids.join(', ')}`,
+      // An id another browser person holds stays with it: say so, rather than seem to have linked it.
+      (p) =>
+        p.id === o.anonymousId
+          ? `person ${p.id} now holds ${p.distinct_ids.join(', ')}`
+          : `${o.distinctId} stays with browser person ${p.id}, which held it first; ${o.anonymousId} is unchanged`,
     ),
   );
 }
