@@ -76,17 +76,33 @@ function item(o: Partial<EnrichedItem>): EnrichedItem {
 }
 
 /**
- * Makes every statement that deletes more than `n` events sleep until
- * statement_timeout cancels it; returns a count of the events left by distinct_id.
+ * Runs `fn` on a store of a database of its own, with the given
+ * statement_timeout, where every statement that deletes more than 8 events
+ * sleeps until the timeout cancels it, as one reading too many rows would
+ * be; `left` counts the events left by distinct_id.
  */
-async function slowDeletesOver(setup: pg.Client, n: number): Promise<() => Promise<{ d: string; n: number }[]>> {
-  await setup.query(`CREATE FUNCTION slow_deletes() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      IF (SELECT count(*) FROM gone) > ${n} THEN PERFORM pg_sleep(30); END IF;
-      RETURN NULL;
-    END $$;
-    CREATE TRIGGER slow_deletes AFTER DELETE ON events REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION slow_deletes()`);
-  return async () => (await setup.query<{ d: string; n: number }>('SELECT distinct_id AS d, count(*)::int AS n FROM events GROUP BY 1 ORDER BY 1')).rows;
+async function withSlowDeletes(
+  statementMs: number,
+  fn: (t: { store: Collector; admin: ReturnType<typeof createAdmin>; setup: pg.Client; left: () => Promise<{ d: string; n: number }[]> }) => Promise<void>,
+): Promise<void> {
+  const busy = await createTestDatabase();
+  const store = new Collector(await PostgresStore.connect(busy.url, { timeouts: { statementMs } }));
+  const setup = new pg.Client({ connectionString: busy.url });
+  await setup.connect();
+  try {
+    await setup.query(`CREATE FUNCTION slow_deletes() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF (SELECT count(*) FROM gone) > 8 THEN PERFORM pg_sleep(30); END IF;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER slow_deletes AFTER DELETE ON events REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION slow_deletes()`);
+    const left = async () => (await setup.query<{ d: string; n: number }>('SELECT distinct_id AS d, count(*)::int AS n FROM events GROUP BY 1 ORDER BY 1')).rows;
+    await fn({ store, admin: createAdmin(store.store, Date.now), setup, left });
+  } finally {
+    await setup.end();
+    await store.close();
+    await busy.drop();
+  }
 }
 
 (enabled ? describeWith.bind(null, ['postgres']) : describe.skip)('postgres engine', () => {
@@ -122,12 +138,7 @@ async function slowDeletesOver(setup: pg.Client, n: number): Promise<() => Promi
   });
 
   it('an erasure splits a day too busy for one statement within statement_timeout', async () => {
-    const busy = await createTestDatabase();
-    const store = new Collector(await PostgresStore.connect(busy.url, { timeouts: { statementMs: 300 } }));
-    const setup = new pg.Client({ connectionString: busy.url });
-    await setup.connect();
-    try {
-      const admin = createAdmin(store.store, Date.now);
+    await withSlowDeletes(300, async ({ store, admin, left }) => {
       const project = await admin.createProject({ name: 'P', apiEnabled: true });
       const source = await admin.createSource({ projectId: project.id, name: 'S' });
       const key = await admin.createKey(source.id);
@@ -137,27 +148,16 @@ async function slowDeletesOver(setup: pg.Client, n: number): Promise<() => Promi
         ...Array.from({ length: 3 }, (_, i) => item({ distinctId: 'carol', insertId: `carol_${i}`, timestamp: day + i * 3_600_000 })),
       ].map((it, index) => ({ ...it, index }));
       await store.ingest({ projectId: project.id, sourceId: source.id, keyId: key.id, receivedAt: Date.now(), dryRun: false, items });
-      // A statement deleting more than 8 events is slow: statement_timeout cancels it, as it would a day too big.
-      const left = await slowDeletesOver(setup, 8);
 
       const bob = await store.store.erasePerson(project.id, { distinctId: 'bob' }, { suppress: false, now: Date.now() });
       expect(bob).toMatchObject({ eventsDeleted: 40 });
       expect(await left()).toEqual([{ d: 'carol', n: 3 }]);
       expect(await store.store.staleErasures(0)).toEqual([]);
-    } finally {
-      await setup.end();
-      await store.close();
-      await busy.drop();
-    }
+    });
   });
 
   it('an erasure deletes a millisecond too busy for one statement source by source, in ranges of seqs', async () => {
-    const busy = await createTestDatabase();
-    const store = new Collector(await PostgresStore.connect(busy.url, { timeouts: { statementMs: 200 } }));
-    const setup = new pg.Client({ connectionString: busy.url });
-    await setup.connect();
-    try {
-      const admin = createAdmin(store.store, Date.now);
+    await withSlowDeletes(200, async ({ store, admin, setup, left }) => {
       const project = await admin.createProject({ name: 'P', apiEnabled: true });
       const at = (Math.floor(Date.now() / DAY) - 2) * DAY + 12 * 3_600_000;
       // Every event in the same millisecond, as a backfill stamped with one time sends them.
@@ -170,19 +170,13 @@ async function slowDeletesOver(setup: pg.Client, n: number): Promise<() => Promi
         ].map((it, index) => ({ ...it, index }));
         await store.ingest({ projectId: project.id, sourceId: source.id, keyId: key.id, receivedAt: Date.now(), dryRun: false, items });
       }
-      // A statement deleting more than 8 events is cancelled by statement_timeout, as one reading too many rows would be.
-      const left = await slowDeletesOver(setup, 8);
 
       const bob = await store.store.erasePerson(project.id, { distinctId: 'bob' }, { suppress: false, now: Date.now() });
       expect(bob).toMatchObject({ eventsDeleted: 40 });
       expect(await left()).toEqual([{ d: 'carol', n: 6 }]);
       expect((await setup.query('SELECT count(*)::int AS n FROM insert_ids WHERE insert_id LIKE \'bob%\'')).rows[0].n).toBe(0);
       expect(await store.store.staleErasures(0)).toEqual([]);
-    } finally {
-      await setup.end();
-      await store.close();
-      await busy.drop();
-    }
+    });
   });
 
   it('pending erasures are touched and aged on the database clock, whatever a server\'s clock says', async () => {
