@@ -25,6 +25,7 @@ const REFUSED: Record<keyof typeof SETTINGS, string> = {
   readingBudgetBytes: '1000',
   readingKeyBudgetBytes: 'lots',
   maxConnections: '1e4',
+  checkThreads: '65',
 };
 
 describe('settings', () => {

@@ -6,12 +6,14 @@
  * one entry here.
  */
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { DEFAULT_LIMITS } from './domain/limits/policies.js';
 import { ADMISSION_WAIT_MS, BODY_BUDGET_BYTES } from './edge/admission.js';
 import { MAX_CONNECTIONS } from './edge/connection-limits.js';
 import { normaliseHost } from './edge/host.js';
 import { MAX_BODY_BYTES } from './edge/read-body.js';
 import { READING_BUDGET_BYTES, READING_KEY_BUDGET_BYTES } from './edge/read-budget.js';
+import { OFF_THREAD_MIN_BYTES } from './pipeline/check-threads.js';
 
 /** A setting the server cannot start with; the message names it and what it accepts. */
 export class ConfigError extends Error {}
@@ -175,6 +177,12 @@ export const SETTINGS = {
     accepts: `${wholeUpTo(1_000_000)} (0: no cap)`,
     about: 'Open connections at most; past it new connections are closed at once, which clients retry as a network error.',
     parse: whole(1_000_000),
+  }),
+  checkThreads: setting({
+    env: 'INLET_CHECK_THREADS', fallback: availableParallelism() > 1 ? 1 : 0, shown: '1 (0 with one CPU)',
+    accepts: `${wholeUpTo(64)} (0: none)`,
+    about: `Threads that parse and check request bodies of ${OFF_THREAD_MIN_BYTES / 1024} KiB and more, so the main thread only writes and answers; with 0 the main thread does it all. Each takes about 40 MiB.`,
+    parse: whole(64),
   }),
   logLevel: setting({
     env: 'INLET_LOG_LEVEL', fallback: 'info' as string, shown: 'info',

@@ -7,6 +7,7 @@ import type { RateLimits } from '../domain/limits/policies.js';
 import type { Collector } from '../domain/collector.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RequestErrorCode } from '../errors/codes.js';
+import { CheckThreads } from '../pipeline/check-threads.js';
 import { Admission } from './admission.js';
 import { batchRoute } from './batch-route.js';
 import { clientErrorHandler, refuseConnect } from './client-errors.js';
@@ -52,6 +53,8 @@ export interface AppDeps {
   requestTimeoutMs?: number;
   /** The console's live view of answers; tests pass their own. */
   live?: LiveWindow;
+  /** Threads that check large bodies; absent: every body is checked on the main thread. */
+  checks?: CheckThreads;
 }
 
 declare module 'fastify' {
@@ -171,6 +174,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     ...deps,
     admission,
     reading,
+    checks: deps.checks ?? new CheckThreads(0),
     counters,
     live,
   };

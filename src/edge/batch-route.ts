@@ -2,8 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type BearerResult, hashKey, hashesMatch, isKeyShaped, keyWorks, readBearer } from '../domain/keys.js';
 import type { RateLimits } from '../domain/limits/policies.js';
 import type { LiveWindow } from '../domain/live-window.js';
-import { checkBody, checkItems } from '../pipeline/check-batch.js';
-import { enrichItems } from '../pipeline/enrich-items.js';
+import type { BatchContext, CheckedBatch } from '../pipeline/checked-batch.js';
+import type { CheckThreads } from '../pipeline/check-threads.js';
 import type { Collector } from '../domain/collector.js';
 import { KeyNoLongerWorksError } from '../domain/ingest/job.js';
 import { type AuthRecord, StoreUnavailableError } from '../stores/port.js';
@@ -14,7 +14,7 @@ import type { EdgeCounters } from './edge-counters.js';
 import { sendRefusal } from './envelope.js';
 import { normaliseHost } from './host.js';
 import { feedLive } from './live-feed.js';
-import { parseJsonBody, readBody } from './read-body.js';
+import { readBody } from './read-body.js';
 import { BATCH_PATH, ENDPOINTS, type EndpointProfile } from './endpoints.js';
 import { emptyFacts, tallyKept, tallyRefused } from './request-facts.js';
 import type { ReadBudget } from './read-budget.js';
@@ -36,6 +36,8 @@ export interface BatchRouteDeps {
   admission: Admission;
   /** Bounds on bodies being read; one per server. */
   reading: ReadBudget;
+  /** Where bodies are parsed and checked: large ones on threads, if the server has them. */
+  checks: CheckThreads;
   counters: EdgeCounters;
   limits: RateLimits;
   clock: () => number;
@@ -163,14 +165,47 @@ async function admitted(
   bytes: Buffer,
   profile: EndpointProfile,
 ): Promise<Refusal | null> {
-  const body = parseJsonBody(bytes);
-  if (isRefusal(body)) return body;
-  const batch = checkBody(body.json);
-  if (isRefusal(batch)) return batch;
-
+  const arrival = deps.clock();
+  const admit = (count: number) => admitItems(deps, req, reply, auth, count, arrival, profile);
+  const checked = await deps.checks.check(bytes, itemContext(auth, arrival, profile), admit);
+  if (isRefusal(checked)) return checked;
   // Spelled out: spreading `options` here cost more than all of a one-item request's checks.
   const { validate, strict } = options;
-  return ingestChecked(deps, req, reply, auth, batch.items, { validate, strict, droppedKeys: batch.droppedKeys, dialect: BATCH_DIALECT, profile });
+  return ingestChecked(deps, req, reply, auth, checked, { validate, strict, arrival, dialect: BATCH_DIALECT });
+}
+
+/** Step 16: a batch's items counted against its project's windows; a refusal when one is full. */
+export async function admitItems(
+  deps: BatchRouteDeps,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  auth: AuthRecord,
+  count: number,
+  arrival: number,
+  profile: EndpointProfile,
+): Promise<Refusal | null> {
+  const verdict = await deps.limits.checkItems(auth.project.id, count, arrival, profile.windows);
+  reply.headers(verdict.headers);
+  if (verdict.allowed) return null;
+  const window = profile.windows === 'import' ? 'import' : verdict.retryAfter === 60 ? 'sustained' : 'burst';
+  req.facts!.limitPolicy = window;
+  return {
+    code: 'rate_limited',
+    message: `This project sent more items than its ${window} limit allows; nothing was stored. Resend after Retry-After seconds.`,
+    headers: { 'Retry-After': String(verdict.retryAfter) },
+  };
+}
+
+/** What the item checks need to know of a request: when it came, and its source's and endpoint's rules. */
+export function itemContext(auth: AuthRecord, arrival: number, profile: EndpointProfile, ownEvents?: ReadonlySet<number>): BatchContext {
+  const { source } = auth;
+  return {
+    now: arrival,
+    recordIp: source.recordIp,
+    ownEvents,
+    importing: profile.importWindow(auth.project),
+    source: { id: source.id, filterBots: source.filterBots },
+  };
 }
 
 /** How an intake answers: the batch API, or an intake that speaks another API's dialect. */
@@ -179,47 +214,30 @@ export interface Dialect {
   okStatus: 200 | 202;
   /** Whether a request in which no item could be kept is refused whole (400 all_items_invalid). */
   refuseAllInvalid: boolean;
-  /** Indices of items whose event name the intake set itself, so a "$" name is allowed. */
-  ownEvents?: ReadonlySet<number>;
 }
 
 const BATCH_DIALECT: Dialect = { okStatus: 202, refuseAllInvalid: true };
 
-/** Steps 16 to 19 for items read from an admitted body: project limits, item checks, the durable write, the answer. */
+/** Steps 17 to 19 for the checked items of an admitted body: the item checks' verdict, the durable write, the answer. */
 export async function ingestChecked(
   deps: BatchRouteDeps,
   req: FastifyRequest,
   reply: FastifyReply,
   auth: AuthRecord,
-  items: unknown[],
-  options: BatchOptions & { droppedKeys: string[]; dialect: Dialect; profile?: EndpointProfile },
+  checked: CheckedBatch,
+  options: BatchOptions & { arrival: number; dialect: Dialect },
 ): Promise<Refusal | null> {
-  const { dialect } = options;
-  const profile = options.profile ?? ENDPOINTS.get(BATCH_PATH)!;
-  const arrival = deps.clock();
-  const verdict = await deps.limits.checkItems(auth.project.id, items.length, arrival, profile.windows);
-  reply.headers(verdict.headers);
-  if (!verdict.allowed) {
-    const window = profile.windows === 'import' ? 'import' : verdict.retryAfter === 60 ? 'sustained' : 'burst';
-    req.facts!.limitPolicy = window;
-    return {
-      code: 'rate_limited',
-      message: `This project sent more items than its ${window} limit allows; nothing was stored. Resend after Retry-After seconds.`,
-      headers: { 'Retry-After': String(verdict.retryAfter) },
-    };
-  }
-
-  const checked = checkItems(items, { now: arrival, recordIp: auth.source.recordIp, ownEvents: dialect.ownEvents, importing: profile.importWindow(auth.project) });
+  const { dialect, arrival } = options;
   const tally = (req.facts!.items = tallyRefused(checked.errors));
   if (options.strict && checked.errors.length > 0) {
-    if (!options.validate) feedLive(deps.live, auth.source.id, req.id, deps.clock(), 400, { raw: items, errors: checked.errors });
+    if (!options.validate) feedLive(deps.live, auth.source.id, req.id, deps.clock(), 400, { refused: checked.refused, errors: checked.errors });
     return { code: 'strict_item_invalid', errors: checked.errors };
   }
-  if (checked.valid.length === 0 && !options.validate && dialect.refuseAllInvalid) {
-    feedLive(deps.live, auth.source.id, req.id, deps.clock(), 400, { raw: items, errors: checked.errors });
+  if (checked.items.length + checked.dropped.length === 0 && !options.validate && dialect.refuseAllInvalid) {
+    feedLive(deps.live, auth.source.id, req.id, deps.clock(), 400, { refused: checked.refused, errors: checked.errors });
     return { code: 'all_items_invalid', errors: checked.errors };
   }
-  const enriched = enrichItems(checked.valid, auth.source);
+  const enriched = checked;
   let outcomes;
   try {
     outcomes =
@@ -241,10 +259,10 @@ export async function ingestChecked(
   tallyKept(tally, outcomes, enriched.dropped);
   req.facts!.dryRun = options.validate;
   if (options.validate) {
-    reply.code(200).send(dryRunAnswer(enriched.items, outcomes, enriched.dropped, checked.errors, options.droppedKeys, req.id));
+    reply.code(200).send(dryRunAnswer(enriched.items, outcomes, enriched.dropped, checked.errors, checked.droppedKeys, req.id));
   } else {
     feedLive(deps.live, auth.source.id, req.id, deps.clock(), dialect.okStatus, {
-      raw: items, errors: checked.errors, stored: { items: enriched.items, outcomes }, dropped: enriched.dropped,
+      refused: checked.refused, errors: checked.errors, stored: { items: enriched.items, outcomes }, dropped: enriched.dropped,
     });
     reply.code(dialect.okStatus).send(batchAnswer(outcomes, enriched.dropped, checked.errors, req.id));
   }

@@ -1,12 +1,13 @@
 import type { ItemOutcome } from '../domain/ingest/job.js';
 import type { LiveItem, LiveRequest, LiveWindow } from '../domain/live-window.js';
 import type { EnrichedItem } from '../pipeline/enrich-items.js';
+import type { RefusedItem } from '../pipeline/checked-batch.js';
 import type { ItemError } from '../pipeline/field-error.js';
 
 /** What became of a request's items, for the live view: only what the answer itself said. */
 export interface AnsweredItems {
-  /** The items as sent, for the names and ids of refused ones. */
-  raw: unknown[];
+  /** The names and ids of refused items. */
+  refused: RefusedItem[];
   errors: ItemError[];
   /** Valid items that went to the store, and what the store did with each. */
   stored?: { items: EnrichedItem[]; outcomes: ItemOutcome[] };
@@ -31,14 +32,15 @@ export function liveRequest(requestId: string, at: number, status: number, a: An
     );
   }
   for (const d of a.dropped ?? []) items.push(fromItem(d.item, 'dropped', null, d.reason));
+  const names = new Map(a.refused.map((r) => [r.index, r]));
   for (const e of a.errors) {
-    const raw = a.raw[e.index];
+    const named = names.get(e.index);
     items.push({
       index: e.index,
       outcome: 'refused',
       type: null,
-      event: textField(raw, 'event'),
-      distinctId: textField(raw, 'distinct_id'),
+      event: named?.event ?? null,
+      distinctId: named?.distinctId ?? null,
       personId: null,
       timestamp: null,
       code: e.code,
@@ -63,11 +65,4 @@ function fromItem(i: EnrichedItem, outcome: LiveItem['outcome'], personId: strin
     field: null,
     message: null,
   };
-}
-
-/** A short string field of a refused item, if it has one: what a developer recognises it by. */
-function textField(raw: unknown, name: string): string | null {
-  if (typeof raw !== 'object' || raw === null || !Object.hasOwn(raw, name)) return null;
-  const v = (raw as Record<string, unknown>)[name];
-  return typeof v === 'string' ? v.slice(0, 128) : null;
 }

@@ -6,8 +6,6 @@ import type { BodyEncoding, Refusal } from './request-checks.js';
 /** 1 MiB: the most a body may be, as sent and once decompressed. */
 export const MAX_BODY_BYTES = 1_048_576;
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
 /** The connection closed (or failed) before the whole body arrived: there is no one to answer. */
 export interface ClientGone {
   gone: true;
@@ -54,21 +52,6 @@ async function readAndDecompress(
   if (out === 'too_large') return tooLarge('once decompressed');
   if (out === 'corrupt') return { code: 'invalid_json', message: 'The body is not a valid gzip stream; compress it with gzip or drop Content-Encoding.' };
   return { bytes: out };
-}
-
-/** Step 13: the body as UTF-8 JSON. */
-export function parseJsonBody(bytes: Buffer): { json: unknown } | Refusal {
-  let text: string;
-  try {
-    text = utf8.decode(bytes);
-  } catch {
-    return { code: 'invalid_json', message: 'The body is not valid UTF-8; encode the JSON as UTF-8.' };
-  }
-  try {
-    return { json: JSON.parse(text) };
-  } catch (e) {
-    return { code: 'invalid_json', message: `The body is not valid JSON (${(e as Error).message}).` };
-  }
 }
 
 function tooLarge(how: string): Refusal {

@@ -1,8 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type BearerResult, readBearer } from '../domain/keys.js';
-import { type BatchRouteDeps, answering, checkKey, ingestChecked, readAdmitted } from './batch-route.js';
+import { checkBatch } from '../pipeline/checked-batch.js';
+import { parseJsonBody } from '../pipeline/parse-body.js';
+import { type BatchRouteDeps, admitItems, answering, checkKey, ingestChecked, itemContext, readAdmitted } from './batch-route.js';
+import { BATCH_PATH, ENDPOINTS } from './endpoints.js';
 import { normaliseHost } from './host.js';
-import { parseJsonBody } from './read-body.js';
 import { type Refusal, checkBrowser, checkMethod, isRefusal } from './request-checks.js';
 import { SEGMENT_PATHS, type SegmentPath, readSegmentBody, segmentItems, writeKeyOf } from './segment-map.js';
 
@@ -43,14 +45,19 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
     if (isRefusal(parsed)) return parsed;
     const segment = readSegmentBody(parsed.json, type);
     if (isRefusal(segment)) return segment;
-    const { items, ownEvents } = segmentItems(segment, deps.clock());
-    return await ingestChecked(deps, req, reply, auth, items, {
+    const arrival = deps.clock();
+    const { items, ownEvents } = segmentItems(segment, arrival);
+    const profile = ENDPOINTS.get(BATCH_PATH)!;
+    const overLimit = await admitItems(deps, req, reply, auth, items.length, arrival, profile);
+    if (overLimit !== null) return overLimit;
+    const checked = checkBatch(items, [], itemContext(auth, arrival, profile, ownEvents));
+    return await ingestChecked(deps, req, reply, auth, checked, {
       validate: false,
       strict: false,
-      droppedKeys: [],
+      arrival,
       // The SDKs take any 2xx as delivered and log the rest as failures, so an
       // answer in which every item was refused is still a 200 that lists them.
-      dialect: { okStatus: 200, refuseAllInvalid: false, ownEvents },
+      dialect: { okStatus: 200, refuseAllInvalid: false },
     });
   } finally {
     body.release();

@@ -1,5 +1,6 @@
 import type { DropReason } from '../errors/codes.js';
 import type { PreparedItem } from './check-item.js';
+import { storedProperties } from '../domain/ingest/stored-properties.js';
 import { parseUserAgent } from './enrich.js';
 
 /** A valid item with what the server adds to it: what the ingest engine is given. */
@@ -59,6 +60,9 @@ function withEnrichment(item: PreparedItem, enrichment: Record<string, unknown>)
     userAgent: item.userAgent,
     droppedKeys: item.droppedKeys,
     enrichment,
+    storedJson: undefined as string | undefined,
   } satisfies Record<keyof EnrichedItem, unknown>;
+  // Rendered here, on whichever thread checks the body (check-threads.ts), rather than in the write.
+  if (item.type === 'track') out.storedJson = storedProperties(out);
   return out;
 }

@@ -9,6 +9,7 @@ import { DEFAULT_LIMITS, type LimitSettings, RateLimits } from '../../src/domain
 import type { LiveWindow } from '../../src/domain/live-window.js';
 import type { Admission } from '../../src/edge/admission.js';
 import type { Metrics } from '../../src/metrics/metrics.js';
+import type { CheckThreads } from '../../src/pipeline/check-threads.js';
 import { observedStore } from '../../src/metrics/observed-store.js';
 import { buildApp } from '../../src/edge/app.js';
 import type { EdgeCounters } from '../../src/edge/edge-counters.js';
@@ -71,6 +72,8 @@ export interface FixtureOptions {
   maxConnections?: number;
   /** The console's live window; the server's default when absent. */
   live?: LiveWindow;
+  /** Threads that check large bodies; every body on the main thread when absent. */
+  checks?: CheckThreads;
 }
 
 /** A server on a fresh embedded store with one org, project (API enabled), source and key. */
@@ -102,6 +105,7 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
     requestTimeoutMs: opts.requestTimeoutMs,
     maxConnections: opts.maxConnections,
     live: opts.live,
+    checks: opts.checks,
   });
   await app.ready();
   return {

@@ -7,6 +7,7 @@ import { RateLimits } from '../../domain/limits/policies.js';
 import { startRetention } from '../../domain/retention.js';
 import { Admission } from '../../edge/admission.js';
 import { buildApp } from '../../edge/app.js';
+import { CheckThreads } from '../../pipeline/check-threads.js';
 import { EdgeCounters } from '../../edge/edge-counters.js';
 import { ReadBudget } from '../../edge/read-budget.js';
 import { Metrics } from '../../metrics/metrics.js';
@@ -74,6 +75,9 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
   const admission = new Admission(cfg.admission.budgetBytes, cfg.admission.waitMs);
   const reading = new ReadBudget(cfg.reading.budgetBytes, cfg.reading.keyBudgetBytes);
   const counters = new EdgeCounters();
+  const checks = new CheckThreads(cfg.checkThreads);
+  // After the app: its close waits for requests in flight, their checks included.
+  cleanups.push(() => checks.close());
   const app = buildApp({
     store,
     limits: new RateLimits(limiter, cfg.limits),
@@ -88,6 +92,7 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
     counters,
     maxConnections: cfg.maxConnections,
     metrics,
+    checks,
   });
   warn = (msg) => app.log.warn(msg);
   cleanups.push(() => app.close());
@@ -153,6 +158,7 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
     clearInterval(sweep);
     clearTimeout(deadline);
     await retention.stop();
+    await checks.close();
     await store.close();
     await limiter.close();
     if (metricsServer !== null) await stopMetricsServer(metricsServer);

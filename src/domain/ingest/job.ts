@@ -19,6 +19,8 @@ export interface IngestItem {
   propertiesJson?: string;
   /** Server-set properties stored with a track event ($source_id, $browser, ...). */
   enrichment: Record<string, unknown>;
+  /** A track's stored properties text (storedProperties), when enrichment rendered it already. */
+  storedJson?: string;
 }
 
 /** One request's worth of valid, not-dropped items, to be written together. */

@@ -118,7 +118,7 @@ async function write(tx: IngestTx, jobs: IngestJob[], projectId: string, sourceI
           timestamp: item.timestamp,
           receivedAt,
           insertId: item.insertId,
-          properties: storedProperties(item),
+          properties: item.storedJson ?? storedProperties(item),
         });
       } else {
         person =

@@ -1,0 +1,105 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Admit, type BatchContext, type CheckedBatch, checkBatchBody } from './checked-batch.js';
+import { CheckThreads, OFF_THREAD_MIN_BYTES } from './check-threads.js';
+import type { Refusal } from './refusal.js';
+
+const NOW = Date.UTC(2026, 10, 24, 12);
+const CTX: BatchContext = { now: NOW, recordIp: true, source: { id: 'src_1', filterBots: true } };
+const BOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+
+/** A body of `n` items of every kind (valid, refused, bot), over OFF_THREAD_MIN_BYTES when n is 300. */
+function body(n: number, extra: Record<string, unknown> = {}): Buffer {
+  const items = Array.from({ length: n }, (_, i) => {
+    switch (i % 5) {
+      case 0: return { event: 'paid', distinct_id: `u_${i}`, insert_id: `i-${i}`, properties: { $revenue: i / 4, $currency: 'EUR', $ip: '10.0.0.1', note: 'x'.repeat(40) } };
+      case 1: return { type: 'identify', distinct_id: `u_${i}`, properties: { email: `u${i}@example.com` } };
+      case 2: return { event: 'crawled', distinct_id: `u_${i}`, properties: { $user_agent: BOT } };
+      case 3: return { event: '$not_yours', distinct_id: `u_${i}` };
+      default: return { event: 'late', distinct_id: `u_${i}`, timestamp: '2001-01-01T00:00:00Z', properties: { a: [1, { b: null }] } };
+    }
+  });
+  return Buffer.from(JSON.stringify({ items, ...extra }));
+}
+
+/** A result as plain data, properties parsed: what the route reads of it. */
+function plain(r: CheckedBatch | Refusal) {
+  if (!('items' in r)) return r;
+  const item = (i: CheckedBatch['items'][number]) => ({ ...Object.fromEntries(Object.entries(i).filter(([k]) => k !== 'parsed')), properties: i.properties });
+  return { ...r, items: r.items.map(item), dropped: r.dropped.map((d) => ({ ...d, item: item(d.item) })) };
+}
+
+const admitAll: Admit = async () => null;
+/** What the main thread makes of a body, as plain data. */
+const here = async (b: Buffer) => plain(await checkBatchBody(b, CTX, admitAll));
+
+let threads: CheckThreads | null = null;
+afterEach(async () => {
+  await threads?.close();
+  threads = null;
+});
+
+describe('checks on threads', () => {
+  it('give what the main thread gives, for bodies good and bad', async () => {
+    threads = new CheckThreads(2);
+    const bodies = [
+      body(300),
+      body(300, { sent_at: 'now' }),
+      body(501),
+      Buffer.concat([body(300), Buffer.from('}')]),
+      Buffer.from(JSON.stringify({ batch: 'x'.repeat(OFF_THREAD_MIN_BYTES) })),
+      Buffer.concat([Buffer.from('{"items":[{"event":"'), Buffer.alloc(OFF_THREAD_MIN_BYTES, 0xff), Buffer.from('"}]}')]),
+    ];
+    for (const b of bodies) expect(b.length).toBeGreaterThanOrEqual(OFF_THREAD_MIN_BYTES);
+    const answers = await Promise.all(bodies.map((b) => threads!.check(b, CTX, admitAll)));
+    expect(answers.map(plain)).toEqual(await Promise.all(bodies.map(here)));
+    expect(threads.stats).toEqual({ offThread: bodies.length, retried: 0 });
+    expect(answers.map((a) => ('code' in a ? a.code : a.items.length))).toEqual([120, 120, 'batch_too_many_items', 'invalid_json', 'invalid_body', 'invalid_json']);
+  });
+
+  it('leave small bodies on the main thread', async () => {
+    threads = new CheckThreads(1);
+    const small = body(3);
+    expect(plain(await threads.check(small, CTX, admitAll))).toEqual(await here(small));
+    expect(threads.stats.offThread).toBe(0);
+  });
+
+  it('check a body here when its thread dies, and start a new thread for the next', async () => {
+    // A heap too small for a 300-item body: the thread stops with ERR_WORKER_OUT_OF_MEMORY.
+    threads = new CheckThreads(1, OFF_THREAD_MIN_BYTES, { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 1 });
+    const big = body(300);
+    const answers = await Promise.all([threads.check(big, CTX, admitAll), threads.check(big, CTX, admitAll)]);
+    for (const a of answers) expect(plain(a)).toEqual(await here(big));
+    expect(threads.stats.retried).toBe(2);
+    // Sent to the dead thread, it would wait for ever.
+    expect(plain(await threads.check(big, CTX, admitAll))).toEqual(await here(big));
+    expect(threads.stats).toEqual({ offThread: 0, retried: 3 });
+  });
+
+  it('count a body\'s items against the limits here, and answer the limit\'s refusal', async () => {
+    threads = new CheckThreads(1);
+    const counts: number[] = [];
+    const overLimit: Refusal = { code: 'rate_limited', message: 'over' };
+    let refuse = true;
+    const admit: Admit = async (n) => {
+      counts.push(n);
+      return refuse ? overLimit : null;
+    };
+    expect(await threads.check(body(300), CTX, admit)).toBe(overLimit);
+    // A body refused whole is never counted.
+    expect(await threads.check(Buffer.concat([body(300), Buffer.from(']')]), CTX, admit)).toMatchObject({ code: 'invalid_json' });
+    refuse = false;
+    expect(plain(await threads.check(body(300), CTX, admit))).toEqual(await here(body(300)));
+    expect(counts).toEqual([300, 300]);
+    expect(threads.stats).toEqual({ offThread: 3, retried: 0 });
+  });
+
+  it('still answer bodies in flight when closed, and every body after', async () => {
+    threads = new CheckThreads(1);
+    const big = body(300);
+    const pending = threads.check(big, CTX, admitAll);
+    await threads.close();
+    expect(plain(await pending)).toEqual(await here(big));
+    expect(plain(await threads.check(big, CTX, admitAll))).toEqual(await here(big));
+    expect(threads.stats.offThread + threads.stats.retried).toBe(1);
+  });
+});

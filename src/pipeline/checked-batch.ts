@@ -1,0 +1,75 @@
+import { checkBody, checkItems } from './check-batch.js';
+import type { ItemContext } from './check-item.js';
+import { type EnrichedBatch, type EnrichedItem, enrichItems } from './enrich-items.js';
+import type { ItemError } from './field-error.js';
+import { parseJsonBody } from './parse-body.js';
+import { type Refusal, isRefusal } from './refusal.js';
+
+/** What the checks made of a request's items: what goes to the store, and what does not. */
+export interface CheckedBatch {
+  /** Items the request held, valid or not: what a project's limits count. */
+  count: number;
+  /** Keys of the body besides "items", which are not kept. */
+  droppedKeys: string[];
+  errors: ItemError[];
+  /** Valid items, enriched: what the store is asked to keep. */
+  items: EnrichedItem[];
+  /** Valid items dropped before the store, by the source's policy (bot filter). */
+  dropped: EnrichedBatch['dropped'];
+  /** What a developer recognises each refused item by, for the console's live view. */
+  refused: RefusedItem[];
+}
+
+/** A refused item's event name and distinct_id, when it sent them as text (cut to 128 characters). */
+export interface RefusedItem {
+  index: number;
+  event: string | null;
+  distinctId: string | null;
+}
+
+/** What item checks and enrichment need to know of the request. */
+export interface BatchContext extends ItemContext {
+  source: { id: string; filterBots: boolean };
+}
+
+/**
+ * Step 16, between reading a batch and checking its items: counts its items
+ * against the project's limits. A refusal, or null to go on.
+ */
+export type Admit = (count: number) => Promise<Refusal | null>;
+
+/** Steps 13 to 15: the body parsed and shaped as a batch, its items not yet looked at. */
+export function readBatch(bytes: Uint8Array): { items: unknown[]; droppedKeys: string[] } | Refusal {
+  const body = parseJsonBody(bytes);
+  return isRefusal(body) ? body : checkBody(body.json);
+}
+
+/** Steps 13 to 17 of a batch body on this thread: read, admitted by the limits, each item checked and enriched. */
+export async function checkBatchBody(bytes: Uint8Array, ctx: BatchContext, admit: Admit): Promise<CheckedBatch | Refusal> {
+  const batch = readBatch(bytes);
+  if (isRefusal(batch)) return batch;
+  const refused = await admit(batch.items.length);
+  return refused ?? checkBatch(batch.items, batch.droppedKeys, ctx);
+}
+
+/** Step 17 of items already read and admitted: each item checked and enriched. */
+export function checkBatch(items: unknown[], droppedKeys: string[], ctx: BatchContext): CheckedBatch {
+  const checked = checkItems(items, ctx);
+  const enriched = enrichItems(checked.valid, ctx.source);
+  const refused: RefusedItem[] = [];
+  let last = -1;
+  for (const e of checked.errors) {
+    // An item's errors come together (checkItems).
+    if (e.index === last) continue;
+    last = e.index;
+    const raw = items[e.index];
+    refused.push({ index: e.index, event: textField(raw, 'event'), distinctId: textField(raw, 'distinct_id') });
+  }
+  return { count: items.length, droppedKeys, errors: checked.errors, items: enriched.items, dropped: enriched.dropped, refused };
+}
+
+function textField(raw: unknown, name: string): string | null {
+  if (typeof raw !== 'object' || raw === null || !Object.hasOwn(raw, name)) return null;
+  const v = (raw as Record<string, unknown>)[name];
+  return typeof v === 'string' ? v.slice(0, 128) : null;
+}

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { type CheckedBatch, checkBatch } from './checked-batch.js';
+import { packBatch, unpackBatch } from './item-transfer.js';
+
+const NOW = Date.UTC(2026, 10, 24, 12);
+const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+const BOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+
+/** Every field of every item, its properties included, as plain data. */
+function plain(b: CheckedBatch) {
+  const item = (i: CheckedBatch['items'][number]) => ({
+    index: i.index, type: i.type, event: i.event, distinctId: i.distinctId, anonymousId: i.anonymousId,
+    sessionId: i.sessionId, insertId: i.insertId, timestamp: i.timestamp, properties: i.properties,
+    propertiesJson: i.propertiesJson, storedJson: i.storedJson, enrichment: i.enrichment, userAgent: i.userAgent,
+    droppedKeys: i.droppedKeys,
+  });
+  return { ...b, items: b.items.map(item), dropped: b.dropped.map((d) => ({ ...d, item: item(d.item) })) };
+}
+
+const items = [
+  { event: 'paid', distinct_id: 'u_1', insert_id: 'i-1', properties: { $revenue: 12.5, $currency: 'EUR', nested: { a: [1, 'two', null] } } },
+  { type: 'identify', distinct_id: 'u_1', properties: { email: 'a@example.com', plan: 'pro' } },
+  { event: 'viewed', distinct_id: 'u_6', session_id: 'ses_1', timestamp: NOW - 1000, properties: { $user_agent: CHROME, extra: 'é ✓ \u2028' } },
+  { event: 'crawled', distinct_id: 'u_2', properties: { $user_agent: BOT } },
+  { event: '$reserved', distinct_id: 'u_3' },
+  { distinct_id: 'u_4' },
+  'not an object',
+  { event: 'paid', distinct_id: 'u_1', insert_id: 'i-1' },
+  { event: 'with dropped key', distinct_id: 'u_5', unknown_field: 1, properties: { $insert_id: 'i-2' } },
+];
+
+describe('a checked batch sent between threads', () => {
+  const batch = checkBatch(items, ['sent_at'], { now: NOW, recordIp: false, source: { id: 'src_1', filterBots: true } });
+
+  it('comes out as it went in, through a structured clone, every field and properties alike', () => {
+    expect(batch.items.length).toBeGreaterThan(3);
+    expect(batch.dropped).toHaveLength(1);
+    expect(batch.errors.length).toBeGreaterThan(2);
+    const moved = unpackBatch(structuredClone(packBatch(batch)));
+    expect(plain(moved)).toEqual(plain(batch));
+  });
+
+  it('parses an item’s properties only when asked, once', () => {
+    const [first] = unpackBatch(structuredClone(packBatch(batch))).items;
+    expect(first!.storedJson).toBe(batch.items[0]!.storedJson);
+    expect(first!.properties).toBe(first!.properties);
+    expect(first!.properties).toEqual(batch.items[0]!.properties);
+  });
+
+  it('names each refused item once, by what it sent as text', () => {
+    expect(batch.refused).toEqual([
+      { index: 4, event: '$reserved', distinctId: 'u_3' },
+      { index: 5, event: null, distinctId: 'u_4' },
+      { index: 6, event: null, distinctId: null },
+      { index: 7, event: 'paid', distinctId: 'u_1' },
+    ]);
+  });
+});
