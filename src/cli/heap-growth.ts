@@ -4,15 +4,15 @@ import { setFlagsFromString } from 'node:v8';
  * How far V8 lets the old generation grow past what survived the last full
  * collection before it collects again, in percent. Left to itself, V8 picks
  * a factor of up to 4 by how fast the program allocates, and a server under
- * load allocates fast: request bodies and their items outlive a scavenge
- * while their commit is under way, so they reach the old generation as
- * garbage, which piled up to 90 MiB over a live heap of about 25. With 100,
- * a loaded server's peak RSS fell from about 250 to 200 MiB at no measured
- * cost. 75 takes another 7 to 11 MiB off for up to 8% more CPU per event
- * on big batches (median 5%) and none measured on single items; 50 took 10
- * to 24 MiB for about 9% on both (docs/design.md, "Memory under load").
+ * load allocates fast: items outlive a scavenge while their commit is under
+ * way, so they reach the old generation as garbage, which piled up to 90 MiB
+ * over a live heap of about 25. With 100, a loaded server's peak RSS fell
+ * from about 250 to 200 MiB at no measured cost. Since large bodies are
+ * parsed on a check thread, the main thread makes less garbage and a tighter
+ * cap costs less: 50 against 75 took 5 to 20 MiB off the peak for 3 to 6%
+ * more CPU per event on big batches (docs/design.md, "Memory under load").
  */
-export const HEAP_GROWING_PERCENT = 75;
+export const HEAP_GROWING_PERCENT = 50;
 
 /**
  * Applies HEAP_GROWING_PERCENT to this process, unless node was started
