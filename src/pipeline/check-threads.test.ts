@@ -65,7 +65,8 @@ describe('checks on threads', () => {
 
   it('check a body here when its thread dies, and start a new thread for the next', async () => {
     // A heap too small for a 300-item body: the thread stops with ERR_WORKER_OUT_OF_MEMORY.
-    threads = new CheckThreads(1, OFF_THREAD_MIN_BYTES, { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 1 });
+    const failures: Error[] = [];
+    threads = new CheckThreads(1, OFF_THREAD_MIN_BYTES, { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 1 }, (e) => failures.push(e));
     const big = body(300);
     const answers = await Promise.all([threads.check(big, CTX, admitAll), threads.check(big, CTX, admitAll)]);
     for (const a of answers) expect(plain(a)).toEqual(await here(big));
@@ -73,6 +74,8 @@ describe('checks on threads', () => {
     // Sent to the dead thread, it would wait for ever.
     expect(plain(await threads.check(big, CTX, admitAll))).toEqual(await here(big));
     expect(threads.stats).toEqual({ offThread: 0, retried: 3 });
+    expect(failures.length).toBeGreaterThanOrEqual(2);
+    expect(failures.map((e) => (e as NodeJS.ErrnoException).code)).toContain('ERR_WORKER_OUT_OF_MEMORY');
   });
 
   it('count a body\'s items against the limits here, and answer the limit\'s refusal', async () => {

@@ -71,6 +71,8 @@ export class CheckThreads {
     threads: number,
     private readonly minBytes = OFF_THREAD_MIN_BYTES,
     private readonly heap: { maxYoungGenerationSizeMb: number; maxOldGenerationSizeMb: number } = THREAD_HEAP,
+    /** Told when a thread fails (its heap cap, a bug), for the log; its bodies are checked here all the same. */
+    private readonly onError: (err: Error) => void = () => undefined,
   ) {
     this.slots = Array.from({ length: threads }, () => null);
   }
@@ -120,8 +122,8 @@ export class CheckThreads {
       thread.waiting.delete(m.id);
       settle?.(m);
     });
-    // 'error' (an uncaught failure, the heap limit) is followed by 'exit'.
-    worker.on('error', () => undefined);
+    // 'error' (an uncaught failure, the heap cap) is followed by 'exit'.
+    worker.on('error', (err) => this.onError(err));
     worker.on('exit', () => {
       thread.stopped = true;
       if (this.slots[slot] === thread) this.slots[slot] = null;
