@@ -166,7 +166,8 @@ async function admitted(
   profile: EndpointProfile,
 ): Promise<Refusal | null> {
   const arrival = deps.clock();
-  const admit = (count: number) => admitItems(deps, req, reply, auth, count, arrival, profile);
+  // Counted when the limits see it, which may be after a wait for a check thread: a limiter's clock only moves on.
+  const admit = (count: number) => admitItems(deps, req, reply, auth, count, deps.clock(), profile);
   const checked = await deps.checks.check(bytes, itemContext(auth, arrival, profile), admit);
   if (isRefusal(checked)) return checked;
   // Spelled out: spreading `options` here cost more than all of a one-item request's checks.

@@ -66,7 +66,7 @@ describe('checks on threads', () => {
   it('check a body here when its thread dies, and start a new thread for the next', async () => {
     // A heap too small for a 300-item body: the thread stops with ERR_WORKER_OUT_OF_MEMORY.
     const failures: Error[] = [];
-    threads = new CheckThreads(1, OFF_THREAD_MIN_BYTES, { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 1 }, (e) => failures.push(e));
+    threads = new CheckThreads(1, { heap: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 1 }, onError: (e) => failures.push(e) });
     const big = body(300);
     const answers = await Promise.all([threads.check(big, CTX, admitAll), threads.check(big, CTX, admitAll)]);
     for (const a of answers) expect(plain(a)).toEqual(await here(big));
@@ -94,6 +94,34 @@ describe('checks on threads', () => {
     expect(plain(await threads.check(body(300), CTX, admit))).toEqual(await here(body(300)));
     expect(counts).toEqual([300, 300]);
     expect(threads.stats).toEqual({ offThread: 3, retried: 0 });
+  });
+
+  it('check bodies here while a thread cannot start, and try to start one again later', async () => {
+    const failures: Error[] = [];
+    let starts = 0;
+    let now = 1_000_000;
+    threads = new CheckThreads(2, {
+      clock: () => now,
+      onError: (e) => failures.push(e),
+      newWorker: () => {
+        starts++;
+        throw Object.assign(new Error('EAGAIN'), { code: 'ERR_WORKER_INIT_FAILED' });
+      },
+    });
+    const big = body(300);
+    const answers = await Promise.all([1, 2, 3].map(() => threads!.check(big, CTX, admitAll)));
+    for (const a of answers) expect(plain(a)).toEqual(await here(big));
+    // One try per slot, not one per body.
+    expect(starts).toBe(2);
+    expect(failures.map((e) => (e as NodeJS.ErrnoException).code)).toEqual(['ERR_WORKER_INIT_FAILED', 'ERR_WORKER_INIT_FAILED']);
+    expect(threads.stats).toEqual({ offThread: 0, retried: 3 });
+    now += 999;
+    await threads.check(big, CTX, admitAll);
+    expect(starts).toBe(2);
+    now += 1;
+    expect(plain(await threads.check(big, CTX, admitAll))).toEqual(await here(big));
+    expect(starts).toBe(4);
+    expect(threads.stats).toEqual({ offThread: 0, retried: 5 });
   });
 
   it('still answer bodies in flight when closed, and every body after', async () => {

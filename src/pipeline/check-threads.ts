@@ -33,6 +33,22 @@ export interface CheckRequest {
 /** From a thread: the batch checked, a refusal of the body, or a failure of the thread's own. */
 export type CheckReply = { id: number } & ({ batch: TransferBatch } | { refusal: Refusal } | { failed: true });
 
+/** How a CheckThreads is set up; every field has a default. */
+export interface CheckThreadOptions {
+  /** Bodies from this size up go to a thread. */
+  minBytes?: number;
+  heap?: { maxYoungGenerationSizeMb: number; maxOldGenerationSizeMb: number };
+  /** Told when a thread fails or cannot start (its heap cap, a bug, the system's thread limit), for the log. */
+  onError?: (err: Error) => void;
+  /** Starts a thread; tests pass one that fails. */
+  newWorker?: (heap: NonNullable<CheckThreadOptions['heap']>) => Worker;
+  /** Epoch ms, for when a thread that could not start is tried again; tests pass their own. */
+  clock?: () => number;
+}
+
+/** After a thread could not start, how long its slot's bodies are checked here before it is tried again. */
+const RESTART_AFTER_MS = 1000;
+
 interface Thread {
   worker: Worker;
   /** Replies awaited, by body; each gets null if the thread stops first. */
@@ -63,24 +79,32 @@ export interface CheckThreadStats {
  */
 export class CheckThreads {
   private readonly slots: (Thread | null)[];
+  /** When each slot's thread last failed to start (epoch ms); 0 if never. */
+  private readonly startFailedAt: number[];
   private nextId = 0;
   private closed = false;
+  private readonly minBytes: number;
+  private readonly heap: NonNullable<CheckThreadOptions['heap']>;
+  private readonly onError: (err: Error) => void;
+  private readonly newWorker: NonNullable<CheckThreadOptions['newWorker']>;
+  private readonly clock: () => number;
   readonly stats: CheckThreadStats = { offThread: 0, retried: 0 };
 
-  constructor(
-    threads: number,
-    private readonly minBytes = OFF_THREAD_MIN_BYTES,
-    private readonly heap: { maxYoungGenerationSizeMb: number; maxOldGenerationSizeMb: number } = THREAD_HEAP,
-    /** Told when a thread fails (its heap cap, a bug), for the log; its bodies are checked here all the same. */
-    private readonly onError: (err: Error) => void = () => undefined,
-  ) {
+  constructor(threads: number, opts: CheckThreadOptions = {}) {
     this.slots = Array.from({ length: threads }, () => null);
+    this.startFailedAt = this.slots.map(() => 0);
+    this.minBytes = opts.minBytes ?? OFF_THREAD_MIN_BYTES;
+    this.heap = opts.heap ?? THREAD_HEAP;
+    this.onError = opts.onError ?? (() => undefined);
+    this.newWorker = opts.newWorker ?? ((resourceLimits) => new Worker(THREAD_URL, { resourceLimits }));
+    this.clock = opts.clock ?? Date.now;
   }
 
   /** The body checked, on a thread if it is large and there are threads, else here; `admit` runs here in between. */
   async check(bytes: Uint8Array, ctx: BatchContext, admit: Admit): Promise<CheckedBatch | Refusal> {
     if (this.closed || this.slots.length === 0 || bytes.length < this.minBytes) return checkBatchBody(bytes, ctx, admit);
     const thread = this.leastBusy();
+    if (thread === null) return this.retryHere(bytes, ctx, admit);
     const id = this.nextId++;
     // A copy in an ArrayBuffer of its own moves to the thread without a second copy; the caller keeps its bytes.
     const copy = new Uint8Array(bytes);
@@ -103,17 +127,27 @@ export class CheckThreads {
     return checkBatchBody(bytes, ctx, admit);
   }
 
-  private leastBusy(): Thread {
+  /** The thread with the fewest bodies waiting, starting those not running; null if none runs. */
+  private leastBusy(): Thread | null {
     let best: Thread | null = null;
     for (let i = 0; i < this.slots.length; i++) {
       const t = (this.slots[i] ??= this.start(i));
-      if (best === null || t.waiting.size < best.waiting.size) best = t;
+      if (t !== null && (best === null || t.waiting.size < best.waiting.size)) best = t;
     }
-    return best!;
+    return best;
   }
 
-  private start(slot: number): Thread {
-    const worker = new Worker(THREAD_URL, { resourceLimits: this.heap });
+  /** A new thread in the slot, or null if it cannot start (tried again RESTART_AFTER_MS later). */
+  private start(slot: number): Thread | null {
+    if (this.clock() - this.startFailedAt[slot]! < RESTART_AFTER_MS) return null;
+    let worker: Worker;
+    try {
+      worker = this.newWorker(this.heap);
+    } catch (e) {
+      this.startFailedAt[slot] = this.clock();
+      this.onError(e as Error);
+      return null;
+    }
     // A thread never keeps the process alive: the server's sockets and timers decide that.
     worker.unref();
     const thread: Thread = { worker, waiting: new Map(), stopped: false };

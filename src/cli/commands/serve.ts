@@ -75,9 +75,11 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
   const admission = new Admission(cfg.admission.budgetBytes, cfg.admission.waitMs);
   const reading = new ReadBudget(cfg.reading.budgetBytes, cfg.reading.keyBudgetBytes);
   const counters = new EdgeCounters();
-  const checks = new CheckThreads(cfg.checkThreads, undefined, undefined, (err) => {
-    // Only after a request, so once the app exists.
-    app.log.error({ err }, 'a check thread failed; its bodies are checked on the main thread, and a new thread takes the next');
+  const checks = new CheckThreads(cfg.checkThreads, {
+    onError: (err) => {
+      // Only after a request, so once the app exists.
+      app.log.error({ err }, 'a check thread failed or could not start; its bodies are checked on the main thread');
+    },
   });
   // After the app: its close waits for requests in flight, their checks included.
   cleanups.push(() => checks.close());
