@@ -15,7 +15,7 @@ import { sendRefusal } from './envelope.js';
 import { normaliseHost } from './host.js';
 import { feedLive } from './live-feed.js';
 import { readBody } from './read-body.js';
-import { BATCH_PATH, ENDPOINTS, type EndpointProfile } from './endpoints.js';
+import { ENDPOINTS, type EndpointProfile } from './endpoints.js';
 import { emptyFacts, tallyKept, tallyRefused } from './request-facts.js';
 import type { ReadBudget } from './read-budget.js';
 import {
@@ -182,10 +182,10 @@ export async function admitItems(
   reply: FastifyReply,
   auth: AuthRecord,
   count: number,
-  arrival: number,
+  at: number,
   profile: EndpointProfile,
 ): Promise<Refusal | null> {
-  const verdict = await deps.limits.checkItems(auth.project.id, count, arrival, profile.windows);
+  const verdict = await deps.limits.checkItems(auth.project.id, count, at, profile.windows);
   reply.headers(verdict.headers);
   if (verdict.allowed) return null;
   const window = profile.windows === 'import' ? 'import' : verdict.retryAfter === 60 ? 'sustained' : 'burst';
@@ -238,18 +238,17 @@ export async function ingestChecked(
     feedLive(deps.live, auth.source.id, req.id, deps.clock(), 400, { refused: checked.refused, errors: checked.errors });
     return { code: 'all_items_invalid', errors: checked.errors };
   }
-  const enriched = checked;
   let outcomes;
   try {
     outcomes =
-      enriched.items.length === 0
+      checked.items.length === 0
         ? []
         : await deps.store.ingest({
             projectId: auth.project.id,
             sourceId: auth.source.id,
             keyId: auth.keyId,
             receivedAt: arrival,
-            items: enriched.items,
+            items: checked.items,
             dryRun: options.validate,
           });
   } catch (e) {
@@ -257,15 +256,15 @@ export async function ingestChecked(
     if (e instanceof KeyNoLongerWorksError) return { code: 'invalid_key' };
     return unavailable(req, e);
   }
-  tallyKept(tally, outcomes, enriched.dropped);
+  tallyKept(tally, outcomes, checked.dropped);
   req.facts!.dryRun = options.validate;
   if (options.validate) {
-    reply.code(200).send(dryRunAnswer(enriched.items, outcomes, enriched.dropped, checked.errors, checked.droppedKeys, req.id));
+    reply.code(200).send(dryRunAnswer(checked.items, outcomes, checked.dropped, checked.errors, checked.droppedKeys, req.id));
   } else {
     feedLive(deps.live, auth.source.id, req.id, deps.clock(), dialect.okStatus, {
-      refused: checked.refused, errors: checked.errors, stored: { items: enriched.items, outcomes }, dropped: enriched.dropped,
+      refused: checked.refused, errors: checked.errors, stored: { items: checked.items, outcomes }, dropped: checked.dropped,
     });
-    reply.code(dialect.okStatus).send(batchAnswer(outcomes, enriched.dropped, checked.errors, req.id));
+    reply.code(dialect.okStatus).send(batchAnswer(outcomes, checked.dropped, checked.errors, req.id));
   }
   return null;
 }
