@@ -54,6 +54,8 @@ interface Thread {
   /** Replies awaited, by body; each gets null if the thread stops first. */
   waiting: Map<number, (r: CheckReply | null) => void>;
   stopped: boolean;
+  /** Whether it has answered any body: one that stops before is taken as one that could not start. */
+  answered: boolean;
 }
 
 export interface CheckThreadStats {
@@ -137,7 +139,7 @@ export class CheckThreads {
     return best;
   }
 
-  /** A new thread in the slot, or null if it cannot start (tried again RESTART_AFTER_MS later). */
+  /** A new thread in the slot, or null if it cannot start (tried again RESTART_AFTER_MS later, as after one that stopped before answering). */
   private start(slot: number): Thread | null {
     if (this.clock() - this.startFailedAt[slot]! < RESTART_AFTER_MS) return null;
     let worker: Worker;
@@ -150,8 +152,9 @@ export class CheckThreads {
     }
     // A thread never keeps the process alive: the server's sockets and timers decide that.
     worker.unref();
-    const thread: Thread = { worker, waiting: new Map(), stopped: false };
+    const thread: Thread = { worker, waiting: new Map(), stopped: false, answered: false };
     worker.on('message', (m: CheckReply) => {
+      thread.answered = true;
       const settle = thread.waiting.get(m.id);
       thread.waiting.delete(m.id);
       settle?.(m);
@@ -161,6 +164,8 @@ export class CheckThreads {
     worker.on('exit', () => {
       thread.stopped = true;
       if (this.slots[slot] === thread) this.slots[slot] = null;
+      // A thread that fails as it loads would otherwise be started again for every body.
+      if (!thread.answered && !this.closed) this.startFailedAt[slot] = this.clock();
       for (const settle of thread.waiting.values()) settle(null);
       thread.waiting.clear();
     });
