@@ -8,7 +8,7 @@ import { LOCK_NS, isServerError, unavailable } from './pool.js';
 // built from values. They are sent in binary (binary-arrays.ts): nothing to
 // escape on either side.
 
-const SQL = {
+export const SQL = {
   lock: 'SELECT pg_advisory_xact_lock($1::int, hashtext($2::text))',
   limit: 'SELECT monthly_event_limit AS l FROM projects WHERE id = $1',
   keyStates: `SELECT k.id, k.revoked_at, k.expires_at,

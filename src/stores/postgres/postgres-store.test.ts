@@ -17,6 +17,7 @@ import type { IngestJob } from '../../domain/ingest/job.js';
 import type { EnrichedItem } from '../../pipeline/enrich-items.js';
 import { StoreUnavailableError } from '../port.js';
 import { PG_MIGRATIONS } from './migrations.js';
+import { SQL } from './ingest-tx.js';
 import { PostgresStore } from './postgres-store.js';
 
 const enabled = STORES.some((e) => e.name === 'postgres');
@@ -299,6 +300,33 @@ async function withSlowDeletes(
       expect(sent).toContain('COMMIT');
     } finally {
       pg.Client.prototype.query = query;
+      await store.close();
+    }
+  });
+
+  it('lookups by list probe the primary key once per value, even on tables ANALYZE has not seen', async () => {
+    const store = await PostgresStore.connect(db.url);
+    try {
+      // One project's worth of rows, no statistics: the state of a table growing faster than ANALYZE runs.
+      await direct.query(`INSERT INTO persons (project_id, id, kind, created_at) SELECT 'prj_plan', 'per_' || n, 'server', 0 FROM generate_series(1, 20000) n`);
+      await direct.query(`INSERT INTO person_links (project_id, distinct_id, person_id) SELECT 'prj_plan', 'user_' || n, 'per_' || n FROM generate_series(1, 20000) n`);
+      await direct.query(`INSERT INTO insert_ids (source_id, insert_id, event_id) SELECT 'src_plan', 'i' || n, NULL FROM generate_series(1, 20000) n`);
+      const ids = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}${i * 37 + 1}`);
+      const asked = [
+        { sql: SQL.findLinks, values: ['prj_plan', ids('user_', 400)] },
+        { sql: SQL.findPersons, values: ['prj_plan', ids('per_', 400)] },
+        { sql: SQL.findInsertIds, values: ['src_plan', ids('i', 500)] },
+      ];
+      for (const { sql, values } of asked) {
+        const plan = (await direct.query<{ 'QUERY PLAN': string }>({ text: `EXPLAIN ${sql}`, values })).rows
+          .map((r) => r['QUERY PLAN'])
+          .join('\n');
+        expect(plan).toMatch(/Index Scan using \w+_pkey/);
+        expect(plan).not.toMatch(/Seq Scan|Bitmap|Hash/);
+      }
+      const links = await direct.query({ text: SQL.findLinks, values: ['prj_plan', ['user_5', 'user_6', 'nobody']] });
+      expect(links.rows.map((r) => [r.key, r.id]).sort()).toEqual([['user_5', 'per_5'], ['user_6', 'per_6']]);
+    } finally {
       await store.close();
     }
   });
