@@ -61,7 +61,7 @@ interface Thread {
 export interface CheckThreadStats {
   /** Bodies a thread checked (or refused as a body). */
   offThread: number;
-  /** Bodies checked again on the main thread because their thread failed or stopped. */
+  /** Bodies checked on the main thread because their thread failed, stopped or could not start. */
   retried: number;
 }
 
