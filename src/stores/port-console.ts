@@ -11,7 +11,28 @@ export interface UserRecord {
   email: string;
   passwordHash: string;
   admin: boolean;
+  /** A disabled account cannot sign in, and no session of it is honoured. */
+  disabled: boolean;
   createdAt: number;
+}
+
+/** A user with the organizations it is a member of (deleted ones left out), as `inlet user list` shows it. */
+export interface UserListing extends UserRecord {
+  orgIds: string[];
+}
+
+/**
+ * A change to an account. What is not given stays as it is. `endSessions`
+ * deletes every session of the user in the same transaction, so no request
+ * can be served under the old password or rights once the change is seen.
+ */
+export interface UserChange {
+  passwordHash?: string;
+  admin?: boolean;
+  disabled?: boolean;
+  addOrgIds?: string[];
+  removeOrgIds?: string[];
+  endSessions: boolean;
 }
 
 /** A signed-in browser. Only the SHA-256 of its token is stored. */
@@ -30,6 +51,12 @@ export interface AccountStore {
   createUser(user: UserRecord, orgIds: string[]): Promise<'ok' | 'email_taken'>;
   userByEmail(email: string): Promise<UserRecord | null>;
   getUser(id: string): Promise<UserRecord | null>;
+  /** Every user with its memberships, by email. */
+  listUsers(): Promise<UserListing[]>;
+  /** Applies the change in one transaction; 'not_found' when there is no such user (nothing is changed then). */
+  updateUser(id: string, change: UserChange): Promise<'ok' | 'not_found'>;
+  /** Deletes the user, its memberships and every session of it in one transaction; false when there was none. */
+  deleteUser(id: string): Promise<boolean>;
   /** The organizations the user is a member of (deleted ones left out). */
   orgIdsOf(userId: string): Promise<string[]>;
   createSession(s: SessionRecord): Promise<void>;

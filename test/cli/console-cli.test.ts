@@ -78,3 +78,68 @@ describe('inlet user create, org list, project list, source list, --retention-da
     }
   });
 });
+
+describe('inlet user list, update, delete (accounts had no life cycle)', () => {
+  it('lists, changes, disables and deletes accounts in the documented shapes, by id or email', async () => {
+    const org = await cliJson(['org', 'create', '--name', 'Life'], env);
+    const other = await cliJson(['org', 'create', '--name', 'Life 2'], env);
+    const made = JSON.parse((await withStdin(['user', 'create', '--email', 'life@example.com', '--org', org.id, '--password-stdin', '--json'], 'a long enough password')).stdout);
+    const listed = (await cliJson(['user', 'list'], env)).find((u: { id: string }) => u.id === made.id);
+    expect(listed).toEqual({ id: made.id, email: 'life@example.com', admin: false, orgs: [org.id], disabled: false, created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/) });
+
+    const disabled = await cliJson(['user', 'update', made.id, '--disable', '--admin', 'true', '--add-org', other.id, '--remove-org', org.id], env);
+    expect(disabled).toEqual({ ...listed, admin: true, disabled: true, orgs: [other.id] });
+    expect((await cliJson(['user', 'list'], env)).find((u: { id: string }) => u.id === made.id)).toEqual(disabled);
+    const r = await withStdin(['user', 'update', 'LIFE@example.com', '--enable', '--password-stdin', '--json'], 'a new long password\n');
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ ...disabled, disabled: false });
+    const store = SqliteStore.open(tmp.dir);
+    try {
+      expect(await verifyPassword('a new long password', (await store.accounts.getUser(made.id))!.passwordHash)).toBe(true);
+    } finally {
+      await store.close();
+    }
+
+    const human = await runCli(['user', 'list'], env);
+    expect(human.stdout).toMatch(/^ID\s+EMAIL\s+ADMIN\s+STATUS\s+ORGS\s+CREATED\n/);
+    expect(human.stdout).toMatch(new RegExp(`${made.id}\\s+life@example.com\\s+admin\\s+enabled\\s+${other.id}`));
+    expect((await runCli(['user', 'update', made.id, '--disable'], env)).stdout).toBe(`updated disabled admin account ${made.id} (life@example.com) in ${other.id}; its sessions were ended\n`);
+
+    for (const [args, input, message] of [
+      [['update', 'usr_nope', '--disable'], undefined, /No user usr_nope; list them with inlet user list/],
+      [['update', 'nobody@example.com', '--disable'], undefined, /No user nobody@example.com/],
+      [['update', made.id, '--add-org', 'org_nope'], undefined, /No organization org_nope; list them with inlet org list/],
+      [['update', made.id, '--disable', '--enable'], undefined, /Give --disable or --enable, not both/],
+      [['update', made.id, '--admin', 'yes'], undefined, /--admin takes true or false/],
+      [['update', made.id, '--password-stdin'], 'too short', /at least 12 characters/],
+      [['update', made.id], undefined, /Nothing to change: give --password-stdin, --disable, --enable, --admin, --add-org or --remove-org/],
+      [['update', made.id, '--add-org', org.id, '--remove-org', org.id], undefined, /given to both --add-org and --remove-org/],
+      [['delete', 'usr_nope'], undefined, /No user usr_nope/],
+    ] as const) {
+      const res = await runCli(['user', ...args, '--json'], env, input);
+      expect(res.code, args.join(' ')).toBe(1);
+      expect(res.stdout).toBe('');
+      expect(res.stderr).toMatch(message);
+    }
+
+    const gone = await runCli(['user', 'delete', 'life@example.com', '--json'], env);
+    expect(gone.code, gone.stderr).toBe(0);
+    expect(JSON.parse(gone.stdout)).toEqual({ id: made.id, deleted: true });
+    expect((await cliJson(['user', 'list'], env)).map((u: { id: string }) => u.id)).not.toContain(made.id);
+  });
+
+  it('deleting or demoting the last enabled admin is allowed, and says so on stderr', async () => {
+    for (const u of await cliJson(['user', 'list'], env)) if (u.admin) await cliJson(['user', 'delete', u.id], env);
+    const make = async (email: string) =>
+      JSON.parse((await withStdin(['user', 'create', '--email', email, '--admin', '--password-stdin', '--json'], 'a long enough password')).stdout).id as string;
+    const a = await make('admin-a@example.com');
+    const b = await make('admin-b@example.com');
+    const first = await runCli(['user', 'update', a, '--admin', 'false', '--json'], env);
+    expect(first.code).toBe(0);
+    expect(first.stderr).toBe('');
+    const last = await runCli(['user', 'delete', b, '--json'], env);
+    expect(last.code).toBe(0);
+    expect(JSON.parse(last.stdout)).toEqual({ id: b, deleted: true });
+    expect(last.stderr).toMatch(/no enabled admin account is left; make one with inlet user create --admin/);
+  });
+});

@@ -11,7 +11,7 @@ import { ingestJob } from '../helpers/items.js';
 import { STORES, type StoreUnderTest } from './stores.js';
 
 const DAY = 86_400_000;
-const user = (id: string, email: string) => ({ id, email, passwordHash: 'scrypt$x', admin: false, createdAt: 1 });
+const user = (id: string, email: string) => ({ id, email, passwordHash: 'scrypt$x', admin: false, disabled: false, createdAt: 1 });
 
 for (const engine of STORES) {
   describe(`${engine.name}: console store`, () => {
@@ -42,6 +42,78 @@ for (const engine of STORES) {
       expect((await second.accounts.orgIdsOf('usr_1')).sort()).toEqual([a.id, b.id].sort());
       await admin.deleteOrg(b.id);
       expect(await store.accounts.orgIdsOf('usr_1')).toEqual([a.id]);
+    });
+
+    describe('account life cycle: a change of password or rights ends the user’s sessions in the same transaction', () => {
+      const h = (n: string) => sha256(`life-${engine.name}-${n}`);
+      const sessionOf = (userId: string, n: string) =>
+        store.accounts.createSession({ tokenHash: h(n), userId, csrfToken: 'c', createdAt: 10, lastSeenAt: 10 });
+      const live = async (...names: string[]) => {
+        const found = await Promise.all(names.map((n) => second.accounts.getSession(h(n))));
+        return names.filter((_, i) => found[i] !== null);
+      };
+      let orgA: string;
+      let orgB: string;
+      beforeAll(async () => {
+        orgA = (await admin.createOrg('Life A')).id;
+        orgB = (await admin.createOrg('Life B')).id;
+        await store.accounts.createUser(user('usr_life', 'life@x.test'), [orgA]);
+        await store.accounts.createUser(user('usr_bystander', 'bystander@x.test'), []);
+      });
+
+      it('a new password ends the user’s other sessions, and only that user’s', async () => {
+        await sessionOf('usr_life', 'pw-1');
+        await sessionOf('usr_life', 'pw-2');
+        await sessionOf('usr_bystander', 'pw-other');
+        expect(await second.accounts.updateUser('usr_life', { passwordHash: 'scrypt$new', endSessions: true })).toBe('ok');
+        expect(await live('pw-1', 'pw-2', 'pw-other')).toEqual(['pw-other']);
+        expect(await store.accounts.getUser('usr_life')).toMatchObject({ passwordHash: 'scrypt$new', admin: false, disabled: false });
+      });
+
+      it('a change of orgs ends sessions, and adding a membership twice or removing a missing one is no error', async () => {
+        await sessionOf('usr_life', 'orgs');
+        expect(await second.accounts.updateUser('usr_life', { addOrgIds: [orgB, orgA], removeOrgIds: [], endSessions: true })).toBe('ok');
+        expect(await store.accounts.orgIdsOf('usr_life')).toEqual([orgA, orgB].sort());
+        expect(await live('orgs')).toEqual([]);
+        await sessionOf('usr_life', 'orgs-2');
+        expect(await store.accounts.updateUser('usr_life', { removeOrgIds: [orgA, 'org_never'], endSessions: true })).toBe('ok');
+        expect(await second.accounts.orgIdsOf('usr_life')).toEqual([orgB]);
+        expect(await live('orgs-2')).toEqual([]);
+      });
+
+      it('disabling and a change of admin are kept and end sessions; a change without endSessions keeps them', async () => {
+        await sessionOf('usr_life', 'dis');
+        expect(await store.accounts.updateUser('usr_life', { disabled: true, admin: true, endSessions: true })).toBe('ok');
+        expect(await second.accounts.getUser('usr_life')).toMatchObject({ disabled: true, admin: true, passwordHash: 'scrypt$new' });
+        expect(await second.accounts.userByEmail('life@x.test')).toMatchObject({ disabled: true });
+        expect(await live('dis')).toEqual([]);
+        await sessionOf('usr_life', 'kept');
+        expect(await store.accounts.updateUser('usr_life', { disabled: false, endSessions: false })).toBe('ok');
+        expect(await second.accounts.getUser('usr_life')).toMatchObject({ disabled: false, admin: true });
+        expect(await live('kept')).toEqual(['kept']);
+        expect(await store.accounts.updateUser('usr_nobody', { disabled: true, endSessions: true })).toBe('not_found');
+        expect(await store.accounts.getUser('usr_nobody')).toBeNull();
+      });
+
+      it('lists users by email with their live memberships and disabled flags', async () => {
+        const listed = await second.accounts.listUsers();
+        const emails = listed.map((u) => u.email);
+        expect(emails).toEqual([...emails].sort());
+        expect(listed.find((u) => u.id === 'usr_life')).toEqual({ ...user('usr_life', 'life@x.test'), passwordHash: 'scrypt$new', admin: true, orgIds: [orgB] });
+        expect(listed.find((u) => u.id === 'usr_bystander')).toEqual({ ...user('usr_bystander', 'bystander@x.test'), orgIds: [] });
+      });
+
+      it('deleting a user ends its sessions and memberships, and frees its email', async () => {
+        await sessionOf('usr_life', 'del');
+        expect(await second.accounts.deleteUser('usr_life')).toBe(true);
+        expect(await store.accounts.getUser('usr_life')).toBeNull();
+        expect(await live('del', 'pw-other')).toEqual(['pw-other']);
+        expect(await store.accounts.orgIdsOf('usr_life')).toEqual([]);
+        expect((await store.accounts.listUsers()).map((u) => u.id)).not.toContain('usr_life');
+        expect(await store.accounts.deleteUser('usr_life')).toBe(false);
+        expect(await store.accounts.createUser(user('usr_life2', 'life@x.test'), [])).toBe('ok');
+        expect(await store.accounts.orgIdsOf('usr_life2')).toEqual([]);
+      });
     });
 
     it('keeps sessions by token hash, seen from every server, until deleted', async () => {

@@ -5,7 +5,7 @@ import { AdminError } from '../admin.js';
 import { randomBase62 } from '../ids.js';
 import { hashesMatch } from '../keys.js';
 import { sha256 } from '../sha256.js';
-import { MIN_PASSWORD_LENGTH, decoyHash, hashPassword, verifyPassword } from './passwords.js';
+import { decoyHash, hashPassword, passwordProblem, verifyPassword } from './passwords.js';
 import { FAILURE_WINDOW_MS, LoginThrottle } from './throttle.js';
 
 /** A session ends after this long without a request… */
@@ -25,25 +25,35 @@ export interface Viewer {
 
 export type SignIn = { ok: true; token: string } | { ok: false; reason: 'wrong' } | { ok: false; reason: 'throttled'; retryAfterMs: number };
 
-const normaliseEmail = (email: string): string => email.trim().toLowerCase();
+/** Emails are kept and looked up lower-cased. */
+export const normaliseEmail = (email: string): string => email.trim().toLowerCase();
 
 /** Console accounts: creation, sign-in with throttling, sessions. */
 export function createAccounts(store: Pick<Store, 'accounts' | 'admin'>, clock: () => number) {
   const accounts: AccountStore = store.accounts;
   const throttle = new LoginThrottle(accounts);
 
+  /**
+   * Whether the account still has the password that was checked and is not
+   * disabled. Read after the session is written: a change that ends the
+   * user's sessions either committed before (seen here) or deletes this one.
+   */
+  async function stillSignsIn(checked: UserRecord): Promise<boolean> {
+    const now = await accounts.getUser(checked.id);
+    return now !== null && !now.disabled && now.passwordHash === checked.passwordHash;
+  }
+
   return {
     /** `inlet user create`: the password is hashed here and never stored or shown as given. */
     async createUser(opts: { email: string; password: string; admin: boolean; orgIds: string[] }) {
       const email = normaliseEmail(opts.email);
       if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 254) throw new AdminError(`--email "${opts.email}" is not an email address.`);
-      if ([...opts.password].length < MIN_PASSWORD_LENGTH) {
-        throw new AdminError(`The password must be at least ${MIN_PASSWORD_LENGTH} characters long.`);
-      }
+      const weak = passwordProblem(opts.password);
+      if (weak !== null) throw new AdminError(weak);
       for (const org of opts.orgIds) {
         if ((await store.admin.getOrg(org)) === null) throw new AdminError(`No organization ${org}; list them with inlet org list.`);
       }
-      const user: UserRecord = { id: `usr_${randomBase62(16)}`, email, passwordHash: await hashPassword(opts.password), admin: opts.admin, createdAt: clock() };
+      const user: UserRecord = { id: `usr_${randomBase62(16)}`, email, passwordHash: await hashPassword(opts.password), admin: opts.admin, disabled: false, createdAt: clock() };
       const orgIds = [...new Set(opts.orgIds)];
       if ((await accounts.createUser(user, orgIds)) === 'email_taken') throw new AdminError(`An account with the email ${email} already exists.`);
       return { id: user.id, email: user.email, admin: user.admin, orgs: orgIds };
@@ -58,7 +68,9 @@ export function createAccounts(store: Pick<Store, 'accounts' | 'admin'>, clock: 
       const user = await accounts.userByEmail(email);
       // An unknown email costs a hash too, so timing does not tell which was wrong.
       const matches = await verifyPassword(password, user?.passwordHash ?? (await decoyHash()));
-      if (user === null || !matches) {
+      // A disabled account is answered and counted as a wrong password whatever
+      // was typed, so neither the answer nor the throttle tells whether it was right.
+      if (user === null || !matches || user.disabled) {
         await throttle.failed(email, address, now);
         return { ok: false, reason: 'wrong' };
       }
@@ -67,6 +79,10 @@ export function createAccounts(store: Pick<Store, 'accounts' | 'admin'>, clock: 
       await accounts.purgeExpired({ createdBefore: now - SESSION_ABSOLUTE_MS, seenBefore: now - SESSION_IDLE_MS, failuresBefore: now - FAILURE_WINDOW_MS, now });
       const token = randomBytes(32).toString('base64url');
       await accounts.createSession({ tokenHash: sha256(token), userId: user.id, csrfToken: randomBytes(24).toString('base64url'), createdAt: now, lastSeenAt: now });
+      if (!(await stillSignsIn(user))) {
+        await accounts.deleteSession(sha256(token));
+        return { ok: false, reason: 'wrong' };
+      }
       return { ok: true, token };
     },
 
@@ -85,7 +101,12 @@ export function createAccounts(store: Pick<Store, 'accounts' | 'admin'>, clock: 
         return null;
       }
       const user = await accounts.getUser(session.userId);
-      if (user === null) return null;
+      // Disabling or deleting ends the sessions with it; one left behind (a
+      // sign-in that raced the change) is ended here all the same.
+      if (user === null || user.disabled) {
+        await accounts.deleteSession(hash);
+        return null;
+      }
       if (touch && now - session.lastSeenAt > TOUCH_EVERY_MS) await accounts.touchSession(hash, now);
       return { user, session, orgIds: user.admin ? null : new Set(await accounts.orgIdsOf(user.id)) };
     },

@@ -3,6 +3,11 @@ import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 /** Shortest password an account may have. */
 export const MIN_PASSWORD_LENGTH = 12;
 
+/** The sentence refusing a password as a new one, or null when it will do. */
+export function passwordProblem(password: string): string | null {
+  return [...password].length < MIN_PASSWORD_LENGTH ? `The password must be at least ${MIN_PASSWORD_LENGTH} characters long.` : null;
+}
+
 // scrypt with N=2^15, r=8: 32 MiB and some tens of ms a hash, OWASP's floor.
 const N = 2 ** 15;
 const R = 8;

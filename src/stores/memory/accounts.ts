@@ -1,5 +1,5 @@
 import { StoreUnavailableError } from '../port.js';
-import type { AccountStore, SessionRecord, UserRecord } from '../port-console.js';
+import type { AccountStore, SessionRecord, UserChange, UserListing, UserRecord } from '../port-console.js';
 import { type MemoryDatabase, type SessionRow, byteOrder } from './database.js';
 
 const session = (hex: string, s: SessionRow): SessionRecord => ({ tokenHash: Buffer.from(hex, 'hex'), ...s });
@@ -35,6 +35,40 @@ export class MemoryAccounts implements AccountStore {
   async getUser(id: string): Promise<UserRecord | null> {
     const u = this.t.users.get(id);
     return u === undefined ? null : { ...u };
+  }
+
+  async listUsers(): Promise<UserListing[]> {
+    const users = [...this.t.users.values()].sort((a, b) => byteOrder(a.email, b.email));
+    return Promise.all(users.map(async (u) => ({ ...u, orgIds: await this.orgIdsOf(u.id) })));
+  }
+
+  updateUser(id: string, c: UserChange): Promise<'ok' | 'not_found'> {
+    return this.db.exclusive(() => {
+      const u = this.t.users.get(id);
+      if (u === undefined) return 'not_found';
+      if (c.passwordHash !== undefined) u.passwordHash = c.passwordHash;
+      if (c.admin !== undefined) u.admin = c.admin;
+      if (c.disabled !== undefined) u.disabled = c.disabled;
+      const orgs = this.t.memberships.get(id) ?? new Set<string>();
+      for (const org of c.addOrgIds ?? []) orgs.add(org);
+      for (const org of c.removeOrgIds ?? []) orgs.delete(org);
+      this.t.memberships.set(id, orgs);
+      if (c.endSessions) this.endSessionsOf(id);
+      return 'ok';
+    });
+  }
+
+  deleteUser(id: string): Promise<boolean> {
+    return this.db.exclusive(() => {
+      if (!this.t.users.delete(id)) return false;
+      this.t.memberships.delete(id);
+      this.endSessionsOf(id);
+      return true;
+    });
+  }
+
+  private endSessionsOf(userId: string): void {
+    for (const [hex, s] of this.t.sessions) if (s.userId === userId) this.t.sessions.delete(hex);
   }
 
   async orgIdsOf(userId: string): Promise<string[]> {

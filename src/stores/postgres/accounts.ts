@@ -1,12 +1,12 @@
 import type pg from 'pg';
-import type { AccountStore, SessionRecord, UserRecord } from '../port-console.js';
+import type { AccountStore, SessionRecord, UserChange, UserListing, UserRecord } from '../port-console.js';
 import { inTransaction, unavailable } from './pool.js';
 
-interface UserRow { id: string; email: string; password_hash: string; admin: boolean; created_at: number }
+interface UserRow { id: string; email: string; password_hash: string; admin: boolean; disabled: boolean; created_at: number }
 interface SessionRow { token_hash: Buffer; user_id: string; csrf_token: string; created_at: number; last_seen_at: number }
 
 const toUser = (r: UserRow): UserRecord => ({
-  id: r.id, email: r.email, passwordHash: r.password_hash, admin: r.admin, createdAt: r.created_at,
+  id: r.id, email: r.email, passwordHash: r.password_hash, admin: r.admin, disabled: r.disabled, createdAt: r.created_at,
 });
 const toSession = (r: SessionRow): SessionRecord => ({
   tokenHash: r.token_hash, userId: r.user_id, csrfToken: r.csrf_token, createdAt: r.created_at, lastSeenAt: r.last_seen_at,
@@ -19,8 +19,8 @@ export class PgAccounts implements AccountStore {
   async createUser(u: UserRecord, orgIds: string[]): Promise<'ok' | 'email_taken'> {
     return inTransaction(this.pool, async (c): Promise<'ok' | 'email_taken'> => {
       const r = await c.query(
-        'INSERT INTO users (id, email, password_hash, admin, created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (email) DO NOTHING',
-        [u.id, u.email, u.passwordHash, u.admin, u.createdAt],
+        'INSERT INTO users (id, email, password_hash, admin, disabled, created_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (email) DO NOTHING',
+        [u.id, u.email, u.passwordHash, u.admin, u.disabled, u.createdAt],
       );
       if (r.rowCount === 0) return 'email_taken';
       await c.query('INSERT INTO memberships (user_id, org_id) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING', [u.id, orgIds]);
@@ -34,6 +34,41 @@ export class PgAccounts implements AccountStore {
 
   async getUser(id: string): Promise<UserRecord | null> {
     return (await this.rows<UserRow>('SELECT * FROM users WHERE id = $1', [id])).map(toUser)[0] ?? null;
+  }
+
+  async listUsers(): Promise<UserListing[]> {
+    const rows = await this.rows<UserRow & { org_ids: string[] }>(
+      `SELECT u.*, coalesce(array_agg(m.org_id ORDER BY m.org_id COLLATE "C") FILTER (WHERE m.org_id IS NOT NULL), '{}') AS org_ids
+       FROM users u
+       LEFT JOIN (memberships m JOIN orgs o ON o.id = m.org_id AND o.deleted_at IS NULL) ON m.user_id = u.id
+       GROUP BY u.id ORDER BY u.email COLLATE "C"`,
+      [],
+    );
+    return rows.map((r) => ({ ...toUser(r), orgIds: r.org_ids }));
+  }
+
+  async updateUser(id: string, c: UserChange): Promise<'ok' | 'not_found'> {
+    return inTransaction(this.pool, async (q): Promise<'ok' | 'not_found'> => {
+      const r = await q.query(
+        `UPDATE users SET password_hash = coalesce($2, password_hash), admin = coalesce($3, admin), disabled = coalesce($4, disabled)
+         WHERE id = $1`,
+        [id, c.passwordHash ?? null, c.admin ?? null, c.disabled ?? null],
+      );
+      if (r.rowCount === 0) return 'not_found';
+      await q.query('INSERT INTO memberships (user_id, org_id) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING', [id, c.addOrgIds ?? []]);
+      await q.query('DELETE FROM memberships WHERE user_id = $1 AND org_id = ANY($2::text[])', [id, c.removeOrgIds ?? []]);
+      if (c.endSessions) await q.query('DELETE FROM sessions WHERE user_id = $1', [id]);
+      return 'ok';
+    });
+  }
+
+  async deleteUser(id: string): Promise<boolean> {
+    return inTransaction(this.pool, async (q) => {
+      if ((await q.query('DELETE FROM users WHERE id = $1', [id])).rowCount === 0) return false;
+      await q.query('DELETE FROM memberships WHERE user_id = $1', [id]);
+      await q.query('DELETE FROM sessions WHERE user_id = $1', [id]);
+      return true;
+    });
   }
 
   async orgIdsOf(userId: string): Promise<string[]> {

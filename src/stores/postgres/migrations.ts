@@ -141,6 +141,12 @@ export const PG_MIGRATIONS: string[] = [
   // has one yet; new ranges get one at VACUUM), where a B-tree would add a
   // random write per event.
   'CREATE INDEX events_id ON events USING brin (id);',
+  // Version 7: accounts can be disabled; a user's sessions are found by
+  // user, so a change of password or rights ends them all in one statement.
+  `
+  ALTER TABLE users ADD COLUMN disabled boolean NOT NULL DEFAULT false;
+  CREATE INDEX sessions_user ON sessions (user_id);
+  `,
 ];
 
 /**

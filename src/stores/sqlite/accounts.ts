@@ -1,15 +1,18 @@
-import type { AccountStore, SessionRecord, UserRecord } from '../port-console.js';
+import type { AccountStore, SessionRecord, UserChange, UserListing, UserRecord } from '../port-console.js';
 import type { Db } from './open.js';
 
-interface UserRow { id: string; email: string; password_hash: string; admin: number; created_at: number }
+interface UserRow { id: string; email: string; password_hash: string; admin: number; disabled: number; created_at: number }
 interface SessionRow { token_hash: Buffer; user_id: string; csrf_token: string; created_at: number; last_seen_at: number }
 
 const toUser = (r: UserRow): UserRecord => ({
-  id: r.id, email: r.email, passwordHash: r.password_hash, admin: r.admin === 1, createdAt: r.created_at,
+  id: r.id, email: r.email, passwordHash: r.password_hash, admin: r.admin === 1, disabled: r.disabled === 1, createdAt: r.created_at,
 });
 const toSession = (r: SessionRow): SessionRecord => ({
   tokenHash: r.token_hash, userId: r.user_id, csrfToken: r.csrf_token, createdAt: r.created_at, lastSeenAt: r.last_seen_at,
 });
+
+/** A boolean for SQLite, or null to keep the column as it is. */
+const flag = (b: boolean | undefined): number | null => (b === undefined ? null : b ? 1 : 0);
 
 /** Console accounts, sessions and sign-in throttling on SQLite. */
 export class SqliteAccounts implements AccountStore {
@@ -23,8 +26,8 @@ export class SqliteAccounts implements AccountStore {
     const add = this.db.transaction((): 'ok' | 'email_taken' => {
       if (this.db.prepare('SELECT 1 FROM users WHERE email = ?').get(u.email) !== undefined) return 'email_taken';
       this.db
-        .prepare('INSERT INTO users (id, email, password_hash, admin, created_at) VALUES (?, ?, ?, ?, ?)')
-        .run(u.id, u.email, u.passwordHash, u.admin ? 1 : 0, u.createdAt);
+        .prepare('INSERT INTO users (id, email, password_hash, admin, disabled, created_at) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(u.id, u.email, u.passwordHash, u.admin ? 1 : 0, u.disabled ? 1 : 0, u.createdAt);
       const member = this.db.prepare('INSERT OR IGNORE INTO memberships (user_id, org_id) VALUES (?, ?)');
       for (const org of orgIds) member.run(u.id, org);
       return 'ok';
@@ -40,6 +43,40 @@ export class SqliteAccounts implements AccountStore {
   async getUser(id: string): Promise<UserRecord | null> {
     const r = this.db.prepare('SELECT * FROM users WHERE id = ?').get(id) as UserRow | undefined;
     return r ? toUser(r) : null;
+  }
+
+  async listUsers(): Promise<UserListing[]> {
+    const users = (this.db.prepare('SELECT * FROM users ORDER BY email').all() as UserRow[]).map(toUser);
+    return Promise.all(users.map(async (u) => ({ ...u, orgIds: await this.orgIdsOf(u.id) })));
+  }
+
+  async updateUser(id: string, c: UserChange): Promise<'ok' | 'not_found'> {
+    const change = this.db.transaction((): 'ok' | 'not_found' => {
+      const r = this.db
+        .prepare(
+          `UPDATE users SET password_hash = coalesce(@hash, password_hash), admin = coalesce(@admin, admin), disabled = coalesce(@disabled, disabled)
+           WHERE id = @id`,
+        )
+        .run({ id, hash: c.passwordHash ?? null, admin: flag(c.admin), disabled: flag(c.disabled) });
+      if (r.changes === 0) return 'not_found';
+      const add = this.db.prepare('INSERT OR IGNORE INTO memberships (user_id, org_id) VALUES (?, ?)');
+      for (const org of c.addOrgIds ?? []) add.run(id, org);
+      const remove = this.db.prepare('DELETE FROM memberships WHERE user_id = ? AND org_id = ?');
+      for (const org of c.removeOrgIds ?? []) remove.run(id, org);
+      if (c.endSessions) this.db.prepare('DELETE FROM sessions WHERE user_id = ?').run(id);
+      return 'ok';
+    });
+    return this.write(() => change.immediate());
+  }
+
+  async deleteUser(id: string): Promise<boolean> {
+    const drop = this.db.transaction((): boolean => {
+      if (this.db.prepare('DELETE FROM users WHERE id = ?').run(id).changes === 0) return false;
+      this.db.prepare('DELETE FROM memberships WHERE user_id = ?').run(id);
+      this.db.prepare('DELETE FROM sessions WHERE user_id = ?').run(id);
+      return true;
+    });
+    return this.write(() => drop.immediate());
   }
 
   async orgIdsOf(userId: string): Promise<string[]> {

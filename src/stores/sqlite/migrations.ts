@@ -138,5 +138,11 @@ export const SQLITE_MIGRATIONS: Migration[] = [
     id INTEGER PRIMARY KEY, project_id TEXT NOT NULL, person_ids TEXT NOT NULL,
     through_seq INTEGER NOT NULL, touched_at INTEGER NOT NULL
   );`,
+  // Version 11: accounts can be disabled; a user's sessions are found by
+  // user, so a change of password or rights ends them all in one statement.
+  `
+  ALTER TABLE users ADD COLUMN disabled INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX sessions_user ON sessions (user_id);
+  `,
 ];
 
