@@ -20,13 +20,13 @@ describe('values the inlet command takes', () => {
     // Each form is tried in src/cli/context.test.ts; here the command as a whole.
     for (const n of ['99999999999999999999', '-1']) {
       expect(await refused(['project', 'update', project.id, '--monthly-event-limit', n])).toBe(
-        `inlet: --monthly-event-limit takes a whole number from 0 to 1000000000000 or none, not "${n}".\n`,
+        `inlet: --monthly-event-limit takes a whole number from 0 to 1,000,000,000,000 or none, not "${n}".\n`,
       );
     }
     expect((await cliJson(['project', 'update', project.id, '--monthly-event-limit', '1000000000000'], env)).monthly_event_limit).toBe(1e12);
 
     const source = await cliJson(['source', 'create', '--project', project.id, '--name', 'S'], env);
-    expect(await refused(['events', 'list', '--source', source.id, '--limit', '10001'])).toMatch(/--limit takes a whole number from 1 to 10000, not "10001"/);
+    expect(await refused(['events', 'list', '--source', source.id, '--limit', '10001'])).toMatch(/--limit takes a whole number from 1 to 10,000, not "10001"/);
   });
 
   it('fault 14: browser identify takes the same distinct_id and anonymous_id rules as the API', async () => {
