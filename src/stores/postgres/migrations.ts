@@ -141,6 +141,8 @@ export const PG_MIGRATIONS: string[] = [
   // has one yet; new ranges get one at VACUUM), where a B-tree would add a
   // random write per event.
   'CREATE INDEX events_id ON events USING brin (id);',
+  // Version 7: the console's list of people, newest first, read a page at a time (listings.ts).
+  'CREATE INDEX persons_newest ON persons (project_id, created_at, id COLLATE "C") WHERE merged_into IS NULL;',
 ];
 
 /**

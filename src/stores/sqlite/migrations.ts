@@ -138,5 +138,7 @@ export const SQLITE_MIGRATIONS: Migration[] = [
     id INTEGER PRIMARY KEY, project_id TEXT NOT NULL, person_ids TEXT NOT NULL,
     through_seq INTEGER NOT NULL, touched_at INTEGER NOT NULL
   );`,
+  // Version 11: the console's list of people, newest first, read a page at a time (listings.ts).
+  'CREATE INDEX persons_newest ON persons (project_id, created_at, id) WHERE merged_into IS NULL;',
 ];
 
