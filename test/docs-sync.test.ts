@@ -120,12 +120,33 @@ describe('GET /docs/api', () => {
     for (const h of targets) expect(ids, h).toContain(h.slice(1));
   });
 
-  it('is self-contained: no scripts, no outside assets, no links to other hosts', () => {
-    expect(tags.filter((t) => t.name === 'script' || t.name === 'link' || t.name === 'iframe' || t.name === 'img')).toEqual([]);
-    expect(tags.filter((t) => t.attrs.has('src'))).toEqual([]);
+  it('is self-contained: no script but its own file from this server, no outside assets, no links to other hosts', () => {
+    expect(tags.filter((t) => t.name === 'link' || t.name === 'iframe' || t.name === 'img')).toEqual([]);
+    expect(tags.filter((t) => t.attrs.has('src')).map((t) => [t.name, t.attrs.get('src')])).toEqual([['script', '/docs/api/reference.js']]);
+    expect(page.body).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect(page.headers['content-security-policy']).toMatch(/script-src 'self';/);
+    expect(page.headers['content-security-policy']).not.toMatch(/script-src[^;]*unsafe/);
     expect(tags.filter((t) => [...t.attrs.keys()].some((a) => a.startsWith('on')))).toEqual([]);
     const hrefs = tags.map((t) => t.attrs.get('href')).filter((h): h is string => h !== undefined);
     expect(hrefs.filter((h) => !h.startsWith('#') && !h.startsWith('/docs/api'))).toEqual([]);
+  });
+});
+
+describe('finding a code on the reference page', () => {
+  it('fault: the contents did not list the ~60 codes; an index near the top links every code to its section', () => {
+    const index = page.body.slice(page.body.indexOf('<nav aria-labelledby="code-index-h" id="code-index">'), page.body.indexOf('</nav>', page.body.indexOf('id="code-index"')));
+    const linked = [...index.matchAll(/<a href="#([a-z0-9_]+)"><code>\1<\/code><\/a>/g)].map((m) => m[1]!);
+    expect([...linked].sort()).toEqual([...ALL_CODES].sort());
+    // Near the top: in the header, before the body's first section.
+    expect(page.body.indexOf('id="code-index"')).toBeLessThan(page.body.indexOf('<main>'));
+  });
+
+  it('fault: the page had no search; a filter box is served with its script from this server', async () => {
+    expect(page.body).toMatch(/<form class="filter" role="search" hidden>\s*<label for="filter">Filter the page<\/label>\s*<input id="filter" type="search"/);
+    const script = await f.app.inject({ method: 'GET', url: '/docs/api/reference.js' });
+    expect(script.statusCode).toBe(200);
+    expect(script.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(script.body).toContain("getElementById('filter')");
   });
 });
 

@@ -62,7 +62,7 @@ describe('fault 18: messages point at what exists here', () => {
     const tmp = tempDir('inlet-messages-');
     afterAll(() => tmp.remove());
 
-    it('is answered with the command that switches it on, and running that command lets the next request in', async () => {
+    it('is answered with the console page and the command that switch it on, and running that command lets the next request in', async () => {
       const f = await makeFixture({ store: SqliteStore.open(tmp.dir), apiEnabled: false });
       try {
         const batch = { items: [{ event: 'e', distinct_id: 'u' }] };
@@ -70,6 +70,8 @@ describe('fault 18: messages point at what exists here', () => {
         expect(res.statusCode).toBe(404);
         const message = res.json().error.message as string;
         for (const p of NOWHERE) expect(message).not.toMatch(p);
+        // The console's way too: its project settings, at this server's address.
+        expect(message).toContain(`${f.app.inletBaseUrl}/console/projects/${f.projectId}#settings`);
         const command = /"inlet ([^"]+)"/.exec(message)?.[1]?.split(' ');
         expect(command, message).toEqual(['project', 'update', f.projectId, '--api-enabled', 'true']);
         const run = await runCli([...command!, '--json'], { INLET_DATA_DIR: tmp.dir });

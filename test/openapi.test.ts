@@ -57,6 +57,62 @@ describe('fault 16: the OpenAPI document lints clean with @redocly/cli', () => {
   });
 });
 
+describe('the document covers every route of the server and names its licence', () => {
+  it('fault: info.license was left out and its lint rule switched off; the licence is named and the rule is on', async () => {
+    const doc = openApiDocument('http://inlet.test');
+    expect(doc.info.license).toEqual({ name: 'Apache-2.0', identifier: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' });
+    const without = structuredClone(doc) as any;
+    delete without.info.license;
+    const report = await lint(without, 'unlicensed');
+    expect(report.problems.map((p) => p.ruleId)).toContain('info-license');
+  });
+
+  it('fault: the Segment routes and /healthz, /readyz were missing; each is documented, and a real answer of each fits its schema', async () => {
+    const { SEGMENT_PATHS } = await import('../src/edge/segment-map.js');
+    const doc = openApiDocument('http://inlet.test') as any;
+    for (const path of SEGMENT_PATHS.keys()) {
+      expect(doc.paths[path]?.post?.responses['200'].content['application/json'].schema, path).toEqual({ $ref: '#/components/schemas/BatchAnswer' });
+      // Codes these routes never answer are not listed for them.
+      const listed = Object.values(doc.paths[path].post.responses as Record<string, { 'x-error-codes'?: string[] }>).flatMap((r) => r['x-error-codes'] ?? []);
+      expect(listed, path).toContain('invalid_key');
+      for (const never of ['invalid_query', 'all_items_invalid', 'strict_item_invalid']) expect(listed, path).not.toContain(never);
+    }
+    expect(Object.keys(doc.paths['/healthz'])).toEqual(['get']);
+    expect(Object.keys(doc.paths['/readyz'])).toEqual(['get']);
+
+    const f = await makeFixture();
+    try {
+      const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
+      ajv.addSchema({ $id: 'inlet-openapi', components: doc.components, paths: doc.paths });
+      const fits = (pointer: string, body: unknown): boolean => {
+        const check = ajv.compile({ $ref: `inlet-openapi#${pointer}` });
+        const ok = check(body);
+        if (!ok) console.error(pointer, check.errors);
+        return ok;
+      };
+      const basic = `Basic ${Buffer.from(`${f.key}:`).toString('base64')}`;
+      const post = (url: string, body: unknown) => f.app.inject({ method: 'POST', url, headers: { authorization: basic, 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+      const batch = await post('/v1/batch', { batch: [{ type: 'track', event: 'Signed up', userId: 'u1', messageId: 'm1' }, { type: 'alias', userId: 'u1', previousId: 'a' }] });
+      expect(batch.statusCode).toBe(200);
+      expect(fits('/components/schemas/BatchAnswer', batch.json())).toBe(true);
+      expect(fits('/components/schemas/SegmentBatch', { batch: [{ type: 'track', event: 'Signed up', userId: 'u1', messageId: 'm1' }] })).toBe(true);
+      const track = await post('/v1/track', { event: 'Paid', userId: 'u1', properties: { $revenue: 5 } });
+      expect(track.statusCode).toBe(200);
+      expect(fits('/components/schemas/BatchAnswer', track.json())).toBe(true);
+      const empty = await post('/v1/batch', { batch: [] });
+      expect(empty.statusCode).toBe(400);
+      expect(fits('/paths/~1v1~1batch/post/responses/400/content/application~1json/schema', empty.json())).toBe(true);
+      const health = await f.app.inject({ method: 'GET', url: '/healthz' });
+      expect(fits('/paths/~1healthz/get/responses/200/content/application~1json/schema', health.json())).toBe(true);
+      const ready = await f.app.inject({ method: 'GET', url: '/readyz' });
+      expect(ready.statusCode).toBe(200);
+      expect(fits('/paths/~1readyz/get/responses/200/content/application~1json/schema', ready.json())).toBe(true);
+    } finally {
+      await f.close();
+    }
+  });
+});
+
 describe('fault 16: the Item schema accepts exactly what the server accepts', () => {
   let f: Fixture;
   let validItem: (item: unknown) => boolean;

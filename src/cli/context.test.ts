@@ -11,7 +11,7 @@ describe('parseWhole (fault 13: numbers are not bounded)', () => {
 
   it('refuses anything else, saying the range', () => {
     for (const v of ['99999999999999999999', '9007199254740993', '1000000000001', '-1', '1e3', '1.5', '0x10', ' 5', '+5', '', 'Infinity', '５']) {
-      expect(() => parseWhole(v, '--n', range), v).toThrow(new UsageError(`--n takes a whole number from 0 to 1000000000000, not "${v}".`));
+      expect(() => parseWhole(v, '--n', range), v).toThrow(new UsageError(`--n takes a whole number from 0 to 1,000,000,000,000, not "${v}".`));
     }
     expect(() => parseWhole('0', '--limit', { min: 1, max: 10 })).toThrow('--limit takes a whole number from 1 to 10, not "0".');
   });

@@ -5,6 +5,7 @@ import { errorForLog } from '../edge/log-error.js';
 import { parseIso } from '../pipeline/timestamp.js';
 import { openStore } from '../stores/open-store.js';
 import { type Store, StoreUnavailableError } from '../stores/port.js';
+import { formatCount } from './numbers.js';
 
 /** Options every admin subcommand takes. */
 export interface CommonOptions {
@@ -83,7 +84,7 @@ export function parseBool(v: string, flag: string): boolean {
 export function parseWhole(v: string, flag: string, range: { min: number; max: number }, orElse?: string): number {
   const n = /^\d{1,16}$/.test(v) ? Number(v) : Number.NaN;
   if (!Number.isSafeInteger(n) || n < range.min || n > range.max) {
-    throw new UsageError(`${flag} takes a whole number from ${range.min} to ${range.max}${orElse === undefined ? '' : ` or ${orElse}`}, not "${v}".`);
+    throw new UsageError(`${flag} takes a whole number from ${formatCount(range.min)} to ${formatCount(range.max)}${orElse === undefined ? '' : ` or ${orElse}`}, not "${v}".`);
   }
   return n;
 }

@@ -1,4 +1,5 @@
 import cliProgress from 'cli-progress';
+import { formatCount } from './numbers.js';
 
 /** Progress of `inlet send` on stderr; does nothing unless stderr is a terminal. */
 export interface SendProgress {
@@ -30,7 +31,7 @@ export function startProgress(totalBytes: number | null): SendProgress {
     const seconds = Math.max(0.001, (Date.now() - started) / 1000);
     // What remains, at the pace so far: the bytes left over the bytes read per second.
     const left = known && bytes > 0 ? duration(((totalBytes - bytes) * seconds) / bytes) : '?';
-    return { items, rate: Math.round(items / seconds), left };
+    return { items: formatCount(items), rate: formatCount(Math.round(items / seconds)), left };
   };
   return {
     update: (bytes, items) => bar.update(known ? bytes : 0, payload(bytes, items)),

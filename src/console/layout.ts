@@ -1,4 +1,5 @@
 import { type Html, html } from '../docs/html.js';
+import { DOCS_PATH } from '../docs/facts.js';
 import type { Viewer } from '../domain/accounts/accounts.js';
 
 /** Where the console lives; every page, form and script under it. */
@@ -28,6 +29,7 @@ export function page(title: string, body: Html, viewer: Viewer | null): string {
 <main id="main">
 ${body}
 </main>
+<footer><a href="${DOCS_PATH}">API reference</a>: every answer and error code of the batch API.</footer>
 </body>
 </html>
 `.value;

@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import { PERSON_ID } from '../pipeline/ids.js';
+import type { PersonCursor } from '../stores/port-console.js';
 import { sendPage } from './guard.js';
 import { BASE } from './layout.js';
 import { type ConsoleKit, notFound } from './plugin.js';
@@ -6,12 +8,20 @@ import { peoplePage } from './views/people.js';
 
 /** Distinct ids listed for a prefix search. */
 const MATCHES = 20;
+/** People listed a page. */
+const PAGE = 20;
 /** Latest events shown for a person… */
 const EVENTS = 20;
 /** …looked for among this many of the most recently stored events (bounded work on any store). */
 const SCAN = 20_000;
 
-/** People: search by distinct id, and the person found. */
+/** The cursor a Next link carries ("<created at>.<person id>"); anything else starts from the newest. */
+export function readCursor(v: unknown): PersonCursor | null {
+  const m = typeof v === 'string' ? /^(\d{1,16})\.(per_[A-Za-z0-9_-]{1,124})$/.exec(v) : null;
+  return m === null ? null : { createdAt: Number(m[1]), id: m[2]! };
+}
+
+/** People: the project's people newest first a page at a time, search by distinct id, and the person found. */
 export function peopleRoutes(app: FastifyInstance, kit: ConsoleKit): void {
   const { deps, access, authed } = kit;
   app.get(
@@ -19,13 +29,18 @@ export function peopleRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     authed(async (req, reply, viewer) => {
       const found = await access.project(viewer, (req.params as { id: string }).id);
       if (found === null) return notFound(reply, viewer);
-      const raw = (req.query as Record<string, unknown>).q;
+      const q = req.query as Record<string, unknown>;
+      const raw = q.q;
       const query = typeof raw === 'string' ? raw.trim().slice(0, 200) : '';
+      const personId = typeof q.person === 'string' && PERSON_ID.test(q.person) ? q.person : null;
       const projectId = found.project.id;
-      const person = query === '' ? null : await deps.store.store.findPerson(projectId, { distinctId: query });
+      const lookup = personId !== null ? { personId } : query !== '' ? { distinctId: query } : null;
+      const person = lookup === null ? null : await deps.store.store.findPerson(projectId, lookup);
       const matches = query === '' || person !== null ? [] : await deps.store.listings.searchDistinctIds(projectId, query, MATCHES);
       const events = person === null ? [] : await deps.store.listings.personEvents(projectId, person.id, EVENTS, SCAN);
-      return sendPage(reply, 200, peoplePage(viewer, { project: found.project, query, matches, person, events }));
+      const after = readCursor(q.after);
+      const listing = lookup === null ? await deps.store.listings.listPersons(projectId, PAGE, after) : null;
+      return sendPage(reply, 200, peoplePage(viewer, { project: found.project, query, matches, person, events, listing, paged: after !== null }));
     }),
   );
 }

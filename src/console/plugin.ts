@@ -24,13 +24,16 @@ export interface ConsoleDeps {
 /** What every console route handler gets: the signed-in viewer and, for a post, its form. */
 export type Handler = (req: FastifyRequest, reply: FastifyReply, viewer: Viewer, form: URLSearchParams) => Promise<unknown>;
 
+/** Shows a form's own page again after its handler refused the input (400, the message beside the field, what was typed kept). */
+export type Invalid = (req: FastifyRequest, reply: FastifyReply, viewer: Viewer, form: URLSearchParams, e: AdminError) => Promise<unknown>;
+
 /** Routes' helpers, shared by the route files. */
 export interface ConsoleKit {
   deps: ConsoleDeps;
   admin: ReturnType<typeof createAdmin>;
   access: ReturnType<typeof access>;
-  /** Wraps a handler: signed in, and for a state change the CSRF check. */
-  authed: (h: Handler) => (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+  /** Wraps a handler: signed in, and for a state change the CSRF check; a form's refusal goes to `invalid`. */
+  authed: (h: Handler, invalid?: Invalid) => (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
   /** Streams to end when the server stops (live views). */
   streams: Set<() => void>;
   /** The viewer a session token stands for now, or null; `touch: false` does not count as activity. */
@@ -47,8 +50,12 @@ const STATIC = new Map<string, { type: string; body: Buffer }>(
 
 const FORM_LIMIT = 64 * 1024;
 
-/** Answers an id the viewer may not see, or that does not exist: the same 404 either way. */
-export function notFound(reply: FastifyReply, viewer: Viewer): FastifyReply {
+/**
+ * Answers an id the viewer may not see, an id that does not exist, or a path
+ * no page has: the same 404 each time, signed in or not, so it tells nothing
+ * of what exists.
+ */
+export function notFound(reply: FastifyReply, viewer: Viewer | null): FastifyReply {
   return sendPage(reply, 404, page('Not found', html`<h1>Not found</h1>${notice('There is nothing here, or it is not yours to see.')}<p><a href="${BASE}/projects">Projects</a></p>`, viewer));
 }
 
@@ -74,7 +81,7 @@ export function consolePlugin(deps: ConsoleDeps) {
     const formOf = (req: FastifyRequest): URLSearchParams => (req.body instanceof URLSearchParams ? req.body : new URLSearchParams());
 
     const authed =
-      (h: Handler) =>
+      (h: Handler, invalid?: Invalid) =>
       async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
         const token = sessionToken(req);
         const viewer = token === null ? null : await accounts.viewer(token);
@@ -90,6 +97,8 @@ export function consolePlugin(deps: ConsoleDeps) {
           return await h(req, reply, viewer, form);
         } catch (e) {
           if (!(e instanceof AdminError)) throw e;
+          if (invalid !== undefined) return invalid(req, reply, viewer, form, e);
+          // A form with nothing to type (Revoke, Sign out) has no field to show the message beside.
           return sendPage(reply, 400, page('Not done', html`<h1>Not done</h1>${notice(e.message, 'error')}<p><a href="${BASE}/projects">Projects</a></p>`, viewer));
         }
       };
@@ -97,7 +106,7 @@ export function consolePlugin(deps: ConsoleDeps) {
     app.get(`${BASE}/static/:file`, async (req, reply) => {
       const { file } = req.params as { file: string };
       const asset = STATIC.get(file);
-      if (asset === undefined) return reply.code(404).type('text/plain').send('Not found');
+      if (asset === undefined) return pathNotFound(req, reply);
       return reply.header('Content-Type', asset.type).header('Cache-Control', 'no-cache').send(asset.body);
     });
 
@@ -128,6 +137,16 @@ export function consolePlugin(deps: ConsoleDeps) {
         return reply.code(303).header('Set-Cookie', clearedCookie(secure())).header('Location', `${BASE}/login`).send();
       }),
     );
+
+    /** Any path under the console that no route serves: the console's own page, never the API's JSON. */
+    async function pathNotFound(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+      const token = sessionToken(req);
+      // Not counted as activity: a mistyped address keeps no session alive.
+      const viewer = token === null ? null : await accounts.viewer(token, false);
+      return notFound(reply, viewer);
+    }
+    // Its own prefix: only paths under /console come here, whatever the method; the rest keep the server's 404.
+    await app.register(async (scope) => scope.setNotFoundHandler(pathNotFound), { prefix: BASE });
 
     const kit: ConsoleKit = { deps, admin, access: access(deps.store, admin), authed, streams, viewerOf: accounts.viewer };
     projectRoutes(app, kit);

@@ -6,7 +6,8 @@ import type { LiveRequest } from '../domain/live-window.js';
 import { SECURITY_HEADERS, sendPage, sessionToken } from './guard.js';
 import { BASE } from './layout.js';
 import { type ConsoleKit, notFound } from './plugin.js';
-import { liveLines, revokePage, sourcePage } from './views/source.js';
+import { typedOf } from './project-routes.js';
+import { liveLines, revokePage, rollPage, sourcePage } from './views/source.js';
 
 /** How often a live view is sent a comment line, and its session checked again. */
 const HEARTBEAT_MS = 15_000;
@@ -56,14 +57,31 @@ export function sourceRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     }),
   );
 
+  // Roll asks first, as Revoke does: the source page's Roll opens this page, whose form makes the change.
+  app.get(
+    `${BASE}/keys/:id/roll`,
+    authed(async (req, reply, viewer) => {
+      const found = await access.key(viewer, idOf(req.params));
+      if (found === null) return notFound(reply, viewer);
+      const view = (await admin.listKeys(found.source.id)).find((k) => k.id === found.key.id)!;
+      const grace = (req.query as Record<string, unknown>).grace;
+      return sendPage(reply, 200, rollPage(viewer, view, found.source, typeof grace === 'string' ? grace : 'now', null));
+    }),
+  );
+
   app.post(
     `${BASE}/keys/:id/roll`,
     authed(async (req, reply, viewer, form) => {
       const found = await access.key(viewer, idOf(req.params));
       if (found === null) return notFound(reply, viewer);
       const grace = form.get('grace') ?? '';
+      if (!isGrace(grace) && !wantsJson(req)) {
+        const view = (await admin.listKeys(found.source.id)).find((k) => k.id === found.key.id)!;
+        const refused = new AdminError('Choose a grace period: now, 24h or 7d.', 'grace');
+        return sendPage(reply, 400, rollPage(viewer, view, found.source, grace, typedOf(form, refused)));
+      }
       return keyAnswer(req, reply, viewer, found.source.id, async () => {
-        if (!isGrace(grace)) throw new AdminError('Choose a grace period: now, 24h or 7d.');
+        if (!isGrace(grace)) throw new AdminError('Choose a grace period: now, 24h or 7d.', 'grace');
         return admin.rollKey(found.key.id, grace);
       });
     }),

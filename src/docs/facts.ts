@@ -17,6 +17,8 @@ export { DEFAULT_RETENTION_DAYS } from '../domain/retention.js';
 /** Where the reference pages are served. */
 export const DOCS_PATH = '/docs/api';
 export const OPENAPI_PATH = `${DOCS_PATH}/openapi.json`;
+/** The reference page's filter script, served beside it. */
+export const REFERENCE_SCRIPT_PATH = `${DOCS_PATH}/reference.js`;
 
 export const MAX_INSERT_ID_LENGTH = 80;
 

@@ -1,5 +1,6 @@
 /**
- * The OpenAPI 3.1 document of POST /api/v1/batch and POST /api/v1/import, built from the error table:
+ * The OpenAPI 3.1 document of POST /api/v1/batch and POST /api/v1/import, the
+ * Segment-spec endpoints and /healthz and /readyz, built from the error table:
  * one response per status the table uses, listing exactly that status's codes.
  */
 import { STATUS_CODES } from 'node:http';
@@ -21,6 +22,7 @@ import {
   MAX_BODY_BYTES,
   RETRY_AFTER_STATUSES,
 } from './facts.js';
+import { NOT_ON_SEGMENT, opsPaths, segmentPaths, segmentSchemas } from './openapi-segment.js';
 import { type Schema, componentSchemas, errorEnvelope, ref } from './schemas.js';
 
 /** The parts of an OpenAPI document that tests and clients read. */
@@ -122,7 +124,12 @@ export function openApiDocument(baseUrl: string): OpenApiDocument {
       content: { 'application/json': { schema: ref('BatchAnswer') } },
     },
   };
-  for (const [status, codes] of codesByStatus()) responses[String(status)] = errorResponse(baseUrl, status, codes);
+  const segmentErrors: Record<string, Schema> = {};
+  for (const [status, codes] of codesByStatus()) {
+    responses[String(status)] = errorResponse(baseUrl, status, codes);
+    const onSegment = codes.filter((c) => !NOT_ON_SEGMENT.has(c));
+    if (onSegment.length > 0) segmentErrors[String(status)] = errorResponse(baseUrl, status, onSegment);
+  }
 
   return {
     openapi: '3.1.0',
@@ -130,9 +137,15 @@ export function openApiDocument(baseUrl: string): OpenApiDocument {
       title: 'Inlet batch API',
       version: '1',
       description: `Send analytics events and identify calls from your servers in batches. Reference: ${baseUrl}${DOCS_PATH}`,
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
     },
     servers: [{ url: baseUrl }],
     security: [{ serverKey: [] }],
+    tags: [
+      { name: 'Batch API', description: 'The endpoints of Inlet\'s own shape.' },
+      { name: 'Segment-spec', description: 'Segment\'s tracking API, for code written for Segment or RudderStack.' },
+      { name: 'Operations', description: 'For load balancers and orchestrators: no key.' },
+    ],
     paths: {
       [BATCH_PATH]: {
         post: operation(baseUrl, responses, {
@@ -153,6 +166,8 @@ export function openApiDocument(baseUrl: string): OpenApiDocument {
             `(${DEFAULT_RETENTION_DAYS} days unless set; timestamp_before_retention beyond it), and the items count in the project's import window, not in burst or sustained.`,
         }),
       },
+      ...segmentPaths(baseUrl, segmentErrors),
+      ...opsPaths(errorResponse(baseUrl, 503, ['collection_unavailable'])),
     },
     components: {
       securitySchemes: {
@@ -161,9 +176,15 @@ export function openApiDocument(baseUrl: string): OpenApiDocument {
           scheme: 'bearer',
           description: `A server key (${KEY_PREFIX}…). Requests from browsers are refused.`,
         },
+        writeKey: {
+          type: 'http',
+          scheme: 'basic',
+          description: `On the Segment-spec endpoints: the server key (${KEY_PREFIX}…) as the user name, the password empty, as Segment's and RudderStack's SDKs send their write key.`,
+        },
       },
       headers: headers(),
-      schemas: componentSchemas(),
+      responses: { BadRequest: errorResponse(baseUrl, 400, ['bad_request']) },
+      schemas: { ...componentSchemas(), ...segmentSchemas() },
     },
   };
 }
@@ -172,6 +193,7 @@ export function openApiDocument(baseUrl: string): OpenApiDocument {
 function operation(baseUrl: string, responses: Record<string, Schema>, about: { operationId: string; summary: string; description: string }): Schema {
   return {
     ...about,
+    tags: ['Batch API'],
     externalDocs: { url: `${baseUrl}${DOCS_PATH}` },
     parameters: [
       queryFlag('validate', 'Dry run: answer 200 with what would be stored; store and meter nothing.'),

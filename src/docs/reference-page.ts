@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Marked, type Tokens } from 'marked';
-import { REQUEST_ERRORS } from '../errors/codes.js';
+import { DROP_REASONS, ITEM_ERRORS, REQUEST_ERRORS, type RequestErrorCode } from '../errors/codes.js';
 import { CHECK_ORDER } from './check-order.js';
 import { codeSections } from './code-sections.js';
 import { acceptedDollarKeys, enrichmentKeys } from './dollar-keys.js';
@@ -36,6 +36,7 @@ import {
   MAX_PROPERTY_KEYS,
   OPENAPI_PATH,
   PAST_DAYS,
+  REFERENCE_SCRIPT_PATH,
   POLICIES,
   formatNumber,
 } from './facts.js';
@@ -57,6 +58,12 @@ th,td{border:1px solid #dde2e7;padding:.35rem .55rem;text-align:left;vertical-al
 nav ol{columns:2;padding-left:1.2rem}a{color:#0b5cad}
 section.code{border-left:3px solid #dde2e7;padding-left:.9rem;margin:1.2rem 0}
 section.code:target{border-left-color:#0b5cad;background:#f5f9fd}
+#code-index h3{font-size:1rem;margin:1rem 0 .3rem}#code-index ul{list-style:none;padding:0;margin:0;display:flex;flex-wrap:wrap;gap:.25rem .9rem}
+#code-index li{font-size:.92em}#code-index .status{color:#5c6670}
+form.filter{margin:1.2rem 0 .6rem;display:flex;flex-wrap:wrap;gap:.4rem .8rem;align-items:center}
+form.filter input{font:inherit;padding:.35rem .5rem;border:1px solid #aab4be;border-radius:4px;min-width:min(100%,20rem)}
+form.filter p{margin:0;color:#5c6670;font-size:.92em}
+[hidden]{display:none!important}
 a.self{color:inherit;text-decoration:none;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 dl{display:grid;grid-template-columns:9.5rem 1fr;gap:.2rem .8rem;margin:.4rem 0}dt{font-weight:600}dd{margin:0}
 .note{background:#fff8e1;border-left:3px solid #e0b000;padding:.5rem .8rem}
@@ -207,6 +214,25 @@ function contents(body: string): Html {
   return html`<nav aria-label="Contents"><ol>${entries.map((e) => html`<li><a href="#${e.id}">${e.title}</a></li>`)}</ol></nav>`;
 }
 
+/** Every code of the three tables, each linked to its section: what a reader looking for one code scans first. */
+function codeIndex(): Html {
+  const requestCodes = Object.keys(REQUEST_ERRORS) as RequestErrorCode[];
+  const entry = (c: string, note?: string) => html`<li><a href="#${c}"><code>${c}</code></a>${note === undefined ? '' : html` <span class="status">${note}</span>`}</li>`;
+  return html`<nav aria-labelledby="code-index-h" id="code-index">
+<h2 id="code-index-h">Every code</h2>
+<h3>Request errors</h3><ul>${requestCodes.map((c) => entry(c, String(REQUEST_ERRORS[c].status)))}</ul>
+<h3>Item errors</h3><ul>${Object.keys(ITEM_ERRORS).map((c) => entry(c))}</ul>
+<h3>Drop reasons</h3><ul>${Object.keys(DROP_REASONS).map((c) => entry(c))}</ul>
+</nav>`;
+}
+
+/** The filter box: shown by the page's script (without it the whole page reads as is). */
+const FILTER = html`<form class="filter" role="search" hidden>
+<label for="filter">Filter the page</label>
+<input id="filter" type="search" placeholder="a code, a header, a word" autocomplete="off" spellcheck="false">
+<p id="filter-status" role="status"></p>
+</form>`;
+
 /** Builds the whole reference page for a deployment at `baseUrl`. */
 export function referencePage(baseUrl: string): string {
   const body = new Html(referenceBody(baseUrl));
@@ -217,12 +243,15 @@ export function referencePage(baseUrl: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Inlet batch API reference</title>
 <style>${new Html(STYLE)}</style>
+<script src="${REFERENCE_SCRIPT_PATH}" defer></script>
 </head>
 <body>
 <header>
 <h1>Inlet batch API</h1>
 <p>Reference for <code>POST ${baseUrl}${BATCH_PATH}</code>, version 1.</p>
+${FILTER}
 ${contents(body.value)}
+${codeIndex()}
 </header>
 <main>
 ${body}

@@ -5,8 +5,20 @@ import { DEFAULT_RETENTION_DAYS } from './retention.js';
 import { browserIdentify } from './people/browser-identify.js';
 import { codePointLength, isStorableText } from './storable.js';
 
-/** A refusal of an admin command: the message says what to change. */
-export class AdminError extends Error {}
+/** A field of an admin command's input that a refusal can name. */
+export type AdminField = 'name' | 'orgId' | 'monthlyEventLimit' | 'retentionDays' | 'grace';
+
+/** A refusal of an admin command: the message says what to change; `field` names the input at fault, when one is. */
+export class AdminError extends Error {
+  constructor(
+    message: string,
+    readonly field: AdminField | null = null,
+  ) {
+    super(message);
+  }
+}
+
+const count = (n: number): string => n.toLocaleString('en-US');
 
 /** A key as shown after creation: never the secret. */
 export interface KeyView {
@@ -90,7 +102,7 @@ export function createAdmin(store: Pick<Store, 'admin' | 'listings' | 'transacti
       const now = clock();
       let orgId: string;
       if (opts.orgId !== undefined) {
-        if ((await a.getOrg(opts.orgId)) === null) throw new AdminError(`No organization ${opts.orgId}.`);
+        if ((await a.getOrg(opts.orgId)) === null) throw new AdminError(`No organization ${opts.orgId}.`, 'orgId');
         orgId = opts.orgId;
       } else {
         orgId = (await a.defaultOrg(() => ({ id: newId('org'), name: 'default', createdAt: now }))).id;
@@ -165,7 +177,7 @@ export function createAdmin(store: Pick<Store, 'admin' | 'listings' | 'transacti
       }
       await source(k.sourceId);
       const graceMs = GRACE_PERIODS.get(grace);
-      if (graceMs === undefined) throw new AdminError(`The grace period is now, 24h or 7d, not "${grace}".`);
+      if (graceMs === undefined) throw new AdminError(`The grace period is now, 24h or 7d, not "${grace}".`, 'grace');
       return addKey(k.sourceId, { keyId, expiresAt: clock() + graceMs });
     },
     async revokeKey(keyId: string): Promise<void> {
@@ -184,7 +196,7 @@ export const MAX_RETENTION_DAYS = 3650;
 
 function checkRetentionDays(days: number): void {
   if (!Number.isSafeInteger(days) || days < 1 || days > MAX_RETENTION_DAYS) {
-    throw new AdminError(`--retention-days must be a whole number of days from 1 to ${MAX_RETENTION_DAYS}, not ${days}.`);
+    throw new AdminError(`--retention-days must be a whole number of days from 1 to ${count(MAX_RETENTION_DAYS)}, not ${days}.`, 'retentionDays');
   }
 }
 
@@ -193,7 +205,7 @@ function requireName(name: string): string {
   const n = name.trim();
   const length = codePointLength(n);
   if (length === 0 || length > 200 || !isStorableText(n)) {
-    throw new AdminError('--name must be 1 to 200 characters, without U+0000 or lone surrogates.');
+    throw new AdminError('--name must be 1 to 200 characters, without U+0000 or lone surrogates.', 'name');
   }
   return n;
 }
@@ -201,6 +213,6 @@ function requireName(name: string): string {
 function checkMonthlyEventLimit(n: number): void {
   const { min, max } = MONTHLY_EVENT_LIMIT_RANGE;
   if (!Number.isSafeInteger(n) || n < min || n > max) {
-    throw new AdminError(`The monthly event limit must be a whole number from ${min} to ${max}, or none.`);
+    throw new AdminError(`The monthly event limit must be a whole number from ${count(min)} to ${count(max)}, or none.`, 'monthlyEventLimit');
   }
 }

@@ -92,6 +92,14 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
   }
 }
 
+/** The 404 of a key whose project has the batch API off: both ways to switch it on, the console's and the command line's. */
+export function apiOffMessage(baseUrl: string, projectId: string): string {
+  return (
+    `The batch API is switched off for project ${projectId}. Switch it on with "inlet project update ${projectId} --api-enabled true", ` +
+    `or in the console: ${baseUrl}/console/projects/${projectId}#settings (API enabled, then Save).`
+  );
+}
+
 /** Steps 5 to 8: a key that works, of a project with the API enabled, within the per-key limit. */
 export async function checkKey(deps: BatchRouteDeps, req: FastifyRequest, key: BearerResult): Promise<AuthRecord | Refusal> {
   let auth: AuthRecord | Refusal;
@@ -108,7 +116,7 @@ export async function checkKey(deps: BatchRouteDeps, req: FastifyRequest, key: B
   const now = deps.clock();
   deps.store.recordKeyUse(auth.keyId, now);
   if (!auth.project.apiEnabled) {
-    return { code: 'not_found', message: `The batch API is switched off for project ${auth.project.id}; whoever runs Inlet switches it on with "inlet project update ${auth.project.id} --api-enabled true".` };
+    return { code: 'not_found', message: apiOffMessage(req.server.inletBaseUrl, auth.project.id) };
   }
   const keyVerdict = await deps.limits.checkKey(auth.keyId, now);
   if (!keyVerdict.allowed) {

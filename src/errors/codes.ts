@@ -97,7 +97,7 @@ export const REQUEST_ERRORS = {
   not_found: {
     status: 404,
     message: 'There is no such endpoint. Send batches to POST /api/v1/batch on the app host.',
-    when: 'An unknown path, a tracker host, or a project whose API access is not enabled yet.',
+    when: 'An unknown path, a tracker host, or a project whose API access is not enabled yet. The API is switched on in the console (the project\'s settings: API enabled, then Save) or with "inlet project update <project id> --api-enabled true"; the message names both for that project.',
     retryable: false,
     retry: 'No.',
   },

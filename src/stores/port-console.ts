@@ -88,6 +88,21 @@ export interface DayCount {
   events: number;
 }
 
+/** Where a page of people ends: the last person's creation time and id (the list's order). */
+export interface PersonCursor {
+  createdAt: number;
+  id: string;
+}
+
+/** One person as a list of people shows it. */
+export interface PersonListing {
+  id: string;
+  createdAt: number;
+  /** A few of its distinct ids (merged persons' included), in byte order; `moreIds` says whether it has others. */
+  distinctIds: string[];
+  moreIds: boolean;
+}
+
 /** Read-only lists and summaries. */
 export interface ListingStore {
   /** Live organizations, by name then id. */
@@ -100,6 +115,14 @@ export interface ListingStore {
   eventsPerDay(projectId: string, from: number, to: number): Promise<DayCount[]>;
   /** Up to `limit` distinct ids starting with `prefix`, in byte order, with their persons. */
   searchDistinctIds(projectId: string, prefix: string, limit: number): Promise<{ distinctId: string; personId: string }[]>;
+  /**
+   * The project's people, newest first (by creation time, then id, both
+   * descending), `limit` of them after `after` (null: from the newest).
+   * Persons merged into another are left out: they read as that person.
+   * A keyset page on an index, so page 1,000 costs what page 1 does.
+   * `next` is the cursor of the following page, null on the last.
+   */
+  listPersons(projectId: string, limit: number, after: PersonCursor | null): Promise<{ persons: PersonListing[]; next: PersonCursor | null }>;
   /**
    * A person's newest events (merged persons' included), looked for among the
    * project's `scan` most recently stored events: bounded work on any store size.

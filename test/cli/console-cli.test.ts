@@ -31,7 +31,7 @@ describe('inlet user create, org list, project list, source list, --retention-da
     expect(human.stdout).toMatch(/^ID\s+ORG\s+NAME\s+API\s+LIMIT\s+RETENTION\n/);
     expect(human.stdout).toContain('30d');
     for (const [args, message] of [
-      [['project', 'update', p.id, '--retention-days', '0'], /1 to 3650/],
+      [['project', 'update', p.id, '--retention-days', '0'], /1 to 3,650/],
       [['project', 'update', p.id, '--retention-days', 'year'], /whole number/],
       [['project', 'list', '--org', 'org_nope'], /No organization org_nope/],
       [['source', 'list', '--project', 'prj_nope'], /No project prj_nope/],

@@ -185,8 +185,8 @@ for (const engine of STORES) {
       await admin.updateProject(p1.id, { retentionDays: 30, monthlyEventLimit: 10 });
       expect(await second.admin.getProject(p1.id)).toMatchObject({ retentionDays: 30, monthlyEventLimit: 10 });
       expect((await second.listings.listProjects(z.id)).find((p) => p.id === p1.id)).toMatchObject({ retentionDays: 30 });
-      await expect(admin.updateProject(p1.id, { retentionDays: 0 })).rejects.toThrow(/1 to 3650/);
-      await expect(admin.updateProject(p1.id, { retentionDays: 3651 })).rejects.toThrow(/1 to 3650/);
+      await expect(admin.updateProject(p1.id, { retentionDays: 0 })).rejects.toThrow(/1 to 3,650/);
+      await expect(admin.updateProject(p1.id, { retentionDays: 3651 })).rejects.toThrow(/1 to 3,650/);
 
       const s2 = await admin.createSource({ projectId: p1.id, name: 'second' });
       const s1 = await admin.createSource({ projectId: p1.id, name: 'first' });
@@ -249,6 +249,51 @@ for (const engine of STORES) {
       expect(events.map((e) => e.event)).toEqual(['web', 'e', 'a']);
       expect(events.every((e) => e.personId === merged.id)).toBe(true);
       expect((await store.listings.personEvents(p.id, merged.id, 2, 1000)).map((e) => e.event)).toEqual(['web', 'e']);
+    });
+
+    it('lists a project’s people newest first, a keyset page at a time, merged persons read as the one they joined', async () => {
+      const org = await admin.createOrg('Listed');
+      const p = await admin.createProject({ name: 'listed', orgId: org.id });
+      const s = await admin.createSource({ projectId: p.id, name: 's' });
+      const key = await admin.createKey(s.id);
+      const owners = { projectId: p.id, sourceId: s.id, keyId: key.id };
+      expect(await store.listings.listPersons(p.id, 5, null)).toEqual({ persons: [], next: null });
+      const at = Date.UTC(2026, 10, 20);
+      // Three persons made by one request share their creation time: the id orders them.
+      await store.ingest(ingestJob([{ distinctId: 'u_a' }, { distinctId: 'u_b' }, { distinctId: 'u_c' }], { ...owners, receivedAt: at }));
+      for (let i = 1; i <= 4; i++) await store.ingest(ingestJob([{ distinctId: `later_${i}` }], { ...owners, receivedAt: at + i * 1000 }));
+      // A browser person that several server persons merged into: listed once, with their ids, newest by its own time.
+      const browser = `per_${'c'.repeat(22)}`;
+      await store.ingest(ingestJob([{ anonymousId: browser }], { ...owners, receivedAt: at + 10_000 }));
+      for (const d of ['u_a', 'later_1', 'later_2', 'z_web']) await admin.browserIdentify(p.id, browser, d);
+      // Another project's people never show.
+      const elsewhere = await admin.createProject({ name: 'elsewhere', orgId: org.id });
+      const s2 = await admin.createSource({ projectId: elsewhere.id, name: 's' });
+      const k2 = await admin.createKey(s2.id);
+      await store.ingest(ingestJob([{ distinctId: 'u_a' }], { projectId: elsewhere.id, sourceId: s2.id, keyId: k2.id, receivedAt: at + 20_000 }));
+
+      const seen: { id: string; createdAt: number; distinctIds: string[]; moreIds: boolean }[] = [];
+      let after = null;
+      for (let pages = 0; pages < 10; pages++) {
+        const page = await (pages % 2 === 0 ? store : second).listings.listPersons(p.id, 2, after);
+        expect(page.persons.length).toBeLessThanOrEqual(2);
+        seen.push(...page.persons);
+        after = page.next;
+        if (after === null) break;
+      }
+      expect(after).toBeNull();
+      const personOf = async (d: string) => (await store.store.findPerson(p.id, { distinctId: d }))!.id;
+      const tied = (await Promise.all(['u_b', 'u_c'].map(personOf))).sort().reverse();
+      expect(seen.map((x) => x.id)).toEqual([browser, await personOf('later_4'), await personOf('later_3'), ...tied]);
+      expect(seen.map((x) => x.createdAt)).toEqual([at + 10_000, at + 4000, at + 3000, at, at]);
+      // Three ids shown, in byte order, and word that there are more.
+      expect(seen[0]).toMatchObject({ distinctIds: ['later_1', 'later_2', 'u_a'], moreIds: true });
+      expect(seen[1]).toMatchObject({ distinctIds: ['later_4'], moreIds: false });
+      // A page that ends exactly at the last person says there is no next one.
+      const all = await second.listings.listPersons(p.id, 5, null);
+      expect(all.persons.map((x) => x.id)).toEqual(seen.map((x) => x.id));
+      expect(all.next).toBeNull();
+      expect((await store.listings.listPersons(p.id, 4, null)).next).toEqual({ createdAt: at, id: tied[0] });
     });
   });
 }

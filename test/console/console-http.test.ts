@@ -174,14 +174,14 @@ describe('the console over HTTP', () => {
     expect(await f.admin.getProject(f.projectId)).toMatchObject({ apiEnabled: true, monthlyEventLimit: 5000, retentionDays: 90 });
     const bad = await post(`/console/projects/${f.projectId}/settings`, { _csrf: alice.csrf, api_enabled: 'true', retention_days: '99999' });
     expect(bad.statusCode).toBe(400);
-    expect(bad.body).toContain('Retention days must be a whole number of days from 1 to 3650');
+    expect(bad.body).toContain('Retention days must be a whole number of days from 1 to 3,650');
   });
 
   it('shows usage this month against the limit, a chart of 30 days, and people', async () => {
     const r = await send(f, { items: [{ event: 'Signed up', distinct_id: 'user_42', properties: { plan: 'team' } }, { type: 'identify', distinct_id: 'user_42', properties: { name: 'Ada' } }] });
     expect(r.statusCode).toBe(202);
     const page = await get(`/console/projects/${f.projectId}`);
-    expect(page.body).toMatch(/<strong>\d+<\/strong> events? this month \(2026-11, UTC\) of a plan limit of <strong>5000<\/strong>/);
+    expect(page.body).toMatch(/<strong>\d+<\/strong> events? this month \(2026-11, UTC\) of a plan limit of <strong>5,000<\/strong>/);
     expect(page.body).toContain('<svg viewBox="0 0 600 160" role="img"');
     expect((page.body.match(/<rect class="bar"/g) ?? []).length).toBe(30);
     expect(page.body).toContain('2026-11-22: 1 events');
@@ -191,6 +191,140 @@ describe('the console over HTTP', () => {
     expect(person.body).toMatch(/Person <code>per_/);
     expect(person.body).toContain('&quot;Ada&quot;');
     expect(person.body).toContain('Signed up');
+  });
+
+  it('fault: an unknown console path answered the API\'s JSON; it gets the console\'s own 404 page, signed in or not, telling nothing of what exists', async () => {
+    const paths = ['/console/nope', `/console/projects/${f.projectId}/nope`, '/console/projects/prj_doesnotexist/nope', `/console/projects/${other.projectId}/nope`, '/console/static/nope.js'];
+    for (const cookie of [alice.cookie, '']) {
+      const bodies = new Set<string>();
+      for (const url of paths) {
+        for (const method of ['GET', 'POST', 'DELETE'] as const) {
+          const res = await f.app.inject({ method, url, headers: { cookie, ...FORM }, payload: method === 'GET' ? undefined : form({ _csrf: alice.csrf }) });
+          expect(res.statusCode, `${method} ${url}`).toBe(404);
+          expect(res.headers['content-type'], url).toMatch(/^text\/html/);
+          expect(res.headers['content-security-policy'], url).toMatch(/script-src 'self'/);
+          expect(res.body, url).toContain('<h1>Not found</h1>');
+          expect(res.body, url).not.toMatch(/"error"|not_found|Umbrella/);
+          bodies.add(res.body);
+        }
+      }
+      // One page for every path: whether a project exists (or is another organization's) does not show.
+      expect(bodies.size).toBe(1);
+    }
+    const signedIn = await get('/console/nope');
+    expect(signedIn.body).toContain('Sign out');
+    // Outside /console the server's own 404 stands.
+    expect((await get('/consolex')).headers['content-type']).toMatch(/^application\/json/);
+  });
+
+  it('fault: a refused form went to a separate "Not done" page that dropped what was typed; it comes back with the message beside its field', async () => {
+    const c = { _csrf: alice.csrf };
+    const long = 'n'.repeat(201);
+    const cases: { url: string; fields: Record<string, string>; input: RegExp; message: string; kept: string[] }[] = [
+      { url: '/console/projects', fields: { ...c, name: long, org: f.orgId, api_enabled: 'true' }, input: /<input id="project-name"[^>]*value="n{201}"[^>]*aria-invalid="true" aria-describedby="project-name-error"/, message: 'Name must be 1 to 200 characters', kept: ['id="api-enabled" name="api_enabled" type="checkbox" value="true" checked'] },
+      { url: `/console/projects/${f.projectId}/sources`, fields: { ...c, name: '   ', record_ip: 'true' }, input: /<input id="source-name"[^>]*value="   "[^>]*aria-invalid="true"/, message: 'Name must be 1 to 200 characters', kept: ['id="record-ip" name="record_ip" type="checkbox" value="true" checked', 'id="filter-bots" name="filter_bots" type="checkbox" value="true">'] },
+      { url: `/console/projects/${f.projectId}/settings`, fields: { ...c, monthly_event_limit: '12 thousand', retention_days: '30' }, input: /<input id="settings-limit"[^>]*value="12 thousand"[^>]*aria-invalid="true" aria-describedby="settings-limit-error limit-hint"/, message: 'Monthly event limit takes a whole number, not &quot;12 thousand&quot;.', kept: ['id="settings-retention" name="retention_days" inputmode="numeric" required value="30"', 'id="settings-api" name="api_enabled" type="checkbox" value="true">'] },
+      { url: `/console/projects/${f.projectId}/settings`, fields: { ...c, api_enabled: 'true', monthly_event_limit: '1,000,000', retention_days: '99999' }, input: /<input id="settings-retention"[^>]*value="99999"[^>]*aria-invalid="true"/, message: 'Retention days must be a whole number of days from 1 to 3,650, not 99999.', kept: ['value="1,000,000"'] },
+    ];
+    const before = await f.admin.getProject(f.projectId);
+    for (const k of cases) {
+      const res = await post(k.url, k.fields);
+      expect(res.statusCode, k.url).toBe(400);
+      expect(res.body, k.url).not.toContain('Not done');
+      expect(res.body, k.url).toMatch(k.input);
+      // The message stands right under its field.
+      expect(res.body, k.url).toMatch(new RegExp(`aria-invalid="true"[^>]*>\\s*<p id="[a-z-]+-error" class="field-error" role="alert">${k.message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+      for (const kept of k.kept) expect(res.body, k.url).toContain(kept);
+    }
+    expect(await f.admin.getProject(f.projectId)).toEqual(before);
+    // A collapsed form that comes back with an error is shown open.
+    expect((await post(`/console/projects/${f.projectId}/sources`, { ...c, name: '' })).body).toMatch(/aria-controls="new-source" aria-expanded="true" data-open/);
+    // A monthly event limit written as the console writes numbers is taken.
+    expect((await post(`/console/projects/${f.projectId}/settings`, { ...c, api_enabled: 'true', monthly_event_limit: '1,000,000', retention_days: '90' })).statusCode).toBe(303);
+    expect((await f.admin.getProject(f.projectId))!.monthlyEventLimit).toBe(1_000_000);
+    expect((await get(`/console/projects/${f.projectId}`)).body).toContain('a plan limit of <strong>1,000,000</strong>');
+
+    // The confirmation of a roll: a grace period that is not one comes back beside its select.
+    const key = await f.admin.createKey(f.sourceId);
+    const roll = await post(`/console/keys/${key.id}/roll`, { ...c, grace: 'constructor' });
+    expect(roll.statusCode).toBe(400);
+    expect(roll.body).toMatch(/<select id="grace" name="grace" aria-invalid="true" aria-describedby="grace-error" autofocus>/);
+    expect(roll.body).toContain('<p id="grace-error" class="field-error" role="alert">Choose a grace period: now, 24h or 7d.</p>');
+    expect((await f.admin.listKeys(f.sourceId)).find((k) => k.id === key.id)!.status).toBe('active');
+    await f.admin.revokeKey(key.id);
+  });
+
+  it('fault: Roll changed the key at once; it asks for confirmation first, as Revoke does', async () => {
+    const source = await f.admin.createSource({ projectId: f.projectId, name: 'Rolling' });
+    const key = await f.admin.createKey(source.id);
+    const page = await get(`/console/sources/${source.id}`);
+    // The source page's Roll only opens the confirmation: a GET, no token, no change.
+    expect(page.body).toContain(`<form method="get" action="/console/keys/${key.id}/roll" class="inline roll">`);
+    const confirm = await get(`/console/keys/${key.id}/roll?grace=24h`);
+    expect(confirm.statusCode).toBe(200);
+    expect(confirm.body).toMatch(/<h1>Roll key <code>srv_live_…\w{4}<\/code>\?<\/h1>/);
+    expect(confirm.body).toContain('<option value="24h" selected>24h</option>');
+    expect(confirm.body).toContain(`<form method="post" action="/console/keys/${key.id}/roll" class="card">`);
+    expect(confirm.body).toMatch(/<button type="submit" class="danger">Roll<\/button>\s*<a href="\/console\/sources\/src_\w+">Cancel<\/a>/);
+    expect((await f.admin.listKeys(source.id)).find((k) => k.id === key.id)!.status).toBe('active');
+    expect((await get(`/console/keys/${other.keyId}/roll`)).statusCode).toBe(404);
+
+    const rolled = await post(`/console/keys/${key.id}/roll`, { _csrf: alice.csrf, grace: '24h' });
+    expect(rolled.statusCode).toBe(201);
+    const shown = /id="new-key" type="text" readonly value="(srv_live_\w+)"/.exec(rolled.body)?.[1];
+    expect(shown).toMatch(/^srv_live_\w{32}$/);
+    const keys = await f.admin.listKeys(source.id);
+    expect(keys.find((k) => k.id === key.id)!.status).toBe('expiring');
+    expect(keys.some((k) => k.last_four === shown!.slice(-4) && k.status === 'active')).toBe(true);
+  });
+
+  it('fault: a source of a project with the batch API off gave no warning; its page says so, with the project settings and the command', async () => {
+    const off = await f.admin.createProject({ name: 'Dormant', orgId: f.orgId, apiEnabled: false });
+    const source = await f.admin.createSource({ projectId: off.id, name: 'Quiet' });
+    const page = await get(`/console/sources/${source.id}`);
+    expect(page.body).toContain('The batch API is off for project Dormant.');
+    expect(page.body).toContain(`<a href="/console/projects/${off.id}#settings">project’s settings</a>`);
+    expect(page.body).toContain(`<code>inlet project update ${off.id} --api-enabled true</code>`);
+    expect((await get(`/console/projects/${off.id}`)).body).toContain('<form id="settings"');
+    expect((await get(`/console/sources/${f.sourceId}`)).body).not.toContain('The batch API is off');
+  });
+
+  it('fault: People showed no one until searched, and never more than 20; it lists the project\'s people newest first, a page at a time', async () => {
+    const project = await f.admin.createProject({ name: 'Crowd', orgId: f.orgId, apiEnabled: true });
+    const source = await f.admin.createSource({ projectId: project.id, name: 'Crowd source' });
+    const key = (await f.admin.createKey(source.id)).key;
+    const base = `/console/projects/${project.id}/people`;
+    expect((await get(base)).body).toContain('No people yet');
+    // 45 people made over 45 seconds: three pages of 20, 20 and 5.
+    for (let i = 0; i < 45; i++) {
+      expect((await send({ app: f.app, key }, { items: [{ event: 'Joined', distinct_id: `crowd_${String(i).padStart(2, '0')}` }] })).statusCode).toBe(202);
+      f.clock.advance(1000);
+    }
+    const listed: string[] = [];
+    let url: string | null = base;
+    for (let pages = 0; url !== null && pages < 5; pages++) {
+      const res = await get(url);
+      expect(res.statusCode).toBe(200);
+      listed.push(...[...res.body.matchAll(/<td>(crowd_\d\d)<\/td>/g)].map((m) => m[1]!));
+      const next = /<a href="([^"]+)" rel="next">Next<\/a>/.exec(res.body)?.[1];
+      // The cursor is a position, not an offset.
+      if (next !== undefined) expect(next).toMatch(/\?after=\d+\.per_\w+$/);
+      url = next === undefined ? null : next.replaceAll('&amp;', '&');
+    }
+    expect(listed).toEqual(Array.from({ length: 45 }, (_, i) => `crowd_${String(44 - i).padStart(2, '0')}`));
+    // A listed person opens by its id; the search by distinct id still works beside the list.
+    const first = await get(base);
+    const personLink = /<a href="([^"]+\?person=per_\w+)"><code>/.exec(first.body)![1]!;
+    expect((await get(personLink)).body).toMatch(/<h2 id="person-h">Person <code>per_\w+<\/code><\/h2>[\s\S]*crowd_44/);
+    expect((await get(`${base}?q=crowd_0`)).body).toContain('Distinct ids starting with');
+    // A cursor that is not one starts from the newest rather than failing.
+    expect((await get(`${base}?after=junk`)).body).toContain('<td>crowd_44</td>');
+  });
+
+  it('fault: console pages had no link to the API reference; every page has one', async () => {
+    for (const url of ['/console/login', '/console/projects', `/console/sources/${f.sourceId}`, '/console/nope']) {
+      expect((await get(url)).body, url).toContain('<a href="/docs/api">API reference</a>');
+    }
   });
 
   it("shows a source's answered requests, refused items with code and field, on the page and as a live stream", async () => {

@@ -169,4 +169,77 @@ describe.skipIf(missing && !process.env.CI)('the console in chromium', () => {
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     expect(problems).toEqual([]);
   });
+
+  it('answers an unknown path with its own page, keeps what was typed beside the error, and asks before Roll', async () => {
+    await page.goto(`${base}/console/login`);
+    await page.getByLabel('Email').fill('dev@acme.test');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+
+    // Not found: the console's page, with its header, not the API's JSON.
+    const missing = await page.goto(`${base}/console/projects/prj_nothing/here`);
+    expect(missing?.status()).toBe(404);
+    await page.getByRole('heading', { name: 'Not found' }).waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    await page.getByRole('link', { name: 'API reference' }).waitFor();
+    await shot('not-found');
+
+    // A refused form comes back with the message beside its field and what was typed.
+    await page.goto(`${base}/console/projects/${f.projectId}`);
+    await page.getByRole('button', { name: 'New source' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('   ');
+    await page.getByLabel('Record IP addresses').check();
+    await page.getByRole('button', { name: 'Create' }).click();
+    const name = page.getByLabel('Name', { exact: true });
+    await expect.poll(() => name.getAttribute('aria-invalid')).toBe('true');
+    expect(await name.isVisible()).toBe(true);
+    expect(await name.inputValue()).toBe('   ');
+    expect(await page.getByLabel('Record IP addresses').isChecked()).toBe(true);
+    const describedBy = (await name.getAttribute('aria-describedby'))!;
+    expect(await page.locator(`#${describedBy}`).textContent()).toMatch(/^Name must be 1 to 200 characters/);
+    // Beside the field: right under it, not at the top of the page.
+    const [fieldBox, errorBox] = [await name.boundingBox(), await page.locator(`#${describedBy}`).boundingBox()];
+    expect(errorBox!.y - (fieldBox!.y + fieldBox!.height)).toBeLessThan(40);
+    await page.getByLabel('Retention days').fill('99999');
+    await page.getByLabel('Monthly event limit').fill('2,500,000');
+    await page.getByRole('button', { name: 'Save' }).click();
+    const retention = page.getByLabel('Retention days');
+    await expect.poll(() => retention.getAttribute('aria-invalid')).toBe('true');
+    expect(await retention.inputValue()).toBe('99999');
+    expect(await page.getByLabel('Monthly event limit').inputValue()).toBe('2,500,000');
+    await page.getByText('Retention days must be a whole number of days from 1 to 3,650, not 99999.').waitFor();
+    await shot('form-error');
+    await retention.fill('30');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    await page.getByText('a plan limit of 2,500,000.').waitFor();
+
+    // Roll asks first, with the grace period chosen; the new key is shown once.
+    await page.goto(`${base}/console/sources/${f.sourceId}`);
+    await page.getByLabel('Grace period').selectOption('24h');
+    await page.getByRole('button', { name: 'Roll' }).click();
+    await page.getByRole('heading', { name: /Roll key srv_live_…/ }).waitFor();
+    expect(await page.getByLabel('Grace period').inputValue()).toBe('24h');
+    expect((await f.admin.listKeys(f.sourceId)).map((k) => k.status)).toEqual(['active']);
+    await shot('roll');
+    await page.getByRole('button', { name: 'Roll' }).click();
+    const fresh = page.getByLabel('New key');
+    await expect.poll(() => fresh.inputValue()).toMatch(/^srv_live_[0-9A-Za-z]{32}$/);
+    expect((await f.admin.listKeys(f.sourceId)).map((k) => k.status).sort()).toEqual(['active', 'expiring']);
+    await page.getByRole('cell', { name: /expiring/ }).waitFor();
+
+    // The reference, linked from every page: its filter narrows the codes as one types.
+    await page.getByRole('link', { name: 'API reference' }).click();
+    await page.getByRole('heading', { name: 'Inlet batch API' }).waitFor();
+    await page.getByRole('link', { name: 'invalid_key' }).first().waitFor();
+    await page.getByLabel('Filter the page').fill('invalid_key');
+    await expect.poll(() => page.locator('section#missing_key').isVisible()).toBe(false);
+    expect(await page.locator('section#invalid_key').isVisible()).toBe(true);
+    await page.getByText(/codes hold “invalid_key”/).waitFor();
+    await page.screenshot({ path: `${SHOTS}/reference-filtered-375.png`, fullPage: true });
+    await page.getByLabel('Filter the page').fill('');
+    await expect.poll(() => page.locator('section#missing_key').isVisible()).toBe(true);
+    expect(problems).toEqual([]);
+  });
 });

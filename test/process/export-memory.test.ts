@@ -78,11 +78,11 @@ it('exports 1,000,000 events oldest first in bounded memory, one line per stored
   const dir = join(tmp.dir, 'data');
   const { big: sourceId, small } = await fill(dir);
   const baseline = await exportTo(dir, small, join(tmp.dir, 'small.ndjson'));
-  expect(baseline.stderr).toMatch(/exported 10000 events/);
+  expect(baseline.stderr).toMatch(/exported 10,000 events/);
   const out = join(tmp.dir, 'events.ndjson');
   const r = await exportTo(dir, sourceId, out);
   expect(r.code, r.stderr).toBe(0);
-  expect(r.stderr).toMatch(/exported 1000000 events/);
+  expect(r.stderr).toMatch(/exported 1,000,000 events/);
   const growthMb = (r.maxRssKb - baseline.maxRssKb) / 1024;
   expect(growthMb, `peak RSS ${Math.round(r.maxRssKb / 1024)} MB against ${Math.round(baseline.maxRssKb / 1024)} MB for ${SMALL} events`).toBeLessThan(ALLOWED_GROWTH_MB);
 

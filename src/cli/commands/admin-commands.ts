@@ -4,6 +4,7 @@ import { DEFAULT_RETENTION_DAYS } from '../../domain/retention.js';
 import { isGrace } from '../../domain/keys.js';
 import { UsageError, parseBool, parseWhole, runWithStore, table, withCommon } from '../context.js';
 import { deleted, orgJson, projectJson, projectListingJson, sourceJson } from '../views.js';
+import { formatCount } from '../numbers.js';
 
 const onOff = (b: boolean): string => (b ? 'on' : 'off');
 
@@ -58,7 +59,7 @@ export function registerAdminCommands(program: Command): void {
         }
         return projectListingJson(await admin.updateProject(id, patch));
       },
-      (r) => `project ${r.id}: batch API ${onOff(r.api_enabled)}, monthly event limit ${r.monthly_event_limit ?? 'none'}, retention ${r.retention_days} days`,
+      (r) => `project ${r.id}: batch API ${onOff(r.api_enabled)}, monthly event limit ${r.monthly_event_limit === null ? 'none' : formatCount(r.monthly_event_limit)}, retention ${formatCount(r.retention_days)} days`,
     ),
   );
   withCommon(project.command('list').description('list the projects').option('--org <org>', 'only this organization')).action((o) =>
@@ -68,7 +69,7 @@ export function registerAdminCommands(program: Command): void {
       (r) =>
         table([
           ['ID', 'ORG', 'NAME', 'API', 'LIMIT', 'RETENTION'],
-          ...r.map((p) => [p.id, p.org_id, p.name, onOff(p.api_enabled), String(p.monthly_event_limit ?? 'none'), `${p.retention_days}d`]),
+          ...r.map((p) => [p.id, p.org_id, p.name, onOff(p.api_enabled), p.monthly_event_limit === null ? 'none' : formatCount(p.monthly_event_limit), `${formatCount(p.retention_days)}d`]),
         ]),
     ),
   );

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { UsageError, runWithStore, withCommon } from '../context.js';
+import { formatCount } from '../numbers.js';
 
 /** `inlet backup --to FILE`: a consistent copy of the embedded store, taken while servers run. */
 export function registerBackup(program: Command): void {
@@ -20,7 +21,7 @@ export function registerBackup(program: Command): void {
         if (store.backup === undefined) throw new UsageError(notFileStore());
         return { path, bytes: await store.backup(path) };
       },
-      (r) => `backed up to ${r.path} (${r.bytes} bytes)`,
+      (r) => `backed up to ${r.path} (${formatCount(r.bytes)} bytes)`,
     ),
   );
 }

@@ -6,6 +6,7 @@ import { UsageError, parseWhole, runWithStore, table, withCommon } from '../cont
 import { eventJson, personJson } from '../views.js';
 import { registerErasure } from './erasure-commands.js';
 import { registerExport } from './export-command.js';
+import { formatCount } from '../numbers.js';
 
 /** `inlet events list`, `inlet person show`, `inlet usage`, `inlet browser identify`. */
 export function registerDataCommands(program: Command): void {
@@ -80,7 +81,7 @@ export function registerDataCommands(program: Command): void {
         const p = await admin.getProject(o.project);
         return { project_id: p.id, month, events: await store.usage(p.id, month), monthly_event_limit: p.monthlyEventLimit };
       },
-      (u) => `${u.project_id} ${u.month}: ${u.events} event${u.events === 1 ? '' : 's'}${u.monthly_event_limit === null ? '' : ` of ${u.monthly_event_limit}`}`,
+      (u) => `${u.project_id} ${u.month}: ${formatCount(u.events)} event${u.events === 1 ? '' : 's'}${u.monthly_event_limit === null ? '' : ` of ${formatCount(u.monthly_event_limit)}`}`,
     ),
   );
 

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { AdminError } from '../../domain/admin.js';
 import { UsageError, runWithStore, withCommon } from '../context.js';
+import { formatCount } from '../numbers.js';
 
 /** `inlet person delete` and `inlet person unsuppress`. */
 export function registerErasure(person: Command): void {
@@ -26,7 +27,7 @@ export function registerErasure(person: Command): void {
         return { person_id: erased.personId, distinct_ids: erased.distinctIds, events_deleted: erased.eventsDeleted, suppressed: erased.suppressed };
       },
       (r) =>
-        `erased person ${r.person_id} (distinct ids: ${r.distinct_ids.join(', ') || '-'}): ${r.events_deleted} event${r.events_deleted === 1 ? '' : 's'} deleted` +
+        `erased person ${r.person_id} (distinct ids: ${r.distinct_ids.join(', ') || '-'}): ${formatCount(r.events_deleted)} event${r.events_deleted === 1 ? '' : 's'} deleted` +
         (r.suppressed ? '; later items for these ids are dropped as suppressed' : ''),
     ),
   );

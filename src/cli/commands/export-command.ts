@@ -6,6 +6,7 @@ import cliProgress from 'cli-progress';
 import { exportEvents } from '../../domain/event-export.js';
 import { UsageError, fail, openForCommand, parseTime, withCommon } from '../context.js';
 import { eventJson } from '../views.js';
+import { formatCount } from '../numbers.js';
 
 /** `inlet events export`: NDJSON, oldest first, in constant memory. */
 export function registerExport(events: Command): void {
@@ -36,7 +37,7 @@ export function registerExport(events: Command): void {
         if (o.out !== undefined) {
           out.end();
           await once(out, 'finish');
-          process.stderr.write(`inlet: exported ${n} events to ${o.out}\n`);
+          process.stderr.write(`inlet: exported ${formatCount(n)} events to ${o.out}\n`);
         }
       });
     } catch (e) {
@@ -48,7 +49,7 @@ export function registerExport(events: Command): void {
 /** Writes each event as a line, waiting whenever the stream asks to; progress on stderr when it is a terminal. */
 async function writeLines(out: Writable, events: AsyncIterable<Parameters<typeof eventJson>[0]>): Promise<number> {
   const bar = process.stderr.isTTY
-    ? new cliProgress.SingleBar({ stream: process.stderr, format: 'exporting | {value} events | {duration_formatted}', fps: 5 }, cliProgress.Presets.shades_classic)
+    ? new cliProgress.SingleBar({ stream: process.stderr, format: 'exporting | {value} events | {duration_formatted}', fps: 5, formatValue: (v: number, _o: unknown, type: string) => (type === 'value' ? formatCount(v) : String(v)) }, cliProgress.Presets.shades_classic)
     : null;
   bar?.start(0, 0);
   let n = 0;

@@ -5,6 +5,7 @@ import { Inlet, type ItemResult, type Report } from '@inlet/node';
 import type { Command } from 'commander';
 import { UsageError, fail } from '../context.js';
 import { type SendProgress, startProgress } from '../send-progress.js';
+import { formatCount } from '../numbers.js';
 
 /** Items held at once: reading pauses past this, so memory stays flat for any file size. */
 const MAX_HELD = 5000;
@@ -151,7 +152,7 @@ class Problems {
   }
 
   finish(): void {
-    if (this.count > MAX_PRINTED) process.stderr.write(`inlet: ${this.count - MAX_PRINTED} more items not listed\n`);
+    if (this.count > MAX_PRINTED) process.stderr.write(`inlet: ${formatCount(this.count - MAX_PRINTED)} more items not listed\n`);
   }
 
   private print(text: string): void {
@@ -172,5 +173,6 @@ function add(total: SendSummary, r: Report): void {
 }
 
 function human(s: SendSummary): string {
-  return `sent ${s.sent} items: ${s.accepted} accepted, ${s.duplicates} duplicates, ${s.dropped} dropped, ${s.refused} refused, ${s.failed} failed`;
+  const n = formatCount;
+  return `sent ${n(s.sent)} items: ${n(s.accepted)} accepted, ${n(s.duplicates)} duplicates, ${n(s.dropped)} dropped, ${n(s.refused)} refused, ${n(s.failed)} failed`;
 }

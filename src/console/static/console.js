@@ -8,8 +8,10 @@ function setUpOpeners() {
   for (const button of document.querySelectorAll('button.opener')) {
     const target = document.getElementById(button.getAttribute('aria-controls'));
     if (!target) continue;
-    target.hidden = true;
-    button.setAttribute('aria-expanded', 'false');
+    // A form sent back with an error beside a field stays open.
+    const startOpen = button.hasAttribute('data-open');
+    target.hidden = !startOpen;
+    button.setAttribute('aria-expanded', String(startOpen));
     button.addEventListener('click', () => {
       const open = target.hidden;
       target.hidden = !open;

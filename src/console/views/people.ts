@@ -1,6 +1,7 @@
-import { html } from '../../docs/html.js';
+import { type Html, html } from '../../docs/html.js';
 import type { Viewer } from '../../domain/accounts/accounts.js';
 import type { PersonView, Project, StoredEvent } from '../../stores/port.js';
+import type { PersonCursor, PersonListing } from '../../stores/port-console.js';
 import { BASE, notice, page, when } from '../layout.js';
 
 /** What the people page shows. */
@@ -10,6 +11,25 @@ export interface PeoplePageData {
   matches: { distinctId: string; personId: string }[];
   person: PersonView | null;
   events: StoredEvent[];
+  /** The project's people, newest first, when no one was asked for. */
+  listing: { persons: PersonListing[]; next: PersonCursor | null } | null;
+  /** Whether the listing is a later page (a link back to the first is shown). */
+  paged: boolean;
+}
+
+/** The project's people, a page of them, with Next when there are more. */
+function listingOf(base: string, listing: NonNullable<PeoplePageData['listing']>, paged: boolean): Html {
+  const rows = listing.persons.map(
+    (p) => html`<tr><td><a href="${base}?person=${p.id}"><code>${p.id}</code></a></td><td>${p.distinctIds.length === 0 ? html`<span class="meta">none yet</span>` : p.distinctIds.join(', ')}${p.moreIds ? ', …' : ''}</td><td>${when(p.createdAt)}</td></tr>`,
+  );
+  const next = listing.next === null ? '' : html`<a href="${base}?after=${`${listing.next.createdAt}.${listing.next.id}`}" rel="next">Next</a>`;
+  return html`<section aria-labelledby="people-h">
+<h2 id="people-h">People, newest first</h2>
+${listing.persons.length === 0
+  ? html`<p class="hint">${paged ? 'No more people.' : 'No people yet: they appear as items with a distinct_id or anonymous_id are stored.'}</p>`
+  : html`<div class="scroll"><table><thead><tr><th scope="col">Person</th><th scope="col">Distinct ids</th><th scope="col">First seen</th></tr></thead><tbody>${rows}</tbody></table></div>`}
+<nav aria-label="Pages of people" class="pager">${paged ? html`<a href="${base}">Newest</a>` : ''}${next}</nav>
+</section>`;
 }
 
 /** Search by distinct id; the person found, with its ids, traits and latest events. */
@@ -29,6 +49,7 @@ ${d.query === '' ? '' : d.matches.length === 0 && p === null ? notice(`No person
 ${p === null && d.matches.length > 0
   ? html`<h2>Distinct ids starting with “${d.query}”</h2><ul class="list">${d.matches.map((m) => html`<li><a href="${base}?q=${encodeURIComponent(m.distinctId)}">${m.distinctId}</a> <span class="meta">${m.personId}</span></li>`)}</ul>`
   : ''}
+${d.listing === null ? '' : listingOf(base, d.listing, d.paged)}
 ${p === null
   ? ''
   : html`<section aria-labelledby="person-h">

@@ -4,16 +4,22 @@ import type { KeyView, NewKeyView } from '../../domain/admin.js';
 import type { LiveItem, LiveRequest } from '../../domain/live-window.js';
 import type { Project, Source } from '../../stores/port.js';
 import { BASE, csrfField, notice, page, when } from '../layout.js';
+import { type Typed, fieldError, invalidAttrs } from './typed.js';
 
 const iso = (s: string | null): string => (s === null ? '—' : when(Date.parse(s)));
+
+const GRACES = ['now', '24h', '7d'] as const;
+
+function graceSelect(id: string, chosen: string, typed: Typed | null): Html {
+  return html`<select id="${id}" name="grace"${invalidAttrs(typed, 'grace', id)}>${GRACES.map((g) => html`<option value="${g}"${g === chosen ? html` selected` : ''}>${g}</option>`)}</select>`;
+}
 
 function keyRow(viewer: Viewer, k: KeyView): Html {
   const actions =
     k.status === 'active'
-      ? html`<form method="post" action="${BASE}/keys/${k.id}/roll" class="inline roll" data-key-form>
-  ${csrfField(viewer)}
+      ? html`<form method="get" action="${BASE}/keys/${k.id}/roll" class="inline roll">
   <label for="grace-${k.id}">Grace period</label>
-  <select id="grace-${k.id}" name="grace"><option value="now">now</option><option value="24h">24h</option><option value="7d">7d</option></select>
+  ${graceSelect(`grace-${k.id}`, 'now', null)}
   <button type="submit">Roll</button>
 </form>`
       : html``;
@@ -74,6 +80,7 @@ export function sourcePage(viewer: Viewer, d: SourcePageData): string {
 <h1>${s.name}</h1>
 <p class="meta">Source <code>${s.id}</code> · bot filter ${s.filterBots ? 'on' : 'off'} · IP recording ${s.recordIp ? 'on' : 'off'}</p>
 ${d.error === null ? '' : notice(d.error, 'error')}
+${d.project.apiEnabled ? '' : apiOff(d.project)}
 <section aria-labelledby="keys-h">
 <h2 id="keys-h">Keys</h2>
 <div id="keys-list">${d.keys.length === 0
@@ -89,6 +96,37 @@ ${newKeyBox(d.newKey)}
 <p id="live-status" class="meta" role="status"></p>
 <ol id="live" class="live" data-live="${BASE}/sources/${s.id}/live">${d.recent.map(liveLines)}</ol>
 </section>`,
+    viewer,
+  );
+}
+
+/**
+ * Keys of a project whose batch API is off are answered 404 whatever they
+ * send: said on the source page, with the two ways to turn it on.
+ */
+function apiOff(p: Project): Html {
+  return html`<div class="notice warn" role="status" id="api-off">
+<p><strong>The batch API is off for project ${p.name}.</strong> Requests with these keys are answered 404 <code>not_found</code>, and nothing is stored, until it is on.</p>
+<p>Turn it on in the <a href="${BASE}/projects/${p.id}#settings">project’s settings</a> (tick <em>API enabled</em>, then <em>Save</em>), or on the server: <code>inlet project update ${p.id} --api-enabled true</code></p>
+</div>`;
+}
+
+/** The confirmation asked before a key is rolled; `typed` when the grace period sent was refused. */
+export function rollPage(viewer: Viewer, key: KeyView, source: Source, grace: string, typed: Typed | null): string {
+  const chosen = (GRACES as readonly string[]).includes(grace) ? grace : 'now';
+  return page(
+    'Roll key',
+    html`<p class="crumbs"><a href="${BASE}/sources/${source.id}">${source.name}</a></p>
+<h1>Roll key <code>${key.prefix}…${key.last_four}</code>?</h1>
+${notice('A new key is made and shown once. With the grace period now, requests still sending this key are refused from the very next one; with 24h or 7d it keeps working that long, then stops.', 'error')}
+<form method="post" action="${BASE}/keys/${key.id}/roll" class="card">
+  ${csrfField(viewer)}
+  <label for="grace">Grace period</label>
+  ${graceSelect('grace', chosen, typed)}
+  ${fieldError(typed, 'grace', 'grace')}
+  <button type="submit" class="danger">Roll</button>
+  <a href="${BASE}/sources/${source.id}">Cancel</a>
+</form>`,
     viewer,
   );
 }

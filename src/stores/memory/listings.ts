@@ -1,8 +1,10 @@
 import type { Org, Project, Source, StoredEvent } from '../port.js';
-import type { DayCount, ListingStore } from '../port-console.js';
+import type { DayCount, ListingStore, PersonCursor, PersonListing } from '../port-console.js';
 import { type MemoryDatabase, byteOrder, storedEvent } from './database.js';
 
 const DAY_MS = 86_400_000;
+/** Distinct ids a listed person shows. */
+const SHOWN_IDS = 3;
 
 /** By name, then id, in byte order, as the other engines sort. */
 const byNameThenId = (a: { name: string; id: string }, b: { name: string; id: string }): number =>
@@ -57,6 +59,25 @@ export class MemoryListings implements ListingStore {
       .sort(([a], [b]) => byteOrder(a, b))
       .slice(0, limit)
       .map(([distinctId, personId]) => ({ distinctId, personId: persons?.get(personId)?.mergedInto ?? personId }));
+  }
+
+  async listPersons(projectId: string, limit: number, after: PersonCursor | null): Promise<{ persons: PersonListing[]; next: PersonCursor | null }> {
+    const persons = this.t.persons.get(projectId) ?? new Map();
+    const newestFirst = (a: PersonCursor, b: PersonCursor): number => b.createdAt - a.createdAt || byteOrder(b.id, a.id);
+    const rows = [...persons]
+      .filter(([, p]) => p.mergedInto === null)
+      .map(([id, p]) => ({ id, createdAt: p.createdAt }))
+      .filter((p) => after === null || newestFirst(after, p) < 0)
+      .sort(newestFirst);
+    const page = rows.slice(0, limit);
+    const links = [...(this.t.links.get(projectId) ?? [])];
+    const listed = page.map((p) => {
+      const owners = new Set([p.id, ...[...persons].filter(([, m]) => m.mergedInto === p.id).map(([id]) => id)]);
+      const ids = links.filter(([, personId]) => owners.has(personId)).map(([d]) => d).sort(byteOrder);
+      return { ...p, distinctIds: ids.slice(0, SHOWN_IDS), moreIds: ids.length > SHOWN_IDS };
+    });
+    const last = page.at(-1);
+    return { persons: listed, next: rows.length > limit && last !== undefined ? { createdAt: last.createdAt, id: last.id } : null };
   }
 
   async personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {

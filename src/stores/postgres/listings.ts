@@ -1,10 +1,33 @@
 import type pg from 'pg';
 import type { Org, Project, Source, StoredEvent } from '../port.js';
-import type { DayCount, ListingStore } from '../port-console.js';
+import type { DayCount, ListingStore, PersonCursor, PersonListing } from '../port-console.js';
 import { toOrg, toProject, toSource } from './admin.js';
 import { unavailable } from './pool.js';
 
 const DAY_MS = 86_400_000;
+
+/** Distinct ids a listed person shows. */
+const SHOWN_IDS = 3;
+
+/**
+ * A page of people, newest first, after a cursor: a range on persons_newest
+ * read backwards, then each person's first distinct ids (its merged persons'
+ * included) through person_links_person and persons_merged_into.
+ */
+export const PERSON_PAGE_SQL = `SELECT p.id, p.created_at, coalesce(x.ids, '{}') AS ids
+  FROM (SELECT id, created_at FROM persons
+        WHERE project_id = $1 AND merged_into IS NULL AND (created_at, id COLLATE "C") < ($2::bigint, $3::text COLLATE "C")
+        ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $4) p
+  CROSS JOIN LATERAL (
+    SELECT array_agg(d ORDER BY d COLLATE "C") AS ids FROM (
+      SELECT d FROM (
+        (SELECT l.distinct_id AS d FROM person_links l WHERE l.project_id = $1 AND l.person_id = p.id ORDER BY l.distinct_id COLLATE "C" LIMIT $5)
+        UNION ALL
+        (SELECT l.distinct_id FROM persons m JOIN person_links l ON l.project_id = m.project_id AND l.person_id = m.id
+         WHERE m.project_id = $1 AND m.merged_into = p.id ORDER BY l.distinct_id COLLATE "C" LIMIT $5)
+      ) u ORDER BY d COLLATE "C" LIMIT $5) f
+  ) x
+  ORDER BY p.created_at DESC, p.id COLLATE "C" DESC`;
 
 /** Lists and summaries for the console and the list commands, on PostgreSQL. */
 export class PgListings implements ListingStore {
@@ -52,6 +75,15 @@ export class PgListings implements ListingStore {
       [projectId, prefix, limit],
     );
     return rows.map((r) => ({ distinctId: r.distinct_id, personId: r.person_id }));
+  }
+
+  async listPersons(projectId: string, limit: number, after: PersonCursor | null): Promise<{ persons: PersonListing[]; next: PersonCursor | null }> {
+    // One more than asked tells whether a next page exists.
+    const rows = await this.rows<{ id: string; created_at: string; ids: string[] }>(PERSON_PAGE_SQL, [projectId, after?.createdAt ?? Number.MAX_SAFE_INTEGER, after?.id ?? '', limit + 1, SHOWN_IDS + 1]);
+    const page = rows.slice(0, limit);
+    const persons = page.map((r) => ({ id: r.id, createdAt: Number(r.created_at), distinctIds: r.ids.slice(0, SHOWN_IDS), moreIds: r.ids.length > SHOWN_IDS }));
+    const last = persons.at(-1);
+    return { persons, next: rows.length > limit && last !== undefined ? { createdAt: last.createdAt, id: last.id } : null };
   }
 
   async personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {

@@ -147,6 +147,8 @@ export const PG_MIGRATIONS: string[] = [
   ALTER TABLE users ADD COLUMN disabled boolean NOT NULL DEFAULT false;
   CREATE INDEX sessions_user ON sessions (user_id);
   `,
+  // Version 8: the console's list of people, newest first, read a page at a time (listings.ts).
+  'CREATE INDEX persons_newest ON persons (project_id, created_at, id COLLATE "C") WHERE merged_into IS NULL;',
 ];
 
 /**

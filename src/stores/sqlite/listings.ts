@@ -1,11 +1,27 @@
 import type { Org, Project, Source, StoredEvent } from '../port.js';
-import type { DayCount, ListingStore } from '../port-console.js';
+import type { DayCount, ListingStore, PersonCursor, PersonListing } from '../port-console.js';
 import { toOrg, toProject, toSource } from './admin.js';
 import type { Db } from './open.js';
 import { storedEventFromRow } from './rows.js';
 
 const DAY_MS = 86_400_000;
 const dayName = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
+
+/** Distinct ids a listed person shows. */
+const SHOWN_IDS = 3;
+
+/** A page of people, newest first, after a cursor: a range on persons_newest, read backwards. */
+export const PERSON_PAGE_SQL = `SELECT id, created_at FROM persons INDEXED BY persons_newest
+  WHERE project_id = ? AND merged_into IS NULL AND (created_at, id) < (?, ?)
+  ORDER BY created_at DESC, id DESC LIMIT ?`;
+
+/** A person's first distinct ids, its merged persons' included: each read by its person (person_links_person, persons_merged_into; CROSS JOIN keeps the merged persons outermost). */
+export const PERSON_IDS_SQL = `SELECT d FROM (
+    SELECT distinct_id AS d FROM person_links INDEXED BY person_links_person WHERE project_id = ? AND person_id = ?
+    UNION ALL
+    SELECT l.distinct_id FROM persons m CROSS JOIN person_links l INDEXED BY person_links_person
+    WHERE m.project_id = ? AND m.merged_into = ? AND l.project_id = m.project_id AND l.person_id = m.id
+  ) ORDER BY d LIMIT ?`;
 
 /** Lists and summaries for the console and the list commands, on SQLite. */
 export class SqliteListings implements ListingStore {
@@ -85,6 +101,19 @@ export class SqliteListings implements ListingStore {
       )
       .all(projectId, prefix, `${prefix}\u{10FFFF}`, limit) as { distinct_id: string; person_id: string }[];
     return rows.map((r) => ({ distinctId: r.distinct_id, personId: r.person_id }));
+  }
+
+  async listPersons(projectId: string, limit: number, after: PersonCursor | null): Promise<{ persons: PersonListing[]; next: PersonCursor | null }> {
+    // One more than asked tells whether a next page exists.
+    const rows = this.db.prepare(PERSON_PAGE_SQL).all(projectId, after?.createdAt ?? Number.MAX_SAFE_INTEGER, after?.id ?? '', limit + 1) as { id: string; created_at: number }[];
+    const page = rows.slice(0, limit);
+    const ids = this.db.prepare(PERSON_IDS_SQL).pluck();
+    const persons = page.map((r) => {
+      const found = ids.all(projectId, r.id, projectId, r.id, SHOWN_IDS + 1) as string[];
+      return { id: r.id, createdAt: r.created_at, distinctIds: found.slice(0, SHOWN_IDS), moreIds: found.length > SHOWN_IDS };
+    });
+    const last = page.at(-1);
+    return { persons, next: rows.length > limit && last !== undefined ? { createdAt: last.created_at, id: last.id } : null };
   }
 
   async personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {

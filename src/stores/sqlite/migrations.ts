@@ -144,5 +144,7 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   ALTER TABLE users ADD COLUMN disabled INTEGER NOT NULL DEFAULT 0;
   CREATE INDEX sessions_user ON sessions (user_id);
   `,
+  // Version 12: the console's list of people, newest first, read a page at a time (listings.ts).
+  'CREATE INDEX persons_newest ON persons (project_id, created_at, id) WHERE merged_into IS NULL;',
 ];
 
