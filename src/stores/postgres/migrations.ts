@@ -141,6 +141,16 @@ export const PG_MIGRATIONS: string[] = [
   // has one yet; new ranges get one at VACUUM), where a B-tree would add a
   // random write per event.
   'CREATE INDEX events_id ON events USING brin (id);',
+  // Version 7: an erased person's own ids are suppressed too (an item's
+  // anonymous_id names one), each with the person of its erasure, and a
+  // suppressed distinct_id names that person, so unsuppressing it lifts them.
+  `
+  ALTER TABLE suppressed_ids ADD COLUMN person_id text;
+  CREATE TABLE suppressed_persons (
+    project_id text NOT NULL, person_id text NOT NULL, erased_person_id text NOT NULL, created_at bigint NOT NULL,
+    PRIMARY KEY (project_id, person_id)
+  );
+  `,
 ];
 
 /**

@@ -138,5 +138,15 @@ export const SQLITE_MIGRATIONS: Migration[] = [
     id INTEGER PRIMARY KEY, project_id TEXT NOT NULL, person_ids TEXT NOT NULL,
     through_seq INTEGER NOT NULL, touched_at INTEGER NOT NULL
   );`,
+  // Version 11: an erased person's own ids are suppressed too (an item's
+  // anonymous_id names one), each with the person of its erasure, and a
+  // suppressed distinct_id names that person, so unsuppressing it lifts them.
+  `
+  ALTER TABLE suppressed_ids ADD COLUMN person_id TEXT;
+  CREATE TABLE suppressed_persons (
+    project_id TEXT NOT NULL, person_id TEXT NOT NULL, erased_person_id TEXT NOT NULL, created_at INTEGER NOT NULL,
+    PRIMARY KEY (project_id, person_id)
+  ) WITHOUT ROWID;
+  `,
 ];
 
