@@ -222,7 +222,7 @@ export const DROP_REASONS = {
   bot_filtered: { when: 'The $user_agent is a known bot and the source filters bots (the default).' },
   collection_paused: { when: "The project's monthly event limit is reached; track items are not stored until the next month (UTC) or until the limit is raised with inlet project update <project id> --monthly-event-limit." },
   suppressed: {
-    when: 'The distinct_id belongs to a person who was erased with suppression (inlet person delete --suppress): nothing sent for it is stored or metered until it is unsuppressed.',
+    when: 'The distinct_id, or the anonymous_id, belongs to a person who was erased with suppression (inlet person delete --suppress): the erased person\'s id is suppressed with its distinct_ids, so nothing sent for either is stored or metered, and the person is not made again, until it is unsuppressed.',
   },
 } as const satisfies Record<string, ItemErrorSpec>;
 
