@@ -114,7 +114,7 @@ export class ReadBudget {
     let released = false;
     return {
       grow: (more) => {
-        const over = released ? pool.spent.pool : this.spent(pool, owner, more);
+        const over = released ? 'server' : this.spent(pool, owner, more);
         if (over !== null) return over;
         this.take(pool, owner, more);
         held += more;
@@ -146,7 +146,8 @@ export class ReadBudget {
   private spent(pool: Pool, owner: string, bytes: number): BudgetSpent | null {
     if ((pool.byOwner.get(owner) ?? 0) + bytes > pool.ownerLimit) return pool.spent.owner;
     if (pool.total + bytes > pool.limit) return pool.spent.pool;
-    if (this.total + bytes > this.budget) return pool.spent.pool;
+    // Reached only without a keyless pool: then both kinds of body share the whole budget.
+    if (this.total + bytes > this.budget) return 'server';
     return null;
   }
 
