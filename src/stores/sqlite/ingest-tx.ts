@@ -66,10 +66,9 @@ export class SqliteIngestTx implements IngestTx {
          ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at
          WHERE excluded.set_at >= person_traits.set_at`,
       ),
-      suppressed: db.prepare(
-        `SELECT 0 AS person, distinct_id AS id FROM suppressed_ids WHERE project_id = ? AND distinct_id ${IN_LIST}
-        UNION ALL SELECT 1, person_id FROM suppressed_persons WHERE project_id = ? AND person_id ${IN_LIST}`,
-      ),
+      // Two statements: in one (UNION ALL) SQLite took 15 to 20 times as long for the same rows.
+      suppressed: db.prepare(`SELECT distinct_id FROM suppressed_ids WHERE project_id = ? AND distinct_id ${IN_LIST}`).pluck(),
+      suppressedPersons: db.prepare(`SELECT person_id FROM suppressed_persons WHERE project_id = ? AND person_id ${IN_LIST}`).pluck(),
       insertEvent: db.prepare(
         `INSERT INTO events (id, project_id, source_id, event, distinct_id, anonymous_id, person_id, session_id,
            timestamp, received_at, insert_id, properties) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -202,10 +201,8 @@ export class SqliteIngestTx implements IngestTx {
   }
 
   findSuppressed(projectId: string, distinctIds: string[], personIds: string[]): SuppressedIds {
-    const found: SuppressedIds = { distinctIds: new Set(), personIds: new Set() };
-    const rows = this.s.suppressed.all(projectId, JSON.stringify(distinctIds), projectId, JSON.stringify(personIds)) as { person: number; id: string }[];
-    for (const r of rows) (r.person === 1 ? found.personIds : found.distinctIds).add(r.id);
-    return found;
+    const ids = (s: { all: (...a: unknown[]) => unknown[] }, list: string[]) => new Set(list.length === 0 ? [] : (s.all(projectId, JSON.stringify(list)) as string[]));
+    return { distinctIds: ids(this.s.suppressed, distinctIds), personIds: ids(this.s.suppressedPersons, personIds) };
   }
 
   insertEvents(rows: NewEventRow[]): void {
