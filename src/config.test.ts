@@ -14,12 +14,25 @@ it('back-pressure on bodies: 2 MiB and 10 s unless set, 0 bytes turns it off, an
 });
 
 it('bodies being read: 64 MiB in all and 16 MiB per key unless set, 0 turns one off, and a budget under one largest body is refused by name', () => {
-  expect(loadConfig({}).reading).toEqual({ budgetBytes: 64 * 1_048_576, keyBudgetBytes: 16 * 1_048_576 });
-  expect(loadConfig({ INLET_READING_BUDGET_BYTES: '0', INLET_READING_KEY_BUDGET_BYTES: '0' }).reading).toEqual({ budgetBytes: Infinity, keyBudgetBytes: Infinity });
-  expect(loadConfig({ INLET_READING_BUDGET_BYTES: '8388608', INLET_READING_KEY_BUDGET_BYTES: '2097152' }).reading).toEqual({ budgetBytes: 8_388_608, keyBudgetBytes: 2_097_152 });
+  const MIB = 1_048_576;
+  expect(loadConfig({}).reading).toEqual({ budgetBytes: 64 * MIB, keyBudgetBytes: 16 * MIB, keylessBudgetBytes: 8 * MIB, addressBudgetBytes: MIB });
+  expect(loadConfig({ INLET_READING_BUDGET_BYTES: '0', INLET_READING_KEY_BUDGET_BYTES: '0' }).reading).toMatchObject({ budgetBytes: Infinity, keyBudgetBytes: Infinity });
+  expect(loadConfig({ INLET_READING_BUDGET_BYTES: '8388608', INLET_READING_KEY_BUDGET_BYTES: '2097152' }).reading).toMatchObject({ budgetBytes: 8_388_608, keyBudgetBytes: 2_097_152 });
   expect(() => loadConfig({ INLET_READING_KEY_BUDGET_BYTES: '1000' })).toThrow(/INLET_READING_KEY_BUDGET_BYTES must be 0 \(no limit\) or at least 1048576/);
   expect(() => loadConfig({ INLET_READING_BUDGET_BYTES: '2097152' })).toThrow(/must not be over INLET_READING_BUDGET_BYTES/);
   expect(() => loadConfig({ INLET_READING_BUDGET_BYTES: 'lots' })).toThrow(/INLET_READING_BUDGET_BYTES must be 0 \(no limit\) or at least 1048576/);
+});
+
+it('the keyless pool: an eighth of the reading budget unless set (none when the budget is off), 1 MiB per address, and neither may crowd out what it is part of', () => {
+  const MIB = 1_048_576;
+  expect(loadConfig({ INLET_READING_BUDGET_BYTES: String(256 * MIB) }).reading).toMatchObject({ keylessBudgetBytes: 32 * MIB, addressBudgetBytes: MIB });
+  expect(loadConfig({ INLET_READING_BUDGET_BYTES: String(4 * MIB), INLET_READING_KEY_BUDGET_BYTES: String(MIB) }).reading.keylessBudgetBytes).toBe(MIB);
+  expect(loadConfig({ INLET_READING_BUDGET_BYTES: '0', INLET_READING_KEY_BUDGET_BYTES: '0' }).reading.keylessBudgetBytes).toBe(Infinity);
+  expect(loadConfig({ INLET_READING_KEYLESS_BUDGET_BYTES: '0', INLET_READING_ADDRESS_BUDGET_BYTES: '0' }).reading).toMatchObject({ keylessBudgetBytes: Infinity, addressBudgetBytes: Infinity });
+  expect(loadConfig({ INLET_READING_KEYLESS_BUDGET_BYTES: String(4 * MIB), INLET_READING_ADDRESS_BUDGET_BYTES: String(2 * MIB) }).reading).toMatchObject({ keylessBudgetBytes: 4 * MIB, addressBudgetBytes: 2 * MIB });
+  expect(() => loadConfig({ INLET_READING_KEYLESS_BUDGET_BYTES: String(64 * MIB) })).toThrow(/INLET_READING_KEYLESS_BUDGET_BYTES \(67108864\) must leave at least 1048576 bytes of INLET_READING_BUDGET_BYTES/);
+  expect(() => loadConfig({ INLET_READING_ADDRESS_BUDGET_BYTES: String(16 * MIB) })).toThrow(/INLET_READING_ADDRESS_BUDGET_BYTES \(16777216\) must not be over INLET_READING_KEYLESS_BUDGET_BYTES \(8388608\)/);
+  expect(() => loadConfig({ INLET_READING_KEYLESS_BUDGET_BYTES: '1000' })).toThrow(/INLET_READING_KEYLESS_BUDGET_BYTES must be 0 \(no pool: such bodies share the whole budget\) or at least 1048576/);
 });
 
 it('connections: 4,096 at most unless INLET_MAX_CONNECTIONS says otherwise (0: no cap); a bad value is refused by name', () => {

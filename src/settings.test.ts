@@ -24,6 +24,8 @@ const REFUSED: Record<keyof typeof SETTINGS, string> = {
   stopDrainMs: '60001',
   readingBudgetBytes: '1000',
   readingKeyBudgetBytes: 'lots',
+  readingKeylessBudgetBytes: '1048575',
+  readingAddressBudgetBytes: '1MiB',
   maxConnections: '1e4',
   checkThreads: '65',
 };

@@ -12,7 +12,7 @@ import { ADMISSION_WAIT_MS, BODY_BUDGET_BYTES } from './edge/admission.js';
 import { MAX_CONNECTIONS } from './edge/connection-limits.js';
 import { normaliseHost } from './edge/host.js';
 import { MAX_BODY_BYTES } from './edge/read-body.js';
-import { READING_BUDGET_BYTES, READING_KEY_BUDGET_BYTES } from './edge/read-budget.js';
+import { READING_ADDRESS_BUDGET_BYTES, READING_BUDGET_BYTES, READING_KEY_BUDGET_BYTES, keylessPoolFor } from './edge/read-budget.js';
 import { OFF_THREAD_MIN_BYTES } from './pipeline/check-threads.js';
 
 /** A setting the server cannot start with; the message names it and what it accepts. */
@@ -84,8 +84,8 @@ function amount(env: string, fallback: number, offWhat: string, about: string): 
 }
 
 /** A budget of bodies being read: 0 (off) or at least one body of the largest size, which it would refuse forever. */
-function readingBudget(env: string, fallback: number, about: string): SettingSpec<number> {
-  const accepts = `0 (no limit) or at least ${MAX_BODY_BYTES} bytes (one body of the largest size), a whole number`;
+function readingBudget(env: string, fallback: number, about: string, noLimit = 'no limit'): SettingSpec<number> {
+  const accepts = `0 (${noLimit}) or at least ${MAX_BODY_BYTES} bytes (one body of the largest size), a whole number`;
   const parse = (t: string) => {
     const n = whole(Number.MAX_SAFE_INTEGER)(t);
     return n === undefined || (n !== 0 && n < MAX_BODY_BYTES) ? undefined : n;
@@ -171,6 +171,20 @@ export const SETTINGS = {
   readingKeyBudgetBytes: readingBudget(
     'INLET_READING_KEY_BUDGET_BYTES', READING_KEY_BUDGET_BYTES,
     "One key's share of the bytes being read, so that one sender cannot hold them all; at most INLET_READING_BUDGET_BYTES.",
+  ),
+  // Unset, it follows INLET_READING_BUDGET_BYTES (config.ts works it out).
+  readingKeylessBudgetBytes: {
+    ...readingBudget(
+      'INLET_READING_KEYLESS_BUDGET_BYTES', 0,
+      'The part of the bytes being read kept for bodies whose key is inside them (Segment\'s writeKey), shared by all of them and by them only, so that clients without a key in a header cannot hold up the others.',
+      'no pool: such bodies share the whole budget',
+    ),
+    fallback: null as number | null,
+    shown: `an eighth of INLET_READING_BUDGET_BYTES, at least ${MAX_BODY_BYTES} (${keylessPoolFor(READING_BUDGET_BYTES)} by default)`,
+  },
+  readingAddressBudgetBytes: readingBudget(
+    'INLET_READING_ADDRESS_BUDGET_BYTES', READING_ADDRESS_BUDGET_BYTES,
+    "One client address's share of INLET_READING_KEYLESS_BUDGET_BYTES, so that a few addresses cannot hold it all; at most that pool.",
   ),
   maxConnections: setting({
     env: 'INLET_MAX_CONNECTIONS', fallback: MAX_CONNECTIONS, shown: String(MAX_CONNECTIONS),

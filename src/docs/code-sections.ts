@@ -16,7 +16,7 @@ const DROP_ADVICE: Record<DropReason, string> = {
   collection_paused:
     'No. Nothing is kept while collection is paused. It resumes when a new calendar month (UTC) begins, or once the operator raises the limit (inlet project update <project id> --monthly-event-limit <n>, or none); identify items are still applied meanwhile.',
   suppressed:
-    'No. The person was erased at their request, and nothing more is kept for this distinct_id. Stop sending it; only an operator can lift the suppression (inlet person unsuppress).',
+    'No. The person was erased at their request, and nothing more is kept for this distinct_id or for their person id as an anonymous_id. Stop sending it; only an operator can lift the suppression (inlet person unsuppress).',
 };
 
 const ITEM_ADVICE = 'No. Fix the item: sent again unchanged, it gets the same error. The other items of the request are not affected.';

@@ -186,6 +186,12 @@ export function createAdmin(store: Pick<Store, 'admin' | 'listings' | 'transacti
     async browserIdentify(projectId: string, anonymousId: string, distinctId: string) {
       await project(projectId);
       const person = await store.transaction((tx) => browserIdentify(tx, projectId, anonymousId, distinctId, clock()));
+      if (typeof person !== 'string') {
+        const [flag, id] = person.suppressed === 'distinct_id' ? ['--distinct-id', distinctId] : ['--person-id', anonymousId];
+        throw new AdminError(
+          `${id} belongs to a person erased with suppression in project ${projectId}, so nothing is linked to it or stored for it; only "inlet person unsuppress --project ${projectId} ${flag} ${id}" lifts that.`,
+        );
+      }
       return (await store.findPerson(projectId, { personId: person }))!;
     },
   };

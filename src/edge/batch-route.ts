@@ -17,7 +17,7 @@ import { feedLive } from './live-feed.js';
 import { readBody } from './read-body.js';
 import { ENDPOINTS, type EndpointProfile } from './endpoints.js';
 import { emptyFacts, tallyKept, tallyRefused } from './request-facts.js';
-import type { ReadBudget } from './read-budget.js';
+import type { ReadBudget, ReadShare } from './read-budget.js';
 import {
   type BatchOptions,
   type Refusal,
@@ -82,7 +82,7 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
 
   const options = checkQuery(q === -1 ? '' : url.slice(q + 1));
   if (isRefusal(options)) return options;
-  const body = await readAdmitted(deps, req, auth.keyId);
+  const body = await readAdmitted(deps, req, { keyId: auth.keyId });
   if (body === null || isRefusal(body)) return body;
   try {
     // checkPath passed, so the path is one of the endpoints.
@@ -132,14 +132,14 @@ export async function checkKey(deps: BatchRouteDeps, req: FastifyRequest, key: B
 
 /**
  * Steps 10 to 12, then the back-pressure: the body, decompressed, once there
- * is room for it, counted against `key`'s share of both budgets. The caller
+ * is room for it, counted against `share` in both budgets. The caller
  * parses it and calls release() when done. Null when the client went away:
  * there is no one to answer.
  */
 export async function readAdmitted(
   deps: BatchRouteDeps,
   req: FastifyRequest,
-  key: string,
+  share: ReadShare,
   opts: { anyContentType?: boolean } = {},
 ): Promise<{ bytes: Buffer; release: () => void } | Refusal | null> {
   const contentType = opts.anyContentType ? null : checkContentType(req.headers['content-type']);
@@ -147,13 +147,13 @@ export async function readAdmitted(
   const encoding = checkEncoding(req.headers['content-encoding']);
   if (isRefusal(encoding)) return encoding;
 
-  const body = await readBody(req.raw, encoding, (bytes) => deps.reading.reserve(key, bytes));
+  const body = await readBody(req.raw, encoding, (bytes) => deps.reading.reserve(share, bytes));
   if (isRefusal(body)) return body;
   if ('gone' in body) {
     clientGone(req, deps.counters);
     return null;
   }
-  const release = await deps.admission.enter(body.bytes.length, key);
+  const release = await deps.admission.enter(body.bytes.length, 'keyId' in share ? share.keyId : `addr:${share.address}`);
   if (release === null) {
     return {
       code: 'collection_unavailable',

@@ -63,13 +63,20 @@ function tooLarge(how: string): Refusal {
   };
 }
 
+/** Why a body was refused before it was read, by the budget it would have passed. */
+const BUSY: Record<BudgetSpent, string> = {
+  key: 'This key already has as many request bodies being read as one key may; nothing was stored. Resend after Retry-After seconds, or send fewer requests at once.',
+  server: 'This server is reading as many request bodies as it can hold; nothing was stored. Resend after Retry-After seconds.',
+  address:
+    'This client address already has as many request bodies being read as one address may while the key is in the body; nothing was stored. Resend after Retry-After seconds, or send the key in the Authorization header (HTTP Basic or Bearer).',
+  keyless:
+    'This server is reading as many request bodies with the key in the body as it holds at once; nothing was stored. Resend after Retry-After seconds, or send the key in the Authorization header (HTTP Basic or Bearer), which is never held up by them.',
+};
+
 function busy(spent: BudgetSpent): Refusal {
   return {
     code: 'collection_unavailable',
-    message:
-      spent === 'key'
-        ? 'This key already has as many request bodies being read as one key may (a key sent in the body counts as its client address); nothing was stored. Resend after Retry-After seconds, or send fewer requests at once.'
-        : 'This server is reading as many request bodies as it can hold; nothing was stored. Resend after Retry-After seconds.',
+    message: BUSY[spent],
     // Refused before (or while) its body is read: the rest is never read, so the connection cannot be reused.
     headers: { Connection: 'close' },
   };

@@ -2,8 +2,8 @@ import { expect, it } from 'vitest';
 import { keyInBodyShare } from './segment-route.js';
 
 it('an IPv4 client has one key-in-body share whether it arrives over IPv4 or as IPv4-mapped IPv6', () => {
-  expect(keyInBodyShare('::ffff:10.0.0.7')).toBe(keyInBodyShare('10.0.0.7'));
-  expect(keyInBodyShare('::FFFF:10.0.0.7')).toBe('addr:10.0.0.7');
-  expect(keyInBodyShare('::1')).toBe('addr:::1');
-  expect(keyInBodyShare('10.0.0.8')).not.toBe(keyInBodyShare('10.0.0.7'));
+  expect(keyInBodyShare('::ffff:10.0.0.7')).toEqual(keyInBodyShare('10.0.0.7'));
+  expect(keyInBodyShare('::FFFF:10.0.0.7')).toEqual({ address: '10.0.0.7' });
+  expect(keyInBodyShare('::1')).toEqual({ address: '::1' });
+  expect(keyInBodyShare('10.0.0.8')).not.toEqual(keyInBodyShare('10.0.0.7'));
 });

@@ -6,6 +6,7 @@ import { type BatchRouteDeps, admitItems, answering, checkKey, ingestChecked, it
 import { BATCH_PATH, ENDPOINTS } from './endpoints.js';
 import { normaliseHost } from './host.js';
 import { type Refusal, checkBrowser, checkMethod, isRefusal } from './request-checks.js';
+import type { ReadShare } from './read-budget.js';
 import { SEGMENT_PATHS, type SegmentPath, readSegmentBody, segmentItems, writeKeyOf } from './segment-map.js';
 
 /**
@@ -34,9 +35,9 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
   if (isRefusal(early)) return early;
 
   // Some of those SDKs send a gzip body without a Content-Type: the JSON check decides.
-  // A body read before its key is known is reserved under its client's
-  // address, so one address holds at most one key's share of the budgets.
-  const body = await readAdmitted(deps, req, early?.keyId ?? keyInBodyShare(req.ip), { anyContentType: true });
+  // A body read before its key is known is reserved in the keyless pool,
+  // under its client's address, so it cannot take the room of bodies with a key.
+  const body = await readAdmitted(deps, req, early === null ? keyInBodyShare(req.ip) : { keyId: early.keyId }, { anyContentType: true });
   if (body === null || isRefusal(body)) return body;
   try {
     const parsed = parseJsonBody(body.bytes);
@@ -66,13 +67,14 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
 
 /**
  * The read-budget share of a body whose key, if any, is inside it: its
- * client's address (as a trusted proxy names it, if any) (an IPv4 address the same whether it came over IPv4 or
- * as IPv4-mapped IPv6). One share for all such bodies would let anyone
- * without a key hold it and lock out every client sending its key this way.
+ * client's address within the keyless pool (as a trusted proxy names it, if
+ * any; an IPv4 address the same whether it came over IPv4 or as IPv4-mapped
+ * IPv6). One share for all such bodies would let anyone without a key hold it
+ * and lock out every client sending its key this way.
  */
-export function keyInBodyShare(remoteAddress: string | undefined): string {
+export function keyInBodyShare(remoteAddress: string | undefined): ReadShare {
   const addr = remoteAddress ?? 'unknown';
-  return `addr:${addr.toLowerCase().startsWith('::ffff:') && addr.includes('.') ? addr.slice(7) : addr}`;
+  return { address: addr.toLowerCase().startsWith('::ffff:') && addr.includes('.') ? addr.slice(7) : addr };
 }
 
 const MISSING_KEY =

@@ -136,6 +136,12 @@ export interface PersonView {
 
 export type PersonLookup = { distinctId: string } | { personId: string };
 
+/** Ids found suppressed, by kind: a distinct_id and a person id of the same spelling are different ids. */
+export interface SuppressedIds {
+  distinctIds: Set<string>;
+  personIds: Set<string>;
+}
+
 // ---- the transaction the domain's algorithms run in ------------------------
 
 export type PersonKind = 'browser' | 'server';
@@ -217,8 +223,12 @@ export interface IngestTx {
   upsertTraits(projectId: string, traits: TraitWrite[]): Awaitable<void>;
   /** Rows whose `event` is null are refused (StoreUnavailableError, refused), as a NOT NULL column does. */
   insertEvents(rows: NewEventRow[]): Awaitable<void>;
-  /** Those of the distinct_ids whose items are dropped (their person was erased with suppression). */
-  findSuppressed(projectId: string, distinctIds: string[]): Awaitable<Set<string>>;
+  /**
+   * Those of the distinct_ids, and of the person ids (an item's anonymous_id),
+   * whose items are dropped: their person was erased with suppression. One
+   * lookup for both lists.
+   */
+  findSuppressed(projectId: string, distinctIds: string[], personIds: string[]): Awaitable<SuppressedIds>;
   /**
    * Runs `fn`; if it throws, every write made since the call is undone and
    * the error rethrown, and the transaction goes on as if `fn` never ran.
@@ -316,7 +326,11 @@ export interface PendingErasure {
 /** What erasing a person removed. */
 export interface ErasedPerson {
   personId: string;
-  /** The distinct_ids that were linked to the person (and, with suppression, are now suppressed). */
+  /**
+   * The distinct_ids that were linked to the person. With suppression they
+   * are now suppressed, and so are the person's id and those of the persons
+   * merged into it (an item may name them as its anonymous_id).
+   */
   distinctIds: string[];
   eventsDeleted: number;
   suppressed: boolean;
@@ -357,8 +371,14 @@ export interface ErasureStore {
    * further step starts, and the record stays pending (`done` is false).
    */
   finishErasure(e: PendingErasure, opts?: { stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }>;
-  /** Lets items for the distinct_id be stored again; false when it was not suppressed. */
-  unsuppress(projectId: string, distinctId: string): Promise<boolean>;
+  /**
+   * Lets items for the id be stored again; false when it was not suppressed.
+   * A distinct_id takes the person ids erased with it along (its person may
+   * come back whole, browser key and all); the other distinct_ids of that
+   * erasure stay suppressed. A person id lifts the person ids of its erasure
+   * (the person and those merged into it) and no distinct_id.
+   */
+  unsuppress(projectId: string, lookup: PersonLookup): Promise<boolean>;
 }
 
 // ---- backups -----------------------------------------------------------------

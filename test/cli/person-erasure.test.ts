@@ -17,7 +17,7 @@ beforeAll(async () => {
   const org = await admin.createOrg('Acme');
   projectId = (await admin.createProject({ name: 'p', orgId: org.id, apiEnabled: true })).id;
   const sourceId = (await admin.createSource({ projectId, name: 'a' })).id;
-  const [o] = await store.ingest(ingestJob([{ event: 'e', distinctId: 'gina' }, { event: 'e', distinctId: 'gina' }, { event: 'e', distinctId: 'hal' }], { projectId, sourceId, keyId: (await admin.createKey(sourceId)).id }));
+  const [o] = await store.ingest(ingestJob([{ event: 'e', distinctId: 'gina' }, { event: 'e', distinctId: 'gina' }, { event: 'e', distinctId: 'hal' }, { event: 'e', distinctId: 'ivy' }], { projectId, sourceId, keyId: (await admin.createKey(sourceId)).id }));
   personId = (o as { personId: string }).personId;
   await store.close();
 });
@@ -40,4 +40,22 @@ it('person delete refuses an unknown person, and a lookup that is not exactly on
   const both = await runCli(['person', 'delete', '--project', projectId, '--distinct-id', 'x', '--person-id', 'per_x'], env);
   expect(both.code).toBe(1);
   expect(both.stderr).toMatch(/exactly one of --distinct-id and --person-id/);
+});
+
+it("browser identify refuses an erased person's id while it is suppressed; person unsuppress --person-id lifts it", async () => {
+  const erased = await cliJson(['person', 'delete', '--project', projectId, '--distinct-id', 'ivy', '--suppress'], env);
+  const refused = await runCli(['browser', 'identify', '--project', projectId, '--anonymous-id', erased.person_id, '--distinct-id', 'ivy2'], env);
+  expect(refused.code).toBe(1);
+  expect(refused.stderr).toContain(`${erased.person_id} belongs to a person erased with suppression`);
+  expect(refused.stderr).toContain(`inlet person unsuppress --project ${projectId} --person-id ${erased.person_id}`);
+  const both = await runCli(['person', 'unsuppress', '--project', projectId, '--distinct-id', 'ivy', '--person-id', erased.person_id], env);
+  expect(both.code).toBe(1);
+  expect(both.stderr).toMatch(/exactly one of --distinct-id and --person-id/);
+  expect(await cliJson(['person', 'unsuppress', '--project', projectId, '--person-id', erased.person_id], env)).toEqual({ person_id: erased.person_id, suppressed: false });
+  const linked = await cliJson(['browser', 'identify', '--project', projectId, '--anonymous-id', erased.person_id, '--distinct-id', 'ivy2'], env);
+  expect(linked).toMatchObject({ id: erased.person_id, distinct_ids: ['ivy2'] });
+  // ivy itself stays suppressed: lifting the person id lifts no distinct_id.
+  const ivy = await runCli(['browser', 'identify', '--project', projectId, '--anonymous-id', 'per_ivynew', '--distinct-id', 'ivy'], env);
+  expect(ivy.code).toBe(1);
+  expect(ivy.stderr).toContain('--distinct-id ivy');
 });

@@ -4,7 +4,7 @@
  * nothing else does; suppressed ids are dropped by ingestion until lifted.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAdmin } from '../../src/domain/admin.js';
+import { AdminError, createAdmin } from '../../src/domain/admin.js';
 import { monthOf } from '../../src/domain/month.js';
 import type { Collector } from '../../src/domain/collector.js';
 import type { Store } from '../../src/stores/port.js';
@@ -111,9 +111,74 @@ for (const engine of STORES) {
       const other = await world();
       expect((await other.ingest(other.a, [{ event: 'e', distinctId: 'erin' }]))[0]!.status).toBe('accepted');
 
-      expect(await store.unsuppress(w.projectId, 'erin')).toBe(true);
-      expect(await store.unsuppress(w.projectId, 'erin')).toBe(false);
+      expect(await store.unsuppress(w.projectId, { distinctId: 'erin' })).toBe(true);
+      expect(await store.unsuppress(w.projectId, { distinctId: 'erin' })).toBe(false);
       expect((await w.ingest(w.b, [{ event: 'e', distinctId: 'erin', insertId: 'erin_2' }]))[0]).toMatchObject({ status: 'accepted', personIsNew: true });
+    });
+
+    /** gdpr1's person: a server person merged into the browser person `browser`, which holds gdpr1 and gdpr1b. */
+    async function erasedWithSuppression(w: Awaited<ReturnType<typeof world>>, browser: string) {
+      const [first] = await w.ingest(w.a, [{ event: 'e1', distinctId: 'gdpr1' }]);
+      const serverPerson = (first as { personId: string }).personId;
+      await w.ingest(w.a, [
+        { type: 'identify', event: null, distinctId: 'gdpr1', anonymousId: browser },
+        { type: 'identify', event: null, distinctId: 'gdpr1b', anonymousId: browser },
+      ]);
+      const erased = await store.erasePerson(w.projectId, { distinctId: 'gdpr1' }, { suppress: true, now: RECEIVED_AT });
+      expect(erased).toMatchObject({ personId: browser, distinctIds: ['gdpr1', 'gdpr1b'], suppressed: true });
+      return serverPerson;
+    }
+    const outcome = (o: { status: string; reason?: string }) => (o.status === 'dropped' ? o.reason : o.status);
+
+    it("suppression is bypassed by anonymous_id: an erased person's id, and those merged into it, are suppressed with its distinct ids", async () => {
+      const w = await world();
+      const serverPerson = await erasedWithSuppression(w, 'per_gdpr1');
+      const usage = await store.usage(w.projectId, MONTH);
+      const later = await w.ingest(w.b, [
+        { event: 'e2', anonymousId: 'per_gdpr1' },
+        { event: 'e2', anonymousId: serverPerson },
+        { type: 'identify', event: null, distinctId: 'newcomer', anonymousId: 'per_gdpr1', properties: { name: 'N' } },
+        { event: 'e2', distinctId: 'newcomer', anonymousId: 'per_gdpr1' },
+        { event: 'e2', anonymousId: 'per_someone_else' },
+      ]);
+      expect(later.map(outcome)).toEqual(['suppressed', 'suppressed', 'suppressed', 'suppressed', 'accepted']);
+      expect((await w.ingest(w.b, [{ event: 'e2', anonymousId: 'per_gdpr1' }], true)).map(outcome)).toEqual(['suppressed']);
+      // Not stored, not metered, and the erased person is not made again.
+      expect(await w.eventsOf(w.b)).toEqual(['e2:per_someone_else']);
+      expect(await store.usage(w.projectId, MONTH)).toBe(usage + 1);
+      expect(await store.findPerson(w.projectId, { personId: 'per_gdpr1' })).toBeNull();
+      expect(await store.findPerson(w.projectId, { personId: serverPerson })).toBeNull();
+      expect(await store.findPerson(w.projectId, { distinctId: 'newcomer' })).toBeNull();
+      // The browser pipeline's stand-in links nothing to a suppressed id either.
+      await expect(admin.browserIdentify(w.projectId, 'per_gdpr1', 'newcomer')).rejects.toThrow(AdminError);
+      await expect(admin.browserIdentify(w.projectId, 'per_gdpr1', 'newcomer')).rejects.toThrow(/unsuppress --project \S+ --person-id per_gdpr1/);
+      await expect(admin.browserIdentify(w.projectId, 'per_fresh', 'gdpr1b')).rejects.toThrow(/--distinct-id gdpr1b/);
+      expect(await store.findPerson(w.projectId, { personId: 'per_fresh' })).toBeNull();
+      // A distinct_id spelled as the erased person's id is another id, and so is that id in another project.
+      expect((await w.ingest(w.a, [{ event: 'e3', distinctId: 'per_gdpr1' }])).map(outcome)).toEqual(['accepted']);
+      const other = await world();
+      expect((await other.ingest(other.a, [{ event: 'e', anonymousId: 'per_gdpr1' }])).map(outcome)).toEqual(['accepted']);
+    });
+
+    it("unsuppressing a distinct_id lifts the person ids erased with it, not the erasure's other distinct_ids; a person id lifts its erasure's person ids only", async () => {
+      const w = await world();
+      const serverPerson = await erasedWithSuppression(w, 'per_gdpr2');
+      // By a person id merged into the erased one: the whole erasure's person ids come back, its distinct_ids stay suppressed.
+      expect(await store.unsuppress(w.projectId, { personId: serverPerson })).toBe(true);
+      expect(await store.unsuppress(w.projectId, { personId: 'per_gdpr2' })).toBe(false);
+      expect((await w.ingest(w.a, [{ event: 'e', anonymousId: 'per_gdpr2' }, { event: 'e', distinctId: 'gdpr1' }])).map(outcome)).toEqual(['accepted', 'suppressed']);
+
+      const v = await world();
+      await erasedWithSuppression(v, 'per_gdpr3');
+      expect(await store.unsuppress(v.projectId, { distinctId: 'gdpr1' })).toBe(true);
+      const after = await v.ingest(v.a, [
+        { event: 'e', anonymousId: 'per_gdpr3' },
+        { event: 'e', distinctId: 'gdpr1' },
+        { event: 'e', distinctId: 'gdpr1b' },
+      ]);
+      expect(after.map(outcome)).toEqual(['accepted', 'accepted', 'suppressed']);
+      expect(await store.unsuppress(v.projectId, { personId: 'per_gdpr3' })).toBe(false);
+      expect(await store.unsuppress(v.projectId, { distinctId: 'gdpr1b' })).toBe(true);
     });
   });
 }

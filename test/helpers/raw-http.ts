@@ -39,9 +39,9 @@ export interface RawConnection {
   closed: Promise<void>;
 }
 
-/** Opens a connection to 127.0.0.1:`port` and writes `text` at once. */
-export function rawRequest(port: number, text: string | Buffer): RawConnection {
-  const socket = connect(port, '127.0.0.1');
+/** Opens a connection to 127.0.0.1:`port` (from `localAddress`, another 127.x address, if given) and writes `text` at once. */
+export function rawRequest(port: number, text: string | Buffer, localAddress?: string): RawConnection {
+  const socket = connect({ port, host: '127.0.0.1', localAddress });
   let received = '';
   const closed = new Promise<void>((r) => socket.on('close', () => r()));
   const answer = new Promise<RawAnswer>((resolve, reject) => {

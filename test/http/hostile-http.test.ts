@@ -196,7 +196,8 @@ describe('bodies being read are bounded', () => {
 
   it("a key's share and the server's budget are reserved before reading; past either, 503 with Retry-After and Connection: close, and chunked bodies are refused once over", async () => {
     const { ReadBudget } = await import('../../src/edge/read-budget.js');
-    const reading = new ReadBudget(1.5 * MIB, MIB);
+    // No keyless pool: this is about bodies with a key.
+    const reading = new ReadBudget(1.5 * MIB, MIB, Infinity);
     await listening({ reading, limits: { keyRps: 0 } });
     const b = (await f.admin.createKey(f.sourceId)).key;
     const other = await f.admin.createSource({ projectId: f.projectId, name: 'Other' });
@@ -242,7 +243,8 @@ describe('bodies being read are bounded', () => {
   it('keyless /v1 bodies held open by one client address do not lock out writeKey-in-body clients at other addresses', async () => {
     const { connect } = await import('node:net');
     const { ReadBudget } = await import('../../src/edge/read-budget.js');
-    const reading = new ReadBudget(4 * MIB, MIB);
+    // A keyless pool of 2 MiB, 1 MiB per address.
+    const reading = new ReadBudget(4 * MIB, MIB, 2 * MIB, MIB);
     await listening({ reading, limits: { keyRps: 0 } });
     const track = JSON.stringify({ writeKey: f.key, userId: 'u1', event: 'Order Completed' });
     const v1 = (length: number, body = '') =>
@@ -265,7 +267,7 @@ describe('bodies being read are bounded', () => {
         second.write(v1(MIB));
       });
       expect(refused).toMatch(/^HTTP\/1\.1 503 /);
-      expect(refused).toMatch(/counts as its client address/);
+      expect(refused).toMatch(/This client address already has as many request bodies being read/);
       // ...while a client at another address, its key in the body, is served.
       const a = await rawRequest(port, v1(Buffer.byteLength(track), track)).answer;
       expect(a.status, a.body).toBe(200);
@@ -282,8 +284,8 @@ describe('bodies being read are bounded', () => {
     const reading = new ReadBudget(4 * MIB, 2 * MIB);
     let seen = -1;
     const reserve = reading.reserve.bind(reading);
-    reading.reserve = (key, bytes) => {
-      const r = reserve(key, bytes);
+    reading.reserve = (share, bytes) => {
+      const r = reserve(share, bytes);
       if (typeof r === 'string') return r;
       return { grow: r.grow, release: () => ((seen = reading.readingBytes), r.release()) };
     };

@@ -12,7 +12,7 @@ export function registerErasure(person: Command): void {
       .requiredOption('--project <project>', 'project id')
       .option('--distinct-id <id>', "the customer's user id")
       .option('--person-id <per_id>', 'a person id')
-      .option('--suppress', 'drop later items for its distinct ids (reason "suppressed") until unsuppressed'),
+      .option('--suppress', 'drop later items for its distinct ids and person ids (reason "suppressed") until unsuppressed'),
   ).action((o) =>
     runWithStore(
       o,
@@ -28,26 +28,32 @@ export function registerErasure(person: Command): void {
       },
       (r) =>
         `erased person ${r.person_id} (distinct ids: ${r.distinct_ids.join(', ') || '-'}): ${formatCount(r.events_deleted)} event${r.events_deleted === 1 ? '' : 's'} deleted` +
-        (r.suppressed ? '; later items for these ids are dropped as suppressed' : ''),
+        (r.suppressed ? `; later items for these ids, or with anonymous_id ${r.person_id}, are dropped as suppressed` : ''),
     ),
   );
 
   withCommon(
     person
       .command('unsuppress')
-      .description('let items for a distinct id be stored again after an erasure with --suppress')
+      .description('let items for an id be stored again after an erasure with --suppress')
       .requiredOption('--project <project>', 'project id')
-      .requiredOption('--distinct-id <id>', "the customer's user id"),
+      .option('--distinct-id <id>', "the customer's user id (the person ids erased with it are lifted too)")
+      .option('--person-id <per_id>', 'an erased person id, as an anonymous_id (with the ids of the persons merged into it)'),
   ).action((o) =>
     runWithStore(
       o,
       async ({ admin, store }) => {
+        if ((o.distinctId === undefined) === (o.personId === undefined)) throw new UsageError('Give exactly one of --distinct-id and --person-id.');
         await admin.getProject(o.project);
         // Lifting a suppression that is not there leaves the same state: not an error.
-        await store.unsuppress(o.project, o.distinctId);
-        return { distinct_id: o.distinctId as string, suppressed: false as const };
+        if (o.distinctId !== undefined) {
+          await store.unsuppress(o.project, { distinctId: o.distinctId as string });
+          return { distinct_id: o.distinctId as string, suppressed: false as const };
+        }
+        await store.unsuppress(o.project, { personId: o.personId as string });
+        return { person_id: o.personId as string, suppressed: false as const };
       },
-      (r) => `items for ${r.distinct_id} in project ${(o.project as string)} are stored again`,
+      (r) => `items for ${'distinct_id' in r ? r.distinct_id : r.person_id} in project ${(o.project as string)} are stored again`,
     ),
   );
 }

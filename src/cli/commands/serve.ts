@@ -73,7 +73,8 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
   cleanups.push(() => limiter.close());
   // Kept here so the metrics can read them: bytes admitted, waiting and being read, clients gone.
   const admission = new Admission(cfg.admission.budgetBytes, cfg.admission.waitMs);
-  const reading = new ReadBudget(cfg.reading.budgetBytes, cfg.reading.keyBudgetBytes);
+  const { budgetBytes, keyBudgetBytes, keylessBudgetBytes, addressBudgetBytes } = cfg.reading;
+  const reading = new ReadBudget(budgetBytes, keyBudgetBytes, keylessBudgetBytes, addressBudgetBytes);
   const counters = new EdgeCounters();
   const checks = new CheckThreads(cfg.checkThreads, {
     onError: (err) => {

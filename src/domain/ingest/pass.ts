@@ -1,4 +1,4 @@
-import type { IngestTx, NewEventRow } from '../../stores/port.js';
+import type { IngestTx, NewEventRow, SuppressedIds } from '../../stores/port.js';
 import { newEventId } from '../ids.js';
 import { keyWorks } from '../keys.js';
 import { monthOf } from '../month.js';
@@ -69,7 +69,9 @@ async function write(tx: IngestTx, jobs: IngestJob[], projectId: string, sourceI
   }
 
   // Read under the lock: an erasure with suppression takes it too, so no item slips between the two.
-  const suppressed = distinctIds.size > 0 ? await tx.findSuppressed(projectId, [...distinctIds]) : new Set<string>();
+  // An erased person's id is suppressed with its distinct_ids: an anonymous_id naming it would re-create it.
+  const suppressed =
+    distinctIds.size > 0 || anonymousIds.size > 0 ? await tx.findSuppressed(projectId, [...distinctIds], [...anonymousIds]) : NONE_SUPPRESSED;
   const stored = insertIds.length > 0 ? await tx.findInsertIds(sourceId, insertIds) : new Map<string, string | null>();
 
   const people = new PersonResolver(tx, projectId, jobs[0]!.receivedAt);
@@ -86,7 +88,9 @@ async function write(tx: IngestTx, jobs: IngestJob[], projectId: string, sourceI
     const outcomes: ItemOutcome[] = [];
     all.push(outcomes);
     for (const item of jobItems) {
-      if (item.distinctId !== null && suppressed.has(item.distinctId)) {
+      const erased =
+        (item.distinctId !== null && suppressed.distinctIds.has(item.distinctId)) || (item.anonymousId !== null && suppressed.personIds.has(item.anonymousId));
+      if (erased) {
         outcomes.push({ index: item.index, status: 'dropped', reason: 'suppressed' });
         continue;
       }
@@ -146,6 +150,8 @@ async function write(tx: IngestTx, jobs: IngestJob[], projectId: string, sourceI
   for (const [month, n] of metered) await tx.addUsage(projectId, month, n);
   return all;
 }
+
+const NONE_SUPPRESSED: SuppressedIds = { distinctIds: new Set(), personIds: new Set() };
 
 function unique(xs: string[]): string[] {
   return [...new Set(xs)];

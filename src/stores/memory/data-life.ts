@@ -1,5 +1,5 @@
 import { type ErasedPerson, type EventCursor, type EventPage, type EventPageQuery, type EventPages, type ExpiryStep, type PersonLookup, type StoredEvent, retentionCutoff } from '../port.js';
-import type { EventRow, MemoryDatabase, Tables } from './database.js';
+import { type EventRow, type MemoryDatabase, type Tables, inner } from './database.js';
 import { currentPerson } from './memory-tx.js';
 
 const byteOrder = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
@@ -88,9 +88,10 @@ export function erase(db: MemoryDatabase, projectId: string, lookup: PersonLooku
       t.traits.get(projectId)?.delete(id);
     }
     if (opts.suppress) {
-      let s = t.suppressed.get(projectId);
-      if (s === undefined) t.suppressed.set(projectId, (s = new Set()));
-      for (const d of distinctIds) s.add(d);
+      const ids = inner(t.suppressed, projectId);
+      for (const d of distinctIds) ids.set(d, ref.id);
+      const suppressedPersons = inner(t.suppressedPersons, projectId);
+      for (const id of personIds) if (!suppressedPersons.has(id)) suppressedPersons.set(id, ref.id);
     }
     const eventsDeleted = dropEvents(t, (e) => e.projectId === projectId && personIds.has(e.personId));
     db.tables = t;
@@ -98,7 +99,23 @@ export function erase(db: MemoryDatabase, projectId: string, lookup: PersonLooku
   });
 }
 
-/** Lifts a suppression; false when there was none. */
-export function unsuppress(db: MemoryDatabase, projectId: string, distinctId: string): Promise<boolean> {
-  return db.exclusive(() => db.tables.suppressed.get(projectId)?.delete(distinctId) ?? false);
+/** Lifts a suppression, as ErasureStore.unsuppress says; false when there was none. */
+export function unsuppress(db: MemoryDatabase, projectId: string, lookup: PersonLookup): Promise<boolean> {
+  return db.exclusive(() => {
+    const t = db.copy();
+    const ids = t.suppressed.get(projectId);
+    const persons = t.suppressedPersons.get(projectId);
+    let erasure: string | null | undefined;
+    if ('distinctId' in lookup) {
+      erasure = ids?.get(lookup.distinctId);
+      if (erasure === undefined) return false;
+      ids!.delete(lookup.distinctId);
+    } else {
+      erasure = persons?.get(lookup.personId);
+      if (erasure === undefined) return false;
+    }
+    for (const [id, of] of persons ?? []) if (of === erasure) persons!.delete(id);
+    db.tables = t;
+    return true;
+  });
 }

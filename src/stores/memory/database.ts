@@ -73,8 +73,10 @@ export interface Tables {
   sessions: Map<string, SessionRow>;
   /** throttling key → failures. */
   loginFailures: Map<string, LoginFailureRow>;
-  /** project → distinct_ids whose items are dropped (erased with suppression). */
-  suppressed: Map<string, Set<string>>;
+  /** project → distinct_id whose items are dropped (erased with suppression) → the person of its erasure (null: none recorded). */
+  suppressed: Map<string, Map<string, string | null>>;
+  /** project → person id whose items are dropped (an erased person's own id) → the person of its erasure. */
+  suppressedPersons: Map<string, Map<string, string>>;
 }
 
 const emptyTables = (): Tables => ({
@@ -93,6 +95,7 @@ const emptyTables = (): Tables => ({
   sessions: new Map(),
   loginFailures: new Map(),
   suppressed: new Map(),
+  suppressedPersons: new Map(),
 });
 
 /** The inner map of `outer` under `key`, made on first use. */

@@ -118,8 +118,8 @@ export class MemoryStore implements Store {
     return erase(this.database, projectId, lookup, opts);
   }
 
-  unsuppress(projectId: string, distinctId: string): Promise<boolean> {
-    return unsuppress(this.database, projectId, distinctId);
+  unsuppress(projectId: string, lookup: PersonLookup): Promise<boolean> {
+    return unsuppress(this.database, projectId, lookup);
   }
 
   /** An erasure here is one step, so none is ever left pending. */

@@ -5,6 +5,7 @@ import {
   type PersonKind,
   type PersonRef,
   StoreUnavailableError,
+  type SuppressedIds,
   type TraitWrite,
 } from '../port.js';
 import { type MemoryDatabase, type Tables, inner } from './database.js';
@@ -133,9 +134,10 @@ export class MemoryTx implements IngestTx {
     for (const w of traits) this.setTrait(projectId, w.personId, w.key, { value: w.value, setAt: w.setAt }, (old) => w.setAt >= old.setAt);
   }
 
-  findSuppressed(projectId: string, distinctIds: string[]): Set<string> {
-    const suppressed = this.tables.suppressed.get(projectId);
-    return new Set(distinctIds.filter((d) => suppressed?.has(d)));
+  findSuppressed(projectId: string, distinctIds: string[], personIds: string[]): SuppressedIds {
+    const ids = this.tables.suppressed.get(projectId);
+    const persons = this.tables.suppressedPersons.get(projectId);
+    return { distinctIds: new Set(distinctIds.filter((d) => ids?.has(d))), personIds: new Set(personIds.filter((p) => persons?.has(p))) };
   }
 
   insertEvents(rows: NewEventRow[]): void {

@@ -37,8 +37,14 @@ const SQL = {
   links: 'SELECT distinct_id FROM person_links WHERE project_id = $1 AND person_id = ANY($2::text[]) ORDER BY distinct_id COLLATE "C"',
   // Every event row of the project stored so far has a seq at or below this, and every later one a higher seq.
   newest: "SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('events', 'seq')::regclass), 0) AS seq",
-  suppress: `INSERT INTO suppressed_ids (project_id, distinct_id, created_at)
-    SELECT $1, d, $3 FROM unnest($2::text[]) AS d ON CONFLICT DO NOTHING`,
+  // The distinct_ids and the person ids, each naming the person of the erasure ($3).
+  suppress: `WITH ids AS (
+      INSERT INTO suppressed_ids (project_id, distinct_id, created_at, person_id)
+      SELECT $1, d, $4, $3 FROM unnest($2::text[]) AS d
+      ON CONFLICT (project_id, distinct_id) DO UPDATE SET person_id = excluded.person_id
+    )
+    INSERT INTO suppressed_persons (project_id, person_id, erased_person_id, created_at)
+    SELECT $1, p, $3, $4 FROM unnest($5::text[]) AS p ON CONFLICT DO NOTHING`,
   forget: `WITH links AS (DELETE FROM person_links WHERE project_id = $1 AND person_id = ANY($2::text[])),
     traits AS (DELETE FROM person_traits WHERE project_id = $1 AND person_id = ANY($2::text[]))
     DELETE FROM persons WHERE project_id = $1 AND id = ANY($2::text[])`,
@@ -60,7 +66,20 @@ const SQL = {
       AND project_id = $5 AND person_id = ANY($6::text[])`,
     7,
   ),
-  unsuppress: 'DELETE FROM suppressed_ids WHERE project_id = $1 AND distinct_id = $2',
+  // A distinct_id, and the person ids of its erasure with it.
+  unsuppress: `WITH gone AS (
+      DELETE FROM suppressed_ids WHERE project_id = $1 AND distinct_id = $2 RETURNING person_id
+    ), persons AS (
+      DELETE FROM suppressed_persons s USING gone g WHERE s.project_id = $1 AND s.erased_person_id = g.person_id
+    )
+    SELECT count(*)::int AS n FROM gone`,
+  // A person id, and the other person ids of its erasure.
+  unsuppressPerson: `WITH erasure AS (
+      SELECT erased_person_id FROM suppressed_persons WHERE project_id = $1 AND person_id = $2
+    ), gone AS (
+      DELETE FROM suppressed_persons s USING erasure e WHERE s.project_id = $1 AND s.erased_person_id = e.erased_person_id
+    )
+    SELECT count(*)::int AS n FROM erasure`,
   done: 'DELETE FROM pending_erasures WHERE id = $1',
   stale: `SELECT id, project_id AS "projectId", person_ids AS "personIds", through_seq AS "throughSeq"
     FROM pending_erasures WHERE touched_at <= ${NOW_MS} - $1 ORDER BY id`,
@@ -84,7 +103,7 @@ export class PgErasure {
       const personIds = [personId, ...(await q<{ id: string }>(SQL.merged, [projectId, personId])).map((r) => r.id)];
       const distinctIds = (await q<{ distinct_id: string }>(SQL.links, [projectId, personIds])).map((r) => r.distinct_id);
       const [{ seq }] = (await q<{ seq: number }>(SQL.newest, [])) as [{ seq: number }];
-      if (opts.suppress) await q(SQL.suppress, [projectId, distinctIds, opts.now]);
+      if (opts.suppress) await q(SQL.suppress, [projectId, distinctIds, personId, opts.now, personIds]);
       await q(SQL.forget, [projectId, personIds]);
       const [{ id }] = (await q<{ id: number }>(SQL.record, [projectId, personIds, seq])) as [{ id: number }];
       return { personId, distinctIds, pending: { id, projectId, personIds, throughSeq: seq } };
@@ -138,8 +157,9 @@ export class PgErasure {
     return { eventsDeleted, done: true };
   }
 
-  async unsuppress(projectId: string, distinctId: string): Promise<boolean> {
-    return ((await run(this.pool, SQL.unsuppress, [projectId, distinctId])).rowCount ?? 0) > 0;
+  async unsuppress(projectId: string, lookup: PersonLookup): Promise<boolean> {
+    const [text, id] = 'distinctId' in lookup ? [SQL.unsuppress, lookup.distinctId] : [SQL.unsuppressPerson, lookup.personId];
+    return (await run<{ n: number }>(this.pool, text, [projectId, id])).rows[0]!.n > 0;
   }
 }
 

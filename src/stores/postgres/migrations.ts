@@ -149,6 +149,16 @@ export const PG_MIGRATIONS: string[] = [
   `,
   // Version 8: the console's list of people, newest first, read a page at a time (listings.ts).
   'CREATE INDEX persons_newest ON persons (project_id, created_at, id COLLATE "C") WHERE merged_into IS NULL;',
+  // Version 9: an erased person's own ids are suppressed too (an item's
+  // anonymous_id names one), each with the person of its erasure, and a
+  // suppressed distinct_id names that person, so unsuppressing it lifts them.
+  `
+  ALTER TABLE suppressed_ids ADD COLUMN person_id text;
+  CREATE TABLE suppressed_persons (
+    project_id text NOT NULL, person_id text NOT NULL, erased_person_id text NOT NULL, created_at bigint NOT NULL,
+    PRIMARY KEY (project_id, person_id)
+  );
+  `,
 ];
 
 /**

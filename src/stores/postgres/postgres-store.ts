@@ -167,8 +167,8 @@ export class PostgresStore implements Store {
     return this.erasure.erasePerson(projectId, lookup, opts);
   }
 
-  unsuppress(projectId: string, distinctId: string): Promise<boolean> {
-    return this.erasure.unsuppress(projectId, distinctId);
+  unsuppress(projectId: string, lookup: PersonLookup): Promise<boolean> {
+    return this.erasure.unsuppress(projectId, lookup);
   }
 
   staleErasures(idleMs: number): Promise<PendingErasure[]> {

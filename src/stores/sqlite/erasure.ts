@@ -27,12 +27,20 @@ export class SqliteErasure {
       merged: db.prepare('SELECT id FROM persons WHERE project_id = ? AND merged_into = ?').pluck(),
       links: db.prepare(`SELECT distinct_id FROM person_links WHERE project_id = ? AND person_id ${IN_LIST} ORDER BY distinct_id`).pluck(),
       newest: db.prepare('SELECT coalesce(max(seq), 0) FROM events').pluck(),
-      suppress: db.prepare('INSERT INTO suppressed_ids (project_id, distinct_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
+      suppress: db.prepare(
+        `INSERT INTO suppressed_ids (project_id, distinct_id, created_at, person_id) VALUES (?, ?, ?, ?)
+        ON CONFLICT DO UPDATE SET person_id = excluded.person_id`,
+      ),
+      suppressPerson: db.prepare(
+        'INSERT INTO suppressed_persons (project_id, person_id, erased_person_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      ),
       dropLinks: db.prepare(`DELETE FROM person_links WHERE project_id = ? AND person_id ${IN_LIST}`),
       dropTraits: db.prepare(`DELETE FROM person_traits WHERE project_id = ? AND person_id ${IN_LIST}`),
       dropPersons: db.prepare(`DELETE FROM persons WHERE project_id = ? AND id ${IN_LIST}`),
       eventsIn: db.prepare(`SELECT seq FROM events WHERE seq > ? AND seq <= ? AND project_id = ? AND person_id ${IN_LIST}`).pluck(),
-      unsuppress: db.prepare('DELETE FROM suppressed_ids WHERE project_id = ? AND distinct_id = ?'),
+      unsuppress: db.prepare('DELETE FROM suppressed_ids WHERE project_id = ? AND distinct_id = ? RETURNING coalesce(person_id, \'\')').pluck(),
+      erasureOf: db.prepare('SELECT erased_person_id FROM suppressed_persons WHERE project_id = ? AND person_id = ?').pluck(),
+      unsuppressPersons: db.prepare('DELETE FROM suppressed_persons WHERE project_id = ? AND erased_person_id = ?'),
       record: db.prepare('INSERT INTO pending_erasures (project_id, person_ids, through_seq, touched_at) VALUES (?, ?, ?, ?)'),
       touch: db.prepare('UPDATE pending_erasures SET touched_at = ? WHERE id = ?'),
       done: db.prepare('DELETE FROM pending_erasures WHERE id = ?'),
@@ -51,7 +59,10 @@ export class SqliteErasure {
     const personIds = [personId, ...(this.s.merged.all(projectId, personId) as string[])];
     const ids = JSON.stringify(personIds);
     const distinctIds = this.s.links.all(projectId, ids) as string[];
-    if (suppress) for (const d of distinctIds) this.s.suppress.run(projectId, d, now);
+    if (suppress) {
+      for (const d of distinctIds) this.s.suppress.run(projectId, d, now, personId);
+      for (const p of personIds) this.s.suppressPerson.run(projectId, p, personId, now);
+    }
     this.s.dropLinks.run(projectId, ids);
     this.s.dropTraits.run(projectId, ids);
     this.s.dropPersons.run(projectId, ids);
@@ -78,7 +89,15 @@ export class SqliteErasure {
     return rows.map((r) => ({ id: r.id, projectId: r.project_id, personIds: JSON.parse(r.person_ids) as string[], throughSeq: r.through_seq }));
   }
 
-  unsuppress(projectId: string, distinctId: string): boolean {
-    return this.s.unsuppress.run(projectId, distinctId).changes > 0;
+  /** See ErasureStore.unsuppress: a distinct_id takes its erasure's person ids along; a person id lifts its erasure's person ids. */
+  unsuppress(projectId: string, lookup: PersonLookup): boolean {
+    const erasure =
+      'distinctId' in lookup
+        ? (this.s.unsuppress.get(projectId, lookup.distinctId) as string | undefined)
+        : (this.s.erasureOf.get(projectId, lookup.personId) as string | undefined);
+    if (erasure === undefined) return false;
+    // '': a distinct_id suppressed before person ids were, with no person to lift.
+    if (erasure !== '') this.s.unsuppressPersons.run(projectId, erasure);
+    return true;
   }
 }

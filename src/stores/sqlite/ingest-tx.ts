@@ -1,4 +1,4 @@
-import type { IngestTx, KeyState, NewEventRow, PersonKind, PersonRef, TraitWrite } from '../port.js';
+import type { IngestTx, KeyState, NewEventRow, PersonKind, PersonRef, SuppressedIds, TraitWrite } from '../port.js';
 import { EventMinuteIndex } from './event-minute-index.js';
 import { type SqliteInsertIds, insertIdsOf } from './insert-ids.js';
 import { storeError } from './store-error.js';
@@ -66,7 +66,9 @@ export class SqliteIngestTx implements IngestTx {
          ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at
          WHERE excluded.set_at >= person_traits.set_at`,
       ),
+      // Two statements: in one (UNION ALL) SQLite took 15 to 20 times as long for the same rows.
       suppressed: db.prepare(`SELECT distinct_id FROM suppressed_ids WHERE project_id = ? AND distinct_id ${IN_LIST}`).pluck(),
+      suppressedPersons: db.prepare(`SELECT person_id FROM suppressed_persons WHERE project_id = ? AND person_id ${IN_LIST}`).pluck(),
       insertEvent: db.prepare(
         `INSERT INTO events (id, project_id, source_id, event, distinct_id, anonymous_id, person_id, session_id,
            timestamp, received_at, insert_id, properties) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -198,8 +200,9 @@ export class SqliteIngestTx implements IngestTx {
     for (const t of traits) this.s.upsertTrait.run(projectId, t.personId, t.key, t.value, t.setAt);
   }
 
-  findSuppressed(projectId: string, distinctIds: string[]): Set<string> {
-    return new Set(this.s.suppressed.all(projectId, JSON.stringify(distinctIds)) as string[]);
+  findSuppressed(projectId: string, distinctIds: string[], personIds: string[]): SuppressedIds {
+    const ids = (s: { all: (...a: unknown[]) => unknown[] }, list: string[]) => new Set(list.length === 0 ? [] : (s.all(projectId, JSON.stringify(list)) as string[]));
+    return { distinctIds: ids(this.s.suppressed, distinctIds), personIds: ids(this.s.suppressedPersons, personIds) };
   }
 
   insertEvents(rows: NewEventRow[]): void {

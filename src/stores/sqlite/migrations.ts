@@ -146,5 +146,15 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   `,
   // Version 12: the console's list of people, newest first, read a page at a time (listings.ts).
   'CREATE INDEX persons_newest ON persons (project_id, created_at, id) WHERE merged_into IS NULL;',
+  // Version 13: an erased person's own ids are suppressed too (an item's
+  // anonymous_id names one), each with the person of its erasure, and a
+  // suppressed distinct_id names that person, so unsuppressing it lifts them.
+  `
+  ALTER TABLE suppressed_ids ADD COLUMN person_id TEXT;
+  CREATE TABLE suppressed_persons (
+    project_id TEXT NOT NULL, person_id TEXT NOT NULL, erased_person_id TEXT NOT NULL, created_at INTEGER NOT NULL,
+    PRIMARY KEY (project_id, person_id)
+  ) WITHOUT ROWID;
+  `,
 ];
 

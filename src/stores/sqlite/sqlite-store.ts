@@ -278,8 +278,8 @@ export class SqliteStore implements Store {
     return { eventsDeleted, done: true };
   }
 
-  async unsuppress(projectId: string, distinctId: string): Promise<boolean> {
-    return this.transaction(async () => this.erasure.unsuppress(projectId, distinctId));
+  async unsuppress(projectId: string, lookup: PersonLookup): Promise<boolean> {
+    return this.transaction(async () => this.erasure.unsuppress(projectId, lookup));
   }
 
   /** SQLite's online backup (backup.ts). */
