@@ -25,6 +25,8 @@ const REFUSED: Record<keyof typeof SETTINGS, string> = {
   readingBudgetBytes: '1000',
   readingKeyBudgetBytes: 'lots',
   maxConnections: '1e4',
+  liveStreams: '0',
+  liveStreamsPerSession: '10001',
   checkThreads: '65',
 };
 

@@ -39,15 +39,34 @@ function newKeyBox(shown: NewKeyView | null): Html {
 </div>`;
 }
 
+/**
+ * A live line's one time, compact so that it never wraps: the clock time
+ * when it falls on the answer's day, else the date and minute; the full time
+ * is its title.
+ */
+function liveTime(ms: number, answeredAt: number, title: string): Html {
+  const iso = new Date(ms).toISOString();
+  const sameDay = iso.slice(0, 10) === new Date(answeredAt).toISOString().slice(0, 10);
+  return html`<time datetime="${iso}" title="${title} ${when(ms)}">${sameDay ? iso.slice(11, 19) : `${iso.slice(0, 10)} ${iso.slice(11, 16)}`}</time>`;
+}
+
+/** Where the item was in its request: its index as the API's answer counts it (from 0), never a sequence number of the stream. */
+function livePosition(r: LiveRequest, i: LiveItem): Html {
+  return html`<span class="pos" title="Index ${i.index} (counted from 0) of the ${r.size} items of request ${r.requestId}">#${i.index} of ${r.size} in <code>${r.requestId}</code></span>`;
+}
+
 /** One line of the live view. */
 export function liveLine(r: LiveRequest, i: LiveItem): Html {
-  const t = html`<time datetime="${new Date(r.at).toISOString()}">${when(r.at)}</time>`;
+  const pos = livePosition(r, i);
   if (i.outcome === 'refused') {
-    return html`<li class="refused">${t} <span class="tag">refused</span> item ${i.index}: <code>${i.code ?? ''}</code> in <code>${i.field ?? ''}</code>${i.event === null ? '' : html` (${i.event})`} — ${i.message ?? ''}</li>`;
+    // Refused before its time was read: the answer's time stands in, and its title says so.
+    const t = liveTime(r.at, r.at, 'Answered (the item was refused before its time was read):');
+    return html`<li class="refused">${t} <span class="tag">refused</span> <code>${i.code ?? ''}</code> in <code>${i.field ?? ''}</code>${i.event === null ? '' : html` (${i.event})`} — ${i.message ?? ''} ${pos}</li>`;
   }
+  const t = i.timestamp === null ? liveTime(r.at, r.at, 'Answered:') : liveTime(i.timestamp, r.at, 'Item time:');
   const what = i.type === 'identify' ? 'identify' : (i.event ?? '');
   const reason = i.outcome === 'dropped' ? html` <code>${i.code ?? ''}</code>` : '';
-  return html`<li class="${i.outcome}">${t} <span class="tag">${i.outcome}</span>${reason} item ${i.index}: <strong>${what}</strong> · ${i.distinctId ?? '—'}${i.personId === null ? '' : html` · <code>${i.personId}</code>`}${i.timestamp === null ? '' : html` · at ${when(i.timestamp)}`}</li>`;
+  return html`<li class="${i.outcome}">${t} <span class="tag">${i.outcome}</span>${reason} <strong>${what}</strong> · ${i.distinctId ?? '—'}${i.personId === null ? '' : html` · <code>${i.personId}</code>`} ${pos}</li>`;
 }
 
 /** A request's lines, its last item first, so that the whole list reads newest first. */
