@@ -171,5 +171,6 @@ function refuseLive(reply: FastifyReply, why: LiveRefusal, cap: number): Fastify
     why === 'session_full'
       ? `This session already has ${cap} live views open on this server. Close one (another tab of this console); this one retries by itself.`
       : `This server already has ${cap} live views open, as many as it allows. This one retries by itself.`;
-  return reply.code(429).header('Retry-After', String(LIVE_RETRY_S)).header('Cache-Control', 'no-store').type('text/plain; charset=utf-8').send(text);
+  // Connection: close, so that a flood of refused views holds no idle connection of the API's.
+  return reply.code(429).header('Retry-After', String(LIVE_RETRY_S)).header('Cache-Control', 'no-store').header('Connection', 'close').type('text/plain; charset=utf-8').send(text);
 }

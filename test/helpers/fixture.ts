@@ -72,6 +72,9 @@ export interface FixtureOptions {
   maxConnections?: number;
   /** The console's live window; the server's default when absent. */
   live?: LiveWindow;
+  /** The console's live views at once, per server and per session; the server's defaults when absent. */
+  liveStreams?: number;
+  liveStreamsPerSession?: number;
   /** Threads that check large bodies; every body on the main thread when absent. */
   checks?: CheckThreads;
 }
@@ -105,6 +108,8 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
     requestTimeoutMs: opts.requestTimeoutMs,
     maxConnections: opts.maxConnections,
     live: opts.live,
+    liveStreams: opts.liveStreams,
+    liveStreamsPerSession: opts.liveStreamsPerSession,
     checks: opts.checks,
   });
   await app.ready();
