@@ -104,14 +104,14 @@ export function sourceRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       let unsubscribe = (): void => undefined;
       let beat: NodeJS.Timeout | undefined;
       const res = reply.raw;
-      // behind: a view that fell behind is cut, since its last bytes would wait on the same client.
-      const end = (behind = false): void => {
+      // cut: the socket is destroyed, not ended, when the client is gone or reads nothing (a polite end's last bytes would wait on it forever).
+      const end = (cut = false): void => {
         if (ended) return;
         ended = true;
         unsubscribe();
         clearInterval(beat);
         forget();
-        if (behind) res.destroy();
+        if (cut) res.destroy();
         else res.end();
       };
       const opened = streams.open(token, () => end());
