@@ -21,8 +21,8 @@ export interface ConsoleDeps {
   store: Collector;
   clock: () => number;
   live: LiveWindow;
-  /** Live views open at once: on this server, and per session. */
-  liveCaps: { perServer: number; perSession: number };
+  /** Live views open at once (on this server, per session), and what one may leave unsent and for how long. */
+  liveCaps: { perServer: number; perSession: number; bufferBytes: number; stallMs: number };
   /** Takes a live view's open socket out of the connections counted against the API's cap. */
   setApart: (socket: Socket) => void;
 }

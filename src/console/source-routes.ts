@@ -3,7 +3,6 @@ import { type Viewer, canSee } from '../domain/accounts/accounts.js';
 import { AdminError, type NewKeyView } from '../domain/admin.js';
 import { isGrace } from '../domain/keys.js';
 import type { LiveRequest } from '../domain/live-window.js';
-import { LIVE_BUFFER_BYTES, LIVE_STALL_MS } from '../edge/connection-limits.js';
 import type { LiveRefusal } from './live-streams.js';
 import { SECURITY_HEADERS, sendPage, sessionToken } from './guard.js';
 import { BASE } from './layout.js';
@@ -134,14 +133,14 @@ export function sourceRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       socket.on('error', () => end(true));
       res.once('close', () => end(true));
       // Unsent bytes and a socket that makes no progress: the client reads nothing.
-      socket.setTimeout(LIVE_STALL_MS, () => end(true));
+      socket.setTimeout(deps.liveCaps.stallMs, () => end(true));
       // Gone while its session and source were checked: no event would ever tell.
       if (socket.destroyed) return end(true);
       deps.setApart(socket);
       const write = (text: string): void => {
         if (ended) return;
         res.write(text);
-        if (res.writableLength > LIVE_BUFFER_BYTES) end(true);
+        if (res.writableLength > deps.liveCaps.bufferBytes) end(true);
       };
       write('retry: 1000\n\n');
       unsubscribe = deps.live.subscribe(found.source.id, (r) => write(eventText(r)));

@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { sha256 } from '../../src/domain/sha256.js';
-import { type Fixture, type FixtureOptions, makeFixture } from '../helpers/fixture.js';
+import { type Fixture, type FixtureOptions, makeFixture, send } from '../helpers/fixture.js';
 import { type RawConnection, rawRequest } from '../helpers/raw-http.js';
 import { FORM, form, makeUser, signIn } from './helpers.js';
 
@@ -133,6 +135,44 @@ describe('a live-events client is ended with its session', () => {
       await vi.waitFor(() => expect(idle.ended()).toBe(true), WITHIN);
     } finally {
       for (const c of [deleted, idle]) c.socket.destroy();
+    }
+  });
+});
+
+describe('a live-events client that never reads grows server memory without bound', () => {
+  it('a view whose socket takes no byte for the write-progress timeout is ended, whatever room its buffer has left', async () => {
+    // A buffer too large to fill here: only the timeout can end the view.
+    const { f, port } = await listening({ liveStallMs: 200, liveBufferBytes: 2 ** 40, limits: { burst: 0, sustained: 0, keyRps: 0 } });
+    const a = await signIn(f.app, 'dev@acme.test');
+    const socket = connect(port, '127.0.0.1');
+    try {
+      await new Promise<void>((resolve, reject) => {
+        let head = '';
+        const onData = (d: Buffer) => {
+          head += d.toString('latin1');
+          if (!head.includes('\r\n\r\n')) return;
+          socket.off('data', onData);
+          socket.pause();
+          if (head.startsWith('HTTP/1.1 200')) resolve();
+          else reject(new Error(head.slice(0, 200)));
+        };
+        socket.on('data', onData);
+        socket.on('error', () => undefined);
+        socket.write(`GET /console/sources/${f.sourceId}/live HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: ${a.cookie}\r\n\r\n`);
+      });
+      const items = Array.from({ length: 500 }, (_, i) => ({ event: 'Order placed', distinct_id: `cust_${i % 50}` }));
+      // Enough to fill both kernels' socket buffers at their largest, at 100 KB of lines a batch (they are more).
+      const sysMax = (name: string) => Number(readFileSync(`/proc/sys/net/ipv4/${name}`, 'utf8').trim().split(/\s+/)[2]);
+      const rounds = Math.ceil((sysMax('tcp_rmem') + sysMax('tcp_wmem')) / 100_000) + 10;
+      let sent = 0;
+      while (sent < rounds && (await connections(f)) > 0) {
+        sent++;
+        expect((await send(f, { items })).statusCode).toBe(202);
+      }
+      // Once the batches stop, a view still held can only end by the timeout.
+      await vi.waitFor(async () => expect(await connections(f)).toBe(0), WITHIN);
+    } finally {
+      socket.destroy();
     }
   });
 });

@@ -75,6 +75,9 @@ export interface FixtureOptions {
   /** The console's live views at once, per server and per session; the server's defaults when absent. */
   liveStreams?: number;
   liveStreamsPerSession?: number;
+  /** A live view's unsent bytes and time without progress before it is dropped; the server's defaults when absent. */
+  liveBufferBytes?: number;
+  liveStallMs?: number;
   /** Threads that check large bodies; every body on the main thread when absent. */
   checks?: CheckThreads;
 }
@@ -110,6 +113,8 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
     live: opts.live,
     liveStreams: opts.liveStreams,
     liveStreamsPerSession: opts.liveStreamsPerSession,
+    liveBufferBytes: opts.liveBufferBytes,
+    liveStallMs: opts.liveStallMs,
     checks: opts.checks,
   });
   await app.ready();
