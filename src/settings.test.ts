@@ -27,6 +27,8 @@ const REFUSED: Record<keyof typeof SETTINGS, string> = {
   readingKeylessBudgetBytes: '1048575',
   readingAddressBudgetBytes: '1MiB',
   maxConnections: '1e4',
+  liveStreams: '0',
+  liveStreamsPerSession: '10001',
   checkThreads: '65',
 };
 

@@ -9,7 +9,7 @@ import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { DEFAULT_LIMITS } from './domain/limits/policies.js';
 import { ADMISSION_WAIT_MS, BODY_BUDGET_BYTES } from './edge/admission.js';
-import { MAX_CONNECTIONS } from './edge/connection-limits.js';
+import { LIVE_BUFFER_BYTES, LIVE_STREAMS, LIVE_STREAMS_PER_SESSION, MAX_CONNECTIONS } from './edge/connection-limits.js';
 import { normaliseHost } from './edge/host.js';
 import { MAX_BODY_BYTES } from './edge/read-body.js';
 import { READING_ADDRESS_BUDGET_BYTES, READING_BUDGET_BYTES, READING_KEY_BUDGET_BYTES, keylessPoolFor } from './edge/read-budget.js';
@@ -43,6 +43,10 @@ export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', '
 
 const whole = (max: number) => (t: string) => (/^\d+$/.test(t) && Number(t) <= max ? Number(t) : undefined);
 const wholeUpTo = (max: number) => `a whole number from 0 to ${max}`;
+const atLeastOne = (max: number) => (t: string) => {
+  const n = whole(max)(t);
+  return n === undefined || n < 1 ? undefined : n;
+};
 
 /** A host name or an IP address (IPv6 without brackets). */
 const hostLike = (t: string) => (isIP(t) !== 0 || /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.?$/i.test(t) ? t : undefined);
@@ -189,8 +193,20 @@ export const SETTINGS = {
   maxConnections: setting({
     env: 'INLET_MAX_CONNECTIONS', fallback: MAX_CONNECTIONS, shown: String(MAX_CONNECTIONS),
     accepts: `${wholeUpTo(1_000_000)} (0: no cap)`,
-    about: 'Open connections at most; past it new connections are closed at once, which clients retry as a network error.',
+    about: "Open connections at most, the console's live views apart (INLET_LIVE_STREAMS); past it new connections are closed at once, which clients retry as a network error.",
     parse: whole(1_000_000),
+  }),
+  liveStreams: setting({
+    env: 'INLET_LIVE_STREAMS', fallback: LIVE_STREAMS, shown: String(LIVE_STREAMS),
+    accepts: 'a whole number from 1 to 10000',
+    about: `The console's live views open at once on this server, on top of INLET_MAX_CONNECTIONS; past it a view is answered 429. Each holds at most ${LIVE_BUFFER_BYTES / 1_048_576} MiB unsent before it is dropped.`,
+    parse: atLeastOne(10_000),
+  }),
+  liveStreamsPerSession: setting({
+    env: 'INLET_LIVE_STREAMS_PER_SESSION', fallback: LIVE_STREAMS_PER_SESSION, shown: String(LIVE_STREAMS_PER_SESSION),
+    accepts: 'a whole number from 1 to 10000',
+    about: "The live views one console session may have open on this server (one per tab); past it a view is answered 429.",
+    parse: atLeastOne(10_000),
   }),
   checkThreads: setting({
     env: 'INLET_CHECK_THREADS', fallback: availableParallelism() > 1 ? 1 : 0, shown: '1 (0 with one CPU)',

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { html } from '../docs/html.js';
 import { type Viewer, createAccounts } from '../domain/accounts/accounts.js';
@@ -6,6 +7,7 @@ import { AdminError, createAdmin } from '../domain/admin.js';
 import type { Collector } from '../domain/collector.js';
 import type { LiveWindow } from '../domain/live-window.js';
 import { access } from './access.js';
+import { LiveStreams } from './live-streams.js';
 import { SECURITY_HEADERS, clearedCookie, csrfOk, sameOrigin, sendPage, sessionCookie, sessionToken } from './guard.js';
 import { BASE, notice, page } from './layout.js';
 import { peopleRoutes } from './people-routes.js';
@@ -19,6 +21,10 @@ export interface ConsoleDeps {
   store: Collector;
   clock: () => number;
   live: LiveWindow;
+  /** Live views open at once (on this server, per session), and what one may leave unsent and for how long. */
+  liveCaps: { perServer: number; perSession: number; bufferBytes: number; stallMs: number };
+  /** Takes a live view's open socket out of the connections counted against the API's cap. */
+  setApart: (socket: Socket) => void;
 }
 
 /** What every console route handler gets: the signed-in viewer and, for a post, its form. */
@@ -34,8 +40,8 @@ export interface ConsoleKit {
   access: ReturnType<typeof access>;
   /** Wraps a handler: signed in, and for a state change the CSRF check; a form's refusal goes to `invalid`. */
   authed: (h: Handler, invalid?: Invalid) => (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
-  /** Streams to end when the server stops (live views). */
-  streams: Set<() => void>;
+  /** The open live views: capped, and ended with their session or when the server stops. */
+  streams: LiveStreams;
   /** The viewer a session token stands for now, or null; `touch: false` does not count as activity. */
   viewerOf: (token: string, touch?: boolean) => Promise<Viewer | null>;
 }
@@ -65,7 +71,7 @@ export function consolePlugin(deps: ConsoleDeps) {
     const accounts = createAccounts(deps.store, deps.clock);
     const admin = createAdmin(deps.store.store, deps.clock);
     const secure = (): boolean => app.inletBaseUrl.startsWith('https:');
-    const streams = new Set<() => void>();
+    const streams = new LiveStreams(deps.liveCaps.perServer, deps.liveCaps.perSession, accounts.sessionOpen);
 
     app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_req, body, done) =>
       done(null, new URLSearchParams(body as string)),
@@ -75,7 +81,7 @@ export function consolePlugin(deps: ConsoleDeps) {
     });
     // A stopping server must not wait for live views: they never end by themselves.
     app.addHook('preClose', async () => {
-      for (const end of streams) end();
+      streams.endAll();
     });
 
     const formOf = (req: FastifyRequest): URLSearchParams => (req.body instanceof URLSearchParams ? req.body : new URLSearchParams());
@@ -134,6 +140,8 @@ export function consolePlugin(deps: ConsoleDeps) {
       `${BASE}/logout`,
       authed(async (req, reply) => {
         await accounts.signOut(sessionToken(req)!);
+        // At once on this server; other servers' views notice within a sweep.
+        streams.endSession(sessionToken(req)!);
         return reply.code(303).header('Set-Cookie', clearedCookie(secure())).header('Location', `${BASE}/login`).send();
       }),
     );

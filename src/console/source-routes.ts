@@ -3,14 +3,17 @@ import { type Viewer, canSee } from '../domain/accounts/accounts.js';
 import { AdminError, type NewKeyView } from '../domain/admin.js';
 import { isGrace } from '../domain/keys.js';
 import type { LiveRequest } from '../domain/live-window.js';
+import type { LiveRefusal } from './live-streams.js';
 import { SECURITY_HEADERS, sendPage, sessionToken } from './guard.js';
 import { BASE } from './layout.js';
 import { type ConsoleKit, notFound } from './plugin.js';
 import { typedOf } from './project-routes.js';
 import { liveLines, revokePage, rollPage, sourcePage } from './views/source.js';
 
-/** How often a live view is sent a comment line, and its session checked again. */
+/** How often a live view is sent a comment line, and its viewer's access checked again. */
 const HEARTBEAT_MS = 15_000;
+/** Seconds a live view refused at a cap waits before its page's script asks again. */
+const LIVE_RETRY_S = 10;
 
 const idOf = (params: unknown): string => (params as { id: string }).id;
 const wantsJson = (req: FastifyRequest): boolean => (req.headers.accept ?? '').includes('application/json');
@@ -113,8 +116,25 @@ export function sourceRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     authed(async (req, reply, viewer) => {
       const found = await access.source(viewer, idOf(req.params));
       if (found === null) return notFound(reply, viewer);
-      reply.hijack();
+      const token = sessionToken(req)!;
+      let ended = false;
+      let unsubscribe = (): void => undefined;
+      let beat: NodeJS.Timeout | undefined;
       const res = reply.raw;
+      // cut: the socket is destroyed, not ended, when the client is gone or reads nothing (a polite end's last bytes would wait on it forever).
+      const end = (cut = false): void => {
+        if (ended) return;
+        ended = true;
+        unsubscribe();
+        clearInterval(beat);
+        forget();
+        if (cut) res.destroy();
+        else res.end();
+      };
+      const opened = streams.open(token, () => end());
+      if (typeof opened === 'string') return refuseLive(reply, opened, opened === 'session_full' ? streams.perSession : streams.perServer);
+      const forget = opened;
+      reply.hijack();
       res.writeHead(200, {
         ...SECURITY_HEADERS,
         'Content-Type': 'text/event-stream; charset=utf-8',
@@ -124,25 +144,50 @@ export function sourceRoutes(app: FastifyInstance, kit: ConsoleKit): void {
         Connection: 'close',
         'Request-Id': req.id,
       });
-      res.write('retry: 1000\n\n');
-      const send = (r: LiveRequest): void => void res.write(`event: request\ndata: ${JSON.stringify(liveLines(r).value)}\n\n`);
-      const unsubscribe = deps.live.subscribe(found.source.id, send);
-      const token = sessionToken(req)!;
-      // A signed-out or expired session, or one no longer in the organization, stops seeing the stream within a heartbeat.
-      const beat = setInterval(() => {
+      const socket = req.raw.socket;
+      // The client's FIN (the server allows half-open sockets), a reset, or a close: the view is gone at once.
+      socket.once('end', () => end(true));
+      socket.once('close', () => end(true));
+      socket.on('error', () => end(true));
+      res.once('close', () => end(true));
+      // Unsent bytes and a socket that makes no progress: the client reads nothing.
+      socket.setTimeout(deps.liveCaps.stallMs, () => end(true));
+      // Gone while its session and source were checked: no event would ever tell.
+      if (socket.destroyed) return end(true);
+      deps.setApart(socket);
+      const write = (text: string): void => {
+        if (ended) return;
+        res.write(text);
+        if (res.writableLength > deps.liveCaps.bufferBytes) end(true);
+      };
+      write('retry: 1000\n\n');
+      unsubscribe = deps.live.subscribe(found.source.id, (r) => write(eventText(r)));
+      // Sign-out, a deleted session and expiry end the view within a sweep (live-streams.ts); leaving the organization, within a heartbeat.
+      beat = setInterval(() => {
         void kit
           .viewerOf(token, false)
-          .then((v) => (v === null || !canSee(v, found.project.orgId) ? end() : void res.write(': beat\n\n')))
+          .then((v) => (v === null || !canSee(v, found.project.orgId) ? end() : write(': beat\n\n')))
           .catch(() => end());
       }, HEARTBEAT_MS);
-      const end = (): void => {
-        unsubscribe();
-        clearInterval(beat);
-        streams.delete(end);
-        res.end();
-      };
-      streams.add(end);
-      req.raw.on('close', end);
     }),
   );
+}
+
+/** Each request's event, rendered once however many views it is sent to. */
+const rendered = new WeakMap<LiveRequest, string>();
+
+function eventText(r: LiveRequest): string {
+  let text = rendered.get(r);
+  if (text === undefined) rendered.set(r, (text = `event: request\ndata: ${JSON.stringify(liveLines(r).value)}\n\n`));
+  return text;
+}
+
+/** A live view past a cap: 429 with a sentence the page's script shows as it is. */
+function refuseLive(reply: FastifyReply, why: LiveRefusal, cap: number): FastifyReply {
+  const text =
+    why === 'session_full'
+      ? `This session already has ${cap} live views open on this server. Close one (another tab of this console); this one retries by itself.`
+      : `This server already has ${cap} live views open, as many as it allows. This one retries by itself.`;
+  // Connection: close, so that a flood of refused views holds no idle connection of the API's.
+  return reply.code(429).header('Retry-After', String(LIVE_RETRY_S)).header('Cache-Control', 'no-store').header('Connection', 'close').type('text/plain; charset=utf-8').send(text);
 }

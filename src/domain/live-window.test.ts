@@ -5,6 +5,7 @@ const req = (id: string, items: number): LiveRequest => ({
   requestId: id,
   at: 1,
   status: 202,
+  size: items,
   items: Array.from({ length: items }, (_, index) => ({
     index, outcome: 'accepted', type: 'track', event: 'e', distinctId: 'd', personId: null, timestamp: 1, code: null, field: null, message: null,
   })),

@@ -29,6 +29,8 @@ export interface LiveRequest {
   at: number;
   /** HTTP status of the answer. */
   status: number;
+  /** Items the request held (the window may keep fewer of them). */
+  size: number;
   items: LiveItem[];
 }
 

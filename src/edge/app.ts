@@ -12,7 +12,7 @@ import { Admission } from './admission.js';
 import { batchRoute } from './batch-route.js';
 import { clientErrorHandler, refuseConnect } from './client-errors.js';
 import { clientGone, isClientGone } from './client-gone.js';
-import { REQUEST_TIMEOUT_MS } from './connection-limits.js';
+import { LIVE_BUFFER_BYTES, LIVE_STALL_MS, LIVE_STREAMS, LIVE_STREAMS_PER_SESSION, REQUEST_TIMEOUT_MS } from './connection-limits.js';
 import { docsRoutes } from './docs-routes.js';
 import { EdgeCounters } from './edge-counters.js';
 import { sendRefusal } from './envelope.js';
@@ -47,8 +47,14 @@ export interface AppDeps {
   reading?: ReadBudget;
   /** Counts of clients gone and requests refused before routing, for metrics. */
   counters?: EdgeCounters;
-  /** Open connections at most; past it Node closes new ones at once. 0 or absent: no cap. */
+  /** Open connections at most, the console's live views apart; past it Node closes new ones at once. 0 or absent: no cap. */
   maxConnections?: number;
+  /** The console's live views open at once on this server, and per session; LIVE_STREAMS and LIVE_STREAMS_PER_SESSION when absent. */
+  liveStreams?: number;
+  liveStreamsPerSession?: number;
+  /** A live view's unsent bytes and its socket's time without progress before it is dropped; tests pass their own. */
+  liveBufferBytes?: number;
+  liveStallMs?: number;
   /** How long a whole request (line, headers, body) may take to arrive; REQUEST_TIMEOUT_MS when absent. */
   requestTimeoutMs?: number;
   /** The console's live view of answers; tests pass their own. */
@@ -112,7 +118,20 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // A URL Fastify cannot decode is a path that does not exist, in our envelope.
     frameworkErrors: (_err, req, reply) => sendRefusal(req, reply, { code: 'not_found' }),
   });
+  const liveCaps = {
+    perServer: deps.liveStreams ?? LIVE_STREAMS,
+    perSession: deps.liveStreamsPerSession ?? LIVE_STREAMS_PER_SESSION,
+    bufferBytes: deps.liveBufferBytes ?? LIVE_BUFFER_BYTES,
+    stallMs: deps.liveStallMs ?? LIVE_STALL_MS,
+  };
   if (deps.maxConnections) app.server.maxConnections = deps.maxConnections;
+  // A live view's socket is capped apart (liveCaps) and raises Node's cap while it is open:
+  // whatever the console holds, the API keeps maxConnections.
+  const setApart = (socket: Socket): void => {
+    if (!deps.maxConnections) return;
+    app.server.maxConnections += 1;
+    socket.once('close', () => (app.server.maxConnections -= 1));
+  };
   // An answer sent before its request's body was read reaches the client (lingering-close.ts).
   app.server.on('connection', (socket: Socket) => lingerOnClose(socket));
   // A client may half-close once its whole request is sent and still read the
@@ -184,7 +203,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.all('/v1/*', segment);
   app.register(docsRoutes());
   app.register(opsRoutes(app.readiness));
-  app.register(consolePlugin({ store: deps.store, clock: deps.clock, live }));
+  app.register(consolePlugin({ store: deps.store, clock: deps.clock, live, liveCaps, setApart }));
   app.setNotFoundHandler(async (req, reply) => {
     // Methods Fastify has no route table for still get the API's checks.
     if ((req.raw.url ?? '').startsWith('/api/')) return api(req, reply);

@@ -49,7 +49,8 @@ export function liveRequest(requestId: string, at: number, status: number, a: An
     });
   }
   items.sort((x, y) => x.index - y.index);
-  return { requestId, at, status, items };
+  // Every item of a request is stored, dropped or refused; a refused one may have several lines.
+  return { requestId, at, status, size: new Set(items.map((i) => i.index)).size, items };
 }
 
 function fromItem(i: EnrichedItem, outcome: LiveItem['outcome'], personId: string | null, code: string | null): LiveItem {

@@ -357,7 +357,7 @@ describe('the console over HTTP', () => {
       expect(line).toMatch(/refused.*reserved_event_name.*<code>event<\/code>/s);
       expect(line).toMatch(/accepted.*Paid/s);
       // Newest first: the request's last item comes first.
-      expect(line.indexOf('item 1')).toBeLessThan(line.indexOf('item 0'));
+      expect(line.indexOf('#1 of 2 in')).toBeLessThan(line.indexOf('#0 of 2 in'));
       const page = await g.app.inject({ method: 'GET', url: `/console/sources/${g.sourceId}`, headers: { cookie: dev.cookie } });
       expect(page.body).toContain('reserved_event_name');
       const outsider = await g.app.inject({ method: 'GET', url: `/console/sources/${g.sourceId}/live` });

@@ -121,7 +121,7 @@ describe.skipIf(missing && !process.env.CI)('the console in chromium', () => {
     expect(await refused.textContent()).toMatch(/reserved_event_name in event/);
     await page.locator('#live li.accepted', { hasText: 'Order placed' }).waitFor();
     // Newest first: the refused item (index 1) above the accepted one (index 0).
-    expect(await page.locator('#live li').first().textContent()).toContain('item 1');
+    expect(await page.locator('#live li').first().textContent()).toContain('#1 of 2 in req_');
     expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
     await shot('source-live');
 

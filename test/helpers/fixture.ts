@@ -72,6 +72,12 @@ export interface FixtureOptions {
   maxConnections?: number;
   /** The console's live window; the server's default when absent. */
   live?: LiveWindow;
+  /** The console's live views at once, per server and per session; the server's defaults when absent. */
+  liveStreams?: number;
+  liveStreamsPerSession?: number;
+  /** A live view's unsent bytes and time without progress before it is dropped; the server's defaults when absent. */
+  liveBufferBytes?: number;
+  liveStallMs?: number;
   /** Threads that check large bodies; every body on the main thread when absent. */
   checks?: CheckThreads;
 }
@@ -105,6 +111,10 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
     requestTimeoutMs: opts.requestTimeoutMs,
     maxConnections: opts.maxConnections,
     live: opts.live,
+    liveStreams: opts.liveStreams,
+    liveStreamsPerSession: opts.liveStreamsPerSession,
+    liveBufferBytes: opts.liveBufferBytes,
+    liveStallMs: opts.liveStallMs,
     checks: opts.checks,
   });
   await app.ready();

@@ -97,6 +97,8 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
     reading,
     counters,
     maxConnections: cfg.maxConnections,
+    liveStreams: cfg.liveStreams,
+    liveStreamsPerSession: cfg.liveStreamsPerSession,
     metrics,
     checks,
   });

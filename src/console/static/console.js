@@ -91,18 +91,52 @@ function setUpLive() {
   const list = document.getElementById('live');
   if (!list || !window.EventSource) return;
   const status = document.getElementById('live-status');
-  const source = new EventSource(list.dataset.live);
-  source.addEventListener('open', () => {
-    status.textContent = 'Listening: requests appear here as they are answered.';
-  });
-  source.addEventListener('error', () => {
-    status.textContent = 'Connection lost; reconnecting…';
-  });
-  source.addEventListener('request', (event) => {
-    // The server renders and escapes the lines; they are inserted as sent.
-    list.insertAdjacentHTML('afterbegin', JSON.parse(event.data));
-    while (list.children.length > LIVE_LINES_KEPT) list.lastElementChild.remove();
-  });
+  const url = list.dataset.live;
+  const connect = () => {
+    const source = new EventSource(url);
+    source.addEventListener('open', () => {
+      status.textContent = 'Listening: requests appear here as they are answered.';
+    });
+    source.addEventListener('error', () => {
+      // Still CONNECTING: the browser retries by itself. CLOSED: the server refused the view; ask why.
+      if (source.readyState !== EventSource.CLOSED) {
+        status.textContent = 'Connection lost; reconnecting…';
+        return;
+      }
+      void explainRefusal(connect);
+    });
+    source.addEventListener('request', (event) => {
+      // The server renders and escapes the lines; they are inserted as sent.
+      list.insertAdjacentHTML('afterbegin', JSON.parse(event.data));
+      while (list.children.length > LIVE_LINES_KEPT) list.lastElementChild.remove();
+    });
+  };
+
+  // A refused view (429: too many open) says so in a short text, and is tried again after Retry-After.
+  async function explainRefusal(retry) {
+    const controller = new AbortController();
+    let res;
+    try {
+      res = await fetch(url, { credentials: 'same-origin', signal: controller.signal });
+    } catch {
+      status.textContent = 'Connection lost; reload the page to listen again.';
+      return;
+    }
+    if (res.status === 429) {
+      status.textContent = await res.text();
+      setTimeout(retry, Number(res.headers.get('Retry-After') || 10) * 1000);
+    } else if (res.redirected && new URL(res.url).pathname.endsWith('/login')) {
+      status.textContent = 'Your session has ended: sign in again to listen.';
+    } else if (res.ok) {
+      // Room again: this answer is itself a stream, which the EventSource below replaces.
+      controller.abort();
+      retry();
+    } else {
+      status.textContent = 'Live view stopped; reload the page to listen again.';
+    }
+  }
+
+  connect();
 }
 
 document.addEventListener('DOMContentLoaded', () => {

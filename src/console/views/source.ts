@@ -45,15 +45,34 @@ function newKeyBox(shown: NewKeyView | null): Html {
 </div>`;
 }
 
+/**
+ * A live line's one time, compact so that it never wraps: the clock time
+ * (UTC) when it falls on the answer's day, else the date and minute; the
+ * full time is its title. Lines are sent to every view, so they stay short.
+ */
+function liveTime(ms: number, answeredAt: number): Html {
+  const iso = new Date(ms).toISOString();
+  const sameDay = iso.slice(0, 10) === new Date(answeredAt).toISOString().slice(0, 10);
+  return html`<time datetime="${iso}" title="${when(ms)}">${sameDay ? iso.slice(11, 19) : `${iso.slice(0, 10)} ${iso.slice(11, 16)}`}</time>`;
+}
+
+/** Where the item was in its request: its index as the API's answer counts it (from 0), never a sequence number of the stream. */
+function livePosition(r: LiveRequest, i: LiveItem): Html {
+  return html`<span class="pos">#${i.index} of ${r.size} in <code>${r.requestId}</code></span>`;
+}
+
 /** One line of the live view. */
 export function liveLine(r: LiveRequest, i: LiveItem): Html {
-  const t = html`<time datetime="${new Date(r.at).toISOString()}">${when(r.at)}</time>`;
+  const pos = livePosition(r, i);
   if (i.outcome === 'refused') {
-    return html`<li class="refused">${t} <span class="tag">refused</span> item ${i.index}: <code>${i.code ?? ''}</code> in <code>${i.field ?? ''}</code>${i.event === null ? '' : html` (${i.event})`} — ${i.message ?? ''}</li>`;
+    // Refused before its time was read: the answer's time stands in.
+    const t = liveTime(r.at, r.at);
+    return html`<li class="refused">${t} <span class="tag">refused</span> <code>${i.code ?? ''}</code> in <code>${i.field ?? ''}</code>${i.event === null ? '' : html` (${i.event})`} — ${i.message ?? ''} ${pos}</li>`;
   }
+  const t = liveTime(i.timestamp ?? r.at, r.at);
   const what = i.type === 'identify' ? 'identify' : (i.event ?? '');
   const reason = i.outcome === 'dropped' ? html` <code>${i.code ?? ''}</code>` : '';
-  return html`<li class="${i.outcome}">${t} <span class="tag">${i.outcome}</span>${reason} item ${i.index}: <strong>${what}</strong> · ${i.distinctId ?? '—'}${i.personId === null ? '' : html` · <code>${i.personId}</code>`}${i.timestamp === null ? '' : html` · at ${when(i.timestamp)}`}</li>`;
+  return html`<li class="${i.outcome}">${t} <span class="tag">${i.outcome}</span>${reason} <strong>${what}</strong> · ${i.distinctId ?? '—'}${i.personId === null ? '' : html` · <code>${i.personId}</code>`} ${pos}</li>`;
 }
 
 /** A request's lines, its last item first, so that the whole list reads newest first. */
@@ -92,7 +111,7 @@ ${newKeyBox(d.newKey)}
 </section>
 <section aria-labelledby="live-h">
 <h2 id="live-h">Live events</h2>
-<p class="hint">What this server answers for this source while this page is open, newest first, as it happens (items refused with their error code and field). Other servers of the same deployment show their own.</p>
+<p class="hint">What this server answers for this source while this page is open, newest first, as it happens (items refused with their error code and field). Each line shows the item's time (UTC; a refused item's, the answer's) and where it was in its request: <em>#3 of 500 in req_…</em> is index 3, counted from 0 as the API's answer counts it, of that request's 500 items. Other servers of the same deployment show their own.</p>
 <p id="live-status" class="meta" role="status"></p>
 <ol id="live" class="live" data-live="${BASE}/sources/${s.id}/live">${d.recent.map(liveLines)}</ol>
 </section>`,

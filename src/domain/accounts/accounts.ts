@@ -25,6 +25,8 @@ export interface Viewer {
 
 export type SignIn = { ok: true; token: string } | { ok: false; reason: 'wrong' } | { ok: false; reason: 'throttled'; retryAfterMs: number };
 
+const expired = (s: SessionRecord, now: number): boolean => now - s.lastSeenAt >= SESSION_IDLE_MS || now - s.createdAt >= SESSION_ABSOLUTE_MS;
+
 /** Emails are kept and looked up lower-cased. */
 export const normaliseEmail = (email: string): string => email.trim().toLowerCase();
 
@@ -96,7 +98,7 @@ export function createAccounts(store: Pick<Store, 'accounts' | 'admin'>, clock: 
       const session = await accounts.getSession(hash);
       const now = clock();
       if (session === null || !hashesMatch(session.tokenHash, hash)) return null;
-      if (now - session.lastSeenAt >= SESSION_IDLE_MS || now - session.createdAt >= SESSION_ABSOLUTE_MS) {
+      if (expired(session, now)) {
         await accounts.deleteSession(hash);
         return null;
       }
@@ -109,6 +111,13 @@ export function createAccounts(store: Pick<Store, 'accounts' | 'admin'>, clock: 
       }
       if (touch && now - session.lastSeenAt > TOUCH_EVERY_MS) await accounts.touchSession(hash, now);
       return { user, session, orgIds: user.admin ? null : new Set(await accounts.orgIdsOf(user.id)) };
+    },
+
+    /** Whether a session is still open: one read, nothing written (live views check theirs every second). */
+    async sessionOpen(token: string): Promise<boolean> {
+      const hash = sha256(token);
+      const session = await accounts.getSession(hash);
+      return session !== null && hashesMatch(session.tokenHash, hash) && !expired(session, clock());
     },
 
     signOut(token: string): Promise<void> {
