@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { sendPage } from './guard.js';
 import { BASE } from './layout.js';
+import { busyAsNull } from './page-reads.js';
 import { type ConsoleKit, notFound } from './plugin.js';
 import { peoplePage } from './views/people.js';
 
@@ -24,7 +25,7 @@ export function peopleRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       const projectId = found.project.id;
       const person = query === '' ? null : await deps.store.store.findPerson(projectId, { distinctId: query });
       const matches = query === '' || person !== null ? [] : await deps.store.listings.searchDistinctIds(projectId, query, MATCHES);
-      const events = person === null ? [] : await deps.store.listings.personEvents(projectId, person.id, EVENTS, SCAN);
+      const events = person === null ? [] : await deps.store.listings.personEvents(projectId, person.id, EVENTS, SCAN).catch(busyAsNull);
       return sendPage(reply, 200, peoplePage(viewer, { project: found.project, query, matches, person, events }));
     }),
   );

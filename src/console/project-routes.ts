@@ -2,8 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { canSee } from '../domain/accounts/accounts.js';
 import { AdminError } from '../domain/admin.js';
 import { monthOf } from '../domain/month.js';
-import { dayChart, lastDays } from './chart.js';
+import { chartBusy, dayChart, lastDays } from './chart.js';
 import { sendPage } from './guard.js';
+import { busyAsNull } from './page-reads.js';
 import { BASE } from './layout.js';
 import { type ConsoleKit, notFound } from './plugin.js';
 import { projectPage, projectsPage } from './views/projects.js';
@@ -63,10 +64,10 @@ export function projectRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       const [sources, used, counts] = await Promise.all([
         deps.store.listings.listSources(found.project.id),
         deps.store.store.usage(found.project.id, month),
-        deps.store.listings.eventsPerDay(found.project.id, from, from + CHART_DAYS * DAY_MS),
+        deps.store.listings.eventsPerDay(found.project.id, from, from + CHART_DAYS * DAY_MS).catch(busyAsNull),
       ]);
       const saved = (req.query as Record<string, unknown>).saved === '1';
-      return sendPage(reply, 200, projectPage(viewer, { ...found, sources, month, used, chart: dayChart(days, counts), error: null, saved }));
+      return sendPage(reply, 200, projectPage(viewer, { ...found, sources, month, used, chart: counts === null ? chartBusy(days) : dayChart(days, counts), error: null, saved }));
     }),
   );
 
