@@ -84,7 +84,7 @@ ${opener('New source', 'new-source')}
 </section>
 <section aria-labelledby="usage-h">
 <h2 id="usage-h">Usage</h2>
-<p class="usage"><strong>${d.used}</strong> ${d.used === 1 ? 'event' : 'events'} this month (${d.month}, UTC) of ${limit === null ? 'no plan limit' : html`a plan limit of <strong>${limit}</strong>`}.</p>
+<p class="usage"><strong>${d.used}</strong> ${d.used === 1 ? 'event' : 'events'} this month (${d.month}, UTC)${limit === null ? '; no plan limit' : html` of a plan limit of <strong>${limit}</strong>`}.</p>
 ${limit === null ? '' : html`<meter min="0" max="${limit}" value="${Math.min(d.used, limit)}" aria-label="Usage this month">${d.used} of ${limit}</meter>`}
 ${d.chart}
 </section>
