@@ -3,7 +3,7 @@
  * events (the chart of a project's days, a person's latest events). Such a
  * read may take a second on a large store; without a bound, tabs reloading a
  * page could queue any amount of it, and on PostgreSQL take every pooled
- * connection the write path needs (docs/production.md, "Page reads").
+ * connection the write path needs (docs/production.md, "Console pages beside ingestion").
  */
 import { StoreUnavailableError } from './port.js';
 
