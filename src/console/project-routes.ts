@@ -4,8 +4,8 @@ import { AdminError } from '../domain/admin.js';
 import { monthOf } from '../domain/month.js';
 import { chartBusy, dayChart, lastDays } from './chart.js';
 import { sendPage } from './guard.js';
-import { busyAsNull } from './page-reads.js';
 import { BASE } from './layout.js';
+import { busyAsNull } from './page-reads.js';
 import { type ConsoleKit, notFound } from './plugin.js';
 import { projectPage, projectsPage } from './views/projects.js';
 
