@@ -3,6 +3,7 @@ import { PERSON_ID } from '../pipeline/ids.js';
 import type { PersonCursor } from '../stores/port-console.js';
 import { sendPage } from './guard.js';
 import { BASE } from './layout.js';
+import { busyAsNull } from './page-reads.js';
 import { type ConsoleKit, notFound } from './plugin.js';
 import { peoplePage } from './views/people.js';
 
@@ -37,7 +38,7 @@ export function peopleRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       const lookup = personId !== null ? { personId } : query !== '' ? { distinctId: query } : null;
       const person = lookup === null ? null : await deps.store.store.findPerson(projectId, lookup);
       const matches = query === '' || person !== null ? [] : await deps.store.listings.searchDistinctIds(projectId, query, MATCHES);
-      const events = person === null ? [] : await deps.store.listings.personEvents(projectId, person.id, EVENTS, SCAN);
+      const events = person === null ? [] : await deps.store.listings.personEvents(projectId, person.id, EVENTS, SCAN).catch(busyAsNull);
       const after = readCursor(q.after);
       const listing = lookup === null ? await deps.store.listings.listPersons(projectId, PAGE, after) : null;
       return sendPage(reply, 200, peoplePage(viewer, { project: found.project, query, matches, person, events, listing, paged: after !== null }));

@@ -2,9 +2,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Viewer, canSee } from '../domain/accounts/accounts.js';
 import { AdminError, type AdminField } from '../domain/admin.js';
 import { monthOf } from '../domain/month.js';
-import { dayChart, lastDays } from './chart.js';
+import { chartBusy, dayChart, lastDays } from './chart.js';
 import { sendPage } from './guard.js';
 import { BASE } from './layout.js';
+import { busyAsNull } from './page-reads.js';
 import { type ConsoleKit, notFound } from './plugin.js';
 import { projectPage, projectsPage } from './views/projects.js';
 import type { Typed } from './views/typed.js';
@@ -55,10 +56,10 @@ export function projectRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     const [sources, used, counts] = await Promise.all([
       deps.store.listings.listSources(found.project.id),
       deps.store.store.usage(found.project.id, month),
-      deps.store.listings.eventsPerDay(found.project.id, from, from + CHART_DAYS * DAY_MS),
+      deps.store.listings.eventsPerDay(found.project.id, from, from + CHART_DAYS * DAY_MS).catch(busyAsNull),
     ]);
     const saved = status === 200 && (req.query as Record<string, unknown>).saved === '1';
-    const data = { ...found, sources, month, used, chart: dayChart(days, counts), newSource: forms.newSource ?? null, settings: forms.settings ?? null, saved };
+    const data = { ...found, sources, month, used, chart: counts === null ? chartBusy(days) : dayChart(days, counts), newSource: forms.newSource ?? null, settings: forms.settings ?? null, saved };
     return sendPage(reply, status, projectPage(viewer, data));
   }
 

@@ -184,7 +184,7 @@ describe('the console over HTTP', () => {
     expect(page.body).toMatch(/<strong>\d+<\/strong> events? this month \(2026-11, UTC\) of a plan limit of <strong>5,000<\/strong>/);
     expect(page.body).toContain('<svg viewBox="0 0 600 160" role="img"');
     expect((page.body.match(/<rect class="bar"/g) ?? []).length).toBe(30);
-    expect(page.body).toContain('2026-11-22: 1 events');
+    expect(page.body).toContain('2026-11-22: 1 event<');
     const people = await get(`/console/projects/${f.projectId}/people?q=user_4`);
     expect(people.body).toContain('user_42');
     const person = await get(`/console/projects/${f.projectId}/people?q=user_42`);

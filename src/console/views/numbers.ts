@@ -1,6 +1,6 @@
 const COUNT = new Intl.NumberFormat('en-US');
 
-/** A count as the console writes it: with thousands separators (110,010, not 110010). */
+/** A count with thousands separators, as the console shows every number: "20,000". */
 export function formatCount(n: number): string {
   return COUNT.format(n);
 }

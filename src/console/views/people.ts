@@ -10,7 +10,8 @@ export interface PeoplePageData {
   query: string;
   matches: { distinctId: string; personId: string }[];
   person: PersonView | null;
-  events: StoredEvent[];
+  /** Null when the server was too busy reading other pages to read them. */
+  events: StoredEvent[] | null;
   /** The project's people, newest first, when no one was asked for. */
   listing: { persons: PersonListing[]; next: PersonCursor | null } | null;
   /** Whether the listing is a later page (a link back to the first is shown). */
@@ -62,7 +63,9 @@ ${Object.keys(p.traits).length === 0
   ? html`<p class="hint">No traits.</p>`
   : html`<div class="scroll"><table><thead><tr><th scope="col">Trait</th><th scope="col">Value</th></tr></thead><tbody>${Object.entries(p.traits).map(([k, v]) => html`<tr><td>${k}</td><td><code>${JSON.stringify(v)}</code></td></tr>`)}</tbody></table></div>`}
 <h3>Latest events</h3>
-${d.events.length === 0
+${d.events === null
+  ? html`<p class="hint">Not shown: the server is busy reading other pages. Reload in a moment.</p>`
+  : d.events.length === 0
   ? html`<p class="hint">None among the most recent events stored.</p>`
   : html`<div class="scroll"><table><thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Distinct id</th><th scope="col">Properties</th></tr></thead><tbody>${d.events.map((e) => html`<tr><td>${when(e.timestamp)}</td><td>${e.event}</td><td>${e.distinctId ?? '—'}</td><td><code>${JSON.stringify(e.properties)}</code></td></tr>`)}</tbody></table></div>`}
 </section>`}`,

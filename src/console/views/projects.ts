@@ -96,7 +96,7 @@ ${opener('New source', 'new-source', ns !== null)}
 </section>
 <section aria-labelledby="usage-h">
 <h2 id="usage-h">Usage</h2>
-<p class="usage"><strong>${formatCount(d.used)}</strong> ${d.used === 1 ? 'event' : 'events'} this month (${d.month}, UTC) of ${limit === null ? 'no plan limit' : html`a plan limit of <strong>${formatCount(limit)}</strong>`}.</p>
+<p class="usage"><strong>${formatCount(d.used)}</strong> ${d.used === 1 ? 'event' : 'events'} this month (${d.month}, UTC)${limit === null ? '; no plan limit' : html` of a plan limit of <strong>${formatCount(limit)}</strong>`}.</p>
 ${limit === null ? '' : html`<meter min="0" max="${limit}" value="${Math.min(d.used, limit)}" aria-label="Usage this month">${formatCount(d.used)} of ${formatCount(limit)}</meter>`}
 ${d.chart}
 </section>

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Org, Project, Source, StoredEvent } from '../port.js';
 import type { DayCount, ListingStore, PersonCursor, PersonListing } from '../port-console.js';
+import { PageReadGate } from '../page-read-gate.js';
 import { toOrg, toProject, toSource } from './admin.js';
 import { unavailable } from './pool.js';
 
@@ -29,8 +30,18 @@ export const PERSON_PAGE_SQL = `SELECT p.id, p.created_at, coalesce(x.ids, '{}')
   ) x
   ORDER BY p.created_at DESC, p.id COLLATE "C" DESC`;
 
+/**
+ * Page reads that scan events (the chart, a person's latest events) hold at
+ * most this many of the pool's connections (10) at once, so slow ones never
+ * take those the write path needs; a few more may wait, the rest are refused.
+ */
+const PAGE_READS_RUNNING = 2;
+const PAGE_READS_WAITING = 8;
+
 /** Lists and summaries for the console and the list commands, on PostgreSQL. */
 export class PgListings implements ListingStore {
+  readonly gate = new PageReadGate(PAGE_READS_RUNNING, PAGE_READS_WAITING);
+
   constructor(private readonly pool: pg.Pool) {}
 
   async listOrgs(): Promise<Org[]> {
@@ -59,11 +70,11 @@ export class PgListings implements ListingStore {
 
   async eventsPerDay(projectId: string, from: number, to: number): Promise<DayCount[]> {
     // Day partitions and events_project_time keep this to the days asked for.
-    const rows = await this.rows<{ day: number; n: number }>(
+    const rows = await this.gate.run(`eventsPerDay:${projectId}:${from}:${to}`, () => this.rows<{ day: number; n: number }>(
       `SELECT "timestamp" / ${DAY_MS} AS day, count(*)::bigint AS n FROM events
        WHERE project_id = $1 AND "timestamp" >= $2 AND "timestamp" < $3 GROUP BY 1 ORDER BY 1`,
       [projectId, from, to],
-    );
+    ));
     return rows.map((r) => ({ day: new Date(Number(r.day) * DAY_MS).toISOString().slice(0, 10), events: Number(r.n) }));
   }
 
@@ -88,7 +99,7 @@ export class PgListings implements ListingStore {
 
   async personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
     // Rows come out in the port's shape, as the store's listEvents returns them.
-    return this.rows<StoredEvent>(
+    return this.gate.run(`personEvents:${projectId}:${personId}:${limit}:${scan}`, () => this.rows<StoredEvent>(
       `SELECT e.id, e.event, e.distinct_id AS "distinctId", e.anonymous_id AS "anonymousId",
          coalesce(p.merged_into, e.person_id) AS "personId", e.session_id AS "sessionId", e."timestamp",
          e.received_at AS "receivedAt", e.insert_id AS "insertId", e.properties
@@ -97,7 +108,7 @@ export class PgListings implements ListingStore {
        WHERE coalesce(p.merged_into, e.person_id) = $2
        ORDER BY e."timestamp" DESC, e.seq DESC LIMIT $3`,
       [projectId, personId, limit, scan],
-    );
+    ));
   }
 
   private async rows<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<R[]> {

@@ -15,6 +15,7 @@ import { hashKey } from '../../domain/keys.js';
 import { Collector } from '../../domain/collector.js';
 import type { IngestJob } from '../../domain/ingest/job.js';
 import type { EnrichedItem } from '../../pipeline/enrich-items.js';
+import { PageReadsBusyError } from '../page-read-gate.js';
 import { StoreUnavailableError } from '../port.js';
 import { PG_MIGRATIONS } from './migrations.js';
 import { SQL } from './ingest-tx.js';
@@ -270,6 +271,42 @@ async function withSlowDeletes(
       const [stored] = (await direct.query<{ id: string }>('SELECT id FROM events WHERE "timestamp" = $1', [old])).rows;
       expect(await store.store.eventPages.eventCursor(source.id, stored!.id)).toMatchObject({ timestamp: old });
     } finally {
+      await store.close();
+    }
+  });
+
+  it('a slow chart query cannot take all the pool\'s connections from ingestion: page reads hold two at most', async () => {
+    const store = new Collector(await PostgresStore.connect(db.url));
+    const locker = new pg.Client({ connectionString: db.url });
+    await locker.connect();
+    try {
+      const admin = createAdmin(store.store, Date.now);
+      const project = await admin.createProject({ name: 'Charted', apiEnabled: true });
+      const source = await admin.createSource({ projectId: project.id, name: 'S' });
+      const key = await admin.createKey(source.id);
+      const today = Math.floor(Date.now() / DAY) * DAY;
+      const yesterday = `events_${new Date(today - DAY).toISOString().slice(0, 10).replace(/-/g, '')}`;
+      // Every chart of the last 30 days reads yesterday's table, and waits on this lock as on a slow scan; today's writes do not.
+      await locker.query('BEGIN');
+      await locker.query(`LOCK TABLE ${yesterday} IN ACCESS EXCLUSIVE MODE`);
+      const waitingOnLock = async () =>
+        (await direct.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0]!.n;
+      // Twelve different charts (more tabs than the pool has connections).
+      const reads = Array.from({ length: 12 }, (_, i) =>
+        store.listings.eventsPerDay(project.id, today - 29 * DAY - i, today + DAY).then(
+          () => 'read',
+          (e: unknown) => (e instanceof PageReadsBusyError ? 'busy' : e),
+        ),
+      );
+      await vi.waitFor(async () => expect(await waitingOnLock()).toBe(2));
+      const job: IngestJob = { projectId: project.id, sourceId: source.id, keyId: key.id, receivedAt: Date.now(), dryRun: false, items: [item({ timestamp: Date.now() })] };
+      const outcomes = await store.ingest(job);
+      expect(outcomes.map((o) => o.status)).toEqual(['accepted']);
+      expect(await waitingOnLock()).toBe(2);
+      await locker.query('ROLLBACK');
+      expect(await Promise.all(reads)).toEqual([...Array(10).fill('read'), 'busy', 'busy']);
+    } finally {
+      await locker.end();
       await store.close();
     }
   });

@@ -2,10 +2,7 @@ import type { Org, Project, Source, StoredEvent } from '../port.js';
 import type { DayCount, ListingStore, PersonCursor, PersonListing } from '../port-console.js';
 import { toOrg, toProject, toSource } from './admin.js';
 import type { Db } from './open.js';
-import { storedEventFromRow } from './rows.js';
-
-const DAY_MS = 86_400_000;
-const dayName = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
+import type { SqlitePageReader } from './page-reader.js';
 
 /** Distinct ids a listed person shows. */
 const SHOWN_IDS = 3;
@@ -27,6 +24,8 @@ export const PERSON_IDS_SQL = `SELECT d FROM (
 export class SqliteListings implements ListingStore {
   constructor(
     private readonly db: Db,
+    /** Reads that scan events, on a thread of their own. */
+    private readonly reader: SqlitePageReader,
     /** Runs a write in its turn with the store's transactions, so it never lands inside one. */
     private readonly write: <T>(fn: () => T) => Promise<T> = async (fn) => fn(),
   ) {}
@@ -56,39 +55,9 @@ export class SqliteListings implements ListingStore {
     return rows.map(toSource);
   }
 
-  /**
-   * From the minute index (event-minute-index.ts): its runs of the project's
-   * sources list each minute's events, and the tail past its mark is read
-   * from the events table. One read transaction, so a merge is seen whole.
-   */
-  async eventsPerDay(projectId: string, from: number, to: number): Promise<DayCount[]> {
-    const counts = this.db.transaction(() => {
-      const byDay = new Map<number, number>();
-      const add = (rows: { day: number; n: number }[]) => {
-        for (const r of rows) byDay.set(r.day, (byDay.get(r.day) ?? 0) + r.n);
-      };
-      const fromMinute = Math.floor(from / 60_000);
-      const toMinute = Math.ceil(to / 60_000);
-      add(
-        this.db
-          .prepare(
-            `SELECT m.minute / 1440 AS day, sum(json_array_length(m.seqs)) AS n
-             FROM sources s JOIN event_minute_runs m ON m.source_id = s.id
-             WHERE s.project_id = ? AND m.minute >= ? AND m.minute < ? GROUP BY 1`,
-          )
-          .all(projectId, fromMinute, toMinute) as { day: number; n: number }[],
-      );
-      add(
-        this.db
-          .prepare(
-            `SELECT timestamp / ${DAY_MS} AS day, count(*) AS n FROM events
-             WHERE seq > (SELECT through FROM event_minutes_state) AND project_id = ? AND timestamp >= ? AND timestamp < ? GROUP BY 1`,
-          )
-          .all(projectId, fromMinute * 60_000, toMinute * 60_000) as { day: number; n: number }[],
-      );
-      return byDay;
-    })();
-    return [...counts.entries()].sort((a, b) => a[0] - b[0]).map(([day, events]) => ({ day: dayName(day), events }));
+  /** On the page-read thread (page-reader.ts), off the connection that writes. */
+  eventsPerDay(projectId: string, from: number, to: number): Promise<DayCount[]> {
+    return this.reader.eventsPerDay(projectId, from, to);
   }
 
   async searchDistinctIds(projectId: string, prefix: string, limit: number): Promise<{ distinctId: string; personId: string }[]> {
@@ -116,16 +85,8 @@ export class SqliteListings implements ListingStore {
     return { persons, next: rows.length > limit && last !== undefined ? { createdAt: last.created_at, id: last.id } : null };
   }
 
-  async personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
-    const rows = this.db
-      .prepare(
-        `SELECT e.*, coalesce(p.merged_into, e.person_id) AS current_person
-         FROM (SELECT * FROM events ORDER BY seq DESC LIMIT ?) e
-         LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
-         WHERE e.project_id = ? AND coalesce(p.merged_into, e.person_id) = ?
-         ORDER BY e.timestamp DESC, e.seq DESC LIMIT ?`,
-      )
-      .all(scan, projectId, personId, limit) as Record<string, never>[];
-    return rows.map(storedEventFromRow);
+  /** On the page-read thread, as eventsPerDay. */
+  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
+    return this.reader.personEvents(projectId, personId, limit, scan);
   }
 }

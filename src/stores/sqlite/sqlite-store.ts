@@ -23,6 +23,7 @@ import { SqliteIngestTx } from './ingest-tx.js';
 import { insertIdsOf } from './insert-ids.js';
 import { SqliteListings } from './listings.js';
 import { type Db, openSqlite } from './open.js';
+import { SqlitePageReader } from './page-reader.js';
 import { storeError } from './store-error.js';
 import { authFromRow, storedEventFromRow } from './rows.js';
 
@@ -71,6 +72,7 @@ export class SqliteStore implements Store {
   private readonly touchKeys: (uses: Map<string, number>) => void;
   private readonly minutes: EventMinuteIndex;
   private readonly tx: SqliteIngestTx;
+  private readonly pageReader: SqlitePageReader;
 
   constructor(
     private readonly db: Db,
@@ -92,7 +94,9 @@ export class SqliteStore implements Store {
     );
     // Account and listing writes take their turn too, but change no key or owner.
     this.accounts = new SqliteAccounts(db, (fn) => this.exclusive(fn));
-    this.listings = new SqliteListings(db, (fn) => this.exclusive(fn));
+    // Reads that scan events run on a thread of their own, never between two commits here.
+    this.pageReader = new SqlitePageReader(db.name);
+    this.listings = new SqliteListings(db, this.pageReader, (fn) => this.exclusive(fn));
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.minutes = new EventMinuteIndex(db);
     this.tx = new SqliteIngestTx(db, insertIdsOf(db), this.minutes);
@@ -302,6 +306,7 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     await this.exclusive(() => undefined);
+    await this.pageReader.close();
     await this.checkpointer.stop();
     // Leave a short WAL behind for the next process that opens the file.
     this.db.pragma('wal_checkpoint(TRUNCATE)');

@@ -1,0 +1,111 @@
+import { afterAll, expect, it } from 'vitest';
+import { createAdmin } from '../../src/domain/admin.js';
+import { openSqlite } from '../../src/stores/sqlite/open.js';
+import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
+import { makeUser, PASSWORD } from '../console/helpers.js';
+import { tempDir } from '../helpers/fixture.js';
+import { startServer, stopServer } from '../helpers/process.js';
+
+const tmp = tempDir('inlet-page-reads-');
+afterAll(() => tmp.remove());
+
+/**
+ * Enough events that the chart's count takes many times a /healthz round
+ * trip: spread over a week, as an import fills a store, each merge of the
+ * minute index holds about one event per minute, and the chart reads every run.
+ */
+const EVENTS = 300_000;
+const LOADS_PER_TAB = 3;
+
+/** Events of the project's source written straight into the file, indexed by minute as commits would have. */
+function fillEvents(dir: string, projectId: string, sourceId: string, now: number): void {
+  const db = openSqlite(dir);
+  try {
+    db.transaction(() => {
+      db.prepare(
+        `WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < @n)
+         INSERT INTO events (id, project_id, source_id, event, distinct_id, person_id, timestamp, received_at, properties)
+         SELECT lower(hex(randomblob(16))), @p, @s, 'Page viewed', 'user_' || (i % 1000), 'per_' || (i % 1000),
+           @now - abs(random()) % 604800000, @now, '{}' FROM c`,
+      ).run({ n: EVENTS, p: projectId, s: sourceId, now });
+      db.prepare(
+        `INSERT INTO event_minute_runs (source_id, minute, last_seq, seqs)
+         SELECT source_id, timestamp / 60000, max(seq), json_group_array(seq) FROM events GROUP BY source_id, timestamp / 60000, seq / 2048`,
+      ).run();
+      db.prepare('UPDATE event_minutes_state SET through = (SELECT max(seq) FROM events)').run();
+    })();
+  } finally {
+    db.close();
+  }
+}
+
+it("the project page's chart blocks ingestion on SQLite: no more, its read runs off the main thread", async () => {
+  const store = SqliteStore.open(tmp.dir);
+  const admin = createAdmin(store, Date.now);
+  const org = await admin.createOrg('Acme');
+  const project = await admin.createProject({ name: 'Web', orgId: org.id, apiEnabled: true });
+  const source = await admin.createSource({ projectId: project.id, name: 'Billing' });
+  const key = await admin.createKey(source.id);
+  await makeUser(store, Date.now, 'root@inlet.test', { admin: true });
+  await store.close();
+  fillEvents(tmp.dir, project.id, source.id, Date.now());
+
+  const server = await startServer([], { INLET_DATA_DIR: tmp.dir, INLET_DATABASE_URL: '', INLET_REDIS_URL: '' });
+  try {
+    const login = await fetch(`${server.url}/console/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ email: 'root@inlet.test', password: PASSWORD }).toString(),
+      redirect: 'manual',
+    });
+    expect(login.status).toBe(303);
+    const cookie = String(login.headers.get('set-cookie')).split(';')[0]!;
+
+    // Two tabs reload the project page; meanwhile batches are sent and
+    // /healthz is asked, one request after another each, until the tabs are done.
+    let tabsDone = false;
+    const pages: number[] = [];
+    const tab = async () => {
+      for (let i = 0; i < LOADS_PER_TAB; i++) {
+        const res = await fetch(`${server.url}/console/projects/${project.id}`, { headers: { cookie } });
+        const body = await res.text();
+        expect(body).toContain('<svg viewBox');
+        pages.push(res.status);
+      }
+    };
+    const healthz = { answered: 0 };
+    const batches = { answered: 0, statuses: new Set<number>() };
+    const whileTabs = async (ask: () => Promise<void>) => {
+      while (!tabsDone) await ask();
+    };
+    let n = 0;
+    const sendBatch = async () => {
+      const res = await fetch(`${server.url}/api/v1/batch`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ items: Array.from({ length: 10 }, (_, i) => ({ event: 'Signed up', distinct_id: `u${i}`, insert_id: `b${n}_${i}` })) }),
+      });
+      n++;
+      await res.arrayBuffer();
+      batches.statuses.add(res.status);
+      batches.answered++;
+    };
+    const askHealth = async () => {
+      const res = await fetch(`${server.url}/healthz`);
+      await res.arrayBuffer();
+      if (res.status === 200) healthz.answered++;
+    };
+    const tabs = Promise.all([tab(), tab()]).finally(() => (tabsDone = true));
+    await Promise.all([tabs, whileTabs(sendBatch), whileTabs(askHealth)]);
+
+    console.log(`page reads: ${pages.length} page loads; meanwhile ${healthz.answered} /healthz and ${batches.answered} batches answered`);
+    expect(pages).toEqual(Array(2 * LOADS_PER_TAB).fill(200));
+    expect([...batches.statuses]).toEqual([202]);
+    // A read on the main thread let at most one /healthz through between two
+    // loads (2 or 3 in all for 6 loads); off it, /healthz is answered all
+    // along (about 30 a load on a busy 2-core machine).
+    expect(healthz.answered).toBeGreaterThanOrEqual(5 * pages.length);
+  } finally {
+    await stopServer(server);
+  }
+});
