@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { sendPage } from './guard.js';
-import { BASE } from './layout.js';
+import { html } from '../docs/html.js';
+import { isStorableText } from '../domain/storable.js';
+import { BASE, notice, page } from './layout.js';
 import { type ConsoleKit, notFound } from './plugin.js';
 import { peoplePage } from './views/people.js';
 
@@ -20,7 +22,12 @@ export function peopleRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       const found = await access.project(viewer, (req.params as { id: string }).id);
       if (found === null) return notFound(reply, viewer);
       const raw = (req.query as Record<string, unknown>).q;
-      const query = typeof raw === 'string' ? raw.trim().slice(0, 200) : '';
+      // Cut by code points: a cut through a surrogate pair would leave half of it.
+      const query = typeof raw === 'string' ? [...raw.trim()].slice(0, 200).join('') : '';
+      // A distinct id never holds what no engine can store: said here, before a query PostgreSQL would fail.
+      if (!isStorableText(query)) {
+        return sendPage(reply, 400, page('People', html`<h1>People</h1>${notice('The search is not a valid distinct id: a distinct id never holds U+0000 or a lone surrogate.', 'error')}<p><a href="${BASE}/projects/${found.project.id}/people">Search again</a></p>`, viewer));
+      }
       const projectId = found.project.id;
       const person = query === '' ? null : await deps.store.store.findPerson(projectId, { distinctId: query });
       const matches = query === '' || person !== null ? [] : await deps.store.listings.searchDistinctIds(projectId, query, MATCHES);

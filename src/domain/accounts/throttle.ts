@@ -1,4 +1,6 @@
 import type { AccountStore, LoginAttempt, LoginRule } from '../../stores/port-console.js';
+import { sha256 } from '../sha256.js';
+import { isStorableText } from '../storable.js';
 
 /** Attempts are counted over this window; an older count starts over. */
 export const FAILURE_WINDOW_MS = 15 * 60_000;
@@ -10,7 +12,15 @@ export const FREE_FAILURES = { email: 5, address: 30 } as const;
 export const MAX_BLOCK_MS = 15 * 60_000;
 
 const emailKey = (email: string): string => `email:${email}`;
-const addressKey = (address: string): string => `ip:${address}`;
+/**
+ * An address is a few dozen characters, but behind a proxy that passes on
+ * what a client wrote in X-Forwarded-For it can be any text: one no engine
+ * could keep as a key (too long for an index row, U+0000) is counted under
+ * its hash instead.
+ */
+const addressKey = (address: string): string =>
+  `ip:${address.length <= MAX_ADDRESS_LENGTH && isStorableText(address) ? address : `sha256:${sha256(address).toString('hex')}`}`;
+const MAX_ADDRESS_LENGTH = 100;
 
 const RULE: LoginRule = { windowMs: FAILURE_WINDOW_MS, blockMs: blockFor };
 
