@@ -31,10 +31,10 @@ export type SignIn =
   | { ok: false; reason: 'busy'; retryAfterMs: number };
 
 /**
- * Password checks one server makes at once. The hashes run one after another
- * on one thread (password-thread.ts), about 0.1 s each: eight is a wait of
- * under a second for the last, and 256 MiB of scrypt memory at most if they
- * fell back to libuv's pool.
+ * Sign-ins one server checks at once. Their hashes run one after another on
+ * one thread (password-thread.ts), about 0.1 s each: the eighth waits under
+ * a second on an idle machine, and a flood holds at most eight store writes
+ * and hashes that batches could wait behind.
  */
 export const MAX_PASSWORD_CHECKS = 8;
 /** When a sign-in refused for the bound is told to try again. */
