@@ -51,32 +51,44 @@ export function clearedCookie(secure: boolean): string {
 }
 
 /**
- * Whether a state-changing request comes from a page of this console: the
- * browser's own Origin and Sec-Fetch-Site headers, when sent, must name this
- * host. (Browsers send at least one of them with every POST.)
+ * Why a state-changing request cannot be taken as coming from a page of this
+ * console, or null when it can: the browser's own Origin and Sec-Fetch-Site
+ * headers, when sent, must name the host the request was sent to (its Host
+ * header, as the proxy in front passed it on). Browsers send at least one of
+ * them with every POST. The reason names both values, so that a proxy that
+ * drops the port from Host (nginx's `$host`) is found from the message.
  */
-export function sameOrigin(req: FastifyRequest): boolean {
+export function crossOrigin(req: FastifyRequest): string | null {
   const site = req.headers['sec-fetch-site'];
-  if (site !== undefined && site !== 'same-origin') return false;
+  if (site !== undefined && site !== 'same-origin') return `The browser sent this request from another site (Sec-Fetch-Site: ${shown(site)}), not from a page of this console.`;
   const origin = req.headers.origin;
-  if (origin === undefined) return true;
+  if (origin === undefined) return null;
+  const host = req.headers.host ?? '';
   try {
     // Through URL on both sides, so a default port written or not compares equal.
     const from = new URL(origin);
-    return from.host === new URL(`${from.protocol}//${req.headers.host ?? ''}`).host;
+    if (from.host === new URL(`${from.protocol}//${host}`).host) return null;
   } catch {
-    return false;
+    // Either is no URL at all: they differ.
   }
+  return `The request's origin (${shown(origin)}) does not match the host it was sent to (${shown(host)}). A proxy in front must pass the Host header on as the browser sent it, port included (nginx: proxy_set_header Host $http_host).`;
 }
 
-/** The CSRF check of every state change made in a session: same origin, and the session's token in the form or a header. */
-export function csrfOk(req: FastifyRequest, viewer: Viewer, form: URLSearchParams | null): boolean {
-  if (!sameOrigin(req)) return false;
+/** A header's value as a message shows it: short, on one line. */
+function shown(v: string): string {
+  return JSON.stringify(v.length > 100 ? `${v.slice(0, 100)}…` : v);
+}
+
+/** The CSRF check of every state change made in a session: why it fails (see crossOrigin), or null when it passes. */
+export function csrfRefusal(req: FastifyRequest, viewer: Viewer, form: URLSearchParams | null): string | null {
+  const cross = crossOrigin(req);
+  if (cross !== null) return cross;
   const header = req.headers['x-csrf-token'];
   const given = typeof header === 'string' ? header : (form?.get('_csrf') ?? '');
   const want = Buffer.from(viewer.session.csrfToken);
   const got = Buffer.from(given);
-  return got.length === want.length && timingSafeEqual(got, want);
+  if (got.length === want.length && timingSafeEqual(got, want)) return null;
+  return 'This change did not come from a page of this console, or the page is too old. Reload it and try again.';
 }
 
 /** Sends a console page with its headers. */

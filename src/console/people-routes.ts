@@ -2,7 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { PERSON_ID } from '../pipeline/ids.js';
 import type { PersonCursor } from '../stores/port-console.js';
 import { sendPage } from './guard.js';
-import { BASE } from './layout.js';
+import { html } from '../docs/html.js';
+import { isStorableText } from '../domain/storable.js';
+import { BASE, notice, page } from './layout.js';
 import { busyAsNull } from './page-reads.js';
 import { type ConsoleKit, notFound } from './plugin.js';
 import { peoplePage } from './views/people.js';
@@ -32,7 +34,12 @@ export function peopleRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       if (found === null) return notFound(reply, viewer);
       const q = req.query as Record<string, unknown>;
       const raw = q.q;
-      const query = typeof raw === 'string' ? raw.trim().slice(0, 200) : '';
+      // Cut by code points: a cut through a surrogate pair would leave half of it.
+      const query = typeof raw === 'string' ? [...raw.trim()].slice(0, 200).join('') : '';
+      // A distinct id never holds what no engine can store: said here, before a query PostgreSQL would fail.
+      if (!isStorableText(query)) {
+        return sendPage(reply, 400, page('People', html`<h1>People</h1>${notice('The search is not a valid distinct id: a distinct id never holds U+0000 or a lone surrogate.', 'error')}<p><a href="${BASE}/projects/${found.project.id}/people">Search again</a></p>`, viewer));
+      }
       const personId = typeof q.person === 'string' && PERSON_ID.test(q.person) ? q.person : null;
       const projectId = found.project.id;
       const lookup = personId !== null ? { personId } : query !== '' ? { distinctId: query } : null;

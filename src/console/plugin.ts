@@ -8,7 +8,7 @@ import type { Collector } from '../domain/collector.js';
 import type { LiveWindow } from '../domain/live-window.js';
 import { access } from './access.js';
 import { LiveStreams } from './live-streams.js';
-import { SECURITY_HEADERS, clearedCookie, csrfOk, sameOrigin, sendPage, sessionCookie, sessionToken } from './guard.js';
+import { SECURITY_HEADERS, clearedCookie, crossOrigin, csrfRefusal, sendPage, sessionCookie, sessionToken } from './guard.js';
 import { BASE, notice, page } from './layout.js';
 import { peopleRoutes } from './people-routes.js';
 import { projectRoutes } from './project-routes.js';
@@ -96,9 +96,8 @@ export function consolePlugin(deps: ConsoleDeps) {
           return sendPage(reply, 403, loginPage('Your session has ended. Sign in again.'));
         }
         const form = formOf(req);
-        if (req.method !== 'GET' && !csrfOk(req, viewer, form)) {
-          return sendPage(reply, 403, page('Refused', html`<h1>Refused</h1>${notice('This change did not come from a page of this console, or the page is too old. Reload it and try again.', 'error')}`, viewer));
-        }
+        const refusal = req.method === 'GET' ? null : csrfRefusal(req, viewer, form);
+        if (refusal !== null) return sendPage(reply, 403, page('Refused', html`<h1>Refused</h1>${notice(refusal, 'error')}`, viewer));
         try {
           return await h(req, reply, viewer, form);
         } catch (e) {
@@ -124,15 +123,17 @@ export function consolePlugin(deps: ConsoleDeps) {
     app.get(`${BASE}/login`, async (_req, reply) => sendPage(reply, 200, loginPage(null)));
     app.post(`${BASE}/login`, async (req, reply) => {
       // No session yet, so no token to check: the browser's own origin headers stand in.
-      if (!sameOrigin(req)) return sendPage(reply, 403, loginPage('Sign in from this console’s own page.'));
+      const cross = crossOrigin(req);
+      if (cross !== null) return sendPage(reply, 403, loginPage(cross));
       const form = formOf(req);
       const email = form.get('email') ?? '';
       const r = await accounts.signIn(email, form.get('password') ?? '', req.ip);
       if (r.ok) return reply.code(303).header('Set-Cookie', sessionCookie(r.token, secure())).header('Location', `${BASE}/projects`).send();
-      if (r.reason === 'throttled') {
-        const s = Math.ceil(r.retryAfterMs / 1000);
+      if (r.reason === 'throttled' || r.reason === 'busy') {
+        const s = Math.max(1, Math.ceil(r.retryAfterMs / 1000));
+        const later = `Try again in ${s} second${s === 1 ? '' : 's'}.`;
         reply.header('Retry-After', String(s));
-        return sendPage(reply, 429, loginPage(`Too many failed sign-ins. Try again in ${s} second${s === 1 ? '' : 's'}.`, email));
+        return sendPage(reply, 429, loginPage(r.reason === 'busy' ? `Too many sign-ins are being checked at once. ${later}` : `Too many failed sign-ins. ${later}`, email));
       }
       return sendPage(reply, 401, loginPage('Wrong email or password.', email));
     });

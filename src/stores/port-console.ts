@@ -45,6 +45,22 @@ export interface SessionRecord {
   lastSeenAt: number;
 }
 
+/** A key sign-in attempts are counted under (an account, a client address), with the attempts it allows before blocking. */
+export interface LoginKey {
+  key: string;
+  free: number;
+}
+
+/** How sign-in attempts are counted: the window, and the block an attempt past the free ones earns (the domain's rule). */
+export interface LoginRule {
+  windowMs: number;
+  /** The block, in ms, earned by the n-th attempt past the free ones (n ≥ 1). */
+  blockMs: (n: number) => number;
+}
+
+/** Whether a sign-in attempt may have its password checked, or until when it is refused. */
+export type LoginAttempt = { allowed: true } | { allowed: false; blockedUntil: number };
+
 /** Accounts, memberships, sessions and sign-in throttling. */
 export interface AccountStore {
   /** Adds the user and its memberships together, unless the email is taken (emails are stored lower-cased). */
@@ -64,15 +80,19 @@ export interface AccountStore {
   touchSession(tokenHash: Buffer, at: number): Promise<void>;
   deleteSession(tokenHash: Buffer): Promise<void>;
   /**
-   * Counts one failed sign-in under `key` and returns the failures counted
-   * since the first of a window of `windowMs` (an older count starts over).
-   * Atomic, so servers sharing the database count together.
+   * Counts one sign-in attempt under every key, before its password is
+   * checked, unless one of the keys is blocked at `at`: then nothing is
+   * counted and the answer is the latest block's end. A key's count starts
+   * over once `rule.windowMs` has passed since its first attempt; a key whose
+   * count passes its `free` attempts is blocked until `at + rule.blockMs(count
+   * - free)` (a block is never shortened). The attempt that sets a block is
+   * itself allowed. Atomic across servers sharing the database: of attempts
+   * made at once, each sees the counts and blocks of those before it.
    */
-  noteLoginFailure(key: string, at: number, windowMs: number): Promise<number>;
-  /** Refuses sign-ins under `key` until `until`. */
-  blockLogin(key: string, until: number): Promise<void>;
-  /** The latest time until which any of `keys` is blocked, or 0. */
-  loginBlockedUntil(keys: string[]): Promise<number>;
+  noteLoginAttempt(keys: LoginKey[], at: number, rule: LoginRule): Promise<LoginAttempt>;
+  /** Takes one attempt off the key's count (one that turned out right); a block it set stays. */
+  forgiveLoginAttempt(key: string): Promise<void>;
+  /** Forgets the key's count and block (the account's right password). */
   clearLoginFailures(key: string): Promise<void>;
   /**
    * Deletes sessions created before `createdBefore` or last seen before

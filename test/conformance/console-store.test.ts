@@ -11,6 +11,9 @@ import { ingestJob } from '../helpers/items.js';
 import { STORES, type StoreUnderTest } from './stores.js';
 
 const DAY = 86_400_000;
+/** One attempt under `keys` ([key, free] pairs); a block of n × 1 s for the n-th past the free ones unless told. */
+const note = (s: Collector, keys: [string, number][], at = 1000, windowMs = 60_000, blockMs = (n: number) => n * 1000) =>
+  s.accounts.noteLoginAttempt(keys.map(([key, free]) => ({ key, free })), at, { windowMs, blockMs });
 const user = (id: string, email: string) => ({ id, email, passwordHash: 'scrypt$x', admin: false, disabled: false, createdAt: 1 });
 
 for (const engine of STORES) {
@@ -134,35 +137,50 @@ for (const engine of STORES) {
       await session('old', 100, 5000);
       await session('idle', 2000, 2000);
       await session('live', 2000, 5000);
-      await store.accounts.noteLoginFailure('purge:spent', 100, 1000);
-      await store.accounts.noteLoginFailure('purge:blocked', 100, 1000);
-      await store.accounts.blockLogin('purge:blocked', 99_999);
-      await store.accounts.noteLoginFailure('purge:recent', 4000, 1000);
+      await note(store, [['purge:spent', 10]], 100, 1000);
+      expect(await note(store, [['purge:blocked', 0]], 100, 1000, () => 99_899)).toEqual({ allowed: true });
+      await note(store, [['purge:recent', 10]], 4000, 1000);
       await second.accounts.purgeExpired({ createdBefore: 1000, seenBefore: 3000, failuresBefore: 3000, now: 5000 });
       expect(await store.accounts.getSession(h('old'))).toBeNull();
       expect(await store.accounts.getSession(h('idle'))).toBeNull();
       expect(await store.accounts.getSession(h('live'))).not.toBeNull();
-      expect(await store.accounts.loginBlockedUntil(['purge:blocked'])).toBe(99_999);
-      expect(await store.accounts.noteLoginFailure('purge:spent', 5000, 100_000)).toBe(1);
-      expect(await store.accounts.noteLoginFailure('purge:recent', 5000, 100_000)).toBe(2);
+      expect(await note(store, [['purge:blocked', 10]], 5000, 100_000)).toEqual({ allowed: false, blockedUntil: 99_999 });
+      // One attempt allowed before a block: the spent count started over, the recent one did not.
+      expect(await note(store, [['purge:spent', 1]], 5000, 100_000)).toEqual({ allowed: true });
+      expect(await note(store, [['purge:spent', 1]], 5000, 100_000)).toEqual({ allowed: true });
+      expect(await note(store, [['purge:recent', 1]], 5000, 100_000)).toEqual({ allowed: true });
+      expect(await note(store, [['purge:recent', 1]], 5000, 100_000)).toEqual({ allowed: false, blockedUntil: 6000 });
     });
 
-    it('counts sign-in failures atomically across servers, within a window, and blocks until a time', async () => {
-      const counts = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? store : second).accounts.noteLoginFailure('email:x', 1000, 60_000)));
-      expect(counts.sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-      expect(await store.accounts.noteLoginFailure('email:x', 1000 + 59_999, 60_000)).toBe(11);
-      // Past the window the count starts over.
-      expect(await store.accounts.noteLoginFailure('email:x', 1000 + 60_000, 60_000)).toBe(1);
-      expect(await store.accounts.loginBlockedUntil(['email:x', 'ip:y'])).toBe(0);
-      await store.accounts.noteLoginFailure('ip:y', 5, 60_000);
-      await store.accounts.blockLogin('ip:y', 9000);
-      await store.accounts.blockLogin('email:x', 7000);
-      await store.accounts.blockLogin('email:x', 3000);
-      expect(await second.accounts.loginBlockedUntil(['email:x', 'ip:y'])).toBe(9000);
-      expect(await second.accounts.loginBlockedUntil(['email:x'])).toBe(7000);
+    it('counts sign-in attempts made at once atomically across servers, refuses the blocked ones uncounted, and blocks until a time', async () => {
+      const keys: [string, number][] = [['email:x', 3], ['ip:y', 100]];
+      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => note(i % 2 ? store : second, keys, 1000, 60_000)));
+      // The first three are free; the fourth is allowed and blocks the next for 1 s (n × 1 s here).
+      expect(answers.filter((a) => a.allowed)).toHaveLength(4);
+      expect(answers.filter((a) => !a.allowed)).toEqual(Array.from({ length: 6 }, () => ({ allowed: false, blockedUntil: 2000 })));
+      // The refused six were not counted: the fifth attempt earns 2 s, not 7.
+      expect(await note(second, keys, 2000, 60_000)).toEqual({ allowed: true });
+      expect(await note(store, keys, 2500, 60_000)).toEqual({ allowed: false, blockedUntil: 4000 });
+      // The address was counted five times, with the account.
+      expect(await note(store, [['ip:y', 5]], 3000, 60_000)).toEqual({ allowed: true });
+      expect(await note(second, [['ip:y', 5]], 3000, 60_000)).toEqual({ allowed: false, blockedUntil: 4000 });
+      // A block is never shortened; past the window the count starts over.
+      expect(await note(store, [['email:x', 0]], 61_000, 60_000, () => 10)).toEqual({ allowed: true });
+      expect(await note(store, [['email:x', 3]], 61_000, 60_000)).toEqual({ allowed: false, blockedUntil: 61_010 });
+      expect(await note(store, [['email:x', 3]], 61_010, 60_000)).toEqual({ allowed: true });
       await store.accounts.clearLoginFailures('email:x');
-      expect(await second.accounts.loginBlockedUntil(['email:x'])).toBe(0);
-      expect(await store.accounts.loginBlockedUntil([])).toBe(0);
+      expect(await note(second, [['email:x', 0]], 61_010, 60_000)).toEqual({ allowed: true });
+      expect(await note(store, [])).toEqual({ allowed: true });
+    });
+
+    it('takes a forgiven attempt off the count, and leaves its block', async () => {
+      expect(await note(store, [['ip:f', 1]], 1000, 60_000)).toEqual({ allowed: true });
+      await second.accounts.forgiveLoginAttempt('ip:f');
+      expect(await note(store, [['ip:f', 1]], 1000, 60_000)).toEqual({ allowed: true });
+      expect(await note(store, [['ip:f', 1]], 1000, 60_000)).toEqual({ allowed: true });
+      await store.accounts.forgiveLoginAttempt('ip:f');
+      expect(await note(second, [['ip:f', 1]], 1000, 60_000)).toEqual({ allowed: false, blockedUntil: 2000 });
+      await store.accounts.forgiveLoginAttempt('ip:none');
     });
 
     it('lists live organizations, projects with retention, and sources, by name', async () => {

@@ -16,8 +16,9 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/fixture.js';
-import { type Server, freePort, provision, startServer, stopServer } from '../helpers/process.js';
+import { type Server, freePort, provision, runCli, startServer, stopServer } from '../helpers/process.js';
 
+const PASSWORD = 'a console password, long enough';
 const CONF = readFileSync(new URL('../../docs/nginx/inlet.conf', import.meta.url), 'utf8');
 
 function findNginx(): string | null {
@@ -65,6 +66,8 @@ describe.skipIf(NGINX === null && !process.env.CI)('behind nginx with TLS (docs/
     [tlsPort, plainPort] = [await freePort(), await freePort()];
     const data = join(tmp.dir, 'data');
     key = (await provision({}, data)).key.key;
+    const made = await runCli(['user', 'create', '--data-dir', data, '--email', 'ops@acme.test', '--admin', '--password-stdin'], {}, `${PASSWORD}\n`);
+    expect(made.code, made.stderr).toBe(0);
     inlet = await startServer(['--data-dir', data, '--base-url', publicUrl()]);
     const inletPort = new URL(inlet.url).port;
 
@@ -165,6 +168,21 @@ describe.skipIf(NGINX === null && !process.env.CI)('behind nginx with TLS (docs/
     expect(plain.headers.location).toBe('https://inlet.example.com/api/v1/batch');
   });
 
+  it('the console signs in through nginx listening on a port other than 443', async () => {
+    expect(tlsPort).not.toBe(443);
+    // What a browser sends from the login page at https://localhost:<port>/console/login.
+    const browser = { origin: publicUrl(), 'sec-fetch-site': 'same-origin', 'content-type': 'application/x-www-form-urlencoded' };
+    const login = await request('POST', '/console/login', new URLSearchParams({ email: 'ops@acme.test', password: PASSWORD }).toString(), browser);
+    expect(login.status, login.text).toBe(303);
+    expect(login.headers.location).toBe('/console/projects');
+    const cookie = String(login.headers['set-cookie']).split(';')[0]!;
+    expect(cookie).toMatch(/^inlet_session=/);
+    expect(String(login.headers['set-cookie'])).toMatch(/; Secure/);
+    const projects = await request('GET', '/console/projects', undefined, { cookie });
+    expect(projects.status).toBe(200);
+    expect(projects.text).toContain('Web');
+  });
+
   it('bodies, timeouts and forwarded headers are set as the guide says', () => {
     expect(CONF).toMatch(/^\s*client_max_body_size 2m;/m);
     expect(seconds('proxy_read_timeout')).toBeGreaterThan(30);
@@ -172,7 +190,7 @@ describe.skipIf(NGINX === null && !process.env.CI)('behind nginx with TLS (docs/
     expect(seconds('client_body_timeout')).toBeLessThanOrEqual(60);
     expect(CONF).toMatch(/^\s*proxy_set_header X-Forwarded-For \$remote_addr;/m);
     expect(CONF).toMatch(/^\s*proxy_set_header X-Forwarded-Proto \$scheme;/m);
-    expect(CONF).toMatch(/^\s*proxy_set_header Host \$host;/m);
+    expect(CONF).toMatch(/^\s*proxy_set_header Host \$http_host;/m);
     expect(CONF).toMatch(/^\s*proxy_next_upstream error timeout;/m);
   });
 });

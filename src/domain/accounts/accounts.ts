@@ -5,6 +5,7 @@ import { AdminError } from '../admin.js';
 import { randomBase62 } from '../ids.js';
 import { hashesMatch } from '../keys.js';
 import { sha256 } from '../sha256.js';
+import { isStorableText } from '../storable.js';
 import { decoyHash, hashPassword, passwordProblem, verifyPassword } from './passwords.js';
 import { FAILURE_WINDOW_MS, LoginThrottle } from './throttle.js';
 
@@ -23,7 +24,23 @@ export interface Viewer {
   session: SessionRecord;
 }
 
-export type SignIn = { ok: true; token: string } | { ok: false; reason: 'wrong' } | { ok: false; reason: 'throttled'; retryAfterMs: number };
+export type SignIn =
+  | { ok: true; token: string }
+  | { ok: false; reason: 'wrong' }
+  | { ok: false; reason: 'throttled'; retryAfterMs: number }
+  | { ok: false; reason: 'busy'; retryAfterMs: number };
+
+/**
+ * Sign-ins one server checks at once. Their hashes run one after another on
+ * one thread (password-thread.ts), about 0.1 s each: the eighth waits under
+ * a second on an idle machine, and a flood holds at most eight store writes
+ * and hashes that batches could wait behind.
+ */
+export const MAX_PASSWORD_CHECKS = 8;
+/** When a sign-in refused for the bound is told to try again. */
+const BUSY_RETRY_MS = 1000;
+/** The longest email an account can have (createUser's rule). */
+const MAX_EMAIL_LENGTH = 254;
 
 const expired = (s: SessionRecord, now: number): boolean => now - s.lastSeenAt >= SESSION_IDLE_MS || now - s.createdAt >= SESSION_ABSOLUTE_MS;
 
@@ -34,6 +51,8 @@ export const normaliseEmail = (email: string): string => email.trim().toLowerCas
 export function createAccounts(store: Pick<Store, 'accounts' | 'admin'>, clock: () => number) {
   const accounts: AccountStore = store.accounts;
   const throttle = new LoginThrottle(accounts);
+  /** Password checks under way on this server. */
+  let checking = 0;
 
   /**
    * Whether the account still has the password that was checked and is not
@@ -49,7 +68,7 @@ export function createAccounts(store: Pick<Store, 'accounts' | 'admin'>, clock: 
     /** `inlet user create`: the password is hashed here and never stored or shown as given. */
     async createUser(opts: { email: string; password: string; admin: boolean; orgIds: string[] }) {
       const email = normaliseEmail(opts.email);
-      if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 254) throw new AdminError(`--email "${opts.email}" is not an email address.`);
+      if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > MAX_EMAIL_LENGTH) throw new AdminError(`--email "${opts.email}" is not an email address.`);
       const weak = passwordProblem(opts.password);
       if (weak !== null) throw new AdminError(weak);
       for (const org of opts.orgIds) {
@@ -61,22 +80,31 @@ export function createAccounts(store: Pick<Store, 'accounts' | 'admin'>, clock: 
       return { id: user.id, email: user.email, admin: user.admin, orgs: orgIds };
     },
 
-    /** Checks a password (throttled per account and per client address) and starts a session. */
+    /** Checks a password (throttled per account and per client address, and bounded in number at once) and starts a session. */
     async signIn(emailGiven: string, password: string, address: string): Promise<SignIn> {
       const email = normaliseEmail(emailGiven);
+      // No account has an email no engine could store (nor a longer one than createUser takes): wrong, before any query.
+      if (email.length > MAX_EMAIL_LENGTH || !isStorableText(email)) return { ok: false, reason: 'wrong' };
+      // Past the bound a sign-in is refused at once, before it is counted or hashed: it checks no password, and
+      // every sign-in in flight holds a write of the store and a hash, which batches would otherwise wait behind.
+      if (checking >= MAX_PASSWORD_CHECKS) return { ok: false, reason: 'busy', retryAfterMs: BUSY_RETRY_MS };
+      checking++;
       const now = clock();
-      const until = await throttle.blockedUntil(email, address);
-      if (until > now) return { ok: false, reason: 'throttled', retryAfterMs: until - now };
-      const user = await accounts.userByEmail(email);
-      // An unknown email costs a hash too, so timing does not tell which was wrong.
-      const matches = await verifyPassword(password, user?.passwordHash ?? (await decoyHash()));
+      let user: UserRecord | null;
+      let matches: boolean;
+      try {
+        const attempt = await throttle.attempt(email, address, now);
+        if (!attempt.allowed) return { ok: false, reason: 'throttled', retryAfterMs: attempt.blockedUntil - now };
+        user = await accounts.userByEmail(email);
+        // An unknown email costs a hash too, so timing does not tell which was wrong.
+        matches = await verifyPassword(password, user?.passwordHash ?? (await decoyHash()));
+      } finally {
+        checking--;
+      }
       // A disabled account is answered and counted as a wrong password whatever
       // was typed, so neither the answer nor the throttle tells whether it was right.
-      if (user === null || !matches || user.disabled) {
-        await throttle.failed(email, address, now);
-        return { ok: false, reason: 'wrong' };
-      }
-      await throttle.succeeded(email);
+      if (user === null || !matches || user.disabled) return { ok: false, reason: 'wrong' };
+      await throttle.succeeded(email, address);
       // Sign-ins are rare: each one clears what has expired, so the tables never grow without bound.
       await accounts.purgeExpired({ createdBefore: now - SESSION_ABSOLUTE_MS, seenBefore: now - SESSION_IDLE_MS, failuresBefore: now - FAILURE_WINDOW_MS, now });
       const token = randomBytes(32).toString('base64url');

@@ -1,4 +1,5 @@
-import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { deriveKey } from './password-thread.js';
 
 /** Shortest password an account may have. */
 export const MIN_PASSWORD_LENGTH = 12;
@@ -16,9 +17,7 @@ const KEY_LENGTH = 32;
 const MAX_MEM = 64 * 1024 * 1024;
 
 function derive(password: string, salt: Buffer, n: number, r: number, p: number): Promise<Buffer> {
-  return new Promise((resolve, reject) =>
-    scrypt(password.normalize('NFC'), salt, KEY_LENGTH, { N: n, r, p, maxmem: MAX_MEM }, (err, key) => (err ? reject(err) : resolve(key))),
-  );
+  return deriveKey(password.normalize('NFC'), salt, KEY_LENGTH, { N: n, r, p, maxmem: MAX_MEM });
 }
 
 /** A self-describing hash: `scrypt$N$r$p$salt$key`, salt and key in base64. */

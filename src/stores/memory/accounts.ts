@@ -1,5 +1,6 @@
 import { StoreUnavailableError } from '../port.js';
-import type { AccountStore, SessionRecord, UserChange, UserListing, UserRecord } from '../port-console.js';
+import { countLoginAttempt } from '../login-attempts.js';
+import type { AccountStore, LoginAttempt, LoginKey, LoginRule, SessionRecord, UserChange, UserListing, UserRecord } from '../port-console.js';
 import { type MemoryDatabase, type SessionRow, byteOrder } from './database.js';
 
 const session = (hex: string, s: SessionRow): SessionRecord => ({ tokenHash: Buffer.from(hex, 'hex'), ...s });
@@ -103,32 +104,19 @@ export class MemoryAccounts implements AccountStore {
     return this.db.exclusive(() => void this.t.sessions.delete(tokenHash.toString('hex')));
   }
 
-  noteLoginFailure(key: string, at: number, windowMs: number): Promise<number> {
+  noteLoginAttempt(keys: LoginKey[], at: number, rule: LoginRule): Promise<LoginAttempt> {
     return this.db.exclusive(() => {
-      const f = this.t.loginFailures.get(key);
-      if (f === undefined) {
-        this.t.loginFailures.set(key, { failures: 1, firstAt: at, blockedUntil: 0 });
-        return 1;
-      }
-      if (f.firstAt <= at - windowMs) {
-        f.failures = 1;
-        f.firstAt = at;
-      } else {
-        f.failures++;
-      }
-      return f.failures;
+      const { attempt, rows } = countLoginAttempt(keys.map((k) => this.t.loginFailures.get(k.key) ?? null), keys, at, rule);
+      if (rows !== null) keys.forEach((k, i) => this.t.loginFailures.set(k.key, rows[i]!));
+      return attempt;
     });
   }
 
-  blockLogin(key: string, until: number): Promise<void> {
+  forgiveLoginAttempt(key: string): Promise<void> {
     return this.db.exclusive(() => {
       const f = this.t.loginFailures.get(key);
-      if (f !== undefined) f.blockedUntil = Math.max(f.blockedUntil, until);
+      if (f !== undefined) f.failures = Math.max(0, f.failures - 1);
     });
-  }
-
-  async loginBlockedUntil(keys: string[]): Promise<number> {
-    return Math.max(0, ...keys.map((k) => this.t.loginFailures.get(k)?.blockedUntil ?? 0));
   }
 
   clearLoginFailures(key: string): Promise<void> {

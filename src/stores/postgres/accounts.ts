@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import type { AccountStore, SessionRecord, UserChange, UserListing, UserRecord } from '../port-console.js';
+import { countLoginAttempt } from '../login-attempts.js';
+import type { AccountStore, LoginAttempt, LoginKey, LoginRule, SessionRecord, UserChange, UserListing, UserRecord } from '../port-console.js';
 import { inTransaction, unavailable } from './pool.js';
 
 interface UserRow { id: string; email: string; password_hash: string; admin: boolean; disabled: boolean; created_at: number }
@@ -98,25 +99,37 @@ export class PgAccounts implements AccountStore {
     await this.rows('DELETE FROM sessions WHERE token_hash = $1', [tokenHash]);
   }
 
-  async noteLoginFailure(key: string, at: number, windowMs: number): Promise<number> {
-    const rows = await this.rows<{ failures: number }>(
-      `INSERT INTO login_failures AS f (key, failures, first_at) VALUES ($1, 1, $2)
-       ON CONFLICT (key) DO UPDATE SET
-         failures = CASE WHEN f.first_at <= $2 - $3 THEN 1 ELSE f.failures + 1 END,
-         first_at = CASE WHEN f.first_at <= $2 - $3 THEN $2 ELSE f.first_at END
-       RETURNING failures`,
-      [key, at, windowMs],
-    );
-    return rows[0]!.failures;
+  async noteLoginAttempt(keys: LoginKey[], at: number, rule: LoginRule): Promise<LoginAttempt> {
+    const names = keys.map((k) => k.key);
+    return inTransaction(this.pool, async (c) => {
+      const q = async <R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<R[]> => {
+        try {
+          return (await c.query<R>(text, values)).rows;
+        } catch (e) {
+          throw unavailable(e);
+        }
+      };
+      // Every key gets a row to lock, in one order on every server, so two attempts never wait on each other's locks in turn.
+      await q('INSERT INTO login_failures (key, failures, first_at) SELECT k, 0, 0 FROM unnest($1::text[]) AS k ORDER BY k ON CONFLICT (key) DO NOTHING', [names]);
+      const locked = await q<{ key: string; failures: number; first_at: number; blocked_until: number }>(
+        'SELECT key, failures, first_at, blocked_until FROM login_failures WHERE key = ANY($1::text[]) ORDER BY key FOR UPDATE',
+        [names],
+      );
+      const byKey = new Map(locked.map((r) => [r.key, { failures: r.failures, firstAt: r.first_at, blockedUntil: r.blocked_until }]));
+      const { attempt, rows } = countLoginAttempt(names.map((k) => byKey.get(k) ?? null), keys, at, rule);
+      if (rows !== null) {
+        await q(
+          `UPDATE login_failures AS f SET failures = n.failures, first_at = n.first_at, blocked_until = n.blocked_until
+           FROM unnest($1::text[], $2::int[], $3::bigint[], $4::bigint[]) AS n(key, failures, first_at, blocked_until) WHERE f.key = n.key`,
+          [names, rows.map((r) => r.failures), rows.map((r) => r.firstAt), rows.map((r) => r.blockedUntil)],
+        );
+      }
+      return attempt;
+    });
   }
 
-  async blockLogin(key: string, until: number): Promise<void> {
-    await this.rows('UPDATE login_failures SET blocked_until = greatest(blocked_until, $2) WHERE key = $1', [key, until]);
-  }
-
-  async loginBlockedUntil(keys: string[]): Promise<number> {
-    const rows = await this.rows<{ until: number | null }>('SELECT max(blocked_until) AS until FROM login_failures WHERE key = ANY($1::text[])', [keys]);
-    return rows[0]?.until ?? 0;
+  async forgiveLoginAttempt(key: string): Promise<void> {
+    await this.rows('UPDATE login_failures SET failures = greatest(failures - 1, 0) WHERE key = $1', [key]);
   }
 
   async clearLoginFailures(key: string): Promise<void> {

@@ -68,11 +68,19 @@ export function isServerError(e: unknown): boolean {
  */
 const REFUSED_CLASSES = new Set(['22', '23', '54']);
 
-/** Wraps a driver failure as the port's error; everything else passes through. */
+/**
+ * Wraps a driver failure as the port's error; everything else passes through.
+ * The message says which it was: a server that answered with an error was
+ * reached, and an operator told otherwise would look for an outage that is
+ * not there (a value it refused, a statement cancelled at its time limit).
+ */
 export function unavailable(e: unknown): StoreUnavailableError {
   if (e instanceof StoreUnavailableError) return e;
-  const refused = e instanceof pg.DatabaseError && REFUSED_CLASSES.has((e.code ?? '').slice(0, 2));
-  return new StoreUnavailableError('PostgreSQL could not be reached, or it refused the statement.', { cause: e, refused });
+  if (!(e instanceof pg.DatabaseError)) return new StoreUnavailableError('PostgreSQL could not be reached.', { cause: e });
+  const code = /^[0-9A-Z]{5}$/.test(e.code ?? '') ? e.code! : 'unknown';
+  const refused = REFUSED_CLASSES.has(code.slice(0, 2));
+  const what = refused ? 'refused the statement for a value it holds' : 'failed the statement';
+  return new StoreUnavailableError(`PostgreSQL ${what} (SQLSTATE ${code}).`, { cause: e, refused });
 }
 
 /**

@@ -1,4 +1,5 @@
-import type { AccountStore, SessionRecord, UserChange, UserListing, UserRecord } from '../port-console.js';
+import { type LoginCount, countLoginAttempt } from '../login-attempts.js';
+import type { AccountStore, LoginAttempt, LoginKey, LoginRule, SessionRecord, UserChange, UserListing, UserRecord } from '../port-console.js';
 import type { Db } from './open.js';
 
 interface UserRow { id: string; email: string; password_hash: string; admin: number; disabled: number; created_at: number }
@@ -108,29 +109,24 @@ export class SqliteAccounts implements AccountStore {
     await this.write(() => this.db.prepare('DELETE FROM sessions WHERE token_hash = ?').run(tokenHash));
   }
 
-  async noteLoginFailure(key: string, at: number, windowMs: number): Promise<number> {
-    return this.write(() => this.db
-      .prepare(
-        `INSERT INTO login_failures (key, failures, first_at) VALUES (@key, 1, @at)
-         ON CONFLICT (key) DO UPDATE SET
-           failures = CASE WHEN first_at <= @at - @window THEN 1 ELSE failures + 1 END,
-           first_at = CASE WHEN first_at <= @at - @window THEN @at ELSE first_at END
-         RETURNING failures`,
-      )
-      .pluck()
-      .get({ key, at, window: windowMs }) as number);
+  async noteLoginAttempt(keys: LoginKey[], at: number, rule: LoginRule): Promise<LoginAttempt> {
+    const read = this.db.prepare('SELECT failures, first_at AS firstAt, blocked_until AS blockedUntil FROM login_failures WHERE key = ?');
+    const put = this.db.prepare(
+      `INSERT INTO login_failures (key, failures, first_at, blocked_until) VALUES (@key, @failures, @firstAt, @blockedUntil)
+       ON CONFLICT (key) DO UPDATE SET failures = excluded.failures, first_at = excluded.first_at, blocked_until = excluded.blocked_until`,
+    );
+    // IMMEDIATE: another connection to the file cannot count between the read and the write.
+    const step = this.db.transaction((): LoginAttempt => {
+      const found = keys.map((k) => (read.get(k.key) as LoginCount | undefined) ?? null);
+      const { attempt, rows } = countLoginAttempt(found, keys, at, rule);
+      if (rows !== null) keys.forEach((k, i) => put.run({ key: k.key, ...rows[i]! }));
+      return attempt;
+    });
+    return this.write(() => step.immediate());
   }
 
-  async blockLogin(key: string, until: number): Promise<void> {
-    await this.write(() => this.db.prepare('UPDATE login_failures SET blocked_until = max(blocked_until, ?) WHERE key = ?').run(until, key));
-  }
-
-  async loginBlockedUntil(keys: string[]): Promise<number> {
-    const r = this.db
-      .prepare('SELECT max(blocked_until) FROM login_failures WHERE key IN (SELECT value FROM json_each(?))')
-      .pluck()
-      .get(JSON.stringify(keys)) as number | null;
-    return r ?? 0;
+  async forgiveLoginAttempt(key: string): Promise<void> {
+    await this.write(() => this.db.prepare('UPDATE login_failures SET failures = max(failures - 1, 0) WHERE key = ?').run(key));
   }
 
   async clearLoginFailures(key: string): Promise<void> {
