@@ -317,7 +317,7 @@ describe('back-pressure on bodies', () => {
     let answered = false;
     void answer.then(() => (answered = true));
     // It waits for room (it is not refused at once) ...
-    await vi.waitFor(() => expect(admission.waitingBodyBytes).toBeGreaterThan(0), { interval: 5 });
+    await vi.waitFor(() => expect(admission.waitingBodyBytes).toBeGreaterThan(0), { timeout: 10_000, interval: 5 });
     expect(answered).toBe(false);
     // ... and is told to come back once its wait is over, the first still held.
     const second = await answer;
