@@ -13,6 +13,8 @@ export interface CollectorOptions {
   onBackgroundError?: (e: unknown) => void;
   /** Told of every commit of the ingest engine, for metrics. */
   observer?: IngestObserver;
+  /** Monotonic ms that commit durations are measured in; tests pass their own. */
+  timer?: () => number;
 }
 
 /**
@@ -30,7 +32,7 @@ export class Collector {
     readonly store: Store,
     opts: CollectorOptions = {},
   ) {
-    this.engine = new IngestEngine(store, opts.clock, opts.observer);
+    this.engine = new IngestEngine(store, opts.clock, opts.observer, opts.timer);
     this.keys = new KeyBook(store);
     this.keyUses = new KeyUses(store, opts.onBackgroundError);
   }

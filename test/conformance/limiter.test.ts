@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Limiter, WindowSpec } from '../../src/stores/limiter-port.js';
 import { LocalLimiter } from '../../src/domain/limits/local-limiter.js';
 import { RedisLimiter } from '../../src/stores/redis-limits/redis-limiter.js';
@@ -221,18 +221,17 @@ for (const engine of LIMITERS) {
 }
 
 describe('limiter: redis when Redis is away', () => {
-  it('counts in this process within a second, still refusing, and reports once', async () => {
+  // A refused connection is an outage known at once: with a timeout longer
+  // than the test's own, a take that waited for Redis instead fails the test.
+  it('counts in this process at once, without waiting out the timeout, still refusing, and reports once', { timeout: 10_000 }, async () => {
     const errors: Error[] = [];
     // Nothing listens on this port.
-    const limiter = new RedisLimiter('redis://127.0.0.1:6390', { fallback: new LocalLimiter(), onError: (e) => errors.push(e) });
+    const limiter = new RedisLimiter('redis://127.0.0.1:6390', { fallback: new LocalLimiter(), timeoutMs: 120_000, onError: (e) => errors.push(e) });
     try {
       const w = [{ key: 'k', limit: 10, windowMs: 10_000 }];
-      const started = Date.now();
       expect(await limiter.take(w, 10, T)).toEqual({ allowed: true, windows: [{ used: 10, oldestExpiresAt: T + 10_000 }] });
-      expect(Date.now() - started).toBeLessThan(1_000);
       expect((await limiter.take(w, 1, T + 1)).allowed).toBe(false);
       expect((await limiter.take(w, 10, T + 10_000)).allowed).toBe(true);
-      expect(Date.now() - started).toBeLessThan(1_000);
       expect(errors).toHaveLength(1);
     } finally {
       await limiter.close();
@@ -292,25 +291,16 @@ class Relay {
       expect((await limiter.take(w, 20, T)).windows[0]!.used).toBe(20);
 
       await relay.stop();
-      const started = Date.now();
       // Counted here only: Redis still holds 20.
       expect((await limiter.take(w, 5, T + 1)).windows[0]!.used).toBe(5);
       expect((await limiter.take(w, 5, T + 2)).windows[0]!.used).toBe(10);
-      expect(Date.now() - started).toBeLessThan(1_000);
       expect(errors).toHaveLength(1);
       expect((await direct.take(w, 0, T + 3)).windows[0]!.used).toBe(20);
 
       await relay.start();
       // ioredis reconnects on its own schedule; meanwhile takes keep counting
       // locally (10), so 20 can only come from Redis.
-      const deadline = Date.now() + 10_000;
-      let used = 0;
-      while (Date.now() < deadline) {
-        used = (await limiter.take(w, 0, T + 4)).windows[0]!.used;
-        if (used === 20) break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      expect(used).toBe(20);
+      await vi.waitFor(async () => expect((await limiter.take(w, 0, T + 4)).windows[0]!.used).toBe(20), { timeout: 10_000, interval: 50 });
       expect((await limiter.take(w, 1, T + 5)).windows[0]!.used).toBe(21);
       expect((await direct.take(w, 0, T + 6)).windows[0]!.used).toBe(21);
       expect(errors).toHaveLength(1);
@@ -334,16 +324,16 @@ class Relay {
     try {
       expect((await limiter.take(w, 20, T)).windows[0]!.used).toBe(20);
       relay.hung = true;
-      let started = Date.now();
+      // Redis never answers now: a take that waited for it would never settle.
       expect((await limiter.take(w, 5, T + 1)).windows[0]!.used).toBe(5);
-      expect(Date.now() - started).toBeLessThan(1_000);
       expect(errors).toHaveLength(1);
-      // One take asks Redis again; those beside it do not wait for its answer.
-      started = Date.now();
-      const probe = limiter.take(w, 1, T + 2);
-      expect((await limiter.take(w, 1, T + 2)).windows[0]!.used).toBe(6);
-      expect(Date.now() - started).toBeLessThan(100);
+      // One take asks Redis again; the one beside it does not wait for its answer.
+      const answered: string[] = [];
+      const probe = limiter.take(w, 1, T + 2).then((r) => (answered.push('probe'), r));
+      const beside = limiter.take(w, 1, T + 2).then((r) => (answered.push('beside'), r));
+      expect((await beside).windows[0]!.used).toBe(6);
       expect((await probe).windows[0]!.used).toBe(7);
+      expect(answered).toEqual(['beside', 'probe']);
       expect(errors).toHaveLength(1);
     } finally {
       await limiter.close();

@@ -6,12 +6,13 @@ import { collectorOn, ingestJob } from './items.js';
 
 /**
  * An erasure whose process stops after its first step: `cutShort` makes the
- * store fail in step two (as a crash or a lost database would) and returns
- * the repair; `reopen` then opens the store again, as a new process would.
+ * store's database refuse to delete events (as a crash or a lost database
+ * would stop step two) and returns the repair; `reopen` then opens the store
+ * again, as a new process would.
  * The person is gone at once; its events stay until finishErasures runs on
  * the record once it is stale, and only then; nobody else's events go.
  */
-export async function erasureCutShort(first: Store, cutShort: (store: Store) => () => void, reopen: () => Promise<Store>): Promise<void> {
+export async function erasureCutShort(first: Store, cutShort: () => Promise<() => Promise<void>>, reopen: () => Promise<Store>): Promise<void> {
   const collector = await collectorOn(first);
   await collector.ingest(ingestJob([
     { distinctId: 'bob', insertId: 'bob_1' },
@@ -19,9 +20,9 @@ export async function erasureCutShort(first: Store, cutShort: (store: Store) => 
     { distinctId: 'carol', insertId: 'carol_1' },
     { distinctId: 'bob', insertId: 'bob_3' },
   ]));
-  const repair = cutShort(first);
+  const repair = await cutShort();
   await expect(first.erasePerson('prj_1', { distinctId: 'bob' }, { suppress: false, now: Date.now() })).rejects.toThrow();
-  repair();
+  await repair();
   await collector.close();
 
   const store = await reopen();

@@ -1,5 +1,6 @@
 import { gzipSync } from 'node:zlib';
-import { afterEach, describe, expect, it } from 'vitest';
+import { once } from 'node:events';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { REQUEST_ERRORS, type RequestErrorCode } from '../../src/errors/codes.js';
 import { type Fixture, type FixtureOptions, makeFixture, send } from '../helpers/fixture.js';
@@ -308,12 +309,19 @@ async function withHeldCommits(opts: FixtureOptions = {}): Promise<{ letGo: () =
 describe('back-pressure on bodies', () => {
   it('a request with no room waits, and is answered 503 with Retry-After: 5 if none frees up in time; the one in hand is kept', async () => {
     const { Admission } = await import('../../src/edge/admission.js');
-    const { letGo } = await withHeldCommits({ admission: new Admission(1, 200) });
+    const admission = new Admission(1, 500);
+    const { letGo, inStore } = await withHeldCommits({ admission });
     const first = send(f, { items: [{ event: 'first', distinct_id: 'u', insert_id: 'a' }] });
-    await new Promise((r) => setTimeout(r, 20));
-    const started = Date.now();
-    const second = await send(f, { items: [{ event: 'second', distinct_id: 'u', insert_id: 'b' }] });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+    await inStore;
+    const answer = send(f, { items: [{ event: 'second', distinct_id: 'u', insert_id: 'b' }] });
+    let answered = false;
+    void answer.then(() => (answered = true));
+    // It waits for room (it is not refused at once) ...
+    await vi.waitFor(() => expect(admission.waitingBodyBytes).toBeGreaterThan(0), { timeout: 10_000, interval: 5 });
+    expect(answered).toBe(false);
+    // ... and is told to come back once its wait is over, the first still held.
+    const second = await answer;
+    expect(admission.waitingBodyBytes).toBe(0);
     expectError(second, 'collection_unavailable');
     expect(second.headers['retry-after']).toBe('5');
     letGo();
@@ -351,9 +359,11 @@ describe('a server that is closing', () => {
         probe.on('connect', () => (probe.destroy(), r(true)));
         probe.on('error', () => r(false));
       });
-    while (await accepts()) await new Promise((r) => setTimeout(r, 5));
+    await vi.waitFor(async () => expect(await accepts()).toBe(false), { interval: 5 });
+    // The server has the second request once it emits it; only then is the first let go.
+    const arrived = once(f.app.server, 'request');
     socket.write(request('second'));
-    await new Promise((r) => setTimeout(r, 20));
+    await arrived;
     letGo();
     await closing;
     await ended;

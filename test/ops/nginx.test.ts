@@ -14,7 +14,7 @@ import https from 'node:https';
 import http from 'node:http';
 import net from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { tempDir } from '../helpers/fixture.js';
 import { type Server, freePort, provision, runCli, startServer, stopServer } from '../helpers/process.js';
 
@@ -91,15 +91,17 @@ describe.skipIf(NGINX === null && !process.env.CI)('behind nginx with TLS (docs/
     execFileSync(NGINX!, ['-t', '-q', ...args], { stdio: 'pipe' });
     nginx = spawn(NGINX!, args, { stdio: 'ignore' });
     // Listening once a connection to its TLS port goes through.
-    for (;;) {
-      const up = await new Promise<boolean>((resolve) => {
-        const s = net.connect(tlsPort, '127.0.0.1', () => resolve(true)).on('error', () => resolve(false));
-        s.on('connect', () => s.destroy());
-      });
-      if (up) break;
-      if (nginx.exitCode !== null) throw new Error(`nginx exited ${nginx.exitCode}: ${readFileSync(join(tmp.dir, 'error.log'), 'utf8')}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await vi.waitFor(
+      async () => {
+        if (nginx!.exitCode !== null) throw new Error(`nginx exited ${nginx!.exitCode}: ${readFileSync(join(tmp.dir, 'error.log'), 'utf8')}`);
+        const up = await new Promise<boolean>((resolve) => {
+          const s = net.connect(tlsPort, '127.0.0.1', () => resolve(true)).on('error', () => resolve(false));
+          s.on('connect', () => s.destroy());
+        });
+        expect(up, 'nginx listens on its TLS port').toBe(true);
+      },
+      { timeout: 10_000, interval: 50 },
+    );
   });
 
   afterAll(async () => {

@@ -15,7 +15,7 @@
  * it is skipped and named (test/helpers/services.ts).
  */
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestDatabase } from '../conformance/stores.js';
 import { describeWith } from '../helpers/needs-services.js';
 import { type Server, cliJson, startServer, stopServer } from '../helpers/process.js';
@@ -128,7 +128,9 @@ describeWith(['postgres'], 'PostgreSQL stops and starts again under load', () =>
     };
     const loops = Array.from({ length: 6 }, (_, c) => loop(c));
 
-    await sleep(1500);
+    // The outage starts under load: once every server has committed a few batches.
+    const committed = (s: number, after: number) => attempts.filter((a) => a.server === s && a.start > after && a.status === 202).length;
+    await vi.waitFor(() => expect(servers.map((_, s) => committed(s, -Infinity) >= 10)).toEqual(servers.map(() => true)), { timeout: 30_000, interval: 50 });
     const down = performance.now();
     proxy.set(outage);
     await sleep(outageMs);
@@ -136,9 +138,14 @@ describeWith(['postgres'], 'PostgreSQL stops and starts again under load', () =>
     proxy.set('up');
     // Recovery must come by itself: nothing is restarted, the loops just go on.
     const recovered = (s: number) => attempts.find((a) => a.server === s && a.start > up && a.status === 202);
-    const deadline = up + 15_000;
-    while (performance.now() < deadline && !servers.every((_, s) => recovered(s))) await sleep(100);
-    await sleep(500);
+    // Not recovered within 15 s: the checks that follow say so, with the figures.
+    await vi
+      .waitFor(() => expect(servers.map((_, s) => recovered(s) !== undefined)).toEqual(servers.map(() => true)), { timeout: 15_000, interval: 100 })
+      .catch(() => undefined);
+    // And the load goes on a little past recovery: a few more commits on each server.
+    await vi
+      .waitFor(() => expect(servers.map((_, s) => committed(s, up) >= 5)).toEqual(servers.map(() => true)), { timeout: 5_000, interval: 50 })
+      .catch(() => undefined);
     stopping = true;
     await Promise.all(loops);
     const recoveryMs = servers.map((_, s) => {

@@ -100,18 +100,30 @@ it('a store that is away fails the group at once, without splitting it', async (
 
 it('tells its observer of every commit (jobs and items) and every failed one', async () => {
   const store = await poisoned('one');
-  const seen = { commits: 0, jobs: 0, items: 0, failed: 0 };
-  const engine = new IngestEngine(store, Date.now, {
-    committed: (seconds, jobs, items) => {
-      expect(seconds).toBeGreaterThanOrEqual(0);
-      seen.commits++;
-      seen.jobs += jobs;
-      seen.items += items;
-    },
-    failed: () => seen.failed++,
+  // Each transaction takes 40 ms of the engine's timer: each commit lasted exactly that.
+  let ms = 1_000;
+  const timed = Object.assign(Object.create(store) as MemoryStore, {
+    transaction: (...a: Parameters<MemoryStore['transaction']>) => ((ms += 40), store.transaction(...a)),
   });
+  const seen = { commits: 0, jobs: 0, items: 0, failed: 0 };
+  const durations: number[] = [];
+  const engine = new IngestEngine(
+    timed,
+    Date.now,
+    {
+      committed: (seconds, jobs, items) => {
+        durations.push(seconds);
+        seen.commits++;
+        seen.jobs += jobs;
+        seen.items += items;
+      },
+      failed: () => seen.failed++,
+    },
+    () => ms,
+  );
   const jobs = Array.from({ length: 16 }, (_, i) => ingestJob([track(i === 11 ? 'poison' : 'ok', `u${i}`), track('ok', `v${i}`)]));
   await Promise.allSettled(jobs.map((j) => engine.submit(j)));
   // The whole group, 8..15, 8..11, 10..11 and 11 alone failed; 0..7, 12..15, 8..9 and 10 committed.
   expect(seen).toEqual({ commits: 4, jobs: 15, items: 30, failed: 5 });
+  expect(durations).toEqual([0.04, 0.04, 0.04, 0.04]);
 });

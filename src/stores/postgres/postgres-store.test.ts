@@ -126,12 +126,7 @@ async function withSlowDeletes(
     try {
       await erasureCutShort(
         await PostgresStore.connect(erasures.url),
-        (store) => {
-          const erasure = (store as unknown as { erasure: { finishErasure: (...a: unknown[]) => Promise<unknown> } }).erasure;
-          const real = erasure.finishErasure;
-          erasure.finishErasure = () => Promise.reject(new StoreUnavailableError('the process stopped'));
-          return () => (erasure.finishErasure = real);
-        },
+        () => eventDeletesFail(erasures.url),
         () => PostgresStore.connect(erasures.url),
       );
     } finally {
@@ -185,8 +180,7 @@ async function withSlowDeletes(
     const aged = await createTestDatabase();
     const store = await PostgresStore.connect(aged.url);
     const collector = new Collector(store);
-    const erasure = (store as unknown as { erasure: { finishErasure: (...a: unknown[]) => Promise<unknown> } }).erasure;
-    const finish = erasure.finishErasure;
+    let repair = async (): Promise<void> => {};
     try {
       const admin = createAdmin(store, Date.now);
       const project = await admin.createProject({ name: 'P', apiEnabled: true });
@@ -199,9 +193,10 @@ async function withSlowDeletes(
       // A process whose clock is a day behind records an erasure and stops before its events go.
       vi.useFakeTimers({ toFake: ['Date'] });
       vi.setSystemTime(Date.now() - DAY);
-      erasure.finishErasure = () => Promise.reject(new StoreUnavailableError('the process stopped'));
+      repair = await eventDeletesFail(aged.url);
       await expect(store.erasePerson(project.id, { distinctId: 'bob' }, { suppress: false, now: Date.now() })).rejects.toThrow();
-      erasure.finishErasure = finish;
+      await repair();
+      repair = async () => {};
       // A server whose clock is a day ahead does not take it for abandoned: it was touched just now.
       vi.setSystemTime(Date.now() + 2 * DAY);
       expect(await store.staleErasures(600_000)).toEqual([]);
@@ -218,7 +213,7 @@ async function withSlowDeletes(
       expect(await store.staleErasures(3_700_000)).toEqual([]);
     } finally {
       vi.useRealTimers();
-      erasure.finishErasure = finish;
+      await repair();
       await collector.close();
       await aged.drop();
     }
@@ -472,11 +467,29 @@ async function withSlowDeletes(
 
     it('a database restart that ends every session is survived without a crash', async () => {
       await store.ingest(job('pre-restart'));
-      await direct.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name = 'inlet'");
-      // Let the pool notice its idle connections were closed.
-      await new Promise((r) => setTimeout(r, 200));
+      const before = backgroundErrors.length;
+      const { rowCount } = await direct.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name = 'inlet'");
+      expect(rowCount).toBeGreaterThan(0);
+      // The pool has noticed once each idle connection it held reported its end.
+      await vi.waitFor(() => expect(backgroundErrors.length).toBe(before + rowCount!));
       expect((await store.ingest(job('post-restart')))[1]!.status).toBe('accepted');
-      expect(backgroundErrors.length).toBeGreaterThan(0);
+      expect(backgroundErrors.length).toBe(before + rowCount!);
     });
   });
 });
+
+/**
+ * Makes the database refuse every delete of an event, as a process that
+ * stopped before an erasure's second step leaves it; returns the repair.
+ */
+async function eventDeletesFail(url: string): Promise<() => Promise<void>> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query(`
+    CREATE FUNCTION test_process_stopped() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'the process stopped'; END $$;
+    CREATE TRIGGER test_process_stopped BEFORE DELETE ON events FOR EACH ROW EXECUTE FUNCTION test_process_stopped();`);
+  return async () => {
+    await client.query('DROP TRIGGER test_process_stopped ON events; DROP FUNCTION test_process_stopped()');
+    await client.end();
+  };
+}

@@ -13,7 +13,9 @@
  * catch-up pass, and its next write starts the WAL from the beginning.
  *
  * Messages in: 'pass', 'catch-up', 'stop'. Out: 'passed', 'caught-up',
- * 'stopped', and 'long' when the WAL is long.
+ * 'stopped', 'long' when the WAL is long, and 'looked' after a pass the
+ * thread started on its own (nothing acts on it: it lets a test wait for the
+ * thread's own clock instead of guessing at it).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
@@ -72,7 +74,9 @@ function run(port: NonNullable<typeof parentPort>, data: CheckpointWorkerData): 
     lastLog = r !== null ? r.log : lastLog;
   };
   const timer = setInterval(() => {
-    if (Date.now() - lastPass >= data.everyMs * data.fallbackIntervals) pass();
+    if (Date.now() - lastPass < data.everyMs * data.fallbackIntervals) return;
+    pass();
+    port.postMessage('looked');
   }, data.everyMs);
   port.on('message', (m) => {
     if (m === 'pass') {

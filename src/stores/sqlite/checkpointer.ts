@@ -35,9 +35,22 @@ const WORKER_URL = import.meta.url.endsWith('.ts')
   ? new URL('../../../dist/stores/sqlite/checkpoint-worker.js', import.meta.url)
   : new URL('./checkpoint-worker.js', import.meta.url);
 
+/**
+ * The slice of a worker thread the checkpointer uses. A seam for tests: they
+ * wrap the real thread to watch or drop its messages (a stuck thread is one
+ * that drops 'catch-up'), where reaching into the class would tie them to
+ * its fields.
+ */
+export type CheckpointThread = Pick<Worker, 'postMessage' | 'on' | 'off' | 'once' | 'emit' | 'unref' | 'terminate'>;
+
+/** Starts the checkpoint thread on its worker file. */
+export function startCheckpointThread(workerData: CheckpointWorkerData): CheckpointThread {
+  return new Worker(WORKER_URL, { workerData });
+}
+
 /** Keeps the WAL of one database file short from a background thread. */
 export class Checkpointer {
-  private readonly worker: Worker;
+  private readonly worker: CheckpointThread;
   private readonly stopped: Promise<void>;
   private waiting: (() => void) | null = null;
   private onLong: () => void = () => undefined;
@@ -52,11 +65,12 @@ export class Checkpointer {
     longFrames = LONG_WAL_FRAMES,
     private readonly everyMs = CHECKPOINT_EVERY_MS,
     private readonly catchUpTimeoutMs = CATCH_UP_TIMEOUT_MS,
+    startThread: (data: CheckpointWorkerData) => CheckpointThread = startCheckpointThread,
   ) {
     const workerData: CheckpointWorkerData = { file, everyMs, longFrames, maxPrePasses: 8, smallPassFrames: 1024, fallbackIntervals: FALLBACK_INTERVALS };
-    this.worker = new Worker(WORKER_URL, { workerData });
+    this.worker = startThread(workerData);
     this.worker.unref();
-    this.worker.on('message', (m) => {
+    this.worker.on('message', (m: unknown) => {
       if (m === 'long' && !this.stopping) this.onLong();
       else if (m === 'caught-up') this.settle();
       else if (m === 'passed') {

@@ -1,6 +1,7 @@
 import { afterEach, it } from 'vitest';
 import { erasureCutShort } from '../../../test/helpers/erasure-cut-short.js';
 import { tempDir } from '../../../test/helpers/fixture.js';
+import { openSqlite } from './open.js';
 import { SqliteStore } from './sqlite-store.js';
 
 const tmp = tempDir('inlet-erasure-');
@@ -9,13 +10,14 @@ afterEach(() => tmp.remove());
 it('an erasure cut short after its first step is finished by finishErasures once stale, after a restart', async () => {
   await erasureCutShort(
     SqliteStore.open(tmp.dir),
-    (store) => {
-      const erasure = (store as unknown as { erasure: { deleteEvents: (...a: unknown[]) => number } }).erasure;
-      const real = erasure.deleteEvents;
-      erasure.deleteEvents = () => {
-        throw new Error('the process stopped');
+    async () => {
+      // Another connection to the same file: the store's own is not reached into.
+      const db = openSqlite(tmp.dir);
+      db.exec("CREATE TRIGGER test_process_stopped BEFORE DELETE ON events BEGIN SELECT RAISE(ABORT, 'the process stopped'); END");
+      return async () => {
+        db.exec('DROP TRIGGER test_process_stopped');
+        db.close();
       };
-      return () => (erasure.deleteEvents = real);
     },
     async () => SqliteStore.open(tmp.dir),
   );

@@ -120,24 +120,21 @@ describe('the minute index of events', () => {
   it('a merge by another connection in the middle of a read neither hides nor repeats an event', () => {
     const writer = open();
     const wi = new EventMinuteIndex(writer, 10);
-    const reader = new EventMinuteIndex(open(), 10);
+    // Between the reader's first and second statement, the writer adds events
+    // and indexes the tail the reader has already read: the hook makes that
+    // write just before the reader's first look for an earlier minute.
+    let wrote = false;
+    const reader = new EventMinuteIndex(
+      beforeStatement(open(), 'minute < ?', () => {
+        if (wrote) return;
+        wrote = true;
+        write(writer, wi, Array.from({ length: 10 }, (_, i) => ({ sourceId: 'src_a', timestamp: T0 + i * 7000 })));
+      }),
+      10,
+    );
     const all = write(writer, wi, Array.from({ length: 15 }, (_, i) => ({ sourceId: 'src_a', timestamp: T0 + i * 60_000 })));
     all.push(...write(writer, wi, Array.from({ length: 5 }, (_, i) => ({ sourceId: 'src_a', timestamp: T0 + i * 1000 }))));
     const before = expected(all, 'src_a', 100);
-    // Between the reader's first and second statement, the writer adds events
-    // and indexes the tail the reader has already read.
-    const stmts = (reader as unknown as { s: { minuteBefore: { get: (...a: unknown[]) => unknown } } }).s;
-    const minuteBefore = stmts.minuteBefore;
-    let wrote = false;
-    stmts.minuteBefore = {
-      get: (...a: unknown[]) => {
-        if (!wrote) {
-          wrote = true;
-          write(writer, wi, Array.from({ length: 10 }, (_, i) => ({ sourceId: 'src_a', timestamp: T0 + i * 7000 })));
-        }
-        return minuteBefore.get(...a);
-      },
-    };
     expect(reader.newest('src_a', 100)).toEqual(before);
     expect(wrote).toBe(true);
   });
@@ -181,3 +178,33 @@ describe('the minute index of events', () => {
     }
   });
 });
+
+/**
+ * `db` as the index is handed it, except that each run of the statement whose
+ * SQL holds `marker` first calls `before`: a place to put another
+ * connection's write between two statements of one read.
+ */
+function beforeStatement(db: Db, marker: string, before: () => void): Db {
+  const bound = (target: object, p: string | symbol): unknown => {
+    const v = Reflect.get(target, p, target) as unknown;
+    return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+  };
+  return new Proxy(db, {
+    get: (t, p) => {
+      if (p !== 'prepare') return bound(t, p);
+      return (sql: string) => {
+        const stmt = t.prepare(sql);
+        if (!sql.includes(marker)) return stmt;
+        const hooked: typeof stmt = new Proxy(stmt, {
+          get: (st, q) => {
+            if (q === 'get' || q === 'all') return (...a: unknown[]) => (before(), st[q](...a));
+            // Modes return the statement itself: the hooked one, so the hook stays.
+            if (q === 'pluck' || q === 'raw' || q === 'expand' || q === 'safeIntegers') return (...a: unknown[]) => ((st[q] as (...x: unknown[]) => unknown)(...a), hooked);
+            return bound(st, q);
+          },
+        });
+        return hooked;
+      };
+    },
+  });
+}

@@ -17,16 +17,9 @@ function rng(seed: number): () => number {
 /** What the table promises: a hash is its 32 bits, unsigned, and 0 is the same hash as 1. */
 const norm = (hash: number): number => hash >>> 0 || 1;
 
-interface Seg {
-  hashes: Uint32Array;
-  refs: Int32Array | Float64Array;
-  used: number;
-  live: number;
-}
-
 /** The segments' own bookkeeping, and an empty slot in each (else a lookup would never end). */
 function checkSegments(t: FingerprintTable): void {
-  const segs = (t as unknown as { segments: Seg[] }).segments;
+  const segs = t.segmentViews;
   let live = 0;
   for (const s of segs) {
     let used = 0;
@@ -130,7 +123,7 @@ function run(seed: number, initialCapacity: number, segments: number, steps: num
   for (const h of hashes) expectLookup(h);
   for (const h of model.keys()) expectLookup(h);
   // The arrays: never smaller than a segment started, 8 bytes a slot, or 12 for a segment that took a ref past 31 bits.
-  const segs = (t as unknown as { segments: Seg[] }).segments;
+  const segs = t.segmentViews;
   expect(segs.length).toBe(segments);
   let bytes = 0;
   for (const s of segs) {

@@ -19,6 +19,9 @@ const INT32_MAX = 0x7fffffff;
  * Its size need not be a power of two: a key's first slot is its hash's low
  * 24 bits scaled to the size, so a segment can grow by a fifth.
  */
+/** One segment, as segmentViews shows it. */
+export type SegmentView = Readonly<Segment>;
+
 interface Segment {
   /** Each slot's hash; 0 marks an empty slot (a hash of 0 is kept as 1). */
   hashes: Uint32Array;
@@ -86,6 +89,15 @@ export class FingerprintTable {
     let n = 0;
     for (const s of this.segments) n += s.hashes.length;
     return n;
+  }
+
+  /**
+   * The segments as they stand, read-only: what the table's own bookkeeping
+   * (slots used, slots live, array sizes) can be checked against, as the
+   * fuzz test does after its steps. Nothing else reads them.
+   */
+  get segmentViews(): readonly SegmentView[] {
+    return this.segments;
   }
 
   /** Memory held by the arrays. */

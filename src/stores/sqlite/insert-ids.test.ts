@@ -243,9 +243,11 @@ describe('insert_ids in memory, checked against their rows', () => {
     const { write } = await writer(db);
     await write([[track('a'), identify('b'), track('c')]]);
     db.close();
-    const store = SqliteStore.open(dir);
+    // The store on a connection the test opened: the index is the one insertIdsOf keeps for it.
+    const conn = open();
+    const store = new SqliteStore(conn);
     try {
-      const ids = insertIdsOf((store as unknown as { db: Db }).db);
+      const ids = insertIdsOf(conn);
       expect(ids.size).toBe(0);
       await store.prepareToServe();
       expect(ids.size).toBe(3);

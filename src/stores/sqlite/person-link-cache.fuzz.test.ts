@@ -4,7 +4,8 @@ import { tempDir } from '../../../test/helpers/fixture.js';
 import { type ItemSpec, collectorOn, ingestJob } from '../../../test/helpers/items.js';
 import { Collector } from '../../domain/collector.js';
 import { browserIdentify } from '../../domain/people/browser-identify.js';
-import { SqliteIngestTx } from './ingest-tx.js';
+import type { IngestTx, PersonRef, Store } from '../port.js';
+import { personLinkCacheOf } from './person-link-cache.js';
 import { type Db, openSqlite } from './open.js';
 import { SqliteStore } from './sqlite-store.js';
 
@@ -12,33 +13,65 @@ const tmp = tempDir('inlet-link-fuzz-');
 afterEach(() => tmp.remove());
 
 // Every answer findLinks gives, served from memory or not, is checked against
-// the database read inside the same transaction.
+// the database read inside the same transaction, on the same connection.
 const wrong: string[] = [];
 let asked = 0;
 let fromMemory = 0;
-const findLinks = SqliteIngestTx.prototype.findLinks;
-SqliteIngestTx.prototype.findLinks = function (this: SqliteIngestTx, projectId: string, ids: string[]) {
-  const self = this as unknown as { s: { findLinks: { all: (...a: unknown[]) => { key: string; id: string; kind: string }[] } }; links: { get: (p: string, d: string) => unknown } };
-  const truth = new Map(self.s.findLinks.all(projectId, JSON.stringify(ids)).map((r) => [r.key, `${r.id}/${r.kind}`]));
-  for (const id of ids) if (self.links.get(projectId, id) !== undefined) fromMemory++;
-  const answer = findLinks.call(this, projectId, ids);
-  for (const id of ids) {
-    asked++;
-    const got = answer.get(id);
-    const said = got === undefined ? undefined : `${got.id}/${got.kind}`;
-    if (said !== truth.get(id)) wrong.push(`${projectId} ${id}: memory said ${said}, the database ${truth.get(id)}`);
-  }
-  return answer;
-};
+
+/** A store on `db` whose transactions check each findLinks answer against a read of the database. */
+function checkedStore(db: Db): Store {
+  const store = new SqliteStore(db);
+  const cache = personLinkCacheOf(db);
+  const truth = db.prepare(
+    `SELECT l.distinct_id AS key, coalesce(m.id, p.id) AS id, coalesce(m.kind, p.kind) AS kind
+     FROM person_links l
+     JOIN persons p ON p.project_id = l.project_id AND p.id = l.person_id
+     LEFT JOIN persons m ON m.project_id = p.project_id AND m.id = p.merged_into
+     WHERE l.project_id = ? AND l.distinct_id IN (SELECT value FROM json_each(?))`,
+  );
+  const checkedTx = (tx: IngestTx): IngestTx =>
+    new Proxy(tx, {
+      get: (t, p) => {
+        if (p !== 'findLinks') return bound(t, p);
+        return (projectId: string, ids: string[]) => {
+          const rows = truth.all(projectId, JSON.stringify(ids)) as { key: string; id: string; kind: string }[];
+          const expected = new Map(rows.map((r) => [r.key, `${r.id}/${r.kind}`]));
+          for (const id of ids) if (cache.get(projectId, id) !== undefined) fromMemory++;
+          const check = (answer: Map<string, PersonRef>) => {
+            for (const id of ids) {
+              asked++;
+              const got = answer.get(id);
+              const said = got === undefined ? undefined : `${got.id}/${got.kind}`;
+              if (said !== expected.get(id)) wrong.push(`${projectId} ${id}: memory said ${said}, the database ${expected.get(id)}`);
+            }
+            return answer;
+          };
+          const answer = t.findLinks(projectId, ids);
+          return answer instanceof Promise ? answer.then(check) : check(answer);
+        };
+      },
+    });
+  return new Proxy(store, {
+    get: (t, p) =>
+      p === 'transaction'
+        ? <T>(fn: (tx: IngestTx) => Promise<T>, o?: { keep?: boolean }) => t.transaction((tx) => fn(checkedTx(tx)), o)
+        : bound(t, p),
+  });
+}
+
+function bound(target: object, p: string | symbol): unknown {
+  const v = Reflect.get(target, p, target) as unknown;
+  return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+}
 
 it('person links from memory always agree with the database, through merges, dry runs, failed jobs and commits, admin writes and another connection', async () => {
   for (const seed of [1, 2, 3, 4, 5, 6]) {
     const r = new Random(seed);
     const dir = `${tmp.dir}/s${seed}`;
-    const store = await collectorOn(SqliteStore.open(dir));
-    const db = (store.store as unknown as { db: Db }).db;
+    const db = openSqlite(dir);
+    const store = await collectorOn(checkedStore(db));
     db.prepare("INSERT INTO projects (id, org_id, name, api_enabled, created_at) VALUES ('prj_2', 'org_1', 'p', 1, 0)").run();
-    const otherCommitter = new Collector(new SqliteStore(openSqlite(dir)));
+    const otherCommitter = new Collector(checkedStore(openSqlite(dir)));
     const distinctId = () => `u${r.int(6)}`;
     // Browser ids, and now and then the id of a person already made, so that
     // persons with several links, and chains of merges, get merged too.

@@ -122,15 +122,28 @@ describe('the store around the cache', () => {
   });
 
   it('an admin transaction that waits on something else holds the group commit back, and the merge it makes is seen next', async () => {
-    const store = await collectorOn(SqliteStore.open(tmp.dir));
+    const sqlite = SqliteStore.open(tmp.dir);
+    // The engine's transactions are seen as they reach the store.
+    let reached: () => void = () => {};
+    const store = await collectorOn(
+      new Proxy(sqlite, {
+        get: (t, p) => {
+          if (p === 'transaction') return (...a: Parameters<SqliteStore['transaction']>) => (reached(), t.transaction(...a));
+          const v = Reflect.get(t, p, t) as unknown;
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(t) : v;
+        },
+      }),
+    );
     try {
       const [server] = (await store.ingest(ingestJob([track('u1')]))).map(personOf);
       await store.ingest(ingestJob([track('u1')]));
       let during: Promise<ItemOutcome[]> = Promise.resolve([]);
-      await store.transaction(async (tx) => {
-        // A job arrives while the transaction waits: it must wait too, not fail.
+      await sqlite.transaction(async (tx) => {
+        // A job arrives while the transaction waits on something else (here:
+        // that job reaching the store): it must wait too, not fail.
+        const inStore = new Promise<void>((r) => (reached = r));
         during = store.ingest(ingestJob([track('u9')]));
-        await new Promise((r) => setTimeout(r, 30));
+        await inStore;
         await tx.createPersons('prj_1', [{ id: 'per_b', kind: 'browser' }], 0);
         await tx.mergePerson('prj_1', server!, 'per_b');
       });

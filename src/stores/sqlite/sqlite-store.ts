@@ -17,7 +17,8 @@ import { SqliteErasure } from './erasure.js';
 import { SqliteEventPages } from './event-pages.js';
 import { personLinkCacheOf } from './person-link-cache.js';
 import { SqliteRetention } from './retention.js';
-import { Checkpointer, LONG_WAL_FRAMES } from './checkpointer.js';
+import { type CheckpointThread, Checkpointer, LONG_WAL_FRAMES } from './checkpointer.js';
+import type { CheckpointWorkerData } from './checkpoint-worker.js';
 import { EventMinuteIndex } from './event-minute-index.js';
 import { SqliteIngestTx } from './ingest-tx.js';
 import { insertIdsOf } from './insert-ids.js';
@@ -36,6 +37,8 @@ export interface WalTuning {
   checkpointEveryMs?: number;
   sizeLimitBytes?: number;
   catchUpTimeoutMs?: number;
+  /** Starts the checkpoint thread; a test wraps the real one to watch or drop its messages. */
+  checkpointThread?: (data: CheckpointWorkerData) => CheckpointThread;
 }
 
 /**
@@ -80,7 +83,7 @@ export class SqliteStore implements Store {
   ) {
     // Checkpoints run in a thread of their own (see checkpointer.ts), not inside our commits.
     db.pragma('wal_autocheckpoint = 0');
-    this.checkpointer = new Checkpointer(db.name, wal.longFrames, wal.checkpointEveryMs, wal.catchUpTimeoutMs);
+    this.checkpointer = new Checkpointer(db.name, wal.longFrames, wal.checkpointEveryMs, wal.catchUpTimeoutMs, wal.checkpointThread);
     // When the WAL starts over after a catch-up, it is also cut back on disk to
     // the length that asks for a catch-up (64 MiB with 4 KiB pages).
     const pageSize = db.pragma('page_size', { simple: true }) as number;
