@@ -1,4 +1,4 @@
-import { USERS } from './payloads.js';
+import { defaultUsersPerTenant } from './tenants.js';
 
 /** What a run can be told through the environment. */
 export interface BenchConfig {
@@ -52,7 +52,7 @@ export function loadBenchConfig(env: Env, defaultOut: string): BenchConfig {
   const url = env.INLET_DATABASE_URL?.trim();
   const tenants = positive(env, 'BENCH_TENANTS', 64);
   if (!Number.isInteger(tenants) || tenants > 64) throw new Error(`BENCH_TENANTS must be a whole number from 1 to 64, not "${env.BENCH_TENANTS}".`);
-  const tenantUsers = positive(env, 'BENCH_TENANT_USERS', Math.ceil(USERS / tenants));
+  const tenantUsers = positive(env, 'BENCH_TENANT_USERS', defaultUsersPerTenant(tenants));
   if (!Number.isInteger(tenantUsers)) throw new Error(`BENCH_TENANT_USERS must be a whole number, not "${env.BENCH_TENANT_USERS}".`);
   return {
     seconds: positive(env, 'BENCH_SECONDS', 10),
