@@ -41,4 +41,11 @@ describe('the B/A summary', () => {
     expect(text).toMatch(/^big\s+1\.000 \/ 1\.100 \/ 1\.500/m);
     expect(text).toContain('429s or failed requests: A 2/0, B 0/0');
   });
+
+  it('flags a tenants pair whose load generator waited for the limits, as it flags 429s', () => {
+    const paced: AbPair = { round: 1, workload: 'tenants', a: { ...fig(10, 1, 1), heldShare: 0.4 }, b: { ...fig(10, 1, 1), heldShare: 0.002 } };
+    expect(abTables([paced])).toContain('load generator waited for the limits: A 40%, B 0% of its time');
+    const free: AbPair = { ...paced, a: { ...paced.a, heldShare: 0.005 } };
+    expect(abTables([free])).not.toContain('waited');
+  });
 });

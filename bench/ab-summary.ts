@@ -1,4 +1,5 @@
 /** The figures an A/B run keeps of each side's phase, and the B/A summary over rounds. */
+import { PACING_SHARE } from './tenants.js';
 
 export interface AbFigures {
   eventsPerSec: number;
@@ -7,6 +8,8 @@ export interface AbFigures {
   /** 429 answers and failed requests: a phase that had any is not a clean comparison. */
   rateLimited: number;
   failures: number;
+  /** Share of the connections' time the load generator waited for a tenant's room (tenants); past PACING_SHARE the pair is its pacing. */
+  heldShare?: number;
 }
 
 /** One phase measured on both sides in one round. */
@@ -65,6 +68,11 @@ export function abTables(pairs: readonly AbPair[]): string {
   const rows: string[][] = [['round', 'workload', 'A ev/s', 'B ev/s', 'A µs/ev', 'B µs/ev', 'A p99 ms', 'B p99 ms', 'B/A ev/s', 'B/A µs/ev', 'note']];
   for (const p of pairs) {
     const dirty = p.a.rateLimited + p.a.failures + p.b.rateLimited + p.b.failures;
+    const held = Math.max(p.a.heldShare ?? 0, p.b.heldShare ?? 0);
+    const notes = [
+      dirty > 0 ? `429s or failed requests: A ${p.a.rateLimited}/${p.a.failures}, B ${p.b.rateLimited}/${p.b.failures}` : '',
+      held > PACING_SHARE ? `load generator waited for the limits: A ${pct(p.a.heldShare)}, B ${pct(p.b.heldShare)} of its time` : '',
+    ].filter((n) => n !== '');
     rows.push([
       String(p.round),
       p.workload,
@@ -76,13 +84,17 @@ export function abTables(pairs: readonly AbPair[]): string {
       p.b.p99Ms.toFixed(1),
       p.a.eventsPerSec > 0 ? (p.b.eventsPerSec / p.a.eventsPerSec).toFixed(3) : '-',
       p.a.usPerEvent > 0 ? (p.b.usPerEvent / p.a.usPerEvent).toFixed(3) : '-',
-      dirty > 0 ? `429s or failed requests: A ${p.a.rateLimited}/${p.a.failures}, B ${p.b.rateLimited}/${p.b.failures}` : '',
+      notes.join('; '),
     ]);
   }
   const s = (x: Spread | null): string => (x === null ? '-' : `${x.min.toFixed(3)} / ${x.median.toFixed(3)} / ${x.max.toFixed(3)}`);
   const summary: string[][] = [['workload', 'B/A events/s (min / median / max)', 'B/A CPU µs/event', 'B/A p99', 'rounds']];
   for (const r of summarise(pairs)) summary.push([r.workload, s(r.eventsPerSec), s(r.usPerEvent), s(r.p99Ms), String(r.eventsPerSec?.n ?? 0)]);
   return `${align(rows, 2, true)}\n\n${align(summary, 1)}`;
+}
+
+function pct(share: number | undefined): string {
+  return `${((share ?? 0) * 100).toFixed(0)}%`;
 }
 
 /** Columns padded to one width each: the first `left` columns (and a last one of notes) to the left, the rest to the right. */

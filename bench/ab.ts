@@ -16,7 +16,7 @@
 import type { AbFigures, AbPair } from './ab-summary.js';
 import { abTables } from './ab-summary.js';
 import type { BenchConfig } from './config.js';
-import { type Checkout, type Deployment, type Engine, type FreshStore, type Log, type StoreFactory, startDeployment } from './deploy.js';
+import { type Checkout, type Deployment, type Engine, type FreshStore, type LimitsMode, type Log, type StoreFactory, startDeployment } from './deploy.js';
 import { type Row, SLO_LOAD, fill, paced, peak, short, tenantsRun } from './measure.js';
 import type { BodyPool } from './payloads.js';
 
@@ -41,10 +41,10 @@ export async function abRun(ctx: AbContext): Promise<{ pairs: AbPair[]; rows: (R
   const closed = (['big', 'small', 'gzip'] as const).filter((w) => cfg.workloads.has(w));
   log(`bench: A/B on ${engine}: A ${ctx.A.root}, B ${ctx.B.root}; ${cfg.rounds} rounds of ${[...closed, ...(cfg.workloads.has('tenants') ? ['tenants'] : [])].join(', ') || 'nothing'}${ctx.fullStore ? `, then ${short(cfg.stored)} stored` : ''}`);
 
-  const start = (side: Checkout, tenants: number, limits: 'off' | 'default') =>
+  const start = (side: Checkout, tenants: number, limits: LimitsMode) =>
     ctx.stores.fresh(side, engine, cfg.databaseUrl, tenants).then((store) => startDeployment({ name: side.label, checkout: side, store, servers: 1, limits, probe: ctx.probePool }, log));
   /** Starts one deployment per side, runs `f` on them, and stops them whatever happens. */
-  const withBoth = async (tenants: number, limits: 'off' | 'default', f: (ds: Deployment[]) => Promise<void>): Promise<void> => {
+  const withBoth = async (tenants: number, limits: LimitsMode, f: (ds: Deployment[]) => Promise<void>): Promise<void> => {
     const ds: Deployment[] = [];
     try {
       for (const side of sides) ds.push(await start(side, tenants, limits));
@@ -78,8 +78,10 @@ export async function abRun(ctx: AbContext): Promise<{ pairs: AbPair[]; rows: (R
       });
     }
     if (cfg.workloads.has('tenants')) {
-      await withBoth(cfg.tenants, 'default', async (ds) => {
-        await both(round, 'tenants', ds, (d) => tenantsRun(d, pools.big, 2 * ctx.probePool.itemsPerBody, cfg.connections, cfg.seconds, cfg.warmupSeconds, log));
+      // Raised limits, as in a full run: the servers' speed, not the load generator's pacing.
+      const o = { probeItems: 2 * ctx.probePool.itemsPerBody, connections: cfg.connections, seconds: cfg.seconds, warmupSeconds: cfg.warmupSeconds, usersPerTenant: cfg.tenantUsers };
+      await withBoth(cfg.tenants, 'raised', async (ds) => {
+        await both(round, 'tenants', ds, (d) => tenantsRun(d, pools.big, o, log));
       });
     }
   }
@@ -140,5 +142,6 @@ function figures(r: Row): AbFigures {
     p99Ms: r.p99Ms,
     rateLimited: r.rateLimited,
     failures: r.errors + (r.non2xx - r.rateLimited) + r.refusedItems,
+    heldShare: r.heldBack?.share ?? 0,
   };
 }

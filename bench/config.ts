@@ -1,3 +1,5 @@
+import { defaultUsersPerTenant } from './tenants.js';
+
 /** What a run can be told through the environment. */
 export interface BenchConfig {
   /** Measured seconds per workload. */
@@ -14,6 +16,8 @@ export interface BenchConfig {
   workloads: Set<WorkloadName>;
   /** Projects of the tenants workload, each with its own source and key. */
   tenants: number;
+  /** Distinct users of each tenants project (by default, the big workload's users shared out among them). */
+  tenantUsers: number;
   /** Events the store is filled to before the full-store phases; 0 skips them. */
   stored: number;
   /** Whether BENCH_STORED was given (an A/B run fills only when asked). */
@@ -48,6 +52,8 @@ export function loadBenchConfig(env: Env, defaultOut: string): BenchConfig {
   const url = env.INLET_DATABASE_URL?.trim();
   const tenants = positive(env, 'BENCH_TENANTS', 64);
   if (!Number.isInteger(tenants) || tenants > 64) throw new Error(`BENCH_TENANTS must be a whole number from 1 to 64, not "${env.BENCH_TENANTS}".`);
+  const tenantUsers = positive(env, 'BENCH_TENANT_USERS', defaultUsersPerTenant(tenants));
+  if (!Number.isInteger(tenantUsers)) throw new Error(`BENCH_TENANT_USERS must be a whole number, not "${env.BENCH_TENANT_USERS}".`);
   return {
     seconds: positive(env, 'BENCH_SECONDS', 10),
     warmupSeconds: positive(env, 'BENCH_WARMUP_SECONDS', 2, true),
@@ -57,6 +63,7 @@ export function loadBenchConfig(env: Env, defaultOut: string): BenchConfig {
     smallBodies: positive(env, 'BENCH_SMALL_BODIES', 20_000),
     workloads: new Set(workloads as WorkloadName[]),
     tenants,
+    tenantUsers,
     stored: positive(env, 'BENCH_STORED', 5_000_000, true),
     storedGiven: (env.BENCH_STORED ?? '').trim() !== '',
     storedPg: env.BENCH_STORED_PG === '1',

@@ -118,16 +118,27 @@ export class StoreFactory {
 }
 
 /**
- * The environment of a server: limits off (each INLET_LIMIT_* at 0) or the
- * defaults (none set), quiet logs, no metrics listener, and only the store
- * and Redis this deployment is about. Other INLET_* settings of the caller
- * pass through, so a run can try one.
+ * How a deployment's rate limits are set: off (each INLET_LIMIT_* at 0), the
+ * defaults (none set), or raised: counted as with the defaults (in Redis for
+ * two servers), but so high that no load of this machine comes near them, so
+ * the load generator never holds a request back to stay within them.
  */
-export function serverEnv(o: { limits: 'off' | 'default'; databaseUrl: string | null; redisUrl?: string }): NodeJS.ProcessEnv {
+export type LimitsMode = 'off' | 'default' | 'raised';
+
+/** The limits of a `raised` deployment: items per project window, requests per key per second, import items. */
+export const RAISED_LIMITS = { INLET_LIMIT_BURST: '1000000000', INLET_LIMIT_SUSTAINED: '1000000000', INLET_LIMIT_KEY_RPS: '1000000', INLET_LIMIT_IMPORT: '1000000000' } as const;
+
+/**
+ * The environment of a server: its limits (LimitsMode), quiet logs, no
+ * metrics listener, and only the store and Redis this deployment is about.
+ * Other INLET_* settings of the caller pass through, so a run can try one.
+ */
+export function serverEnv(o: { limits: LimitsMode; databaseUrl: string | null; redisUrl?: string }): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, INLET_LOG_LEVEL: 'warn', INLET_METRICS_PORT: '0' };
   for (const k of ['INLET_REDIS_URL', 'INLET_DATA_DIR', 'INLET_PORT', 'INLET_HOST', 'INLET_DATABASE_URL']) delete env[k];
-  for (const k of ['INLET_LIMIT_BURST', 'INLET_LIMIT_SUSTAINED', 'INLET_LIMIT_KEY_RPS', 'INLET_LIMIT_IMPORT']) {
+  for (const k of Object.keys(RAISED_LIMITS) as (keyof typeof RAISED_LIMITS)[]) {
     if (o.limits === 'off') env[k] = '0';
+    else if (o.limits === 'raised') env[k] = RAISED_LIMITS[k];
     else delete env[k];
   }
   if (o.databaseUrl !== null) env.INLET_DATABASE_URL = o.databaseUrl;
@@ -141,6 +152,8 @@ export class Deployment {
   stored = 0;
   /** The project windows the servers' answers name (empty with limits off). */
   policy: LimitWindow[] = [];
+  /** How its limits were set. */
+  limits: LimitsMode = 'off';
   private readonly cursors = new Map<string, BodyCursor>();
   private readonly watches: RssWatch[];
   private peakRss = 0;
@@ -209,7 +222,7 @@ export interface StartOptions {
   checkout: Checkout;
   store: FreshStore;
   servers: number;
-  limits: 'off' | 'default';
+  limits: LimitsMode;
   redisUrl?: string;
   cpuProfDir?: string | null;
   probe: BodyPool;
@@ -228,6 +241,7 @@ export async function startDeployment(o: StartOptions, log: Log): Promise<Deploy
     throw e;
   }
   const d = new Deployment(o.name, servers, o.store.tenants, true, o.store.databaseUrl !== null, o.store.drop);
+  d.limits = o.limits;
   try {
     for (let i = 0; i < servers.length; i++) await probe(d, i, i % d.tenants.length, o.probe);
   } catch (e) {

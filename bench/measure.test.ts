@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type Row, combineHalves, perEventUs, short } from './measure.js';
+import { type Row, combineHalves, pacingNote, perEventUs, short } from './measure.js';
+import { heldCell } from './report.js';
 
 function half(over: Partial<Row>): Row {
   return {
@@ -98,5 +99,18 @@ describe('perEventUs', () => {
 describe('short', () => {
   it('writes millions and thousands the way the table labels them', () => {
     expect([short(5_000_000), short(5_250_000), short(200_000), short(999)]).toEqual(['5M', '5.3M', '200k', '999']);
+  });
+});
+
+describe('a tenants row held back by the load generator', () => {
+  it('is flagged in the table and noted, past 1% of its time waiting, so that the pacing is not read as the server\'s speed', () => {
+    const paced = { heldBack: { skipped: 900, waitedMs: 40_000, share: 0.5 } };
+    expect(heldCell(paced)).toBe('50 !');
+    expect(pacingNote(paced)).toContain('measures that pacing, not the server');
+    const free = { heldBack: { skipped: 0, waitedMs: 0, share: 0 } };
+    expect(heldCell(free)).toBe('0');
+    expect(pacingNote(free)).toBeNull();
+    expect(heldCell({ heldBack: { skipped: 3, waitedMs: 40, share: 0.005 } })).toBe('0.5');
+    expect(heldCell({})).toBe('');
   });
 });

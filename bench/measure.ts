@@ -1,14 +1,21 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Deployment, Log } from './deploy.js';
+import { type Deployment, type Log, RAISED_LIMITS } from './deploy.js';
 import { httpClosedLoop } from './http-loop.js';
 import { type LoadFigures, closedLoop } from './load.js';
 import { constantRate } from './paced-load.js';
 import type { BodyPool } from './payloads.js';
 import { cpuSeconds, machineBusySeconds, postgresCpuSeconds } from './proc-stats.js';
-import { DEFAULT_KEY_RPS_WINDOW, TenantCursor } from './tenants.js';
+import { DEFAULT_KEY_RPS_WINDOW, PACING_SHARE, TenantCursor, heldShare } from './tenants.js';
 
 /** The share of the peak rate at which the latency target is checked. */
 export const SLO_LOAD = 0.8;
+
+/** Why a row does not measure the server's speed: the load generator held it back; null when it did not (or hardly). */
+export function pacingNote(r: Pick<Row, 'heldBack'>): string | null {
+  const h = r.heldBack;
+  if (h === undefined || h.share <= PACING_SHARE) return null;
+  return `the load generator waited ${(h.share * 100).toFixed(0)}% of its time to stay within the limits: the row measures that pacing, not the server`;
+}
 
 /** One row of the table: one measured phase of one deployment, client side and server side. */
 export interface Row extends LoadFigures {
@@ -43,8 +50,13 @@ export interface Row extends LoadFigures {
   storedAtStart: number;
   /** For a baseline measured in two halves around Inlet's phase: each half's events/s. */
   halvesEventsPerSec?: [number, number];
-  /** For the tenants workload: requests the client held back to stay within the limits. */
-  heldBack?: { skipped: number; waitedMs: number };
+  /**
+   * For the tenants workload: requests the client held back to stay within
+   * the limits, and `share`, the part of the connections' time spent waiting
+   * (heldShare). Past PACING_SHARE the row measures the load generator's
+   * pacing, not the server: it is flagged like a 429.
+   */
+  heldBack?: { skipped: number; waitedMs: number; share: number };
 }
 
 type Shape = Pick<Row, 'workload' | 'label' | 'itemsPerRequest' | 'connections'>;
@@ -152,18 +164,28 @@ export async function paced(d: Deployment, pool: BodyPool, perSecond: number, se
 }
 
 /**
- * The tenants workload on a deployment whose limits are the defaults: the
- * big bodies, re-keyed per tenant, round robin over the tenants' keys, each
- * tenant kept under 90% of the limits its answers name. `probeItems` were
- * sent to each server's tenant before (the probe) and count in its windows.
+ * The tenants workload: the big bodies, re-keyed per tenant, each tenant with
+ * `usersPerTenant` users of its own, round robin over the tenants' keys, each
+ * tenant kept under 90% of the windows its answers name. Run on a deployment
+ * with raised limits, the windows are far off and nothing waits; with the
+ * defaults, the pacing shows in `heldBack` and flags the row. `probeItems`
+ * were sent to each server's tenant before (the probe) and count in its windows.
  */
-export async function tenantsRun(d: Deployment, pool: BodyPool, probeItems: number, connections: number, seconds: number, warmupSeconds: number, log: Log): Promise<Row> {
-  if (d.policy.length === 0) throw new Error(`${d.name}: the answers name no RateLimit-Policy, so its limits are off; the tenants workload needs the defaults`);
-  const windows = [...d.policy, DEFAULT_KEY_RPS_WINDOW];
-  const cursor = new TenantCursor(pool, d.tenants, windows);
-  for (let i = 0; i < d.servers.length; i++) cursor.account(i % d.tenants.length, probeItems);
-  log(`  ${d.name} tenants: ${d.tenants.length} projects, each within ${windows.map((p) => `${p.name} ${fmt(p.limit)} ${p.unit}/${p.windowMs / 1000} s`).join(', ')} (kept under 90% of each)`);
-  return tenantsPhase(d, cursor, connections, seconds, warmupSeconds, log);
+export async function tenantsRun(
+  d: Deployment,
+  pool: BodyPool,
+  o: { probeItems: number; connections: number; seconds: number; warmupSeconds: number; usersPerTenant: number },
+  log: Log,
+): Promise<Row> {
+  if (d.policy.length === 0) throw new Error(`${d.name}: the answers name no RateLimit-Policy, so its limits are off; the tenants workload counts them (raised or default)`);
+  const keyRps = d.limits === 'raised' ? Number(RAISED_LIMITS.INLET_LIMIT_KEY_RPS) : DEFAULT_KEY_RPS_WINDOW.limit;
+  const windows = [...d.policy, { ...DEFAULT_KEY_RPS_WINDOW, limit: keyRps }];
+  const cursor = new TenantCursor(pool, d.tenants, windows, undefined, undefined, o.usersPerTenant);
+  for (let i = 0; i < d.servers.length; i++) cursor.account(i % d.tenants.length, o.probeItems);
+  log(
+    `  ${d.name} tenants: ${d.tenants.length} projects of ${fmt(o.usersPerTenant)} users, each within ${windows.map((p) => `${p.name} ${fmt(p.limit)} ${p.unit}/${p.windowMs / 1000} s`).join(', ')} (kept under 90% of each)`,
+  );
+  return tenantsPhase(d, cursor, o.connections, o.seconds, o.warmupSeconds, log);
 }
 
 /** Closed loop over every tenant in turn and every server of the deployment, after a warm-up. */
@@ -173,14 +195,25 @@ async function tenantsPhase(d: Deployment, cursor: TenantCursor, connections: nu
   await warmUp(d, warmupSeconds, load);
   const skipped0 = cursor.skipped;
   const waited0 = cursor.waitedMs;
+  const defaults = d.limits === 'default' ? ', default limits' : '';
   const row = await measure(
     d,
-    { workload: 'tenants', label: `tenants x${cursor.tenants.length}${d.servers.length > 1 ? `, ${d.servers.length} servers` : ''}`, itemsPerRequest: cursor.pool.itemsPerBody, connections },
+    {
+      workload: d.limits === 'default' ? 'tenants_default_limits' : 'tenants',
+      label: `tenants x${cursor.tenants.length}${d.servers.length > 1 ? `, ${d.servers.length} servers` : ''}${defaults}`,
+      itemsPerRequest: cursor.pool.itemsPerBody,
+      connections,
+    },
     () => load(seconds),
     log,
   );
-  row.heldBack = { skipped: cursor.skipped - skipped0, waitedMs: cursor.waitedMs - waited0 };
-  if (row.heldBack.skipped > 0) log(`  ${d.name} tenants: the client skipped ${row.heldBack.skipped} turns and waited ${fmt(row.heldBack.waitedMs)} ms to stay within the limits`);
+  const waitedMs = cursor.waitedMs - waited0;
+  row.heldBack = { skipped: cursor.skipped - skipped0, waitedMs, share: heldShare(waitedMs, row.seconds, connections) };
+  if (row.heldBack.skipped > 0 || waitedMs > 0) {
+    log(`  ${d.name} tenants: the client skipped ${row.heldBack.skipped} turns and waited ${fmt(waitedMs)} ms (${(row.heldBack.share * 100).toFixed(1)}% of its connections' time) to stay within the limits`);
+  }
+  const pacing = pacingNote(row);
+  if (pacing !== null) log(`  ! ${d.name} ${row.label}: ${pacing}`);
   if (row.rateLimited > 0) log(`  ! ${d.name} tenants: ${row.rateLimited} answers were 429: the load went past a project's limits, so this row does not measure "within limits"`);
   await sleep(1000);
   return row;

@@ -1,5 +1,5 @@
 import { align } from './ab-summary.js';
-import type { Row } from './measure.js';
+import { type Row, pacingNote } from './measure.js';
 import type { StorageFigures } from './rows.js';
 
 /** One store's part of a run: the HTTP baseline measured around its phases, its storage baseline, and Inlet on it. */
@@ -20,7 +20,7 @@ export function storageRatio(s: Section, row: Row): number | null {
   return s.storage !== null && s.storage.rowsPerSec > 0 ? row.eventsPerSec / s.storage.rowsPerSec : null;
 }
 
-const COLUMNS = ['system', 'workload', 'events/s', 'req/s', 'p50 ms', 'p99 ms', '429', 'RSS MiB', 'srv µs/ev', 'db µs/ev', 'x HTTP', 'x storage', 'other %'];
+const COLUMNS = ['system', 'workload', 'events/s', 'req/s', 'p50 ms', 'p99 ms', '429', 'held %', 'RSS MiB', 'srv µs/ev', 'db µs/ev', 'x HTTP', 'x storage', 'other %'];
 
 /** The table printed at the end of a run: per store, its baselines, then Inlet on it. */
 export function table(sections: readonly Section[]): string {
@@ -34,6 +34,7 @@ export function table(sections: readonly Section[]): string {
     r.p50Ms.toFixed(1),
     r.p99Ms.toFixed(1),
     String(r.rateLimited),
+    heldCell(r),
     r.peakRssMiB.toFixed(0),
     r.serverUsPerEvent.toFixed(1),
     r.dbUsPerEvent === null ? '' : r.dbUsPerEvent.toFixed(1),
@@ -53,6 +54,7 @@ export function table(sections: readonly Section[]): string {
         '',
         '',
         '',
+        '',
         f.peakRssMiB.toFixed(0),
         ((f.cpuSec / f.rows) * 1e6).toFixed(1),
         f.dbCpuSec === null ? '' : ((f.dbCpuSec / f.rows) * 1e6).toFixed(1),
@@ -64,6 +66,17 @@ export function table(sections: readonly Section[]): string {
     for (const r of s.rows) rows.push(rowOf(r, s));
   }
   return align(rows, 2);
+}
+
+/**
+ * The share of its time the load generator held the phase back to stay
+ * within the limits; marked `!` past PACING_SHARE, where the row's events/s is
+ * that pacing and not the server's speed. Blank for phases without tenants.
+ */
+export function heldCell(r: Pick<Row, 'heldBack'>): string {
+  if (r.heldBack === undefined) return '';
+  const pct = (r.heldBack.share * 100).toFixed(r.heldBack.share > 0 && r.heldBack.share < 0.01 ? 1 : 0);
+  return pacingNote(r) === null ? pct : `${pct} !`;
 }
 
 function int(n: number): string {
