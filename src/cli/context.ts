@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from '../config.js';
 import { AdminError, createAdmin } from '../domain/admin.js';
 import { errorForLog } from '../edge/log-error.js';
 import { parseIso } from '../pipeline/timestamp.js';
-import { openStore } from '../stores/open-store.js';
+import { NoStoreError, openStore, requireStore } from '../stores/open-store.js';
 import { type Store, StoreUnavailableError } from '../stores/port.js';
 import { formatCount } from './numbers.js';
 
@@ -38,12 +38,13 @@ export async function runWithStore<T>(
   }
 }
 
-/** Opens the store the server would use, runs `work` on it and closes it, whatever happens. */
+/** Opens the store the server would use (never a new one), runs `work` on it and closes it, whatever happens. */
 export async function openForCommand<T>(
   opts: CommonOptions,
   work: (ctx: { store: Store; admin: ReturnType<typeof createAdmin> }) => Promise<T>,
 ): Promise<T> {
   const cfg = loadConfig(process.env, { dataDir: opts.dataDir });
+  await requireStore(cfg);
   const store = await openStore(cfg);
   try {
     return await work({ store, admin: createAdmin(store, Date.now) });
@@ -55,7 +56,7 @@ export async function openForCommand<T>(
 /** Prints what went wrong as a sentence on stderr and sets a failing exit status. */
 export function fail(e: unknown): void {
   // A store that cannot be reached is the operator's to fix, not a bug: its message says what to check.
-  const known = e instanceof AdminError || e instanceof ConfigError || e instanceof UsageError || e instanceof StoreUnavailableError;
+  const known = e instanceof AdminError || e instanceof ConfigError || e instanceof UsageError || e instanceof StoreUnavailableError || e instanceof NoStoreError;
   process.stderr.write(`inlet: ${known ? (e as Error).message : `unexpected failure: ${unexpected(e)}`}\n`);
   process.exitCode = known ? 1 : 2;
 }

@@ -1,12 +1,57 @@
+import { resolve } from 'node:path';
 import type { Store } from './port.js';
+import { hasPostgresSchema, whereIs } from './postgres/migrations.js';
+import { DEFAULT_TIMEOUTS } from './postgres/pool.js';
 import { PostgresStore } from './postgres/postgres-store.js';
+import { hasSqliteStore, sqliteFile } from './sqlite/open.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
+
+interface StoreSettings {
+  dataDir: string;
+  databaseUrl: string | null;
+}
 
 /**
  * Opens the store the settings name: PostgreSQL when a database URL is set,
  * else the embedded SQLite file in the data directory. The one place outside
  * the engines' folders that knows which engines exist.
  */
-export async function openStore(cfg: { dataDir: string; databaseUrl: string | null }): Promise<Store> {
+export async function openStore(cfg: StoreSettings): Promise<Store> {
   return cfg.databaseUrl === null ? SqliteStore.open(cfg.dataDir) : PostgresStore.connect(cfg.databaseUrl);
+}
+
+/** There is no store where the settings point, and a command other than serve must not make one. */
+export class NoStoreError extends Error {}
+
+/**
+ * Rejects with NoStoreError when the settings point where there is no store,
+ * creating nothing: a command run from another directory would otherwise
+ * make a new empty store under its own ./data, and its keys would be unknown
+ * to the server.
+ */
+export async function requireStore(cfg: StoreSettings): Promise<void> {
+  if (cfg.databaseUrl === null) {
+    if (hasSqliteStore(cfg.dataDir)) return;
+    throw new NoStoreError(
+      `There is no Inlet store in ${resolve(cfg.dataDir)} (no ${sqliteFile('')} there). Give the data directory your server uses with --data-dir or INLET_DATA_DIR, or start "inlet serve" once to create a store there.`,
+    );
+  }
+  if (await hasPostgresSchema(cfg.databaseUrl, DEFAULT_TIMEOUTS.connectMs)) return;
+  throw new NoStoreError(
+    `The PostgreSQL database at ${whereIs(cfg.databaseUrl)} has no Inlet store (none of its tables). Check that INLET_DATABASE_URL names your server's database, or start "inlet serve" once with it to create the store.`,
+  );
+}
+
+/** Where the store is, for a person to read: the SQLite file, or PostgreSQL's address with the password masked. */
+export function describeStore(cfg: StoreSettings): string {
+  if (cfg.databaseUrl === null) return `SQLite, ${resolve(sqliteFile(cfg.dataDir))}`;
+  try {
+    const u = new URL(cfg.databaseUrl);
+    if (u.password !== '') u.password = '***';
+    // Parameters may carry secrets (password=, sslkey=): none is shown.
+    const shown = `${u.protocol}//${u.username === '' ? '' : `${u.username}${u.password === '' ? '' : `:${u.password}`}@`}${u.host}${u.pathname}`;
+    return `PostgreSQL, ${shown}`;
+  } catch {
+    return 'PostgreSQL, at the INLET_DATABASE_URL given';
+  }
 }

@@ -1,10 +1,11 @@
+import { spawn } from 'node:child_process';
 import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { tempDir } from '../helpers/fixture.js';
 import { type LiveServer, startLiveServer } from '../helpers/live-server.js';
-import { BIN, cliJson, runCli, runNode } from '../helpers/process.js';
+import { BIN, cliJson, freePort, runCli, runNode } from '../helpers/process.js';
 
 const MAX_RSS_PRELOAD = fileURLToPath(new URL('../helpers/report-max-rss.mjs', import.meta.url));
 
@@ -112,9 +113,32 @@ describe('inlet send', () => {
     const summary = JSON.parse(r.stdout);
     expect(summary.failed).toBe(summary.sent);
     expect(summary.sent).toBeLessThan(20_000);
-    expect(r.stderr.match(/failed: 401 invalid_key/g)).toHaveLength(1);
+    expect(r.stderr.match(/failed: http:\/\/127\.0\.0\.1:\d+\/api\/v1\/batch answered 401 invalid_key/g)).toHaveLength(1);
     expect(r.stderr).toMatch(/stopped/);
   });
+
+  it('with nothing listening at the URL it says so at once, with the URL, while it retries; the failures end in one line naming the URL', async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}/api/v1/batch`;
+    const file = join(tmp.dir, 'down.ndjson');
+    await writeLines(file, 3, (i) => JSON.stringify({ event: 'e', distinct_id: 'u', insert_id: `down_${i}` }));
+    const p = spawn(process.execPath, [BIN, 'send', file, '--json'], { env: { ...process.env, ...env(), INLET_BASE_URL: `http://127.0.0.1:${port}` } });
+    let stderr = '';
+    let stdout = '';
+    p.stderr.on('data', (d) => (stderr += d));
+    p.stdout.on('data', (d) => (stdout += d));
+    const exited = new Promise<number | null>((resolve) => p.on('close', resolve));
+    let exitedYet = false;
+    void exited.then(() => (exitedYet = true));
+    // Said while it still retries, not when it gives up.
+    await vi.waitFor(() => expect(stderr).toContain(`cannot reach ${url}`), { timeout: 20_000, interval: 50 });
+    expect(exitedYet).toBe(false);
+    expect(await exited).toBe(1);
+    expect(JSON.parse(stdout)).toMatchObject({ sent: 3, failed: 3 });
+    const failures = stderr.split('\n').filter((l) => l.includes('failed'));
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatch(new RegExp(`^inlet: 3 items \\(the first at line \\d\\) failed: could not reach ${url.replace(/\./g, '\\.')} \\(`));
+  }, 120_000);
 
   it('without a key it says how to give one', async () => {
     const r = await runCli(['send', '-'], { INLET_KEY: '' });

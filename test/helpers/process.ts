@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../../src/config.js';
+import { openStore } from '../../src/stores/open-store.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/inlet', import.meta.url));
 
@@ -19,9 +21,41 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `bin/inlet` to completion; `input`, when given, is its stdin. */
-export function runCli(args: string[], env: Record<string, string> = {}, input?: string): Promise<CliResult> {
+/** Runs `bin/inlet` to completion; `input`, when given, is its stdin. The store it names is made first, as `inlet serve` would. */
+export async function runCli(args: string[], env: Record<string, string> = {}, input?: string): Promise<CliResult> {
+  await ensureStore(args, env);
   return runNode([BIN, ...args], env, input);
+}
+
+/** Runs `bin/inlet` as it is: a command on a store nobody made meets no store. */
+export function runCliAsIs(args: string[], env: Record<string, string> = {}, input?: string): Promise<CliResult> {
+  return runNode([BIN, ...args], env, input);
+}
+
+const made = new Set<string>();
+
+/**
+ * Commands other than serve work on an existing store only; a user makes it
+ * by starting `inlet serve` once. Tests that provision before they serve get
+ * it made here, in process, by the same code.
+ */
+async function ensureStore(args: string[], env: Record<string, string>): Promise<void> {
+  if (args.length === 0 || ['serve', 'send', 'help'].includes(args[0]!) || args.some((a) => a === '--help' || a === '-h' || a === '--version')) return;
+  const at = args.indexOf('--data-dir');
+  let cfg: ReturnType<typeof loadConfig>;
+  try {
+    cfg = loadConfig({ ...process.env, ...env }, { dataDir: at >= 0 ? args[at + 1] : undefined });
+  } catch {
+    return; // Settings the command is meant to refuse: it says so itself.
+  }
+  const where = cfg.databaseUrl ?? cfg.dataDir;
+  if (made.has(where)) return;
+  made.add(where);
+  try {
+    await (await openStore(cfg)).close();
+  } catch {
+    // A store that cannot be reached is the command's to report.
+  }
 }
 
 /** Runs `node ARGS` to completion, with `input` on its stdin when given. */
@@ -50,6 +84,7 @@ export interface Server {
   proc: ChildProcess;
   exited: Promise<number | null>;
   stderr: () => string;
+  stdout: () => string;
 }
 
 /** Starts `inlet serve --port 0` and waits for its "listening" line. */
@@ -67,7 +102,7 @@ export function startServer(args: string[], env: Record<string, string> = {}): P
     proc.stdout!.on('data', (d) => {
       out += d;
       const m = /inlet listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ url: m[1]!, proc, exited, stderr: () => err });
+      if (m) resolve({ url: m[1]!, proc, exited, stderr: () => err, stdout: () => out });
     });
     proc.on('exit', (code) => reject(new Error(`inlet serve exited ${code} before listening: ${err}`)));
   });

@@ -151,13 +151,31 @@ describe('delivery through a faulty network', () => {
 });
 
 describe('queue, flush and close', () => {
-  it('throws QueueFullError past maxQueue, and nothing is lost of what was taken', async () => {
-    const inlet = await client({ maxQueue: 3, flushAt: 10 });
-    for (const insertId of ids(3, 'full')) inlet.track({ event: 'e', distinctId: 'u', insertId });
-    expect(() => inlet.track({ event: 'e', distinctId: 'u' })).toThrow(QueueFullError);
+  it('track past maxQueue returns false instead of throwing QueueFullError, and drain() resolves once fewer are held', async () => {
+    const inlet = await client({ maxQueue: 3, flushAt: 10, flushIntervalMs: 3_600_000 });
+    const [a, b, c, d] = ids(4, 'soft');
+    expect(inlet.track({ event: 'e', distinctId: 'u', insertId: a! })).toBe(true);
+    expect(inlet.track({ event: 'e', distinctId: 'u', insertId: b! })).toBe(true);
+    expect(inlet.track({ event: 'e', distinctId: 'u', insertId: c! })).toBe(false);
+    expect(inlet.track({ event: 'e', distinctId: 'u', insertId: d! })).toBe(false);
+    expect(inlet.pending).toBe(4);
+    // Past the soft mark the client sends without waiting for flushAt or the (hour-long) interval.
+    await inlet.drain();
+    expect(inlet.pending).toBeLessThan(3);
+    const report = await inlet.flush();
+    expect(report.accepted).toBe(4);
+    await expect(inlet.drain()).resolves.toBeUndefined();
+  });
+
+  it('throws QueueFullError past maxQueueBytes, and nothing is lost of what was taken', async () => {
+    const inlet = await client({ maxQueueBytes: 1400, flushAt: 10, flushIntervalMs: 3_600_000 });
+    // About 390 bytes of JSON each: three fit in 1,400, a fourth does not.
+    const padding = 'x'.repeat(250);
+    for (const insertId of ids(3, 'full')) inlet.track({ event: 'e', distinctId: 'u', insertId, properties: { padding } });
+    expect(() => inlet.track({ event: 'e', distinctId: 'u', properties: { padding } })).toThrow(QueueFullError);
     expect(inlet.pending).toBe(3);
     expect((await inlet.flush()).accepted).toBe(3);
-    expect(() => inlet.track({ event: 'e', distinctId: 'u' })).not.toThrow();
+    expect(() => inlet.track({ event: 'e', distinctId: 'u', properties: { padding } })).not.toThrow();
   });
 
   it('sends by count, and by time without any flush()', async () => {

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FaultProxy } from '../helpers/http-fault-proxy.js';
 import { type LiveServer, startLiveServer } from '../helpers/live-server.js';
-import { runNode } from '../helpers/process.js';
+import { cliJson, runNode } from '../helpers/process.js';
 
 let live: LiveServer;
 beforeAll(async () => {
@@ -14,6 +14,11 @@ afterAll(async () => live.stop());
 function runScript(name: string, args: string[], baseUrl: string) {
   const file = fileURLToPath(new URL(`./scripts/${name}`, import.meta.url));
   return runNode([file, ...args], { INLET_KEY: live.key, INLET_BASE_URL: baseUrl });
+}
+
+/** Events the project stored this month, by the usage count (more than `events list` pages at once). */
+async function storedThisMonth(): Promise<number> {
+  return (await cliJson(['usage', '--project', live.projectId], live.env)).events;
 }
 
 describe('short-lived processes', () => {
@@ -36,6 +41,14 @@ describe('short-lived processes', () => {
     } finally {
       await proxy.close();
     }
+  });
+
+  it('a plain loop of 10,100 track() calls past maxQueue, then flush(), stores every item instead of dying of QueueFullError', async () => {
+    const before = await storedThisMonth();
+    const r = await runScript('first-script.mjs', ['10100', 'first'], live.url);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ accepted: 10100, duplicates: 0, failed: 0, refused: 0 });
+    expect((await storedThisMonth()) - before).toBe(10100);
   });
 
   it('a script that ends without flush() delivers what it queued, and the hour-long batching timer does not hold it open', async () => {

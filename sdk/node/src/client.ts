@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Verdict, toResult } from './answer.js';
 import { type InletOptions, type Settings, backoffMs, settle } from './options.js';
+import { Pacer } from './pacer.js';
 import { Timers } from './timers.js';
 import { attempt, encodeBatch } from './transport.js';
 import {
@@ -32,7 +33,9 @@ function flushOnBeforeExit(): void {
 
 /** One item from track() to its final outcome. */
 interface Pending {
-  item: WireItem;
+  /** The item as sent, serialised when it was queued. */
+  json: string;
+  bytes: number;
   insertId: string;
   attempts: number;
   /** The flush() that reports this item, if one was called while it was pending. */
@@ -65,6 +68,11 @@ export class Inlet {
   private readonly queue: Pending[] = [];
   /** Items queued or in flight, without a final outcome yet. */
   private readonly unsettled = new Set<Pending>();
+  /** Bytes of JSON of the unsettled items, against maxQueueBytes. */
+  private unsettledBytes = 0;
+  /** drain() calls waiting for fewer than maxQueue unsettled items. */
+  private readonly drains: (() => void)[] = [];
+  private readonly pacer = new Pacer();
   private sending = 0;
   private flushing = 0;
   private intervalDue = false;
@@ -84,9 +92,14 @@ export class Inlet {
     }
   }
 
-  /** Queues an event. Throws QueueFullError past maxQueue, ClosedError after close(); never on network trouble. */
-  track(m: TrackMessage): void {
-    this.enqueue({
+  /**
+   * Queues an event. Returns false once maxQueue items are held (await drain()
+   * before sending more), true otherwise. Throws QueueFullError past
+   * maxQueueBytes, ClosedError after close(), a TypeError for an item JSON
+   * cannot hold (a BigInt, a cycle); never on network trouble.
+   */
+  track(m: TrackMessage): boolean {
+    return this.enqueue({
       type: 'track',
       event: m.event,
       distinct_id: m.distinctId,
@@ -98,9 +111,9 @@ export class Inlet {
     });
   }
 
-  /** Queues traits for a person. Throws as track() does. */
-  identify(m: IdentifyMessage): void {
-    this.enqueue({
+  /** Queues traits for a person. Returns and throws as track() does. */
+  identify(m: IdentifyMessage): boolean {
+    return this.enqueue({
       type: 'identify',
       distinct_id: m.distinctId,
       anonymous_id: m.anonymousId,
@@ -112,18 +125,23 @@ export class Inlet {
 
   /**
    * Queues an item in the API's own shape (`event`, `distinct_id`, …), as read
-   * from a file. An `insert_id` is added when it has none.
+   * from a file. An `insert_id` is added when it has none. Returns and throws
+   * as track() does.
    */
-  enqueue(item: WireItem): void {
+  enqueue(item: WireItem): boolean {
     if (this.closing !== null) throw new ClosedError();
-    if (this.unsettled.size >= this.s.maxQueue) throw new QueueFullError(this.s.maxQueue);
     const wire = dropUndefined(item);
     const props = wire.properties as Record<string, unknown> | undefined;
     const given = wire.insert_id ?? (typeof props === 'object' && props !== null ? props.$insert_id : undefined);
     if (given === undefined || given === null) wire.insert_id = randomUUID();
-    const p: Pending = { item: wire, insertId: String(wire.insert_id ?? given), attempts: 0, waiter: null };
+    // Serialised now: the bytes count against the cap, and later changes to the caller's objects are not sent.
+    const json = JSON.stringify(wire);
+    const bytes = Buffer.byteLength(json);
+    if (this.unsettledBytes + bytes > this.s.maxQueueBytes) throw new QueueFullError(this.s.maxQueueBytes);
+    const p: Pending = { json, bytes, insertId: String(wire.insert_id ?? given), attempts: 0, waiter: null };
     this.queue.push(p);
     this.unsettled.add(p);
+    this.unsettledBytes += bytes;
     if (this.cancelInterval === null && this.queue.length < this.s.flushAt) {
       this.cancelInterval = this.timers.once(() => {
         this.cancelInterval = null;
@@ -132,6 +150,24 @@ export class Inlet {
       }, this.s.flushIntervalMs);
     }
     this.pump();
+    return this.unsettled.size < this.s.maxQueue;
+  }
+
+  /**
+   * Resolves once fewer than maxQueue items are held (at once when that is so
+   * already), as a stream's 'drain' does: a sender whose track() returned
+   * false awaits it before sending more. Until then it keeps the process alive.
+   */
+  drain(): Promise<void> {
+    if (this.unsettled.size < this.s.maxQueue) return Promise.resolve();
+    this.timers.hold();
+    this.pump();
+    return new Promise((resolve) =>
+      this.drains.push(() => {
+        this.timers.release();
+        resolve();
+      }),
+    );
   }
 
   /** Items held and not yet delivered (queued or in flight). */
@@ -197,7 +233,11 @@ export class Inlet {
   }
 
   private pump(): void {
-    while (this.sending < this.s.concurrency && this.queue.length > 0 && (this.queue.length >= this.s.flushAt || this.flushing > 0 || this.intervalDue)) {
+    while (
+      this.sending < this.s.concurrency &&
+      this.queue.length > 0 &&
+      (this.queue.length >= this.s.flushAt || this.flushing > 0 || this.intervalDue || this.unsettled.size >= this.s.maxQueue)
+    ) {
       const batch = this.queue.splice(0, this.s.flushAt);
       if (this.queue.length === 0) {
         this.intervalDue = false;
@@ -215,7 +255,7 @@ export class Inlet {
   /** Sends one batch until every item of it has a final outcome. Never rejects. */
   private async deliver(batch: Pending[]): Promise<void> {
     const body = await encodeBatch(
-      batch.map((p) => p.item),
+      batch.map((p) => p.json),
       this.s.gzip,
     );
     // Known to be refused with 413 before it is sent: split it here and save the round trip.
@@ -224,8 +264,15 @@ export class Inlet {
     let last: LastTry = {};
     for (let n = 1; ; n++) {
       if (this.hard.signal.aborted) return this.failAll(batch, closedWhileRetrying(last));
+      const paceMs = this.pacer.reserve(batch.length, Date.now());
+      if (paceMs > 0) await this.timers.sleep(paceMs, this.hard.signal);
+      if (this.hard.signal.aborted) {
+        this.pacer.answered(batch.length, null, Date.now());
+        return this.failAll(batch, closedWhileRetrying(last));
+      }
       for (const p of batch) p.attempts++;
-      const step = await attempt(transport, body, batch.length, this.hard.signal);
+      const { step, limits } = await attempt(transport, body, batch.length, this.hard.signal);
+      this.pacer.answered(batch.length, limits, Date.now());
       if (step.kind === 'done') {
         step.verdicts.forEach((v, i) => this.settle(batch[i]!, toResult(v, batch[i]!.insertId, batch[i]!.attempts)));
         return;
@@ -259,6 +306,8 @@ export class Inlet {
 
   private settle(p: Pending, result: ItemResult): void {
     if (!this.unsettled.delete(p)) return;
+    this.unsettledBytes -= p.bytes;
+    if (this.drains.length > 0 && this.unsettled.size < this.s.maxQueue) for (const d of this.drains.splice(0)) d();
     try {
       this.s.onResult?.(result);
     } catch {

@@ -18,12 +18,18 @@ export interface InletOptions {
   key: string;
   /** Where Inlet runs, such as `http://localhost:8080`. */
   baseUrl: string;
-  /** Send when this many items wait (at most 500, the API's batch limit). Default 100. */
+  /** Send when this many items wait (at most 500, the API's batch limit). Default 500. */
   flushAt?: number;
   /** Or after the first waiting item has waited this long. Default 1000. */
   flushIntervalMs?: number;
-  /** Items held in memory, not yet delivered; past it track/identify throw QueueFullError. Default 10,000. */
+  /**
+   * Items held, not yet delivered, past which track/identify return false and
+   * the client sends without waiting for flushAt or flushIntervalMs; await
+   * drain() to wait until it holds fewer. Default 10,000.
+   */
   maxQueue?: number;
+  /** Bytes of JSON held, not yet delivered, past which track/identify throw QueueFullError. Default 64 MiB. */
+  maxQueueBytes?: number;
   /** Retries of a batch after its first attempt. Default 10. */
   maxRetries?: number;
   /** Time limit of one attempt. Default 10,000. */
@@ -58,9 +64,10 @@ export function settle(o: InletOptions): Settings {
     throw new TypeError('Inlet: "baseUrl" is required: pass where Inlet runs, such as "http://localhost:8080".');
   }
   const s: Settings = {
-    flushAt: 100,
+    flushAt: MAX_BATCH_ITEMS,
     flushIntervalMs: 1000,
     maxQueue: 10_000,
+    maxQueueBytes: 64 * 1024 * 1024,
     maxRetries: 10,
     timeoutMs: 10_000,
     gzip: true,
@@ -73,14 +80,14 @@ export function settle(o: InletOptions): Settings {
   };
   positive(s, 'flushAt');
   if (s.flushAt > MAX_BATCH_ITEMS) throw new TypeError(`Inlet: "flushAt" may be at most ${MAX_BATCH_ITEMS}, the API's batch limit.`);
-  for (const name of ['flushIntervalMs', 'maxQueue', 'timeoutMs', 'concurrency'] as const) positive(s, name);
+  for (const name of ['flushIntervalMs', 'maxQueue', 'maxQueueBytes', 'timeoutMs', 'concurrency'] as const) positive(s, name);
   for (const name of ['maxRetries', 'retryBaseMs', 'retryMaxMs', 'closeTimeoutMs'] as const) {
     if (!Number.isFinite(s[name]) || s[name] < 0) throw new TypeError(`Inlet: "${name}" must be a number of at least 0.`);
   }
   return s;
 }
 
-function positive(s: Settings, name: 'flushAt' | 'flushIntervalMs' | 'maxQueue' | 'timeoutMs' | 'concurrency'): void {
+function positive(s: Settings, name: 'flushAt' | 'flushIntervalMs' | 'maxQueue' | 'maxQueueBytes' | 'timeoutMs' | 'concurrency'): void {
   if (!Number.isFinite(s[name]) || s[name] < 1) throw new TypeError(`Inlet: "${name}" must be a number of at least 1.`);
 }
 

@@ -16,15 +16,27 @@ export interface TransportOptions {
 /** The most a request body may be, as sent and once decompressed. */
 export const MAX_BODY_BYTES = 1_048_576;
 
-/** The body of a batch, compressed off the main thread when asked; null when it is over the limit uncompressed. */
-export async function encodeBatch(items: unknown[], compress: boolean): Promise<Buffer | null> {
-  const json = Buffer.from(JSON.stringify({ items }));
+/** The body of a batch of items already serialised, compressed off the main thread when asked; null when it is over the limit uncompressed. */
+export async function encodeBatch(items: string[], compress: boolean): Promise<Buffer | null> {
+  const json = Buffer.from(`{"items":[${items.join(',')}]}`);
   if (json.length > MAX_BODY_BYTES) return null;
   return compress ? gzip(json) : json;
 }
 
+/** The rate-limit header fields of an answer, for pacing. */
+export interface RateLimitHeaders {
+  policy: string | null;
+  state: string | null;
+}
+
+export interface Attempted {
+  step: Step;
+  /** Null when there was no answer. */
+  limits: RateLimitHeaders | null;
+}
+
 /** Posts one batch; network errors, timeouts and aborts come back as a retry step. */
-export async function attempt(opts: TransportOptions, body: Buffer, size: number, abort: AbortSignal): Promise<Step> {
+export async function attempt(opts: TransportOptions, body: Buffer, size: number, abort: AbortSignal): Promise<Attempted> {
   const headers: Record<string, string> = {
     authorization: `Bearer ${opts.key}`,
     'content-type': 'application/json',
@@ -45,9 +57,10 @@ export async function attempt(opts: TransportOptions, body: Buffer, size: number
     } catch {
       json = undefined;
     }
-    return stepFor(res.status, json, size, parseRetryAfter(res.headers.get('retry-after'), Date.now()));
+    const limits = { policy: res.headers.get('ratelimit-policy'), state: res.headers.get('ratelimit') };
+    return { step: stepFor(res.status, json, size, parseRetryAfter(res.headers.get('retry-after'), Date.now())), limits };
   } catch (e) {
-    return { kind: 'retry', error: describe(e), retryAfterMs: null };
+    return { step: { kind: 'retry', error: describe(e), retryAfterMs: null }, limits: null };
   }
 }
 

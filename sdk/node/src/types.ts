@@ -99,10 +99,16 @@ export function addToReport(r: Report, result: ItemResult): void {
   }
 }
 
-/** Thrown by `track()`/`identify()` when `maxQueue` items are already held. */
+/**
+ * Thrown by `track()`/`identify()` when the item would take the items held,
+ * not delivered yet, past `maxQueueBytes` of JSON. A sender that awaits
+ * `drain()` whenever `track()` returns false never meets it.
+ */
 export class QueueFullError extends Error {
-  constructor(readonly maxQueue: number) {
-    super(`The Inlet queue holds ${maxQueue} items (maxQueue) that are not delivered yet; await flush() before adding more, or raise maxQueue.`);
+  constructor(readonly maxQueueBytes: number) {
+    super(
+      `The Inlet queue holds ${maxQueueBytes} bytes of items (maxQueueBytes) that are not delivered yet; await drain() whenever track() returns false, or raise maxQueueBytes.`,
+    );
     this.name = 'QueueFullError';
   }
 }

@@ -1,18 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { Inlet, type ItemResult, type Report } from '@inlet/node';
+import { Inlet, type ItemResult, type Report, type RetryInfo } from '@inlet/node';
 import type { Command } from 'commander';
 import { UsageError, fail } from '../context.js';
 import { type SendProgress, startProgress } from '../send-progress.js';
 import { formatCount } from '../numbers.js';
 
-/** Items held at once: reading pauses past this, so memory stays flat for any file size. */
+/** Items held at once: reading pauses past this (the client's maxQueue), so memory stays flat for any file size. */
 const MAX_HELD = 5000;
 /** Item problems printed one per line; past this only their count. */
 const MAX_PRINTED = 100;
 /** Answers about the request itself (key, path, API access): every later batch would get the same. */
 const HOPELESS = new Set([401, 403, 404, 405, 410, 415]);
+/** How long close() may go on retrying what is left once the file is read. */
+const CLOSE_TIMEOUT_MS = 60_000;
 
 /** What `inlet send --json` prints. */
 export interface SendSummary {
@@ -51,16 +53,21 @@ async function send(file: string, o: { key?: string; baseUrl?: string; import?: 
   const baseUrl = o.baseUrl ?? process.env.INLET_BASE_URL ?? 'http://localhost:8080';
   if (!/^https?:\/\//.test(baseUrl)) throw new UsageError(`--base-url must be an http:// or https:// URL, not "${baseUrl}".`);
   const input = file === '-' ? process.stdin : openFile(file);
-  const problems = new Problems();
+  const path = o.import ? '/api/v1/import' : '/api/v1/batch';
+  const url = new URL(path, baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`).toString();
+  const problems = new Problems(url);
+  const trouble = new Trouble(url);
   // Lines of the items not settled yet, to name the line of an item refused later.
   const lineOf = new Map<string, number>();
   const inlet = new Inlet({
     key,
     baseUrl,
-    path: o.import ? '/api/v1/import' : '/api/v1/batch',
+    path,
     flushAt: 500,
     maxQueue: MAX_HELD,
+    onRetry: (info) => trouble.retrying(info),
     onResult: (r) => {
+      if (r.outcome !== 'failed') trouble.reached();
       const line = lineOf.get(r.insertId);
       lineOf.delete(r.insertId);
       if (r.outcome !== 'accepted' && r.outcome !== 'duplicate') problems.item(line, r);
@@ -84,14 +91,13 @@ async function send(file: string, o: { key?: string; baseUrl?: string; import?: 
       total.refused++;
       problems.line(lineNo, item);
     } else {
-      if (inlet.pending >= MAX_HELD) add(total, await inlet.flush());
       const insertId = withInsertId(item);
       lineOf.set(insertId, lineNo);
-      inlet.enqueue(item);
+      if (!inlet.enqueue(item)) await inlet.drain();
     }
     progress.update(bytes, total.sent);
   }
-  add(total, await inlet.close({ timeoutMs: 60_000 }));
+  add(total, await inlet.close({ timeoutMs: CLOSE_TIMEOUT_MS }));
   progress.stop(bytes, total.sent);
   problems.finish();
   if (stopped !== null) process.stderr.write(`inlet: stopped after line ${lineNo}: the server refused the requests (${stopped}); fix that and send the file again (items already stored come back as duplicates).\n`);
@@ -129,11 +135,13 @@ function withInsertId(item: Record<string, unknown>): string {
   return id;
 }
 
-/** Item problems on stderr, one a line, at most MAX_PRINTED of them. */
+/** Item problems on stderr, one a line, at most MAX_PRINTED of them; failures summarised by reason at the end. */
 class Problems {
   private count = 0;
-  /** Failures are per request, not per item: each reason is printed once. */
-  private readonly failures = new Set<string>();
+  /** Failures are per request, not per item: counted by reason, with the first line that failed so. */
+  private readonly failures = new Map<string, { items: number; first: string }>();
+
+  constructor(private readonly url: string) {}
 
   line(lineNo: number, why: string): void {
     this.print(`line ${lineNo}: ${why}`);
@@ -144,19 +152,47 @@ class Problems {
     if (r.outcome === 'refused') this.print(`${where}: refused: ${r.errors.map((e) => `${e.code} (${e.field}): ${e.message}`).join('; ')}`);
     else if (r.outcome === 'dropped') this.print(`${where}: dropped: ${r.reason}`);
     else if (r.outcome === 'failed') {
-      const why = [r.status, r.code, r.error].filter((x) => x !== undefined).join(' ');
-      if (this.failures.has(why)) return;
-      this.failures.add(why);
-      this.print(`${where}: failed: ${why} (printed once for every item that failed so)`);
+      const why = r.status === undefined ? `could not reach ${this.url} (${r.error ?? 'no answer'})` : `${this.url} answered ${[r.status, r.code, r.error].filter((x) => x !== undefined).join(' ')}`;
+      const seen = this.failures.get(why);
+      if (seen === undefined) this.failures.set(why, { items: 1, first: where });
+      else seen.items++;
     }
   }
 
   finish(): void {
     if (this.count > MAX_PRINTED) process.stderr.write(`inlet: ${formatCount(this.count - MAX_PRINTED)} more items not listed\n`);
+    for (const [why, f] of this.failures) {
+      process.stderr.write(`inlet: ${f.items === 1 ? `1 item (${f.first})` : `${formatCount(f.items)} items (the first at ${f.first})`} failed: ${why}\n`);
+    }
   }
 
   private print(text: string): void {
     if (++this.count <= MAX_PRINTED) process.stderr.write(`inlet: ${text}\n`);
+  }
+}
+
+/**
+ * Says at once, on stderr, when the server cannot be reached or answers with
+ * an error the client retries, rather than staying silent until the retries
+ * run out; once per spell of trouble.
+ */
+class Trouble {
+  private said: string | null = null;
+
+  constructor(private readonly url: string) {}
+
+  retrying(info: RetryInfo): void {
+    const what = info.status === undefined ? `cannot reach ${this.url} (${info.error ?? 'no answer'})` : `${this.url} answered ${[info.status, info.code].filter((x) => x !== undefined).join(' ')}`;
+    if (this.said === what) return;
+    this.said = what;
+    const hint = info.status === undefined ? ' Is the server running there? Give its address with --base-url or INLET_BASE_URL.' : '';
+    process.stderr.write(`inlet: ${what}; still retrying (for up to ${CLOSE_TIMEOUT_MS / 1000} s once the file is read).${hint}\n`);
+  }
+
+  reached(): void {
+    if (this.said === null) return;
+    this.said = null;
+    process.stderr.write(`inlet: ${this.url} answers again\n`);
   }
 }
 

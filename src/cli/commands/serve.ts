@@ -14,7 +14,7 @@ import { Metrics } from '../../metrics/metrics.js';
 import { startMetricsServer, stopMetricsServer } from '../../metrics/metrics-server.js';
 import { observedStore } from '../../metrics/observed-store.js';
 import { ConfigError, SETTINGS, type SettingSpec, settingName } from '../../settings.js';
-import { openStore } from '../../stores/open-store.js';
+import { describeStore, openStore } from '../../stores/open-store.js';
 import { StoreUnavailableError } from '../../stores/port.js';
 import { fail } from '../context.js';
 import { limitHeapGrowth } from '../heap-growth.js';
@@ -124,6 +124,9 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
   // With --port 0 the port is known only now: links in errors and docs must name it.
   if (cfg.baseUrl === null) app.inletBaseUrl = `http://localhost:${port}`;
   process.stdout.write(`inlet listening on http://${bracketed(cfg.host)}:${port}\n`);
+  // After the line above, which scripts wait for: where the data is, so a command run elsewhere can be pointed at it.
+  const base = app.inletBaseUrl.replace(/\/+$/, '');
+  process.stdout.write(`data: ${describeStore(cfg)}\nconsole: ${base}/console\nreference: ${base}/docs/api\n`);
   const retention = startRetention(store.store, Date.now, {
     done: (r) => {
       if (r.erasuresFinished > 0) {

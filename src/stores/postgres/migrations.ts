@@ -202,8 +202,33 @@ export async function migrate(url: string, connectMs: number): Promise<void> {
   }
 }
 
+/**
+ * Whether the database holds Inlet's schema (a migration was applied);
+ * reads only, so a database without it is left as it was.
+ */
+export async function hasPostgresSchema(url: string, connectMs: number): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectMs, application_name: 'inlet-check' });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+  } catch (e) {
+    throw new StoreUnavailableError(
+      `Could not reach PostgreSQL at ${whereIs(url)} (${(e as Error).message}). Check that it is running and that INLET_DATABASE_URL names it.`,
+      { cause: e },
+    );
+  }
+  try {
+    const { rows } = await client.query<{ present: boolean }>("SELECT to_regclass('schema_migrations') IS NOT NULL AS present");
+    if (!rows[0]?.present) return false;
+    const applied = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM schema_migrations');
+    return (applied.rows[0]?.n ?? 0) > 0;
+  } finally {
+    await client.end();
+  }
+}
+
 /** Host, port and database of a connection URL, for messages: never its user or password. */
-function whereIs(url: string): string {
+export function whereIs(url: string): string {
   try {
     const u = new URL(url);
     return `${u.hostname}:${u.port || '5432'}${u.pathname.length > 1 ? u.pathname : ''}`;

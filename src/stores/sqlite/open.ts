@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { SQLITE_MIGRATIONS } from './migrations.js';
@@ -12,10 +12,20 @@ export type Db = Database.Database;
  */
 const PAGE_CACHE_KIB = 16_384;
 
+/** The embedded database's file in `dataDir`. */
+export function sqliteFile(dataDir: string): string {
+  return join(dataDir, 'inlet.db');
+}
+
+/** Whether `dataDir` holds an embedded database; looks without creating anything. */
+export function hasSqliteStore(dataDir: string): boolean {
+  return existsSync(sqliteFile(dataDir));
+}
+
 /** Opens (creating if needed) the embedded database in `dataDir` and brings its schema up to date. */
 export function openSqlite(dataDir: string): Db {
   mkdirSync(dataDir, { recursive: true });
-  const db = new Database(join(dataDir, 'inlet.db'));
+  const db = new Database(sqliteFile(dataDir));
   // WAL lets the admin command and the server read while one writes;
   // synchronous=FULL makes every commit survive power loss, which is what a
   // 202 promises.

@@ -1,0 +1,50 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Inlet, type InletOptions, type RetryInfo } from '../../sdk/node/src/index.js';
+import { type LiveServer, startLiveServer } from '../helpers/live-server.js';
+
+let run = 0;
+
+/** Sends `count` items in a plain loop, as fast as the caller can, then flushes; the retries it met, and the report. */
+async function sendAll(live: LiveServer, count: number, opts: Partial<InletOptions> = {}) {
+  const retries: RetryInfo[] = [];
+  const inlet = new Inlet({ key: live.key, baseUrl: live.url, onRetry: (r) => retries.push(r), ...opts });
+  const prefix = `paced_${++run}`;
+  for (let i = 0; i < count; i++) inlet.track({ event: 'e', distinctId: 'u', insertId: `${prefix}_${i}` });
+  const report = await inlet.close({ timeoutMs: 120_000 });
+  return { report, rateLimited: retries.filter((r) => r.status === 429).length };
+}
+
+describe('pacing within the server limits', () => {
+  let live: LiveServer;
+  beforeAll(async () => {
+    live = await startLiveServer();
+  });
+  afterAll(async () => live.stop());
+
+  it('a default client sending 30,000 items as fast as it can against default limits is never answered 429', async () => {
+    const { report, rateLimited } = await sendAll(live, 30_000);
+    expect(rateLimited).toBe(0);
+    expect(report).toMatchObject({ accepted: 30_000, failed: 0 });
+  });
+
+  it('small batches sent as fast as they come keep under the per-key requests per second, so none is answered 429', async () => {
+    // 300 requests: with two in flight and no pacing, far more than 100 a second reach the server.
+    const { report, rateLimited } = await sendAll(live, 3000, { flushAt: 10 });
+    expect(rateLimited).toBe(0);
+    expect(report).toMatchObject({ accepted: 3000, failed: 0 });
+  });
+});
+
+describe('pacing on the RateLimit answers', () => {
+  let live: LiveServer;
+  beforeAll(async () => {
+    live = await startLiveServer({ INLET_LIMIT_BURST: '1500' });
+  });
+  afterAll(async () => live.stop());
+
+  it('a client that would overrun the burst window waits for it, by the RateLimit header, instead of being answered 429', async () => {
+    const { report, rateLimited } = await sendAll(live, 3000);
+    expect(rateLimited).toBe(0);
+    expect(report).toMatchObject({ accepted: 3000, failed: 0 });
+  });
+});
