@@ -21,7 +21,7 @@ describe('what the admin operations store', () => {
     const p = await admin.createProject({ name: 'P' });
     for (const n of [2 ** 60, 1e12 + 1, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
       await expect(admin.updateProject(p.id, { monthlyEventLimit: n }), String(n)).rejects.toThrow(
-        new AdminError('The monthly event limit must be a whole number from 0 to 1000000000000, or none.'),
+        new AdminError('The monthly event limit must be a whole number from 0 to 1,000,000,000,000, or none.', 'monthlyEventLimit'),
       );
     }
     expect((await admin.getProject(p.id)).monthlyEventLimit).toBeNull();
