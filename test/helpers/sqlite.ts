@@ -83,15 +83,10 @@ export function sqliteTestStores(prefix: string): { open: (prepare?: (db: Db) =>
   };
 }
 
-/**
- * A checkpoint thread that copies nothing back; it answers 'stop', so the
- * store closes as usual. The store uses only the members CheckpointThread
- * names, and none of their return values but terminate's: an emitter with
- * those stands in for the Worker the type is cut from.
- */
+/** A checkpoint thread that copies nothing back; it answers 'stop', so the store closes as usual. */
 function idleThread(): CheckpointThread {
   const events = new EventEmitter();
-  const thread = Object.assign(events, {
+  return Object.assign(events, {
     postMessage: (m: unknown) => {
       if (m === 'stop') events.emit('message', 'stopped');
     },
@@ -101,5 +96,4 @@ function idleThread(): CheckpointThread {
       return 0;
     },
   });
-  return thread as unknown as CheckpointThread;
 }
