@@ -2,8 +2,6 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { Collector } from '../../src/domain/collector.js';
 import type { Store } from '../../src/stores/port.js';
-import { MemoryDatabase } from '../../src/stores/memory/database.js';
-import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { PostgresStore } from '../../src/stores/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/fixture.js';
@@ -70,15 +68,9 @@ export { TEST_DATABASE_URL };
 
 /** Every engine; a new one is one line here. */
 const ALL: Engine[] = [
-  engine({ name: 'memory', database: async () => memoryDatabase() }),
   engine({ name: 'sqlite', database: async () => sqliteDatabase() }),
   engine({ name: 'postgres', needs: ['postgres'], database: postgresDatabase }),
 ];
-
-function memoryDatabase() {
-  const database = new MemoryDatabase();
-  return { open: async () => new MemoryStore({ database }), drop: async () => undefined };
-}
 
 function sqliteDatabase() {
   const tmp = tempDir('inlet-conformance-');

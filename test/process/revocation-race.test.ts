@@ -1,7 +1,5 @@
 import net from 'node:net';
 import { afterEach, expect, it } from 'vitest';
-import { MemoryStore } from '../../src/stores/memory/memory-store.js';
-import type { Store } from '../../src/stores/port.js';
 import { type Fixture, makeFixture } from '../helpers/fixture.js';
 
 let f: Fixture;
@@ -27,27 +25,25 @@ async function halfSent(port: number, key: string, body: string): Promise<{ fini
   };
 }
 
-for (const [name, store] of [['sqlite', undefined], ['memory', () => new MemoryStore()]] as [string, (() => Store) | undefined][]) {
-  it(`revocation race (${name}): a key revoked while its body is being read gets 401 invalid_key, with nothing stored or metered`, async () => {
-    f = await makeFixture({ store: store?.() });
-    // The route notes the key's use once it has authenticated it, before reading the body.
-    let authenticated: () => void = () => {};
-    const passedAuth = new Promise<void>((resolve) => (authenticated = resolve));
-    const record = f.store.recordKeyUse.bind(f.store);
-    f.store.recordKeyUse = (keyId, at) => (record(keyId, at), authenticated());
-    await f.app.listen({ port: 0, host: '127.0.0.1' });
-    const port = (f.app.server.address() as net.AddressInfo).port;
+it('revocation race: a key revoked while its body is being read gets 401 invalid_key, with nothing stored or metered', async () => {
+  f = await makeFixture();
+  // The route notes the key's use once it has authenticated it, before reading the body.
+  let authenticated: () => void = () => {};
+  const passedAuth = new Promise<void>((resolve) => (authenticated = resolve));
+  const record = f.store.recordKeyUse.bind(f.store);
+  f.store.recordKeyUse = (keyId, at) => (record(keyId, at), authenticated());
+  await f.app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (f.app.server.address() as net.AddressInfo).port;
 
-    const request = await halfSent(port, f.key, JSON.stringify({ items: [{ event: 'late', distinct_id: 'u', insert_id: 'r1' }] }));
-    await passedAuth;
-    const keyId = (await f.admin.listKeys(f.sourceId))[0]!.id;
-    await f.admin.revokeKey(keyId);
-    const answer = await request.finish();
+  const request = await halfSent(port, f.key, JSON.stringify({ items: [{ event: 'late', distinct_id: 'u', insert_id: 'r1' }] }));
+  await passedAuth;
+  const keyId = (await f.admin.listKeys(f.sourceId))[0]!.id;
+  await f.admin.revokeKey(keyId);
+  const answer = await request.finish();
 
-    expect(answer).toMatch(/^HTTP\/1\.1 401 /);
-    expect(answer).toContain('"code":"invalid_key"');
-    expect(answer).toMatch(/request-id: req_/i);
-    expect(await f.store.store.listEvents(f.sourceId, 10)).toEqual([]);
-    expect(await f.store.store.usage(f.projectId, '2026-11')).toBe(0);
-  });
-}
+  expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+  expect(answer).toContain('"code":"invalid_key"');
+  expect(answer).toMatch(/request-id: req_/i);
+  expect(await f.store.store.listEvents(f.sourceId, 10)).toEqual([]);
+  expect(await f.store.store.usage(f.projectId, '2026-11')).toBe(0);
+});

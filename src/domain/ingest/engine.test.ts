@@ -1,15 +1,34 @@
 import { describe, expect, it } from 'vitest';
 import { type ItemSpec, ingestJob, seedJobOwners } from '../../../test/helpers/items.js';
-import { MemoryStore } from '../../stores/memory/memory-store.js';
-import { StoreUnavailableError } from '../../stores/port.js';
+import { sqliteTestStores } from '../../../test/helpers/sqlite.js';
+import { type Store, StoreUnavailableError } from '../../stores/port.js';
+import type { SqliteStore } from '../../stores/sqlite/sqlite-store.js';
 import { IngestEngine } from './engine.js';
 import { KeyNoLongerWorksError } from './job.js';
 
-/** A memory store that refuses any event named "poison", as a constraint would. */
-async function poisoned(writers: 'one' | 'many') {
-  const store = new MemoryStore({ writers, faults: { refuseEvent: (row) => row.event === 'poison' } });
+const stores = sqliteTestStores('inlet-engine-');
+
+/** An embedded store whose database refuses any event named "poison", by a constraint of its own. */
+async function poisoned(writers: 'one' | 'many'): Promise<Store> {
+  const store = stores.open((db) =>
+    db.exec(`CREATE TRIGGER refuse_poison BEFORE INSERT ON events WHEN NEW.event = 'poison' BEGIN SELECT RAISE(ABORT, 'poison'); END`),
+  );
   await seedJobOwners(store);
-  return store;
+  return writers === 'one' ? store : sayingManyWriters(store);
+}
+
+/**
+ * The store as a 'many' store: the engine then starts transactions without
+ * waiting for the one before, and the store still runs them in turn.
+ */
+function sayingManyWriters(store: SqliteStore): Store {
+  return new Proxy(store, {
+    get(target, prop) {
+      if (prop === 'writers') return 'many';
+      const v = Reflect.get(target, prop, target) as unknown;
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
 }
 
 const track = (event: string, distinctId: string): ItemSpec => ({ event, distinctId });
@@ -86,7 +105,7 @@ it('a dry run is a transaction rolled back: it answers as a write would and keep
 it('a store that is away fails the group at once, without splitting it', async () => {
   const store = await poisoned('one');
   let transactions = 0;
-  const away = Object.assign(Object.create(store) as MemoryStore, {
+  const away: Store = Object.assign(Object.create(store) as Store, {
     transaction: async () => {
       transactions++;
       throw new StoreUnavailableError('away');
@@ -102,8 +121,8 @@ it('tells its observer of every commit (jobs and items) and every failed one', a
   const store = await poisoned('one');
   // Each transaction takes 40 ms of the engine's timer: each commit lasted exactly that.
   let ms = 1_000;
-  const timed = Object.assign(Object.create(store) as MemoryStore, {
-    transaction: (...a: Parameters<MemoryStore['transaction']>) => ((ms += 40), store.transaction(...a)),
+  const timed: Store = Object.assign(Object.create(store) as Store, {
+    transaction: (...a: Parameters<Store['transaction']>) => ((ms += 40), store.transaction(...a)),
   });
   const seen = { commits: 0, jobs: 0, items: 0, failed: 0 };
   const durations: number[] = [];

@@ -1,8 +1,10 @@
 import { expect, it } from 'vitest';
 import { type ItemSpec, ingestJob, seedJobOwners } from '../../../test/helpers/items.js';
-import { MemoryStore } from '../../stores/memory/memory-store.js';
+import { sqliteTestStores } from '../../../test/helpers/sqlite.js';
 import type { IngestTx } from '../../stores/port.js';
 import { type JobResult, ingestPass } from './pass.js';
+
+const stores = sqliteTestStores('inlet-pass-');
 
 /** Counts every call the algorithm makes on the transaction: each is at most one round trip on a networked store. */
 function counting(tx: IngestTx): { tx: IngestTx; calls: () => number } {
@@ -33,7 +35,7 @@ const outcomes = (r: JobResult | undefined) => {
 };
 
 it('a batch for 500 different people costs as many store round trips as one for 5', async () => {
-  const store = new MemoryStore();
+  const store = stores.open();
   await seedJobOwners(store);
   const small = await store.transaction(async (tx) => {
     const c = counting(tx);
@@ -51,7 +53,7 @@ it('a batch for 500 different people costs as many store round trips as one for 
 });
 
 it('jobs written in one pass come out as if sent one after the other', async () => {
-  const store = new MemoryStore();
+  const store = stores.open();
   await seedJobOwners(store, { monthlyEventLimit: 3 });
   const track = (insertId: string | null): ItemSpec => ({ distinctId: 'same_user', insertId });
   const jobs = [ingestJob([track('x'), track('y')]), ingestJob([track('x'), track(null)]), ingestJob([track('z')])];
@@ -67,10 +69,12 @@ it('jobs written in one pass come out as if sent one after the other', async () 
 });
 
 it('a job whose key stopped working is refused whole, and the others of its pass are written', async () => {
-  const store = new MemoryStore();
+  const store = stores.open();
   await seedJobOwners(store);
-  const other = { id: 'key_2', sourceId: 'src_1', hash: Buffer.alloc(32, 2), lastFour: 'yyyy', createdAt: 0, lastUsedAt: null, expiresAt: 500, revokedAt: null };
-  await store.admin.addKey(other, { fits: () => true });
+  const key = (id: string, fill: number) => ({ id, sourceId: 'src_1', hash: Buffer.alloc(32, fill), lastFour: 'yyyy', createdAt: 0, lastUsedAt: null, expiresAt: null, revokedAt: null });
+  await store.admin.addKey(key('key_2', 2), { fits: () => true });
+  // Rotated: key_3 replaces key_2, which expires at 500.
+  await store.admin.addKey(key('key_3', 3), { fits: () => true, replaces: { keyId: 'key_2', expiresAt: 500 } });
   const jobs = [
     ingestJob([{ distinctId: 'a', insertId: 'shared' }], { keyId: 'key_2' }),
     ingestJob([{ distinctId: 'b', insertId: 'shared' }]),

@@ -38,10 +38,19 @@ const WORKER_URL = import.meta.url.endsWith('.ts')
 /**
  * The slice of a worker thread the checkpointer uses. A seam for tests: they
  * wrap the real thread to watch or drop its messages (a stuck thread is one
- * that drops 'catch-up'), where reaching into the class would tie them to
- * its fields.
+ * that drops 'catch-up'), or give one that never starts, where reaching into
+ * the class would tie them to its fields. What `on`, `off` and `once` return
+ * is not used, so an event emitter with the other members is one too.
  */
-export type CheckpointThread = Pick<Worker, 'postMessage' | 'on' | 'off' | 'once' | 'emit' | 'unref' | 'terminate'>;
+export interface CheckpointThread {
+  postMessage(message: unknown): void;
+  on(event: string, listener: (value: unknown) => void): unknown;
+  off(event: string, listener: (value: unknown) => void): unknown;
+  once(event: string, listener: (value: unknown) => void): unknown;
+  emit(event: string, ...args: unknown[]): boolean;
+  unref(): void;
+  terminate(): Promise<number>;
+}
 
 /** Starts the checkpoint thread on its worker file. */
 export function startCheckpointThread(workerData: CheckpointWorkerData): CheckpointThread {
