@@ -40,6 +40,7 @@ capture(process.stdout, 'out');
 capture(process.stderr, 'err');
 
 const LANES = 4;
+await makeStore(checkout, dataDir);
 const programs = await Promise.all(Array.from({ length: LANES }, (_, i) => loadProgram(checkout, i)));
 const inProc = programs.every((p) => p !== null);
 const clis: Cli[] = programs.map((p) => (inProc ? inProcess(p!, dataDir) : spawned(checkout, dataDir)));
@@ -56,6 +57,19 @@ for (let i = 0; i < count; i += LANES) {
 }
 process.stdout.write(`${JSON.stringify({ tenants, inProcess: inProc })}\n`);
 process.exit(0);
+
+/**
+ * Makes the store as `inlet serve` would on its first start: the admin
+ * commands work on an existing store only. Opened through the checkout's own
+ * code, so each side of an A/B gets its own schema.
+ */
+async function makeStore(root: string, dir: string): Promise<void> {
+  const m = (await import(pathToFileURL(join(root, 'dist', 'stores', 'open-store.js')).href)) as {
+    openStore: (cfg: { dataDir: string; databaseUrl: string | null }) => Promise<{ close(): Promise<void> }>;
+  };
+  const store = await m.openStore({ dataDir: dir, databaseUrl: process.env.INLET_DATABASE_URL ?? null });
+  await store.close();
+}
 
 interface Program {
   parseAsync: (argv: string[]) => Promise<unknown>;
