@@ -16,12 +16,9 @@ import { LOCK_NS, isServerError, unavailable } from './pool.js';
 function poolOf(pool: pg.Pool): PostgresPool {
   return {
     async connect(): Promise<PostgresPoolClient> {
-      let client: pg.PoolClient;
-      try {
-        client = await pool.connect();
-      } catch (e) {
+      const client = await pool.connect().catch((e: unknown) => {
         throw unavailable(e);
-      }
+      });
       let doubt: StoreUnavailableError | undefined;
       const query = async (text: string, values: ReadonlyArray<unknown>) => {
         if (doubt !== undefined) {

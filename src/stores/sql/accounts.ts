@@ -1,24 +1,14 @@
 import type { Kysely } from 'kysely';
 import { countLoginAttempt } from '../login-attempts.js';
 import type { AccountStore, LoginAttempt, LoginKey, LoginRule, SessionRecord, UserChange, UserListing, UserRecord } from '../port-console.js';
-import { type SqlEngine, type WriteTurn, atOnce } from './engine.js';
+import { SqlStorePart } from './engine.js';
 import { toSession, toUser } from './rows.js';
 import type { Database } from './schema.js';
 
 type Db = Kysely<Database>;
 
 /** Console accounts, sessions and sign-in throttling, on either SQL engine. */
-export class SqlAccounts implements AccountStore {
-  private readonly db: Db;
-
-  constructor(
-    private readonly engine: SqlEngine,
-    /** The engine's turn for writes (see WriteTurn). */
-    private readonly write: WriteTurn = atOnce,
-  ) {
-    this.db = engine.db;
-  }
-
+export class SqlAccounts extends SqlStorePart implements AccountStore {
   async createUser(u: UserRecord, orgIds: string[]): Promise<'ok' | 'email_taken'> {
     return this.write(() => this.db.transaction().execute(async (trx): Promise<'ok' | 'email_taken'> => {
       const added = await trx.insertInto('users')

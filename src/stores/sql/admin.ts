@@ -1,26 +1,17 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Updateable } from 'kysely';
 import type { AdminStore, KeyRecord, Org, Project, Source } from '../port.js';
-import { type SqlEngine, type WriteTurn, atOnce } from './engine.js';
+import { SqlStorePart } from './engine.js';
 import { toKey, toOrg, toProject, toSource } from './rows.js';
 import type { Database } from './schema.js';
 
 type Db = Kysely<Database>;
 
+/** The columns given a value; those left undefined are not set. */
+const given = <T extends object>(columns: T): { [K in keyof T]?: Exclude<T[K], undefined> } =>
+  Object.fromEntries(Object.entries(columns).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: Exclude<T[K], undefined> };
+
 /** Organizations, projects, sources and keys, on either SQL engine. Deletion is a mark, so history stays readable. */
-export class SqlAdmin implements AdminStore {
-  private readonly db: Db;
-
-  constructor(
-    private readonly engine: SqlEngine,
-    /**
-     * The engine's turn for writes; on SQLite it also marks keys and their
-     * owners as changed once the write is done (keysChangeMark).
-     */
-    private readonly write: WriteTurn = atOnce,
-  ) {
-    this.db = engine.db;
-  }
-
+export class SqlAdmin extends SqlStorePart implements AdminStore {
   async createOrg(o: Org): Promise<void> {
     await this.write(() => this.db.insertInto('orgs').values({ id: o.id, name: o.name, created_at: o.createdAt }).execute());
   }
@@ -48,10 +39,7 @@ export class SqlAdmin implements AdminStore {
   }
 
   async deleteOrg(id: string, at: number): Promise<boolean> {
-    return this.keyChange(
-      (db) => db.selectFrom('projects').select('id').where('org_id', '=', id).orderBy(this.engine.bytewise('id')),
-      (db) => db.updateTable('orgs').set({ deleted_at: at }).where('id', '=', id).where('deleted_at', 'is', null),
-    );
+    return this.markDeleted('orgs', id, at, (db) => db.selectFrom('projects').select('id').where('org_id', '=', id).orderBy(this.engine.bytewise('id')));
   }
 
   async createProject(p: Project): Promise<void> {
@@ -68,21 +56,15 @@ export class SqlAdmin implements AdminStore {
   }
 
   async updateProject(id: string, patch: Partial<Pick<Project, 'apiEnabled' | 'monthlyEventLimit' | 'retentionDays'>>): Promise<Project | null> {
-    // null is a value for the limit (no limit): only what is given is set.
-    const set = {
-      ...(patch.apiEnabled !== undefined && { api_enabled: patch.apiEnabled }),
-      ...(patch.monthlyEventLimit !== undefined && { monthly_event_limit: patch.monthlyEventLimit }),
-      ...(patch.retentionDays !== undefined && { retention_days: patch.retentionDays }),
-    };
-    if (Object.keys(set).length > 0) await this.write(() => this.db.updateTable('projects').set(set).where('id', '=', id).execute());
+    // null is a value for the limit (no limit): only undefined leaves a column as it is.
+    await this.patch('projects', id, given({
+      api_enabled: patch.apiEnabled, monthly_event_limit: patch.monthlyEventLimit, retention_days: patch.retentionDays,
+    }));
     return this.getProject(id);
   }
 
   async deleteProject(id: string, at: number): Promise<boolean> {
-    return this.keyChange(
-      (db) => db.selectFrom('projects').select('id').where('id', '=', id),
-      (db) => db.updateTable('projects').set({ deleted_at: at }).where('id', '=', id).where('deleted_at', 'is', null),
-    );
+    return this.markDeleted('projects', id, at, (db) => db.selectFrom('projects').select('id').where('id', '=', id));
   }
 
   async createSource(s: Source): Promise<void> {
@@ -99,19 +81,12 @@ export class SqlAdmin implements AdminStore {
   }
 
   async updateSource(id: string, patch: Partial<Pick<Source, 'filterBots' | 'recordIp'>>): Promise<Source | null> {
-    const set = {
-      ...(patch.filterBots !== undefined && { filter_bots: patch.filterBots }),
-      ...(patch.recordIp !== undefined && { record_ip: patch.recordIp }),
-    };
-    if (Object.keys(set).length > 0) await this.write(() => this.db.updateTable('sources').set(set).where('id', '=', id).execute());
+    await this.patch('sources', id, given({ filter_bots: patch.filterBots, record_ip: patch.recordIp }));
     return this.getSource(id);
   }
 
   async deleteSource(id: string, at: number): Promise<boolean> {
-    return this.keyChange(
-      (db) => db.selectFrom('sources').select('project_id as id').where('id', '=', id),
-      (db) => db.updateTable('sources').set({ deleted_at: at }).where('id', '=', id).where('deleted_at', 'is', null),
-    );
+    return this.markDeleted('sources', id, at, (db) => db.selectFrom('sources').select('project_id as id').where('id', '=', id));
   }
 
   async addKey(
@@ -147,6 +122,17 @@ export class SqlAdmin implements AdminStore {
       (db) => db.selectFrom('api_keys as k').innerJoin('sources as s', 's.id', 'k.source_id').select('s.project_id as id').where('k.id', '=', id),
       (db) => db.updateTable('api_keys').set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(at)) })).where('id', '=', id),
     );
+  }
+
+  /** Sets the columns given, if any. */
+  private async patch(table: 'projects' | 'sources', id: string, set: Updateable<Database['projects']> | Updateable<Database['sources']>): Promise<void> {
+    if (Object.keys(set).length === 0) return;
+    await this.write(() => this.db.updateTable(table).set(set).where('id', '=', id).execute());
+  }
+
+  /** Deletion is a mark, made as a key change: it takes the keys of what it marks out of service. */
+  private markDeleted(table: 'orgs' | 'projects' | 'sources', id: string, at: number, projects: (db: Db) => { execute(): Promise<{ id: string }[]> }): Promise<boolean> {
+    return this.keyChange(projects, (db) => db.updateTable(table).set({ deleted_at: at }).where('id', '=', id).where('deleted_at', 'is', null));
   }
 
   private async keysOf(db: Db, sourceId: string): Promise<KeyRecord[]> {

@@ -40,3 +40,16 @@ export type WriteTurn = <T>(fn: () => Promise<T>) => Promise<T>;
 
 /** The turn of an engine whose writers run at once. */
 export const atOnce: WriteTurn = (fn) => fn();
+
+/** A store written once: the engine's queries, and its turn for every write. */
+export abstract class SqlStorePart {
+  protected readonly db: Kysely<Database>;
+
+  constructor(
+    protected readonly engine: SqlEngine,
+    /** The engine's turn for writes (on SQLite the admin's also marks keys and owners as changed, keysChangeMark). */
+    protected readonly write: WriteTurn = atOnce,
+  ) {
+    this.db = engine.db;
+  }
+}
