@@ -79,6 +79,15 @@ class ImmediateDriver extends SqliteDriver {
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
+
+  /** SQLite has already rolled back after some failures (a full disk): a second ROLLBACK would hide the first error behind its own. */
+  override async rollbackTransaction(): Promise<void> {
+    try {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+    } catch (e) {
+      throw storeError(e);
+    }
+  }
 }
 
 class ImmediateDialect extends SqliteDialect {
