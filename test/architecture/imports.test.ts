@@ -44,9 +44,17 @@ const MAY_IMPORT: Record<string, Layer[]> = {
   adapter: ['port'],
 };
 
+/**
+ * The queries written once for both SQL engines (stores/sql): an adapter part
+ * that the SQL engines plug their dialect into, and that imports no engine.
+ */
+const SHARED_SQL: Layer = 'adapter:sql';
+const SQL_ENGINES: Layer[] = ['adapter:sqlite', 'adapter:postgres'];
+
 /** Whether a file of layer `from` may import one of layer `to`. */
 export function allowed(from: Layer, to: Layer): boolean {
   if (from === to || from === 'compose') return true;
+  if (to === SHARED_SQL && SQL_ENGINES.includes(from)) return true;
   const rules = MAY_IMPORT[from.startsWith('adapter:') ? 'adapter' : from]!;
   return rules.includes(to);
 }
@@ -96,6 +104,8 @@ it('the rules refuse the backward imports this project once had', () => {
   expect(allowed(layerOf('stores/sqlite/admin.ts')!, layerOf('domain/keys.ts')!)).toBe(false);
   expect(allowed(layerOf('domain/limits/open-limiter.ts')!, layerOf('stores/redis-limits/redis-limiter.ts')!)).toBe(false);
   expect(allowed(layerOf('stores/sqlite/rows.ts')!, layerOf('stores/postgres/rows.ts')!)).toBe(false);
+  expect(allowed(layerOf('stores/sql/admin.ts')!, layerOf('stores/sqlite/sql-engine.ts')!)).toBe(false);
+  expect(allowed(layerOf('stores/memory/admin.ts')!, layerOf('stores/sql/admin.ts')!)).toBe(false);
   expect(importsOf("import {\n  a,\n  b,\n} from '../x.js';\nexport { c } from './y.js';\nconst z = await import('./z.js');\nimport 'node:fs';")).toEqual([
     '../x.js', './y.js', './z.js',
   ]);

@@ -1,14 +1,11 @@
-import type pg from 'pg';
-import type { Org, Project, Source, StoredEvent } from '../port.js';
-import type { DayCount, ListingStore, PersonCursor, PersonListing } from '../port-console.js';
+import { CompiledQuery, type Kysely } from 'kysely';
+import type { StoredEvent } from '../port.js';
+import type { DayCount, PersonCursor } from '../port-console.js';
 import { PageReadGate } from '../page-read-gate.js';
-import { toOrg, toProject, toSource } from './admin.js';
-import { unavailable } from './pool.js';
+import type { EngineListingReads, PersonPageRow } from '../sql/listings.js';
+import type { Database } from '../sql/schema.js';
 
 const DAY_MS = 86_400_000;
-
-/** Distinct ids a listed person shows. */
-const SHOWN_IDS = 3;
 
 /**
  * A page of people, newest first, after a cursor: a range on persons_newest
@@ -38,35 +35,16 @@ export const PERSON_PAGE_SQL = `SELECT p.id, p.created_at, coalesce(x.ids, '{}')
 const PAGE_READS_RUNNING = 2;
 const PAGE_READS_WAITING = 8;
 
-/** Lists and summaries for the console and the list commands, on PostgreSQL. */
-export class PgListings implements ListingStore {
+/**
+ * The listing reads PostgreSQL does its own way: those that scan events
+ * behind a gate, and the page of people in one round trip (a LATERAL join
+ * and array_agg, which Kysely would only wrap as raw SQL). All run through
+ * the engine's Kysely instance, so failures are mapped there (sql-engine.ts).
+ */
+export class PgListingReads implements EngineListingReads {
   readonly gate = new PageReadGate(PAGE_READS_RUNNING, PAGE_READS_WAITING);
 
-  constructor(private readonly pool: pg.Pool) {}
-
-  async listOrgs(): Promise<Org[]> {
-    return (await this.rows<never>('SELECT * FROM orgs WHERE deleted_at IS NULL ORDER BY name COLLATE "C", id COLLATE "C"', [])).map(toOrg);
-  }
-
-  async listProjects(orgId: string | null): Promise<Project[]> {
-    const rows = await this.rows<Parameters<typeof toProject>[0]>(
-      `SELECT p.* FROM projects p JOIN orgs o ON o.id = p.org_id
-       WHERE p.deleted_at IS NULL AND o.deleted_at IS NULL AND ($1::text IS NULL OR p.org_id = $1)
-       ORDER BY p.name COLLATE "C", p.id COLLATE "C"`,
-      [orgId],
-    );
-    return rows.map(toProject);
-  }
-
-  async listSources(projectId: string): Promise<Source[]> {
-    const rows = await this.rows<never>(
-      `SELECT s.* FROM sources s JOIN projects p ON p.id = s.project_id JOIN orgs o ON o.id = p.org_id
-       WHERE s.project_id = $1 AND s.deleted_at IS NULL AND p.deleted_at IS NULL AND o.deleted_at IS NULL
-       ORDER BY s.name COLLATE "C", s.id COLLATE "C"`,
-      [projectId],
-    );
-    return rows.map(toSource);
-  }
+  constructor(private readonly db: Kysely<Database>) {}
 
   async eventsPerDay(projectId: string, from: number, to: number): Promise<DayCount[]> {
     // Day partitions and events_project_time keep this to the days asked for.
@@ -78,23 +56,12 @@ export class PgListings implements ListingStore {
     return rows.map((r) => ({ day: new Date(Number(r.day) * DAY_MS).toISOString().slice(0, 10), events: Number(r.n) }));
   }
 
-  async searchDistinctIds(projectId: string, prefix: string, limit: number): Promise<{ distinctId: string; personId: string }[]> {
-    const rows = await this.rows<{ distinct_id: string; person_id: string }>(
-      `SELECT l.distinct_id, coalesce(p.merged_into, l.person_id) AS person_id
-       FROM person_links l LEFT JOIN persons p ON p.project_id = l.project_id AND p.id = l.person_id
-       WHERE l.project_id = $1 AND starts_with(l.distinct_id, $2) ORDER BY l.distinct_id COLLATE "C" LIMIT $3`,
-      [projectId, prefix, limit],
+  async personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]> {
+    const rows = await this.rows<{ id: string; created_at: number; ids: string[] }>(
+      PERSON_PAGE_SQL,
+      [projectId, after?.createdAt ?? Number.MAX_SAFE_INTEGER, after?.id ?? '', limit, ids],
     );
-    return rows.map((r) => ({ distinctId: r.distinct_id, personId: r.person_id }));
-  }
-
-  async listPersons(projectId: string, limit: number, after: PersonCursor | null): Promise<{ persons: PersonListing[]; next: PersonCursor | null }> {
-    // One more than asked tells whether a next page exists.
-    const rows = await this.rows<{ id: string; created_at: string; ids: string[] }>(PERSON_PAGE_SQL, [projectId, after?.createdAt ?? Number.MAX_SAFE_INTEGER, after?.id ?? '', limit + 1, SHOWN_IDS + 1]);
-    const page = rows.slice(0, limit);
-    const persons = page.map((r) => ({ id: r.id, createdAt: Number(r.created_at), distinctIds: r.ids.slice(0, SHOWN_IDS), moreIds: r.ids.length > SHOWN_IDS }));
-    const last = persons.at(-1);
-    return { persons, next: rows.length > limit && last !== undefined ? { createdAt: last.createdAt, id: last.id } : null };
+    return rows.map((r) => ({ id: r.id, createdAt: r.created_at, ids: r.ids }));
   }
 
   async personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
@@ -111,11 +78,7 @@ export class PgListings implements ListingStore {
     ));
   }
 
-  private async rows<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<R[]> {
-    try {
-      return (await this.pool.query<R>(text, values)).rows;
-    } catch (e) {
-      throw unavailable(e);
-    }
+  private async rows<R>(text: string, values: unknown[]): Promise<R[]> {
+    return (await this.db.executeQuery<R>(CompiledQuery.raw(text, values))).rows;
   }
 }

@@ -449,6 +449,29 @@ async function withSlowDeletes(
       expect(await store.authenticate(hashKey(key))).not.toBeNull();
     });
 
+    it('admin, account and listing calls (written once, over Kysely) reject as the port\'s error when the server hangs or is down, and recover', async () => {
+      const calls: (() => Promise<unknown>)[] = [
+        () => store.store.admin.getProject(projectId),
+        () => store.store.accounts.noteLoginAttempt([{ key: 'outage', free: 3 }], clock.now(), { windowMs: 60_000, blockMs: () => 1000 }),
+        () => store.store.listings.listSources(projectId),
+      ];
+      for (const state of ['hang', 'down'] as const) {
+        proxy.set(state);
+        for (const call of calls) {
+          const failed = await call().then(() => null, (e: unknown) => e);
+          expect(failed).toBeInstanceOf(StoreUnavailableError);
+          expect((failed as Error).message).toBe('PostgreSQL could not be reached.');
+        }
+        proxy.set('up');
+        expect(await store.store.admin.getProject(projectId)).toMatchObject({ id: projectId });
+      }
+      // A statement the server refuses is told apart from an outage, with its SQLSTATE.
+      const org = await store.store.admin.getOrg((await store.store.admin.getProject(projectId))!.orgId);
+      const refused = await store.store.admin.createOrg(org!).then(() => null, (e: unknown) => e);
+      expect(refused).toBeInstanceOf(StoreUnavailableError);
+      expect(refused).toMatchObject({ refused: true, message: 'PostgreSQL refused the statement for a value it holds (SQLSTATE 23505).' });
+    });
+
     it('a connection lost inside a transaction rolls back what it wrote', async () => {
       await expect(
         store.transaction(async (tx) => {

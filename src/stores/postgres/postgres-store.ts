@@ -1,14 +1,16 @@
 import type pg from 'pg';
 import type { AuthRecord, ErasedPerson, ExpiryStep, IngestTx, PendingErasure, PersonLookup, PersonView, Store, StoredEvent } from '../port.js';
-import { PgAccounts } from './accounts.js';
-import { PgAdmin } from './admin.js';
+import { SqlAccounts } from '../sql/accounts.js';
+import { SqlAdmin } from '../sql/admin.js';
+import { SqlListings } from '../sql/listings.js';
 import { PgErasure } from './erasure.js';
 import { PgEventPages } from './event-pages.js';
 import { PgRetention } from './retention.js';
 import { PgIngestTx } from './ingest-tx.js';
-import { PgListings } from './listings.js';
+import { PgListingReads } from './listings.js';
 import { migrate } from './migrations.js';
 import { ensureDayPartitions } from './partitions.js';
+import { postgresEngine } from './sql-engine.js';
 import { DEFAULT_TIMEOUTS, type PgTimeouts, createPool, inTransaction, unavailable } from './pool.js';
 
 /** How often each server checks that the coming days have their event tables. */
@@ -53,9 +55,9 @@ const PERSON_SQL = `SELECT coalesce(m.id, p.id) AS id, coalesce(m.created_at, p.
  * every lookup reads the database.
  */
 export class PostgresStore implements Store {
-  readonly admin: PgAdmin;
-  readonly accounts: PgAccounts;
-  readonly listings: PgListings;
+  readonly admin: SqlAdmin;
+  readonly accounts: SqlAccounts;
+  readonly listings: SqlListings;
   readonly eventPages: PgEventPages;
   private readonly retention: PgRetention;
   private readonly erasure: PgErasure;
@@ -70,9 +72,10 @@ export class PostgresStore implements Store {
     timeouts: PgTimeouts,
     onBackgroundError: (e: unknown) => void,
   ) {
-    this.admin = new PgAdmin(pool);
-    this.accounts = new PgAccounts(pool);
-    this.listings = new PgListings(pool);
+    const engine = postgresEngine(pool);
+    this.admin = new SqlAdmin(engine);
+    this.accounts = new SqlAccounts(engine);
+    this.listings = new SqlListings(engine, new PgListingReads(engine.db));
     this.eventPages = new PgEventPages(pool);
     this.retention = new PgRetention(pool);
     this.erasure = new PgErasure(pool, timeouts.statementMs);

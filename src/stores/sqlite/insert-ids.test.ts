@@ -3,7 +3,8 @@ import { sqliteTestDir } from '../../../test/helpers/sqlite.js';
 import { type ItemSpec, ingestJob, seedJobOwners } from '../../../test/helpers/items.js';
 import type { IngestJob, ItemOutcome } from '../../domain/ingest/job.js';
 import { ingestPass } from '../../domain/ingest/pass.js';
-import { SqliteAdmin } from './admin.js';
+import { SqlAdmin } from '../sql/admin.js';
+import { sqliteEngine } from './sql-engine.js';
 import { EventDeletion } from './event-deletion.js';
 import { SqliteIngestTx } from './ingest-tx.js';
 import type { PairHash } from './insert-id-hash.js';
@@ -21,7 +22,7 @@ const identify = (insertId: string, distinctId = 'u'): ItemSpec => ({ type: 'ide
 
 /** A store's write path on one connection, with its own insert_ids (a hash given or the real one). */
 async function writer(db: Db, hash?: PairHash, seed = true) {
-  if (seed) await seedJobOwners({ admin: new SqliteAdmin(db) });
+  if (seed) await seedJobOwners({ admin: new SqlAdmin(sqliteEngine(db)) });
   // The connection's own object (which its deletions report to), unless a hash is forced.
   const ids = hash === undefined ? insertIdsOf(db) : new SqliteInsertIds(db, { hash });
   const tx = new SqliteIngestTx(db, ids);
@@ -214,7 +215,7 @@ describe('insert_ids in memory, checked against their rows', () => {
 
   it('is filled from the rows when a connection first writes, in chunks, with every kind of row', async () => {
     let db = open();
-    await seedJobOwners({ admin: new SqliteAdmin(db) });
+    await seedJobOwners({ admin: new SqlAdmin(sqliteEngine(db)) });
     // 25,000 events (one in ten without an insert_id), 12,000 identify claims, and a second source.
     const addEvent = db.prepare(
       `INSERT INTO events (id, project_id, source_id, event, person_id, timestamp, received_at, insert_id, properties)

@@ -1,5 +1,5 @@
 import type { AuthRecord, StoredEvent } from '../port.js';
-import { toProject, toSource } from './admin.js';
+import { toProject, toSource } from '../sql/rows.js';
 
 /** A row as better-sqlite3 returns it. */
 type Row = Record<string, never>;

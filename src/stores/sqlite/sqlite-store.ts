@@ -10,8 +10,9 @@ import {
   StoreUnavailableError,
   type StoredEvent,
 } from '../port.js';
-import { SqliteAccounts } from './accounts.js';
-import { SqliteAdmin } from './admin.js';
+import { SqlAccounts } from '../sql/accounts.js';
+import { SqlAdmin } from '../sql/admin.js';
+import { SqlListings } from '../sql/listings.js';
 import { backupTo } from './backup.js';
 import { SqliteErasure } from './erasure.js';
 import { SqliteEventPages } from './event-pages.js';
@@ -22,9 +23,10 @@ import type { CheckpointWorkerData } from './checkpoint-worker.js';
 import { EventMinuteIndex } from './event-minute-index.js';
 import { SqliteIngestTx } from './ingest-tx.js';
 import { insertIdsOf } from './insert-ids.js';
-import { SqliteListings } from './listings.js';
+import { SqliteListingReads } from './listings.js';
 import { type Db, openSqlite } from './open.js';
 import { SqlitePageReader } from './page-reader.js';
+import { sqliteEngine } from './sql-engine.js';
 import { storeError } from './store-error.js';
 import { authFromRow, storedEventFromRow } from './rows.js';
 
@@ -49,9 +51,9 @@ export interface WalTuning {
  * reach the connection meanwhile.
  */
 export class SqliteStore implements Store {
-  readonly admin: SqliteAdmin;
-  readonly accounts: SqliteAccounts;
-  readonly listings: SqliteListings;
+  readonly admin: SqlAdmin;
+  readonly accounts: SqlAccounts;
+  readonly listings: SqlListings;
   readonly eventPages: SqliteEventPages;
   private readonly retention: SqliteRetention;
   private readonly erasure: SqliteErasure;
@@ -88,18 +90,21 @@ export class SqliteStore implements Store {
     // the length that asks for a catch-up (64 MiB with 4 KiB pages).
     const pageSize = db.pragma('page_size', { simple: true }) as number;
     db.pragma(`journal_size_limit = ${wal.sizeLimitBytes ?? (wal.longFrames ?? LONG_WAL_FRAMES) * pageSize}`);
-    this.admin = new SqliteAdmin(db, (fn) =>
-      this.exclusive(() => {
-        const out = fn();
+    const engine = sqliteEngine(db);
+    // Admin writes take their turn, and count once done: a key lookup that
+    // read the mark before the write ends reads again after it.
+    this.admin = new SqlAdmin(engine, (fn) =>
+      this.exclusive(async () => {
+        const out = await fn();
         this.adminWrites++;
         return out;
       }),
     );
-    // Account and listing writes take their turn too, but change no key or owner.
-    this.accounts = new SqliteAccounts(db, (fn) => this.exclusive(fn));
+    // Account writes take their turn too, but change no key or owner.
+    this.accounts = new SqlAccounts(engine, (fn) => this.exclusive(fn));
     // Reads that scan events run on a thread of their own, never between two commits here.
     this.pageReader = new SqlitePageReader(db.name);
-    this.listings = new SqliteListings(db, this.pageReader, (fn) => this.exclusive(fn));
+    this.listings = new SqlListings(engine, new SqliteListingReads(engine.db, this.pageReader));
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.minutes = new EventMinuteIndex(db);
     this.tx = new SqliteIngestTx(db, insertIdsOf(db), this.minutes);

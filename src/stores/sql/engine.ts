@@ -1,0 +1,55 @@
+import type { Expression, Kysely, SqlBool } from 'kysely';
+import type { Database } from './schema.js';
+
+/**
+ * What an engine gives the queries written once: a Kysely instance over its
+ * own connection (its dialect, its error mapping) and the few pieces of SQL
+ * that differ between engines. Each is a small function, never a copy of a query.
+ */
+export interface SqlEngine {
+  /**
+   * Queries and transactions. A transaction is isolated from every other
+   * writer of the database, on any server or process: SQLite begins it
+   * IMMEDIATE (the file's write lock first), PostgreSQL locks what it reads
+   * where `rowLocks` says so.
+   */
+  readonly db: Kysely<Database>;
+  /** True where a transaction's reads must lock their rows (FOR UPDATE); SQLite's IMMEDIATE already holds the file. */
+  readonly rowLocks: boolean;
+  /**
+   * Text in the order of its bytes, as the port lists names and ids on every
+   * engine (COLLATE "C" on PostgreSQL; SQLite compares bytes already).
+   */
+  bytewise(column: string): Expression<string>;
+  /** The column's text starts with `prefix`, in a form the engine reads as a range of its index. */
+  startsWith(column: string, prefix: string): Expression<SqlBool>;
+  /**
+   * In a transaction: waits for the lock of each project (in the order
+   * given), the lock every write of that project holds (IngestTx.lockProject).
+   * Nothing to do where writers take turns on the whole database.
+   */
+  lockProjects(trx: Kysely<Database>, projectIds: string[]): Promise<void>;
+}
+
+/**
+ * Runs a write in its turn: SQLite runs the store's writes one at a time on its
+ * one connection (a write never lands inside an ingest transaction);
+ * PostgreSQL runs them at once.
+ */
+export type WriteTurn = <T>(fn: () => Promise<T>) => Promise<T>;
+
+/** The turn of an engine whose writers run at once. */
+export const atOnce: WriteTurn = (fn) => fn();
+
+/** A store written once: the engine's queries, and its turn for every write. */
+export abstract class SqlStorePart {
+  protected readonly db: Kysely<Database>;
+
+  constructor(
+    protected readonly engine: SqlEngine,
+    /** The engine's turn for writes (on SQLite the admin's also marks keys and owners as changed, keysChangeMark). */
+    protected readonly write: WriteTurn = atOnce,
+  ) {
+    this.db = engine.db;
+  }
+}

@@ -1,0 +1,82 @@
+import type { Org, Project, Source, StoredEvent } from '../port.js';
+import type { DayCount, ListingStore, PersonCursor, PersonListing } from '../port-console.js';
+import type { SqlEngine } from './engine.js';
+import { toOrg, toProject, toSource } from './rows.js';
+
+/** Distinct ids a listed person shows. */
+const SHOWN_IDS = 3;
+
+/** A person of a page, with its first distinct ids (its merged persons' included), in byte order. */
+export interface PersonPageRow {
+  id: string;
+  createdAt: number;
+  ids: string[];
+}
+
+/**
+ * The listing reads each engine tunes its own way: those that scan events
+ * (on SQLite a thread of their own, on PostgreSQL a gate of two at a time)
+ * and the page of people, shaped to each engine's indexes.
+ */
+export interface EngineListingReads {
+  eventsPerDay(projectId: string, from: number, to: number): Promise<DayCount[]>;
+  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]>;
+  /** Up to `limit` people newest first, after the cursor, each with up to `ids` of its distinct ids. */
+  personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]>;
+}
+
+/** Lists and summaries for the console and the list commands, on either SQL engine. */
+export class SqlListings implements ListingStore {
+  constructor(
+    private readonly engine: SqlEngine,
+    private readonly reads: EngineListingReads,
+  ) {}
+
+  async listOrgs(): Promise<Org[]> {
+    const rows = await this.engine.db.selectFrom('orgs').selectAll().where('deleted_at', 'is', null)
+      .orderBy(this.engine.bytewise('name')).orderBy(this.engine.bytewise('id')).execute();
+    return rows.map(toOrg);
+  }
+
+  async listProjects(orgId: string | null): Promise<Project[]> {
+    const rows = await this.engine.db.selectFrom('projects as p').innerJoin('orgs as o', 'o.id', 'p.org_id').selectAll('p')
+      .where('p.deleted_at', 'is', null).where('o.deleted_at', 'is', null)
+      .$if(orgId !== null, (q) => q.where('p.org_id', '=', orgId!))
+      .orderBy(this.engine.bytewise('p.name')).orderBy(this.engine.bytewise('p.id')).execute();
+    return rows.map(toProject);
+  }
+
+  async listSources(projectId: string): Promise<Source[]> {
+    const rows = await this.engine.db.selectFrom('sources as s').innerJoin('projects as p', 'p.id', 's.project_id').innerJoin('orgs as o', 'o.id', 'p.org_id')
+      .selectAll('s').where('s.project_id', '=', projectId)
+      .where('s.deleted_at', 'is', null).where('p.deleted_at', 'is', null).where('o.deleted_at', 'is', null)
+      .orderBy(this.engine.bytewise('s.name')).orderBy(this.engine.bytewise('s.id')).execute();
+    return rows.map(toSource);
+  }
+
+  eventsPerDay(projectId: string, from: number, to: number): Promise<DayCount[]> {
+    return this.reads.eventsPerDay(projectId, from, to);
+  }
+
+  async searchDistinctIds(projectId: string, prefix: string, limit: number): Promise<{ distinctId: string; personId: string }[]> {
+    // A range of the links' primary key: a prefix search reads only what it returns.
+    const rows = await this.engine.db.selectFrom('person_links as l')
+      .leftJoin('persons as p', (j) => j.onRef('p.project_id', '=', 'l.project_id').onRef('p.id', '=', 'l.person_id'))
+      .select((eb) => ['l.distinct_id', eb.fn.coalesce('p.merged_into', 'l.person_id').as('person_id')])
+      .where('l.project_id', '=', projectId).where(this.engine.startsWith('l.distinct_id', prefix))
+      .orderBy(this.engine.bytewise('l.distinct_id')).limit(limit).execute();
+    return rows.map((r) => ({ distinctId: r.distinct_id, personId: r.person_id }));
+  }
+
+  async listPersons(projectId: string, limit: number, after: PersonCursor | null): Promise<{ persons: PersonListing[]; next: PersonCursor | null }> {
+    // One more than asked tells whether a next page exists; likewise for the ids shown.
+    const rows = await this.reads.personPage(projectId, after, limit + 1, SHOWN_IDS + 1);
+    const persons = rows.slice(0, limit).map((r) => ({ id: r.id, createdAt: r.createdAt, distinctIds: r.ids.slice(0, SHOWN_IDS), moreIds: r.ids.length > SHOWN_IDS }));
+    const last = persons.at(-1);
+    return { persons, next: rows.length > limit && last !== undefined ? { createdAt: last.createdAt, id: last.id } : null };
+  }
+
+  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
+    return this.reads.personEvents(projectId, personId, limit, scan);
+  }
+}

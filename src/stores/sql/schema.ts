@@ -1,0 +1,38 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/**
+ * A yes/no column: boolean on PostgreSQL, INTEGER 0/1 on SQLite. Written as a
+ * boolean (the SQLite connection binds true/false as 1/0, see
+ * sqlite/sql-engine.ts) and read through `isSet` (rows.ts), so no query
+ * spells either engine's form.
+ */
+export type Flag = ColumnType<boolean | number, boolean, boolean>;
+/** A Flag the table fills with its default when an insert leaves it out. */
+export type FlagWithDefault = ColumnType<boolean | number, boolean | undefined, boolean>;
+
+/**
+ * Epoch milliseconds, and every other bigint: numbers on both engines (the
+ * PostgreSQL pool parses int8 as a number, postgres/pool.ts; every value kept
+ * fits a double exactly).
+ */
+type Ms = number;
+
+/** The tables that the queries written once (admin, accounts, listings) read and write, as both engines keep them. */
+export interface Database {
+  orgs: { id: string; name: string; is_default: FlagWithDefault; created_at: Ms; deleted_at: Ms | null };
+  projects: {
+    id: string; org_id: string; name: string; api_enabled: Flag; monthly_event_limit: number | null;
+    retention_days: Generated<number>; created_at: Ms; deleted_at: Ms | null;
+  };
+  sources: { id: string; project_id: string; name: string; filter_bots: Flag; record_ip: Flag; created_at: Ms; deleted_at: Ms | null };
+  api_keys: {
+    id: string; source_id: string; hash: Buffer; last_four: string; created_at: Ms;
+    last_used_at: Ms | null; expires_at: Ms | null; revoked_at: Ms | null;
+  };
+  users: { id: string; email: string; password_hash: string; admin: Flag; disabled: FlagWithDefault; created_at: Ms };
+  memberships: { user_id: string; org_id: string };
+  sessions: { token_hash: Buffer; user_id: string; csrf_token: string; created_at: Ms; last_seen_at: Ms };
+  login_failures: { key: string; failures: number; first_at: Ms; blocked_until: Generated<Ms> };
+  persons: { project_id: string; id: string; kind: string; merged_into: string | null; created_at: Ms };
+  person_links: { project_id: string; distinct_id: string; person_id: string };
+}
