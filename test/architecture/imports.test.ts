@@ -105,7 +105,6 @@ it('the rules refuse the backward imports this project once had', () => {
   expect(allowed(layerOf('domain/limits/open-limiter.ts')!, layerOf('stores/redis-limits/redis-limiter.ts')!)).toBe(false);
   expect(allowed(layerOf('stores/sqlite/rows.ts')!, layerOf('stores/postgres/rows.ts')!)).toBe(false);
   expect(allowed(layerOf('stores/sql/admin.ts')!, layerOf('stores/sqlite/sql-engine.ts')!)).toBe(false);
-  expect(allowed(layerOf('stores/memory/admin.ts')!, layerOf('stores/sql/admin.ts')!)).toBe(false);
   expect(importsOf("import {\n  a,\n  b,\n} from '../x.js';\nexport { c } from './y.js';\nconst z = await import('./z.js');\nimport 'node:fs';")).toEqual([
     '../x.js', './y.js', './z.js',
   ]);
