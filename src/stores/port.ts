@@ -5,7 +5,10 @@
  * key caching and lookup batching (domain/key-book.ts) and key-use batching
  * (domain/key-uses.ts) live in the domain, once, and reach a database only
  * through this file; an adapter imports this file and its driver, nothing
- * above, and holds no rule of Inlet's.
+ * above, and holds no rule of Inlet's that differs by engine: what is off the
+ * ingest path is written once for both SQL engines in stores/sql (an
+ * erasure's rules with it, see ErasureStore), and what expires is the
+ * domain's plan (RetentionStore).
  *
  * The contract, for every engine:
  *
