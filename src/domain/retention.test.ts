@@ -1,14 +1,20 @@
 import { expect, it } from 'vitest';
-import type { ErasureStore, ExpiryStep, RetentionStore } from '../stores/port.js';
-import { ERASURE_STALE_MS, expireAll, finishErasures, retentionCutoff, startRetention } from './retention.js';
+import type { ErasureStore, ExpiryPlan, ExpiryStep, RetentionStore } from '../stores/port.js';
+import { DEFAULT_RETENTION_DAYS, ERASURE_STALE_MS, expireAll, expiryPlan, finishErasures, retentionCutoff, startRetention } from './retention.js';
 
-/** A store whose steps are scripted; it records the `now` and batch of each call. */
-function scripted(steps: ExpiryStep[]): RetentionStore & { calls: [number, number][] } {
-  const calls: [number, number][] = [];
+const DAY = 86_400_000;
+
+/** No project: nothing is asked of the store but its steps. */
+const noProjects = { projectRetentions: async () => [] };
+
+/** A store of one project kept 30 days whose steps are scripted; it records the plan and batch of each call. */
+function scripted(steps: ExpiryStep[]): RetentionStore & { calls: [ExpiryPlan, number][] } {
+  const calls: [ExpiryPlan, number][] = [];
   return {
     calls,
-    expireEvents: async (now, batch) => {
-      calls.push([now, batch]);
+    projectRetentions: async () => [{ projectId: 'prj_1', retentionDays: 30 }],
+    expireEvents: async (plan, batch) => {
+      calls.push([plan, batch]);
       return steps.shift() ?? { deleted: 0, dropped: 0, more: false };
     },
   };
@@ -18,14 +24,24 @@ it('the cutoff is the retention in whole days before now', () => {
   expect(retentionCutoff(Date.UTC(2026, 10, 23), 400)).toBe(Date.UTC(2025, 9, 19));
 });
 
+it("each project expires at its own cutoff, and a day goes for every project at once only past the longest retention", () => {
+  const now = 1000 * DAY;
+  expect(expiryPlan(now, [{ projectId: 'prj_a', retentionDays: 30 }, { projectId: 'prj_b', retentionDays: 90 }])).toEqual({
+    cutoffs: [{ projectId: 'prj_a', before: 970 * DAY }, { projectId: 'prj_b', before: 910 * DAY }],
+    allBefore: 910 * DAY,
+  });
+  expect(expiryPlan(now, [])).toEqual({ cutoffs: [], allBefore: (1000 - DEFAULT_RETENTION_DAYS) * DAY });
+});
+
 it('expireAll repeats steps until one says nothing is left, and adds them up', async () => {
   const store = scripted([
     { deleted: 5, dropped: 0, more: true },
     { deleted: 0, dropped: 1, more: true },
     { deleted: 2, dropped: 0, more: false },
   ]);
-  expect(await expireAll(store, 1000, { batch: 5 })).toEqual({ deleted: 7, dropped: 1 });
-  expect(store.calls).toEqual([[1000, 5], [1000, 5], [1000, 5]]);
+  const plan = { cutoffs: [{ projectId: 'prj_1', before: 40 * DAY }], allBefore: 40 * DAY };
+  expect(await expireAll(store, 70 * DAY, { batch: 5 })).toEqual({ deleted: 7, dropped: 1 });
+  expect(store.calls).toEqual([[plan, 5], [plan, 5], [plan, 5]]);
 });
 
 /** Pending erasures by id: how many events each deletes, or the error it fails with. */
@@ -49,6 +65,7 @@ it('a server runs a pass at start; a failed pass is reported and the next one ru
   const asked: number[] = [];
   const store: RetentionStore & Pick<ErasureStore, 'staleErasures' | 'finishErasure'> = {
     ...erasures({ 1: 7 }, asked),
+    ...noProjects,
     expireEvents: async () => {
       if (fail) {
         fail = false;
@@ -69,7 +86,7 @@ it('a server runs a pass at start; a failed pass is reported and the next one ru
 
 it('an erasure that fails holds up neither the others nor expiry, and is reported', async () => {
   const reports: unknown[] = [];
-  const store = { ...erasures({ 1: new Error('day too big'), 2: 5 }), expireEvents: async (): Promise<ExpiryStep> => ({ deleted: 4, dropped: 1, more: false }) };
+  const store = { ...erasures({ 1: new Error('day too big'), 2: 5 }), ...noProjects, expireEvents: async (): Promise<ExpiryStep> => ({ deleted: 4, dropped: 1, more: false }) };
   let done!: () => void;
   const ran = new Promise<void>((r) => (done = r));
   const r = startRetention(store, () => 42, { done: (x) => (reports.push(x), done()), failed: (e) => reports.push((e as Error).message) }, 60_000);

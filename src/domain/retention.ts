@@ -1,6 +1,25 @@
-import type { ErasureStore, RetentionStore } from '../stores/port.js';
+import type { ErasureStore, ExpiryPlan, ProjectRetention, RetentionStore } from '../stores/port.js';
 
-export { DEFAULT_RETENTION_DAYS, retentionCutoff } from '../stores/port.js';
+/** Days a project keeps raw events unless it sets another retention. */
+export const DEFAULT_RETENTION_DAYS = 400;
+
+/** Events with a timestamp below this have outlived a retention of `days` at `now`. */
+export function retentionCutoff(now: number, days: number): number {
+  return now - days * 86_400_000;
+}
+
+/**
+ * What expires at `now`: each project's events before its own cutoff, and,
+ * for every project at once, what lies before the longest retention any
+ * project keeps (the default's while there is no project).
+ */
+export function expiryPlan(now: number, projects: ProjectRetention[]): ExpiryPlan {
+  const longest = projects.length === 0 ? DEFAULT_RETENTION_DAYS : projects.reduce((most, p) => Math.max(most, p.retentionDays), 0);
+  return {
+    cutoffs: projects.map((p) => ({ projectId: p.projectId, before: retentionCutoff(now, p.retentionDays) })),
+    allBefore: retentionCutoff(now, longest),
+  };
+}
 
 /** Events deleted per step: small enough that a step never holds writers up for long. */
 export const EXPIRY_BATCH = 2000;
@@ -33,7 +52,8 @@ export async function expireAll(
 ): Promise<{ deleted: number; dropped: number }> {
   const total = { deleted: 0, dropped: 0 };
   for (;;) {
-    const step = await store.expireEvents(now, opts.batch ?? EXPIRY_BATCH);
+    // Read at every step: a retention changed meanwhile counts from the next one.
+    const step = await store.expireEvents(expiryPlan(now, await store.projectRetentions()), opts.batch ?? EXPIRY_BATCH);
     total.deleted += step.deleted;
     total.dropped += step.dropped;
     if (!step.more || opts.stopping?.()) return total;

@@ -5,7 +5,10 @@
  * key caching and lookup batching (domain/key-book.ts) and key-use batching
  * (domain/key-uses.ts) live in the domain, once, and reach a database only
  * through this file; an adapter imports this file and its driver, nothing
- * above, and holds no rule of Inlet's.
+ * above, and holds no rule of Inlet's that differs by engine: what is off the
+ * ingest path is written once for both SQL engines in stores/sql (an
+ * erasure's rules with it, see ErasureStore), and what expires is the
+ * domain's plan (RetentionStore).
  *
  * The contract, for every engine:
  *
@@ -284,12 +287,18 @@ export interface EventPages {
 
 // ---- retention -----------------------------------------------------------------
 
-/** Days a project keeps raw events unless it sets another retention. */
-export const DEFAULT_RETENTION_DAYS = 400;
+/** A project's retention, as the domain reads it to plan a step (domain/retention.ts). */
+export interface ProjectRetention {
+  projectId: string;
+  retentionDays: number;
+}
 
-/** Events with a timestamp below this have outlived a retention of `days` at `now`. */
-export function retentionCutoff(now: number, days: number): number {
-  return now - days * 86_400_000;
+/** What a retention step deletes: the domain decides it, an engine only deletes. */
+export interface ExpiryPlan {
+  /** Each project's events with a timestamp below `before` have expired. */
+  cutoffs: { projectId: string; before: number }[];
+  /** Every project's events below this have expired: an engine that keeps a table per day drops a day that has ended by then. */
+  allBefore: number;
 }
 
 /** What one retention step removed. */
@@ -303,12 +312,16 @@ export interface ExpiryStep {
 }
 
 /**
- * Deletes events whose timestamp is older than their project's retention.
- * A step is short (one small transaction, or one day table) so that writers
- * never wait long; the caller repeats steps until none is left.
+ * Deletes events older than their project's retention, as the domain's plan
+ * says (the cutoffs are its rule). A step is short (one small transaction,
+ * or one day table) so that writers never wait long; the caller repeats
+ * steps until none is left. Deleted projects' events expire too.
  */
 export interface RetentionStore {
-  expireEvents(now: number, batch: number): Promise<ExpiryStep>;
+  /** Every project's retention, deleted projects included (written once, stores/sql/retention.ts). */
+  projectRetentions(): Promise<ProjectRetention[]>;
+  /** One step: SQLite deletes rows a batch per transaction; PostgreSQL drops a day table or deletes a batch of rows. */
+  expireEvents(plan: ExpiryPlan, batch: number): Promise<ExpiryStep>;
 }
 
 // ---- erasure -------------------------------------------------------------------
@@ -354,6 +367,10 @@ export interface ErasedPerson {
  * database) leaves the record, and `finishErasure` deletes the rest: nothing
  * of the person can be left behind for good, though its persons and links
  * are gone and it can no longer be looked up.
+ *
+ * These rules are written once for both engines (stores/sql/erasure.ts, with
+ * the bookkeeping queries); an engine gives only its transactions, its
+ * clock, the newest seq, and the deletion of events in short steps.
  */
 export interface ErasureStore {
   /** Null when the project has no such person. */

@@ -1,9 +1,12 @@
 import type pg from 'pg';
-import type { AuthRecord, ErasedPerson, ExpiryStep, IngestTx, PendingErasure, PersonLookup, PersonView, Store, StoredEvent } from '../port.js';
+import type { AuthRecord, ErasedPerson, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure, PersonLookup, PersonView, ProjectRetention, Store, StoredEvent } from '../port.js';
+import type { SqlEngine } from '../sql/engine.js';
 import { SqlAccounts } from '../sql/accounts.js';
 import { SqlAdmin } from '../sql/admin.js';
+import { SqlErasure } from '../sql/erasure.js';
 import { SqlListings } from '../sql/listings.js';
-import { PgErasure } from './erasure.js';
+import { projectRetentions } from '../sql/retention.js';
+import { postgresErasure } from './erasure.js';
 import { PgEventPages } from './event-pages.js';
 import { PgRetention } from './retention.js';
 import { PgIngestTx } from './ingest-tx.js';
@@ -60,7 +63,8 @@ export class PostgresStore implements Store {
   readonly listings: SqlListings;
   readonly eventPages: PgEventPages;
   private readonly retention: PgRetention;
-  private readonly erasure: PgErasure;
+  private readonly erasure: SqlErasure;
+  private readonly engine: SqlEngine;
   readonly writers = 'many';
   /** A lookup asked while another hangs gets the bound of one on its own: a connection, then a statement. */
   readonly keyLookupLimitMs: number;
@@ -73,12 +77,13 @@ export class PostgresStore implements Store {
     onBackgroundError: (e: unknown) => void,
   ) {
     const engine = postgresEngine(pool);
+    this.engine = engine;
     this.admin = new SqlAdmin(engine);
     this.accounts = new SqlAccounts(engine);
     this.listings = new SqlListings(engine, new PgListingReads(engine.db));
     this.eventPages = new PgEventPages(pool);
     this.retention = new PgRetention(pool);
-    this.erasure = new PgErasure(pool, timeouts.statementMs);
+    this.erasure = new SqlErasure(engine, postgresErasure(pool, engine, timeouts.statementMs));
     this.keyLookupLimitMs = timeouts.connectMs + timeouts.statementMs;
     this.partitionTimer = setInterval(
       () => void ensureDayPartitions(pool, clock()).catch(onBackgroundError),
@@ -160,12 +165,16 @@ export class PostgresStore implements Store {
     return rows[0]?.events ?? 0;
   }
 
-  /** A step of retention (retention.ts). */
-  expireEvents(now: number, batch: number): Promise<ExpiryStep> {
-    return this.retention.step(now, batch);
+  projectRetentions(): Promise<ProjectRetention[]> {
+    return projectRetentions(this.engine);
   }
 
-  /** Erases a person (erasure.ts). */
+  /** A step of retention (retention.ts). */
+  expireEvents(plan: ExpiryPlan, batch: number): Promise<ExpiryStep> {
+    return this.retention.step(plan, batch);
+  }
+
+  /** Erasure is written once (sql/erasure.ts); PostgreSQL's own steps are in erasure.ts. */
   erasePerson(projectId: string, lookup: PersonLookup, opts: { suppress: boolean; now: number }): Promise<ErasedPerson | null> {
     return this.erasure.erasePerson(projectId, lookup, opts);
   }

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { DEFAULT_RETENTION_DAYS, type ExpiryStep, retentionCutoff } from '../port.js';
+import type { ExpiryPlan, ExpiryStep } from '../port.js';
 import { LOCK_NS, inTransaction, unavailable } from './pool.js';
 
 const DAY_MS = 86_400_000;
@@ -7,8 +7,6 @@ const DAY_MS = 86_400_000;
 const DAY_TABLE = /^events_(\d{4})(\d{2})(\d{2})$/;
 
 const SQL = {
-  longest: 'SELECT coalesce(max(retention_days), $1::int) AS days FROM projects',
-  projects: 'SELECT id, retention_days FROM projects',
   dayTables: `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
     WHERE i.inhparent = 'events'::regclass`,
   // The insert_ids of a day table's events go before the table does, a keyset batch at a time.
@@ -37,8 +35,8 @@ const SQL = {
 } as const;
 
 /**
- * Expired events on PostgreSQL. A day table whose whole day has expired for
- * every project is dropped (after its insert_ids are released, a batch a
+ * Expired events on PostgreSQL, as the plan says. A day table whose whole
+ * day has expired for every project (it ends by `allBefore`) is dropped (after its insert_ids are released, a batch a
  * step): no row-by-row delete, no bloat. The rest (days only some projects
  * have outlived, and old imports in the default partition) is deleted a
  * batch per statement. Dropping takes the lock that making day tables takes,
@@ -50,17 +48,15 @@ export class PgRetention {
 
   constructor(private readonly pool: pg.Pool) {}
 
-  async step(now: number, batch: number): Promise<ExpiryStep> {
-    const [{ days }] = await this.query<{ days: number }>(SQL.longest, [DEFAULT_RETENTION_DAYS]) as [{ days: number }];
-    const wholeBefore = retentionCutoff(now, days);
+  async step(plan: ExpiryPlan, batch: number): Promise<ExpiryStep> {
     const tables = (await this.query<{ name: string }>(SQL.dayTables, []))
       .map((r) => ({ name: r.name, end: dayEnd(r.name) }))
-      .filter((t): t is { name: string; end: number } => t.end !== null && t.end <= wholeBefore)
+      .filter((t): t is { name: string; end: number } => t.end !== null && t.end <= plan.allBefore)
       .sort((a, b) => a.end - b.end);
     if (tables.length > 0) return this.dropDay(tables[0]!.name, batch);
     let deleted = 0;
-    for (const p of await this.query<{ id: string; retention_days: number }>(SQL.projects, [])) {
-      const [r] = await this.query<{ n: number }>(SQL.expireRows, [p.id, retentionCutoff(now, p.retention_days), batch - deleted]);
+    for (const p of plan.cutoffs) {
+      const [r] = await this.query<{ n: number }>(SQL.expireRows, [p.projectId, p.before, batch - deleted]);
       deleted += r!.n;
       if (deleted >= batch) return { deleted, dropped: 0, more: true };
     }

@@ -17,7 +17,7 @@ export type FlagWithDefault = ColumnType<boolean | number, boolean | undefined, 
  */
 type Ms = number;
 
-/** The tables that the queries written once (admin, accounts, listings) read and write, as both engines keep them. */
+/** The tables that the queries written once (admin, accounts, listings, erasure, retention) read and write, as both engines keep them. */
 export interface Database {
   orgs: { id: string; name: string; is_default: FlagWithDefault; created_at: Ms; deleted_at: Ms | null };
   projects: {
@@ -35,4 +35,12 @@ export interface Database {
   login_failures: { key: string; failures: number; first_at: Ms; blocked_until: Generated<Ms> };
   persons: { project_id: string; id: string; kind: string; merged_into: string | null; created_at: Ms };
   person_links: { project_id: string; distinct_id: string; person_id: string };
+  /** Only deleted here: a value is TEXT of JSON on SQLite and jsonb on PostgreSQL. */
+  person_traits: { project_id: string; person_id: string; key: string; value: unknown; set_at: Ms };
+  /** person_id: the person erased with the distinct_id; null where it was suppressed before person ids were. */
+  suppressed_ids: { project_id: string; distinct_id: string; created_at: Ms; person_id: string | null };
+  /** A person id suppressed by the erasure of `erased_person_id` (itself, or the person it was merged into). */
+  suppressed_persons: { project_id: string; person_id: string; erased_person_id: string; created_at: Ms };
+  /** person_ids: JSON text on SQLite, text[] on PostgreSQL (ErasureEngine.personIdsColumn). */
+  pending_erasures: { id: Generated<number>; project_id: string; person_ids: string | string[]; through_seq: number; touched_at: Ms };
 }

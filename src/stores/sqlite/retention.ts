@@ -1,13 +1,14 @@
-import { type ExpiryStep, retentionCutoff } from '../port.js';
+import type { ExpiryPlan, ExpiryStep } from '../port.js';
 import { EventDeletion } from './event-deletion.js';
 import type { Db } from './open.js';
 
 const MINUTE = 60_000;
 
 /**
- * Expired events on SQLite, found through the minute index (whole minutes
- * that lie before a project's cutoff, the minute the cutoff falls in, and
- * the events past the indexed mark), deleted a batch per transaction.
+ * Expired events on SQLite, before each project's cutoff in the plan, found
+ * through the minute index (whole minutes that lie before the cutoff, the
+ * minute the cutoff falls in, and the events past the indexed mark),
+ * deleted a batch per transaction.
  */
 export class SqliteRetention {
   private readonly s;
@@ -16,7 +17,6 @@ export class SqliteRetention {
   constructor(db: Db) {
     this.deletion = new EventDeletion(db);
     this.s = {
-      projects: db.prepare('SELECT id, retention_days FROM projects'),
       sources: db.prepare('SELECT id FROM sources WHERE project_id = ?').pluck(),
       mark: db.prepare('SELECT through FROM event_minutes_state').pluck(),
       expiredRuns: db.prepare('SELECT minute, last_seq, seqs FROM event_minute_runs WHERE source_id = ? AND minute < ? ORDER BY minute LIMIT ?'),
@@ -32,13 +32,12 @@ export class SqliteRetention {
   }
 
   /** One step, inside a write transaction the caller holds: at most about `batch` events. */
-  step(now: number, batch: number): ExpiryStep {
+  step(plan: ExpiryPlan, batch: number): ExpiryStep {
     this.deletion.prunePlaceholders();
     let deleted = 0;
-    for (const p of this.s.projects.all() as { id: string; retention_days: number }[]) {
-      const cutoff = retentionCutoff(now, p.retention_days);
-      for (const sourceId of this.s.sources.all(p.id) as string[]) {
-        const r = this.expireSource(sourceId, cutoff, batch - deleted);
+    for (const p of plan.cutoffs) {
+      for (const sourceId of this.s.sources.all(p.projectId) as string[]) {
+        const r = this.expireSource(sourceId, p.before, batch - deleted);
         deleted += r.deleted;
         if (r.more || deleted >= batch) return { deleted, dropped: 0, more: true };
       }

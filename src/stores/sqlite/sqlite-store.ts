@@ -1,22 +1,26 @@
 import {
   type AuthRecord,
   type ErasedPerson,
+  type ExpiryPlan,
   type ExpiryStep,
   type IngestTx,
   type PendingErasure,
   type PersonLookup,
   type PersonView,
+  type ProjectRetention,
   type Store,
   StoreUnavailableError,
   type StoredEvent,
 } from '../port.js';
+import type { SqlEngine } from '../sql/engine.js';
 import { SqlAccounts } from '../sql/accounts.js';
 import { SqlAdmin } from '../sql/admin.js';
+import { SqlErasure } from '../sql/erasure.js';
 import { SqlListings } from '../sql/listings.js';
+import { projectRetentions } from '../sql/retention.js';
 import { backupTo } from './backup.js';
-import { SqliteErasure } from './erasure.js';
+import { sqliteErasure } from './erasure.js';
 import { SqliteEventPages } from './event-pages.js';
-import { personLinkCacheOf } from './person-link-cache.js';
 import { SqliteRetention } from './retention.js';
 import { type CheckpointThread, Checkpointer, LONG_WAL_FRAMES } from './checkpointer.js';
 import type { CheckpointWorkerData } from './checkpoint-worker.js';
@@ -29,9 +33,6 @@ import { SqlitePageReader } from './page-reader.js';
 import { sqliteEngine } from './sql-engine.js';
 import { storeError } from './store-error.js';
 import { authFromRow, storedEventFromRow } from './rows.js';
-
-/** Event rows an erasure reads per transaction when it deletes a person's events. */
-const ERASE_ROWS_PER_STEP = 20_000;
 
 /** For tests: a short WAL without writing hundreds of megabytes. */
 export interface WalTuning {
@@ -56,7 +57,8 @@ export class SqliteStore implements Store {
   readonly listings: SqlListings;
   readonly eventPages: SqliteEventPages;
   private readonly retention: SqliteRetention;
-  private readonly erasure: SqliteErasure;
+  private readonly erasure: SqlErasure;
+  private readonly engine: SqlEngine;
   readonly writers = 'one';
   readonly keyLookupLimitMs = Infinity;
   private readonly authStmt;
@@ -91,6 +93,7 @@ export class SqliteStore implements Store {
     const pageSize = db.pragma('page_size', { simple: true }) as number;
     db.pragma(`journal_size_limit = ${wal.sizeLimitBytes ?? (wal.longFrames ?? LONG_WAL_FRAMES) * pageSize}`);
     const engine = sqliteEngine(db);
+    this.engine = engine;
     // Admin writes take their turn, and count once done: a key lookup that
     // read the mark before the write ends reads again after it.
     this.admin = new SqlAdmin(engine, (fn) =>
@@ -110,7 +113,7 @@ export class SqliteStore implements Store {
     this.tx = new SqliteIngestTx(db, insertIdsOf(db), this.minutes);
     this.eventPages = new SqliteEventPages(db);
     this.retention = new SqliteRetention(db);
-    this.erasure = new SqliteErasure(db);
+    this.erasure = new SqlErasure(engine, sqliteErasure(db, engine, (fn) => this.transaction(fn)));
     this.checkpointer.whenLong(() => {
       if (this.catchingUp) return;
       this.catchingUp = true;
@@ -250,48 +253,30 @@ export class SqliteStore implements Store {
     return r?.events ?? 0;
   }
 
-  /** A step of retention (retention.ts), in a write transaction of its own, in its turn with the others. */
-  expireEvents(now: number, batch: number): Promise<ExpiryStep> {
-    return this.transaction(async () => this.retention.step(now, batch));
+  projectRetentions(): Promise<ProjectRetention[]> {
+    return projectRetentions(this.engine);
   }
 
-  /**
-   * Erases a person (erasure.ts): forgotten in one transaction, then its
-   * events deleted a range of rows per transaction, so writers wait for one
-   * short range at most.
-   */
-  async erasePerson(projectId: string, lookup: PersonLookup, opts: { suppress: boolean; now: number }): Promise<ErasedPerson | null> {
-    const links = personLinkCacheOf(this.db);
-    const f = await this.transaction(async () => {
-      const forgotten = this.erasure.forget(projectId, lookup, opts.suppress, opts.now);
-      // This connection's cache of links must not serve them again (dropped when the transaction commits).
-      for (const d of forgotten?.distinctIds ?? []) links.link(projectId, d);
-      for (const p of forgotten?.pending.personIds ?? []) links.merge(projectId, p);
-      return forgotten;
-    });
-    if (f === null) return null;
-    const { eventsDeleted } = await this.finishErasure(f.pending);
-    return { personId: f.personId, distinctIds: f.distinctIds, eventsDeleted, suppressed: opts.suppress };
+  /** A step of retention (retention.ts), in a write transaction of its own, in its turn with the others. */
+  expireEvents(plan: ExpiryPlan, batch: number): Promise<ExpiryStep> {
+    return this.transaction(async () => this.retention.step(plan, batch));
+  }
+
+  /** Erasure is written once (sql/erasure.ts); SQLite's own steps are in erasure.ts. */
+  erasePerson(projectId: string, lookup: PersonLookup, opts: { suppress: boolean; now: number }): Promise<ErasedPerson | null> {
+    return this.erasure.erasePerson(projectId, lookup, opts);
   }
 
   staleErasures(idleMs: number): Promise<PendingErasure[]> {
-    return this.transaction(async () => this.erasure.stale(idleMs));
+    return this.erasure.staleErasures(idleMs);
   }
 
-  /** A range of rows per transaction, then the record. */
-  async finishErasure(e: PendingErasure, opts: { stopping?: () => boolean } = {}): Promise<{ eventsDeleted: number; done: boolean }> {
-    let eventsDeleted = 0;
-    for (let after = 0; after < e.throughSeq; after += ERASE_ROWS_PER_STEP) {
-      if (opts.stopping?.() === true) return { eventsDeleted, done: false };
-      const upTo = Math.min(e.throughSeq, after + ERASE_ROWS_PER_STEP);
-      eventsDeleted += await this.transaction(async () => this.erasure.deleteEvents(e, after, upTo));
-    }
-    await this.transaction(async () => this.erasure.finished(e));
-    return { eventsDeleted, done: true };
+  finishErasure(e: PendingErasure, opts?: { stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }> {
+    return this.erasure.finishErasure(e, opts);
   }
 
-  async unsuppress(projectId: string, lookup: PersonLookup): Promise<boolean> {
-    return this.transaction(async () => this.erasure.unsuppress(projectId, lookup));
+  unsuppress(projectId: string, lookup: PersonLookup): Promise<boolean> {
+    return this.erasure.unsuppress(projectId, lookup);
   }
 
   /** SQLite's online backup (backup.ts). */
