@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { sqliteTestDir } from '../../../test/helpers/sqlite.js';
 import { newEventId } from '../../domain/ids.js';
+import { SqlEventPages } from '../sql/event-pages.js';
 import { EventDeletion } from './event-deletion.js';
 import { SqliteEventPages, receivedAtOf } from './event-pages.js';
 import type { Db } from './open.js';
@@ -74,6 +75,18 @@ describe('finding where an event stands, for paging before it', () => {
     const ids = [0n, 1n, 4n].map((d, i) => add(db, T0 + i, { seq: big + d }));
     expect(await pages.position('src_1', ids[1]!)).toEqual({ seq: Number(big + 1n), timestamp: T0 + 1 - 5_000 });
     expect(pages.stats.wholeTableReads).toBe(1);
+  });
+
+  it('an id that is no UUID is answered null without reading the table', async () => {
+    const db = open();
+    const engine = sqliteEngine(db);
+    const reads = new SqliteEventPages(db, engine);
+    const pages = new SqlEventPages(engine, reads);
+    add(db, T0);
+    expect(await pages.eventCursor('src_1', 'not-an-id')).toBeNull();
+    expect(reads.stats.wholeTableReads).toBe(0);
+    expect(await pages.eventCursor('src_1', randomUUID())).toBeNull();
+    expect(reads.stats.wholeTableReads).toBe(1);
   });
 
   it('answers null for an id of another source, an unknown id, or an empty table', async () => {
