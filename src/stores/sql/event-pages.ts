@@ -74,7 +74,7 @@ const cursorOf = (p: EventPosition): EventCursor => `${p.timestamp}:${p.seq}` as
 
 function positionOf(c: EventCursor): EventPosition {
   const [timestamp, seq] = c.split(':').map(Number);
-  if (!Number.isSafeInteger(timestamp) || !Number.isSafeInteger(seq)) throw new Error(`Not a cursor this store gave: ${c}`);
+  if (!Number.isInteger(timestamp) || !Number.isInteger(seq)) throw new Error(`Not a cursor this store gave: ${c}`);
   return { timestamp: timestamp!, seq: seq! };
 }
 
