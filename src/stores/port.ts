@@ -53,7 +53,9 @@
  * changed costs the same round trip as the lookup itself.)
  *
  * Admin and read queries sit in interfaces of their own (AdminStore,
- * ReadStore): a new query is a method there and in each engine's folder. Each
+ * ReadStore, EventPages): a new query is a method there, written once for
+ * both engines in src/stores/sql/ (an engine gives only what it must do its
+ * own way, see docs/design.md, "One data layer"). Each
  * admin write is durable when it resolves, and never lands inside a running
  * transaction (a 'one' store queues it with them). Reads see committed data.
  * The console's accounts and lists (AccountStore, ListingStore, in
@@ -241,12 +243,14 @@ export interface IngestTx {
 
 // ---- reading events in pages (export, paging) -------------------------------
 
-/** A position in a source's events, ordered by timestamp then by the order they were stored in. */
-export interface EventCursor {
-  timestamp: number;
-  /** The engine's own storage order; only meaningful to the store that gave it. */
-  seq: number;
-}
+declare const eventCursor: unique symbol;
+
+/**
+ * A position in a source's events, which are ordered by timestamp, then by
+ * an order of the engine's own. Opaque: only the store that gave it reads it
+ * (from eventPage's `next` or from eventCursor); the caller only hands it back.
+ */
+export type EventCursor = string & { readonly [eventCursor]: true };
 
 /** One page asked of a source's events: its direction, where it starts, its bounds and filters. */
 export interface EventPageQuery {

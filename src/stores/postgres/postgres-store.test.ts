@@ -19,7 +19,9 @@ import { PageReadsBusyError } from '../page-read-gate.js';
 import { StoreUnavailableError } from '../port.js';
 import { PG_MIGRATIONS } from './migrations.js';
 import { SQL } from './ingest-tx.js';
+import { PgEventPages } from './event-pages.js';
 import { PostgresStore } from './postgres-store.js';
+import { postgresEngine } from './sql-engine.js';
 
 const enabled = STORES.some((e) => e.name === 'postgres');
 const DAY = 86_400_000;
@@ -264,7 +266,11 @@ async function withSlowDeletes(
       expect(parts.length).toBeGreaterThan(3);
       expect(parts.filter((p) => !p.brin)).toEqual([]);
       const [stored] = (await direct.query<{ id: string }>('SELECT id FROM events WHERE "timestamp" = $1', [old])).rows;
-      expect(await store.store.eventPages.eventCursor(source.id, stored!.id)).toMatchObject({ timestamp: old });
+      const cursor = await store.store.eventPages.eventCursor(source.id, stored!.id);
+      expect(cursor).not.toBeNull();
+      // Oldest first from the late event: only today's is after it.
+      const after = await store.store.eventPages.eventPage({ sourceId: source.id, order: 'asc', after: cursor, limit: 10 });
+      expect(after.events.map((e) => e.timestamp)).toEqual([(await store.store.listEvents(source.id, 1))[0]!.timestamp]);
     } finally {
       await store.close();
     }
@@ -358,6 +364,49 @@ async function withSlowDeletes(
       }
       const links = await direct.query({ text: SQL.findLinks, values: ['prj_plan', ['user_5', 'user_6', 'nobody']] });
       expect(links.rows.map((r) => [r.key, r.id]).sort()).toEqual([['user_5', 'per_5'], ['user_6', 'per_6']]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('an event page reads a range of events_source_time and a cursor finds its event through the BRIN index, not the whole table', async () => {
+    const store = await PostgresStore.connect(db.url);
+    try {
+      // Two sources' events over ten days, with UUIDv7 ids of their arrival, vacuumed and analyzed as
+      // autovacuum keeps a busy table (without statistics PostgreSQL guesses a handful of rows per
+      // table, and would sort them whatever the query).
+      const t0 = Date.UTC(2021, 0, 1);
+      await direct.query(
+        `INSERT INTO events (id, project_id, source_id, event, distinct_id, person_id, "timestamp", received_at, properties)
+         SELECT (substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-7000-8000-' || lpad(to_hex(n), 12, '0'))::uuid, 'prj_pages', 'src_page_' || (n % 2), 'e', 'u', 'per_1', $1::bigint + n * 10000, $1::bigint + n * 10000, '{}'
+         FROM generate_series(1, 100000) n, lpad(to_hex($1::bigint + n * 10000), 12, '0') h`,
+        [t0],
+      );
+      await direct.query('VACUUM ANALYZE events, persons');
+      // The statements the engine sends, as it sends them.
+      const sent: { text: string; values: unknown[] }[] = [];
+      const pages = new PgEventPages(postgresEngine({
+        connect: async () => ({ query: async (text: string, values: unknown[]) => (sent.push({ text, values }), { rows: [], command: 'SELECT' }), release: () => undefined }),
+      } as never));
+      const cursor = { timestamp: t0 + 500_000_000, seq: 1 };
+      await pages.page({ sourceId: 'src_page_1', order: 'desc', after: cursor, event: 'e', distinctId: 'u', limit: 1000 });
+      await pages.page({ sourceId: 'src_page_1', order: 'asc', after: null, since: t0, limit: 1000 });
+      const plans = [];
+      for (const { text, values } of sent) {
+        plans.push((await direct.query<{ 'QUERY PLAN': string }>({ text: `EXPLAIN ${text}`, values })).rows.map((r) => r['QUERY PLAN']).join('\n'));
+      }
+      for (const plan of plans) {
+        // Each day table's index read in order and merged: a page stops after its rows, whatever the table holds.
+        expect(plan).toMatch(/Index Scan( Backward)? using \w*source\w*/);
+        expect(plan).not.toMatch(/Sort  \(|Seq Scan on events_default/);
+      }
+      const { rows: [some] } = await direct.query<{ id: string }>(`SELECT id FROM events WHERE source_id = 'src_page_1' LIMIT 1`);
+      sent.length = 0;
+      await pages.position('src_page_1', some!.id);
+      const plan = (await direct.query<{ 'QUERY PLAN': string }>({ text: `EXPLAIN ${sent[0]!.text}`, values: sent[0]!.values })).rows.map((r) => r['QUERY PLAN']).join('\n');
+      // The empty day tables are read whole, at no cost; the one with the rows through its BRIN index.
+      expect(plan).toMatch(/Bitmap Index Scan on events_default_id_idx/);
+      expect(plan).not.toMatch(/Seq Scan on events_default/);
     } finally {
       await store.close();
     }

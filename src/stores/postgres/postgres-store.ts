@@ -4,7 +4,9 @@ import type { SqlEngine } from '../sql/engine.js';
 import { SqlAccounts } from '../sql/accounts.js';
 import { SqlAdmin } from '../sql/admin.js';
 import { SqlErasure } from '../sql/erasure.js';
+import { SqlEventPages } from '../sql/event-pages.js';
 import { SqlListings } from '../sql/listings.js';
+import { SqlReads } from '../sql/reads.js';
 import { projectRetentions } from '../sql/retention.js';
 import { postgresErasure } from './erasure.js';
 import { PgEventPages } from './event-pages.js';
@@ -41,16 +43,6 @@ const AUTH_SQL = `SELECT k.id AS "keyId", k.hash, k.expires_at AS "expiresAt", k
   JOIN orgs o ON o.id = p.org_id AND o.deleted_at IS NULL
   WHERE k.hash = ANY($1::bytea[])`;
 
-const EVENTS_SQL = `SELECT e.id, e.event, e.distinct_id AS "distinctId", e.anonymous_id AS "anonymousId",
-    coalesce(p.merged_into, e.person_id) AS "personId", e.session_id AS "sessionId", e."timestamp",
-    e.received_at AS "receivedAt", e.insert_id AS "insertId", e.properties
-  FROM events e LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
-  WHERE e.source_id = $1 ORDER BY e."timestamp" DESC, e.seq DESC LIMIT $2`;
-
-const PERSON_SQL = `SELECT coalesce(m.id, p.id) AS id, coalesce(m.created_at, p.created_at) AS created_at
-  FROM persons p LEFT JOIN persons m ON m.project_id = p.project_id AND m.id = p.merged_into
-  WHERE p.project_id = $1 AND p.id = $2`;
-
 /**
  * The shared store: every server of a deployment on one PostgreSQL database.
  * Transactions run at once on a pool (`writers: 'many'`); writers of one
@@ -61,7 +53,8 @@ export class PostgresStore implements Store {
   readonly admin: SqlAdmin;
   readonly accounts: SqlAccounts;
   readonly listings: SqlListings;
-  readonly eventPages: PgEventPages;
+  readonly eventPages: SqlEventPages;
+  private readonly reads: SqlReads;
   private readonly retention: PgRetention;
   private readonly erasure: SqlErasure;
   private readonly engine: SqlEngine;
@@ -81,7 +74,8 @@ export class PostgresStore implements Store {
     this.admin = new SqlAdmin(engine);
     this.accounts = new SqlAccounts(engine);
     this.listings = new SqlListings(engine, new PgListingReads(engine.db));
-    this.eventPages = new PgEventPages(pool);
+    this.eventPages = new SqlEventPages(engine, new PgEventPages(engine));
+    this.reads = new SqlReads(engine, this.eventPages);
     this.retention = new PgRetention(pool);
     this.erasure = new SqlErasure(engine, postgresErasure(pool, engine, timeouts.statementMs));
     this.keyLookupLimitMs = timeouts.connectMs + timeouts.statementMs;
@@ -125,44 +119,16 @@ export class PostgresStore implements Store {
     return withIngestTx(this.pool, fn, opts.keep ?? true);
   }
 
-  async listEvents(sourceId: string, limit: number): Promise<StoredEvent[]> {
-    return (await this.query<StoredEvent>(EVENTS_SQL, [sourceId, limit])).rows;
+  listEvents(sourceId: string, limit: number): Promise<StoredEvent[]> {
+    return this.reads.listEvents(sourceId, limit);
   }
 
-  async findPerson(projectId: string, lookup: PersonLookup): Promise<PersonView | null> {
-    let startId: string;
-    if ('distinctId' in lookup) {
-      const { rows } = await this.query<{ id: string }>(
-        'SELECT person_id AS id FROM person_links WHERE project_id = $1 AND distinct_id = $2',
-        [projectId, lookup.distinctId],
-      );
-      if (rows[0] === undefined) return null;
-      startId = rows[0].id;
-    } else {
-      startId = lookup.personId;
-    }
-    const p = (await this.query<{ id: string; created_at: number }>(PERSON_SQL, [projectId, startId])).rows[0];
-    if (p === undefined) return null;
-    // Byte order, as on every engine, whatever the database's collation.
-    const ids = await this.query<{ distinct_id: string }>(
-      'SELECT distinct_id FROM person_links WHERE project_id = $1 AND person_id = $2 ORDER BY distinct_id COLLATE "C"',
-      [projectId, p.id],
-    );
-    const traits = await this.query<{ key: string; value: unknown }>(
-      'SELECT key, value FROM person_traits WHERE project_id = $1 AND person_id = $2 ORDER BY key COLLATE "C"',
-      [projectId, p.id],
-    );
-    return {
-      id: p.id,
-      distinctIds: ids.rows.map((r) => r.distinct_id),
-      traits: Object.fromEntries(traits.rows.map((t) => [t.key, t.value])),
-      createdAt: p.created_at,
-    };
+  findPerson(projectId: string, lookup: PersonLookup): Promise<PersonView | null> {
+    return this.reads.findPerson(projectId, lookup);
   }
 
-  async usage(projectId: string, month: string): Promise<number> {
-    const { rows } = await this.query<{ events: number }>('SELECT events FROM usage WHERE project_id = $1 AND month = $2', [projectId, month]);
-    return rows[0]?.events ?? 0;
+  usage(projectId: string, month: string): Promise<number> {
+    return this.reads.usage(projectId, month);
   }
 
   projectRetentions(): Promise<ProjectRetention[]> {

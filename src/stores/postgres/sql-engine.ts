@@ -50,6 +50,8 @@ export function postgresEngine(pool: pg.Pool): SqlEngine {
     rowLocks: true,
     // Ids and names sort by their bytes on every engine, not by the database's locale.
     bytewise: (column) => sql<string>`${sql.ref(column)} COLLATE "C"`,
+    // jsonb as text: pg would parse it, and a JSON string would then come out as a bare string.
+    jsonText: (column) => sql<string>`${sql.ref(column)}::text`,
     startsWith: (column, prefix) => sql<boolean>`starts_with(${sql.ref(column)}, ${prefix})`,
     async lockProjects(trx, projectIds) {
       for (const id of projectIds) await sql`SELECT pg_advisory_xact_lock(${LOCK_NS.project}::int, hashtext(${id}::text))`.execute(trx);

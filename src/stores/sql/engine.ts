@@ -1,4 +1,4 @@
-import type { Expression, Kysely, SqlBool } from 'kysely';
+import type { AliasableExpression, Expression, Kysely, SqlBool } from 'kysely';
 import type { Database } from './schema.js';
 
 /**
@@ -21,6 +21,8 @@ export interface SqlEngine {
    * engine (COLLATE "C" on PostgreSQL; SQLite compares bytes already).
    */
   bytewise(column: string): Expression<string>;
+  /** A JSON column as its text (schema.ts's Json), to be parsed once by the caller. */
+  jsonText(column: string): AliasableExpression<string>;
   /** The column's text starts with `prefix`, in a form the engine reads as a range of its index. */
   startsWith(column: string, prefix: string): Expression<SqlBool>;
   /**

@@ -17,7 +17,14 @@ export type FlagWithDefault = ColumnType<boolean | number, boolean | undefined, 
  */
 type Ms = number;
 
-/** The tables that the queries written once (admin, accounts, listings, erasure, retention) read and write, as both engines keep them. */
+/**
+ * JSON: jsonb on PostgreSQL, TEXT on SQLite. Read only as text, through the
+ * engine's `jsonText` (engine.ts), and parsed once by the caller: the drivers
+ * would otherwise hand back a string on one engine and a value on the other.
+ */
+export type Json = ColumnType<unknown, string, string>;
+
+/** The tables that the queries written once (admin, accounts, listings, reads, event pages, erasure, retention) read and write, as both engines keep them. */
 export interface Database {
   orgs: { id: string; name: string; is_default: FlagWithDefault; created_at: Ms; deleted_at: Ms | null };
   projects: {
@@ -35,8 +42,14 @@ export interface Database {
   login_failures: { key: string; failures: number; first_at: Ms; blocked_until: Generated<Ms> };
   persons: { project_id: string; id: string; kind: string; merged_into: string | null; created_at: Ms };
   person_links: { project_id: string; distinct_id: string; person_id: string };
-  /** Only deleted here: a value is TEXT of JSON on SQLite and jsonb on PostgreSQL. */
-  person_traits: { project_id: string; person_id: string; key: string; value: unknown; set_at: Ms };
+  person_traits: { project_id: string; person_id: string; key: string; value: Json; set_at: Ms };
+  usage: { project_id: string; month: string; events: number };
+  /** `seq` places an event among those of equal timestamp; `id` is a UUID (uuid on PostgreSQL, lower-case TEXT on SQLite). */
+  events: {
+    seq: Generated<number>; id: string; project_id: string; source_id: string; event: string;
+    distinct_id: string | null; anonymous_id: string | null; person_id: string; session_id: string | null;
+    timestamp: Ms; received_at: Ms; insert_id: string | null; properties: Json;
+  };
   /** person_id: the person erased with the distinct_id; null where it was suppressed before person ids were. */
   suppressed_ids: { project_id: string; distinct_id: string; created_at: Ms; person_id: string | null };
   /** A person id suppressed by the erasure of `erased_person_id` (itself, or the person it was merged into). */

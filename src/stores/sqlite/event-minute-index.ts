@@ -3,14 +3,10 @@ import type { Db } from './open.js';
 /** Events past the indexed mark that make a commit index them. */
 const MERGE_EVERY = 2048;
 
-/** A row of the index or of the tail: the event's seq and its timestamp. */
-type SeqAndTime = [seq: number, timestamp: number];
-
-const newestFirst = (a: SeqAndTime, b: SeqAndTime): number => b[1] - a[1] || b[0] - a[0];
-
 /**
- * The events of each source by minute of their timestamp, for "newest first"
- * (`events list`), kept as an index with a tail.
+ * The events of each source by minute of their timestamp, kept as an index
+ * with a tail: the map event pages (event-pages.ts) read, newest or oldest
+ * first, in place of an index on the events table.
  *
  * Why not an index on the events table: timestamps arrive spread over the
  * last hours, so each commit added rows at dozens of places in it, one page
@@ -37,7 +33,7 @@ export class EventMinuteIndex {
   private readonly s;
 
   constructor(
-    private readonly db: Db,
+    db: Db,
     private readonly mergeEvery = MERGE_EVERY,
   ) {
     this.s = {
@@ -50,15 +46,6 @@ export class EventMinuteIndex {
          WHERE seq > ? AND seq <= ? GROUP BY 1, 2`,
       ),
       setMark: db.prepare('UPDATE event_minutes_state SET through = ?'),
-      mark: db.prepare('SELECT through FROM event_minutes_state').pluck(),
-      tail: db.prepare('SELECT seq, timestamp FROM events WHERE seq > ? AND source_id = ?').raw(),
-      minuteBefore: db.prepare('SELECT minute FROM event_minute_runs WHERE source_id = ? AND minute < ? ORDER BY minute DESC LIMIT 1').pluck(),
-      newestInMinute: db
-        .prepare(
-          `SELECT e.seq, e.timestamp FROM event_minute_runs m, json_each(m.seqs) j JOIN events e ON e.seq = j.value
-           WHERE m.source_id = ? AND m.minute = ? ORDER BY e.timestamp DESC, e.seq DESC LIMIT ?`,
-        )
-        .raw(),
     };
   }
 
@@ -71,30 +58,5 @@ export class EventMinuteIndex {
     if (last === null || last - through < this.mergeEvery) return;
     this.s.merge.run(through, last);
     this.s.setMark.run(last);
-  }
-
-  /** The seqs of a source's newest `limit` events, by timestamp then seq, newest first. */
-  newest(sourceId: string, limit: number): number[] {
-    if (limit <= 0) return [];
-    // One read transaction: a merge by another process between two reads
-    // would otherwise show its events twice, or not at all.
-    return this.db.transaction(() => {
-      const tail = this.s.tail.all(this.s.mark.get(), sourceId) as SeqAndTime[];
-      tail.sort(newestFirst);
-      const indexed: SeqAndTime[] = [];
-      let tailNewer = 0;
-      let minute = this.s.minuteBefore.get(sourceId, Number.MAX_SAFE_INTEGER) as number | undefined;
-      while (minute !== undefined) {
-        for (const row of this.s.newestInMinute.all(sourceId, minute, limit) as SeqAndTime[]) indexed.push(row);
-        // Every indexed event not read yet is older than this minute: once
-        // `limit` events are this minute's or newer, they are the answer.
-        const from = minute * 60_000;
-        while (tailNewer < tail.length && tail[tailNewer]![1] >= from) tailNewer++;
-        if (indexed.length + tailNewer >= limit) break;
-        minute = this.s.minuteBefore.get(sourceId, minute) as number | undefined;
-      }
-      const all = indexed.concat(tail).sort(newestFirst);
-      return all.slice(0, limit).map(([seq]) => seq);
-    })();
   }
 }

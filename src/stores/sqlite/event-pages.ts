@@ -1,5 +1,6 @@
-import type { EventCursor, EventPage, EventPageQuery, EventPages } from '../port.js';
-import { storedEventFromRow } from './rows.js';
+import { sql } from 'kysely';
+import type { SqlEngine } from '../sql/engine.js';
+import { type EngineEventPages, type EventPosition, type EventRow, type PositionedPageQuery, eventRows } from '../sql/event-pages.js';
 import type { Db } from './open.js';
 
 /** A candidate: seq, timestamp, event name, distinct_id. */
@@ -17,19 +18,27 @@ const MINUTE = 60_000;
 const STRAY_STEPS_MS = [0, 1_000, 60_000];
 
 /**
- * Keyset pages over a source's events on SQLite, in (timestamp, seq) order
- * either way, with the minute index (event-minute-index.ts) as the map: a
- * page reads whole minutes from the index, nearest first, until it holds
- * enough, plus the few thousand events past the indexed mark. Each page is
- * one read transaction of its own, so an export of any length never holds a
- * snapshot (and the WAL) for longer than a page.
+ * Event pages on SQLite, in (timestamp, seq) order either way, with the
+ * minute index (event-minute-index.ts) as the map: the events table has no
+ * index by source and time (it would cost each commit a write at dozens of
+ * places), so a page reads whole minutes from the index, nearest first,
+ * until it holds enough, plus the few thousand events past the indexed mark.
+ * Each page is one read transaction of its own, so an export of any length
+ * never holds a snapshot (and the WAL) for longer than a page. The rows are
+ * read by seq with the query written once (eventRows), compiled here and run
+ * in that same transaction.
  */
-export class SqliteEventPages implements EventPages {
+export class SqliteEventPages implements EngineEventPages {
   private readonly s;
   /** For tests: cursor lookups that had to read the whole table. */
   readonly stats = { wholeTableReads: 0 };
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    engine: SqlEngine,
+  ) {
+    // One parameter, the seqs as a JSON array: one prepared statement whatever the page's length.
+    const rows = eventRows(engine).where(sql<boolean>`e.seq IN (SELECT value FROM json_each(${'[]'}))`).compile();
     this.s = {
       mark: db.prepare('SELECT through FROM event_minutes_state').pluck(),
       tail: db.prepare('SELECT seq, timestamp, event, distinct_id FROM events WHERE seq > ? AND source_id = ?').raw(),
@@ -41,33 +50,22 @@ export class SqliteEventPages implements EventPages {
            WHERE m.source_id = ? AND m.minute = ?`,
         )
         .raw(),
-      rows: db.prepare(
-        `SELECT e.*, coalesce(p.merged_into, e.person_id) AS current_person
-         FROM events e LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
-         WHERE e.seq IN (SELECT value FROM json_each(?))`,
-      ),
+      rows: db.prepare(rows.sql),
       cursor: db.prepare('SELECT seq, timestamp FROM events WHERE id = ? AND source_id = ?'),
       cursorIn: db.prepare('SELECT seq, timestamp FROM events WHERE seq >= ? AND seq < ? AND id = ? AND source_id = ?'),
       // Two subqueries: SQLite reads a lone min() or max() off the end of the table, not both at once.
       seqs: db.prepare('SELECT (SELECT min(seq) FROM events) AS lo, (SELECT max(seq) FROM events) AS hi'),
       // Placeholders of deleted events (event-deletion.ts) have no time: the search steps over them.
       atOrAfter: db.prepare("SELECT seq, received_at FROM events WHERE seq >= ? AND source_id <> '' ORDER BY seq LIMIT 1"),
-      sources: db.prepare('SELECT id FROM sources WHERE project_id = ? ORDER BY id').pluck(),
     };
   }
 
-  async eventPage(q: EventPageQuery): Promise<EventPage> {
-    if (q.limit <= 0) return { events: [], next: null };
+  async page(q: PositionedPageQuery): Promise<EventRow[]> {
     return this.db.transaction(() => {
       const keys = this.pageKeys(q);
-      const rows = this.s.rows.all(JSON.stringify(keys.map((k) => k[0]))) as Record<string, never>[];
-      const bySeq = new Map(rows.map((r) => [r.seq as number, r]));
-      const events = keys.map((k) => {
-        const r = bySeq.get(k[0])!;
-        return storedEventFromRow(r);
-      });
-      const last = keys.at(-1);
-      return { events, next: keys.length === q.limit && last !== undefined ? { timestamp: last[1], seq: last[0] } : null };
+      const rows = this.s.rows.all(JSON.stringify(keys.map((k) => k[0]))) as EventRow[];
+      const bySeq = new Map(rows.map((r) => [r.seq, r]));
+      return keys.map((k) => bySeq.get(k[0])!);
     })();
   }
 
@@ -81,9 +79,7 @@ export class SqliteEventPages implements EventPages {
    * for events around a step back of the clock (the search, misled by it,
    * may look in the wrong place for as long as the step lasted).
    */
-  async eventCursor(sourceId: string, given: string): Promise<EventCursor | null> {
-    // Stored in lower case; PostgreSQL's uuid type reads either.
-    const eventId = given.toLowerCase();
+  async position(sourceId: string, eventId: string): Promise<EventPosition | null> {
     const at = receivedAtOf(eventId);
     return this.db.transaction(() => {
       const span = this.s.seqs.get() as { lo: number | null; hi: number | null };
@@ -116,12 +112,8 @@ export class SqliteEventPages implements EventPages {
     return lo;
   }
 
-  async sourceIdsOf(projectId: string): Promise<string[]> {
-    return this.s.sources.all(projectId) as string[];
-  }
-
   /** The page's candidates in order: whole minutes of the index, nearest first, merged with the tail. */
-  private pageKeys(q: EventPageQuery): Key[] {
+  private pageKeys(q: PositionedPageQuery): Key[] {
     const asc = q.order === 'asc';
     const keep = (k: Key): boolean =>
       (q.since === undefined || k[1] >= q.since) &&
@@ -151,7 +143,7 @@ export class SqliteEventPages implements EventPages {
     return all.slice(0, q.limit);
   }
 
-  private startMinute(q: EventPageQuery): number {
+  private startMinute(q: PositionedPageQuery): number {
     if (q.order === 'asc') {
       const from = Math.max(q.after?.timestamp ?? -Infinity, q.since ?? -Infinity);
       return from === -Infinity ? -Number.MAX_SAFE_INTEGER : Math.floor(from / MINUTE) - 1;
@@ -162,11 +154,11 @@ export class SqliteEventPages implements EventPages {
 }
 
 /** Whether a minute lies wholly outside the query's time range, on the side the page walks towards. */
-function pastRange(q: EventPageQuery, minute: number): boolean {
+function pastRange(q: PositionedPageQuery, minute: number): boolean {
   return q.order === 'asc' ? q.until !== undefined && minute * MINUTE >= q.until : q.since !== undefined && (minute + 1) * MINUTE <= q.since;
 }
 
-function compare(k: Key, c: EventCursor): number {
+function compare(k: Key, c: EventPosition): number {
   return k[1] - c.timestamp || k[0] - c.seq;
 }
 

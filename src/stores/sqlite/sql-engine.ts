@@ -112,6 +112,8 @@ export function sqliteEngine(db: Db): SqlEngine {
     rowLocks: false,
     // BINARY, SQLite's default collation, compares bytes.
     bytewise: (column) => sql.ref(column),
+    // Kept as text already.
+    jsonText: (column) => sql<string>`${sql.ref(column)}`,
     // A range of the index rather than a LIKE, which SQLite cannot read as one (case-insensitive by default).
     startsWith: (column, prefix) => sql<boolean>`${sql.ref(column)} >= ${prefix} AND ${sql.ref(column)} < ${`${prefix}\u{10FFFF}`}`,
     // Writers take turns on the whole file.

@@ -16,7 +16,9 @@ import type { SqlEngine } from '../sql/engine.js';
 import { SqlAccounts } from '../sql/accounts.js';
 import { SqlAdmin } from '../sql/admin.js';
 import { SqlErasure } from '../sql/erasure.js';
+import { SqlEventPages } from '../sql/event-pages.js';
 import { SqlListings } from '../sql/listings.js';
+import { SqlReads } from '../sql/reads.js';
 import { projectRetentions } from '../sql/retention.js';
 import { backupTo } from './backup.js';
 import { sqliteErasure } from './erasure.js';
@@ -32,7 +34,7 @@ import { type Db, openSqlite } from './open.js';
 import { SqlitePageReader } from './page-reader.js';
 import { sqliteEngine } from './sql-engine.js';
 import { storeError } from './store-error.js';
-import { authFromRow, storedEventFromRow } from './rows.js';
+import { authFromRow } from './rows.js';
 
 /** For tests: a short WAL without writing hundreds of megabytes. */
 export interface WalTuning {
@@ -55,7 +57,8 @@ export class SqliteStore implements Store {
   readonly admin: SqlAdmin;
   readonly accounts: SqlAccounts;
   readonly listings: SqlListings;
-  readonly eventPages: SqliteEventPages;
+  readonly eventPages: SqlEventPages;
+  private readonly reads: SqlReads;
   private readonly retention: SqliteRetention;
   private readonly erasure: SqlErasure;
   private readonly engine: SqlEngine;
@@ -75,7 +78,6 @@ export class SqliteStore implements Store {
    */
   private inside = false;
   private turn: Promise<unknown> = Promise.resolve();
-  private readonly eventRows;
   private readonly touchKeys: (uses: Map<string, number>) => void;
   private readonly minutes: EventMinuteIndex;
   private readonly tx: SqliteIngestTx;
@@ -111,7 +113,8 @@ export class SqliteStore implements Store {
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.minutes = new EventMinuteIndex(db);
     this.tx = new SqliteIngestTx(db, insertIdsOf(db), this.minutes);
-    this.eventPages = new SqliteEventPages(db);
+    this.eventPages = new SqlEventPages(engine, new SqliteEventPages(db, engine));
+    this.reads = new SqlReads(engine, this.eventPages);
     this.retention = new SqliteRetention(db);
     this.erasure = new SqlErasure(engine, sqliteErasure(db, engine, (fn) => this.transaction(fn)));
     this.checkpointer.whenLong(() => {
@@ -125,11 +128,6 @@ export class SqliteStore implements Store {
     this.touchKeys = db.transaction((uses: Map<string, number>) => {
       for (const [id, at] of uses) touchKey.run(at, id);
     });
-    this.eventRows = db.prepare(
-      `SELECT e.*, coalesce(p.merged_into, e.person_id) AS current_person
-       FROM events e LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
-       WHERE e.seq IN (SELECT value FROM json_each(?)) ORDER BY e.timestamp DESC, e.seq DESC`,
-    );
     this.authStmt = db.prepare(
       `SELECT k.id AS key_id, k.hash, k.expires_at, k.revoked_at,
               s.id AS s_id, s.project_id AS s_project_id, s.name AS s_name, s.filter_bots, s.record_ip, s.created_at AS s_created_at,
@@ -211,46 +209,16 @@ export class SqliteStore implements Store {
     return result;
   }
 
-  /** Newest first by timestamp (event-minute-index.ts finds them). */
-  async listEvents(sourceId: string, limit: number): Promise<StoredEvent[]> {
-    const seqs = this.minutes.newest(sourceId, limit);
-    const rows = this.eventRows.all(JSON.stringify(seqs)) as Record<string, never>[];
-    return rows.map(storedEventFromRow);
+  listEvents(sourceId: string, limit: number): Promise<StoredEvent[]> {
+    return this.reads.listEvents(sourceId, limit);
   }
 
-  async findPerson(projectId: string, lookup: PersonLookup): Promise<PersonView | null> {
-    const start =
-      'distinctId' in lookup
-        ? (this.db.prepare('SELECT person_id AS id FROM person_links WHERE project_id = ? AND distinct_id = ?').get(projectId, lookup.distinctId) as
-            | { id: string }
-            | undefined)
-        : { id: lookup.personId };
-    if (start === undefined) return null;
-    const p = this.db
-      .prepare(
-        `SELECT coalesce(m.id, p.id) AS id, coalesce(m.created_at, p.created_at) AS created_at
-         FROM persons p LEFT JOIN persons m ON m.project_id = p.project_id AND m.id = p.merged_into
-         WHERE p.project_id = ? AND p.id = ?`,
-      )
-      .get(projectId, start.id) as { id: string; created_at: number } | undefined;
-    if (p === undefined) return null;
-    const ids = this.db
-      .prepare('SELECT distinct_id FROM person_links WHERE project_id = ? AND person_id = ? ORDER BY distinct_id')
-      .all(projectId, p.id) as { distinct_id: string }[];
-    const traits = this.db
-      .prepare('SELECT key, value FROM person_traits WHERE project_id = ? AND person_id = ? ORDER BY key')
-      .all(projectId, p.id) as { key: string; value: string }[];
-    return {
-      id: p.id,
-      distinctIds: ids.map((r) => r.distinct_id),
-      traits: Object.fromEntries(traits.map((t) => [t.key, JSON.parse(t.value)])),
-      createdAt: p.created_at,
-    };
+  findPerson(projectId: string, lookup: PersonLookup): Promise<PersonView | null> {
+    return this.reads.findPerson(projectId, lookup);
   }
 
-  async usage(projectId: string, month: string): Promise<number> {
-    const r = this.db.prepare('SELECT events FROM usage WHERE project_id = ? AND month = ?').get(projectId, month) as { events: number } | undefined;
-    return r?.events ?? 0;
+  usage(projectId: string, month: string): Promise<number> {
+    return this.reads.usage(projectId, month);
   }
 
   projectRetentions(): Promise<ProjectRetention[]> {
