@@ -17,7 +17,7 @@ export type JobResult = ItemOutcome[] | KeyNoLongerWorksError;
  * track items beyond the monthly limit are dropped in order; people are
  * resolved in bulk; traits keep the newest value per key.
  *
- * Taking many jobs at once is group commit at the level of the algorithm: a
+ * Taking many jobs at once is commit batching at the level of the algorithm: a
  * burst of one-item requests costs one lookup of each kind and one insert per
  * table, not one each.
  */
@@ -135,7 +135,7 @@ async function write(tx: IngestTx, jobs: IngestJob[], projectId: string, sourceI
       }
       if (item.insertId !== null) {
         claims.push({ insertId: item.insertId, eventId });
-        // A later item with this insert_id (in another job of the group) is a repeat of this one.
+        // A later item with this insert_id (in another job of the batch) is a repeat of this one.
         stored.set(item.insertId, eventId);
       }
       if (person.isNew && !madeBy.has(person.id)) madeBy.set(person.id, j);
