@@ -1,6 +1,6 @@
 import type { ItemOutcome } from '../domain/ingest/job.js';
 import type { LiveItem, LiveRequest, LiveWindow } from '../domain/live-window.js';
-import type { EnrichedItem } from '../pipeline/enrich-items.js';
+import type { EnrichedItem } from '../pipeline/enriched-item.js';
 import type { RefusedItem } from '../pipeline/checked-batch.js';
 import type { ItemError } from '../pipeline/field-error.js';
 

@@ -8,12 +8,7 @@ const BOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.
 
 /** Every field of every item, its properties included, as plain data. */
 function plain(b: CheckedBatch) {
-  const item = (i: CheckedBatch['items'][number]) => ({
-    index: i.index, type: i.type, event: i.event, distinctId: i.distinctId, anonymousId: i.anonymousId,
-    sessionId: i.sessionId, insertId: i.insertId, timestamp: i.timestamp, properties: i.properties,
-    propertiesJson: i.propertiesJson, storedJson: i.storedJson, enrichment: i.enrichment, userAgent: i.userAgent,
-    droppedKeys: i.droppedKeys,
-  });
+  const item = (i: CheckedBatch['items'][number]) => ({ ...i, properties: i.properties });
   return { ...b, items: b.items.map(item), dropped: b.dropped.map((d) => ({ ...d, item: item(d.item) })) };
 }
 
@@ -42,7 +37,7 @@ describe('a checked batch sent between threads', () => {
 
   it('parses an item’s properties only when asked, once', () => {
     const [first] = unpackBatch(structuredClone(packBatch(batch))).items;
-    expect(first!.storedJson).toBe(batch.items[0]!.storedJson);
+    expect(first!.propertiesJson).toBe(batch.items[0]!.propertiesJson);
     expect(first!.properties).toBe(first!.properties);
     expect(first!.properties).toEqual(batch.items[0]!.properties);
   });

@@ -1,6 +1,6 @@
 import type { DropReason } from '../errors/codes.js';
 import type { CheckedBatch } from './checked-batch.js';
-import type { EnrichedItem } from './enrich-items.js';
+import type { EnrichedItem } from './enriched-item.js';
 import type { JsonObject } from './properties.js';
 
 /**
@@ -9,9 +9,9 @@ import type { JsonObject } from './properties.js';
  * Why not the items themselves: copying them between threads re-creates every
  * property object, which cost 1.4 µs an item on the main thread, over half of
  * what checking it there costs (2.4 µs). As text they cost 0.4 µs: each item
- * travels as a tuple whose properties are the JSON text the checks wrote, and
- * its properties object is parsed again only if something asks for it (a dry
- * run's answer, an identify's traits).
+ * travels as a tuple of its fields (SENT), its properties as the JSON text the
+ * checks wrote, and its properties object is parsed again only if something
+ * asks for it (a dry run's answer, an identify's traits).
  */
 export interface TransferBatch {
   count: number;
@@ -22,21 +22,24 @@ export interface TransferBatch {
   dropped: [index: number, reason: DropReason, item: ItemTuple][];
 }
 
-type ItemTuple = [
-  index: number,
-  type: EnrichedItem['type'],
-  event: string | null,
-  distinctId: string | null,
-  anonymousId: string | null,
-  sessionId: string | null,
-  insertId: string | null,
-  timestamp: number,
-  propertiesJson: string,
-  storedJson: string | undefined,
-  enrichment: Record<string, unknown>,
-  userAgent: string | null,
-  droppedKeys: string[],
-];
+/** Every field of every item type (src/domain/ingest/item.ts). */
+type ItemField = EnrichedItem extends infer I ? (I extends unknown ? keyof I : never) : never;
+type SentField = Exclude<ItemField, 'properties'>;
+
+/**
+ * The fields an item crosses with, in tuple order: every field of every item
+ * type but `properties`, which crosses as `propertiesJson`. The compiler holds
+ * this list to the item's declaration: a field missing here, or one that is
+ * not an item's, fails to compile.
+ */
+const SENT = {
+  index: 0, type: 1, event: 2, distinctId: 3, anonymousId: 4, sessionId: 5, insertId: 6, timestamp: 7,
+  propertiesJson: 8, storedJson: 9, enrichment: 10, userAgent: 11, droppedKeys: 12,
+} as const satisfies Record<SentField, number>;
+const SLOTS = Object.keys(SENT) as SentField[];
+
+/** An item's fields as they cross, at their places in SENT (a field an item type does not have is undefined). */
+type ItemTuple = unknown[];
 
 export function packBatch(b: CheckedBatch): TransferBatch {
   return {
@@ -55,53 +58,50 @@ export function unpackBatch(t: TransferBatch): CheckedBatch {
     droppedKeys: t.droppedKeys,
     errors: t.errors,
     refused: t.refused,
-    items: t.items.map((i) => new TransferredItem(i)),
-    dropped: t.dropped.map(([index, reason, item]) => ({ index, reason, item: new TransferredItem(item) })),
+    items: t.items.map(unpack),
+    dropped: t.dropped.map(([index, reason, item]) => ({ index, reason, item: unpack(item) })),
   };
 }
 
-function pack(i: EnrichedItem): ItemTuple {
-  // The checks write propertiesJson for every valid item (check-item.ts).
-  return [
-    i.index, i.type, i.event, i.distinctId, i.anonymousId, i.sessionId, i.insertId, i.timestamp,
-    i.propertiesJson!, i.storedJson, i.enrichment, i.userAgent, i.droppedKeys,
-  ];
+/** Runs on the check thread. */
+function pack(item: EnrichedItem): ItemTuple {
+  const fields: Partial<Record<SentField, unknown>> = item;
+  const t: ItemTuple = new Array(SLOTS.length);
+  for (let s = 0; s < SLOTS.length; s++) t[s] = fields[SLOTS[s]!];
+  return t;
 }
 
-/** An enriched item from a check thread: its properties are parsed from their text on first use. */
-class TransferredItem implements EnrichedItem {
-  readonly index: number;
-  readonly type: EnrichedItem['type'];
-  readonly event: string | null;
-  readonly distinctId: string | null;
-  readonly anonymousId: string | null;
-  readonly sessionId: string | null;
-  readonly insertId: string | null;
-  readonly timestamp: number;
-  readonly propertiesJson: string;
-  readonly storedJson: string | undefined;
-  readonly enrichment: Record<string, unknown>;
-  readonly userAgent: string | null;
-  readonly droppedKeys: string[];
-  private parsed: JsonObject | undefined;
+/**
+ * Runs on the main thread, in a literal of fixed shape: filling an object in a
+ * loop over SLOTS costs a keyed store per field. `satisfies` holds the
+ * literal to SENT: every field, and no other.
+ */
+function unpack(t: ItemTuple): EnrichedItem {
+  const item = {
+    index: t[SENT.index],
+    type: t[SENT.type],
+    event: t[SENT.event],
+    distinctId: t[SENT.distinctId],
+    anonymousId: t[SENT.anonymousId],
+    sessionId: t[SENT.sessionId],
+    insertId: t[SENT.insertId],
+    timestamp: t[SENT.timestamp],
+    propertiesJson: t[SENT.propertiesJson],
+    storedJson: t[SENT.storedJson],
+    enrichment: t[SENT.enrichment],
+    userAgent: t[SENT.userAgent],
+    droppedKeys: t[SENT.droppedKeys],
+    get properties(): JsonObject {
+      return parseOnce(this);
+    },
+  } satisfies Record<ItemField, unknown>;
+  // Each field is the one pack read from an item of this type.
+  return item as EnrichedItem;
+}
 
-  constructor(t: ItemTuple) {
-    this.index = t[0];
-    this.type = t[1];
-    this.event = t[2];
-    this.distinctId = t[3];
-    this.anonymousId = t[4];
-    this.sessionId = t[5];
-    this.insertId = t[6];
-    this.timestamp = t[7];
-    this.propertiesJson = t[8];
-    this.storedJson = t[9];
-    this.enrichment = t[10];
-    this.userAgent = t[11];
-    this.droppedKeys = t[12];
-  }
-
-  get properties(): JsonObject {
-    return (this.parsed ??= JSON.parse(this.propertiesJson) as JsonObject);
-  }
+/** The properties parsed from their text, kept on the item in place of the getter. */
+function parseOnce(item: { propertiesJson: unknown }): JsonObject {
+  const value = JSON.parse(item.propertiesJson as string) as JsonObject;
+  Object.defineProperty(item, 'properties', { value, enumerable: true, writable: true, configurable: true });
+  return value;
 }
