@@ -2,7 +2,7 @@ import type { DropReason } from '../errors/codes.js';
 import type { ItemType } from '../domain/ingest/item.js';
 import type { ItemError } from '../pipeline/field-error.js';
 import type { ItemOutcome } from '../domain/ingest/job.js';
-import type { EnrichedItem, PolicyDrop } from '../pipeline/enriched-item.js';
+import type { EnrichedItem, PolicyDrop, ShownItem } from '../pipeline/enriched-item.js';
 
 /** The 202 body: what was kept, dropped and refused. */
 export interface BatchAnswer {
@@ -67,7 +67,7 @@ export function dryRunAnswer(
   return { items: rows, errors, dropped_keys: bodyDroppedKeys, request_id: requestId };
 }
 
-function dryRunItem(item: EnrichedItem, o: ItemOutcome): DryRunItem {
+function dryRunItem(item: ShownItem, o: ItemOutcome): DryRunItem {
   const track = item.type === 'track';
   return {
     index: item.index,

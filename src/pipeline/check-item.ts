@@ -2,7 +2,7 @@ import type { DropReason } from '../errors/codes.js';
 import { type ItemType, ITEM_TYPES, unhandledType } from '../domain/ingest/item.js';
 import { storedProperties } from '../domain/ingest/stored-properties.js';
 import { enrichTrack } from './enrich.js';
-import type { EnrichedItem } from './enriched-item.js';
+import type { ShownItem, EnrichedItem } from './enriched-item.js';
 import type { FieldError } from './field-error.js';
 import { type FieldCheck, checkAnonymousId, checkDistinctId, checkName } from './identity-fields.js';
 import { INSERT_ID, SESSION_ID, isReservedEventName } from './ids.js';
@@ -11,7 +11,10 @@ import { describeJson, isPlainObject } from './text.js';
 import { type ImportWindow, parseTimestamp } from './timestamp.js';
 
 /** A valid item, enriched, and whether the source's policy drops it before the store; or its faults. */
-export type ItemCheck = { ok: true; item: EnrichedItem; dropped: DropReason | null } | { ok: false; errors: FieldError[] };
+export type ItemCheck =
+  | { ok: true; item: EnrichedItem; dropped: null }
+  | { ok: true; item: ShownItem; dropped: DropReason }
+  | { ok: false; errors: FieldError[] };
 
 export interface ItemContext {
   /** Server clock at arrival, epoch ms. */
@@ -103,13 +106,14 @@ export function checkItem(raw: unknown, index: number, ctx: ItemContext): ItemCh
   switch (type) {
     case 'track': {
       const { enrichment, dropped } = enrichTrack(userAgent, ctx.source);
-      const storedJson = storedProperties({ properties, propertiesJson, enrichment });
       // An item with no error has its event name.
-      const item: EnrichedItem<'track'> = {
+      const item: ShownItem & { type: 'track' } = {
         index, type, event: event!, distinctId, anonymousId, sessionId, insertId, timestamp,
-        properties, propertiesJson, enrichment, storedJson, userAgent, droppedKeys,
+        properties, propertiesJson, enrichment, userAgent, droppedKeys,
       };
-      return { ok: true, item, dropped };
+      // Only the store reads the stored text: an item dropped here goes without.
+      if (dropped !== null) return { ok: true, item, dropped };
+      return { ok: true, item: Object.assign(item, { storedJson: storedProperties(item) }), dropped: null };
     }
     case 'identify': {
       // An identify with no error has its distinct_id.

@@ -31,18 +31,18 @@ export interface RefusedItem {
 export type BatchContext = ItemContext;
 
 /**
- * Step 16, between reading a batch and checking its items: counts its items
+ * The project's windows, between reading a batch and checking its items: counts its items
  * against the project's limits. A refusal, or null to go on.
  */
 export type Admit = (count: number) => Promise<Refusal | null>;
 
-/** Steps 13 to 15: the body parsed and shaped as a batch, its items not yet looked at. */
+/** The body parsed and shaped as a batch, its items not yet looked at. */
 export function readBatch(bytes: Uint8Array): { items: unknown[]; droppedKeys: string[] } | Refusal {
   const body = parseJsonBody(bytes);
   return isRefusal(body) ? body : checkBody(body.json);
 }
 
-/** Steps 13 to 17 of a batch body on this thread: read, admitted by the limits, each item checked and enriched. */
+/** A batch body's checks from parsing on, on this thread: read, admitted by the limits, each item checked and enriched. */
 export async function checkBatchBody(bytes: Uint8Array, ctx: BatchContext, admit: Admit): Promise<CheckedBatch | Refusal> {
   const batch = readBatch(bytes);
   if (isRefusal(batch)) return batch;
@@ -50,7 +50,7 @@ export async function checkBatchBody(bytes: Uint8Array, ctx: BatchContext, admit
   return refused ?? checkBatch(batch.items, batch.droppedKeys, ctx);
 }
 
-/** Step 17 of items already read and admitted: each item checked and enriched. */
+/** Items already read and admitted: each item checked and enriched. */
 export function checkBatch(items: unknown[], droppedKeys: string[], ctx: BatchContext): CheckedBatch {
   const checked = checkItems(items, ctx);
   const refused: RefusedItem[] = [];

@@ -15,9 +15,12 @@ interface CheckNotes {
  */
 export type EnrichedItem<T extends ItemType = ItemType> = IngestItem<T> & CheckNotes;
 
+/** An item as answers and the live view show it: all of it but what only the store reads (its stored text). A dropped item has no more. */
+export type ShownItem = EnrichedItem extends infer I ? (I extends unknown ? Omit<I, 'storedJson'> : never) : never;
+
 /** A valid item dropped before the store, by the source's policy, with what it would have been. */
 export interface PolicyDrop {
   index: number;
   reason: DropReason;
-  item: EnrichedItem;
+  item: ShownItem;
 }

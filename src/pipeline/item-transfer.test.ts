@@ -1,3 +1,4 @@
+import type { ShownItem } from './enriched-item.js';
 import { describe, expect, it } from 'vitest';
 import { type CheckedBatch, checkBatch } from './checked-batch.js';
 import { packBatch, unpackBatch } from './item-transfer.js';
@@ -8,7 +9,7 @@ const BOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.
 
 /** Every field of every item, its properties included, as plain data. */
 function plain(b: CheckedBatch) {
-  const item = (i: CheckedBatch['items'][number]) => ({ ...i, properties: i.properties });
+  const item = (i: ShownItem) => ({ ...i, properties: i.properties });
   return { ...b, items: b.items.map(item), dropped: b.dropped.map((d) => ({ ...d, item: item(d.item) })) };
 }
 

@@ -1,6 +1,6 @@
 import type { DropReason } from '../errors/codes.js';
 import type { CheckedBatch } from './checked-batch.js';
-import type { EnrichedItem } from './enriched-item.js';
+import type { EnrichedItem, ShownItem } from './enriched-item.js';
 import type { JsonObject } from './properties.js';
 
 /**
@@ -64,7 +64,7 @@ export function unpackBatch(t: TransferBatch): CheckedBatch {
 }
 
 /** Runs on the check thread. */
-function pack(item: EnrichedItem): ItemTuple {
+function pack(item: ShownItem): ItemTuple {
   const fields: Partial<Record<SentField, unknown>> = item;
   const t: ItemTuple = new Array(SLOTS.length);
   for (let s = 0; s < SLOTS.length; s++) t[s] = fields[SLOTS[s]!];
