@@ -130,8 +130,7 @@ export function checkItem(raw: unknown, index: number, ctx: ItemContext): ItemCh
 
 function checkType(v: unknown, errors: FieldError[]): ItemType | null {
   if (!sent(v)) return 'track';
-  const type = ITEM_TYPES.find((t) => t === v);
-  if (type !== undefined) return type;
+  for (const t of ITEM_TYPES) if (t === v) return t;
   if (v === 'group' || v === 'alias') {
     errors.push({ code: 'item_type_not_yet_supported', field: 'type', message: `"${v}" items are not supported yet; send ${quotedTypes()}.` });
   } else {

@@ -9,7 +9,7 @@ import type { JsonObject } from './properties.js';
  * Why not the items themselves: copying them between threads re-creates every
  * property object, which cost 1.4 µs an item on the main thread, over half of
  * what checking it there costs (2.4 µs). As text they cost 0.4 µs: each item
- * travels as a tuple of its fields (SENT), its properties as the JSON text the
+ * travels as a tuple of its fields (AT), its properties as the JSON text the
  * checks wrote, and its properties object is parsed again only if something
  * asks for it (a dry run's answer, an identify's traits).
  */
@@ -27,18 +27,19 @@ type ItemField = EnrichedItem extends infer I ? (I extends unknown ? keyof I : n
 type SentField = Exclude<ItemField, 'properties'>;
 
 /**
- * The fields an item crosses with, in tuple order: every field of every item
- * type but `properties`, which crosses as `propertiesJson`. The compiler holds
- * this list to the item's declaration: a field missing here, or one that is
- * not an item's, fails to compile.
+ * Where each field of an item sits in the tuple it crosses as: every field of
+ * every item type but `properties`, which crosses as `propertiesJson`. The
+ * compiler holds the names to the item's declaration (a field missing here,
+ * or one no item has, fails to compile); item-transfer.test.ts holds the
+ * places to one each, and pack and TransferredItem to every field.
  */
-const SENT = {
+export const AT = {
   index: 0, type: 1, event: 2, distinctId: 3, anonymousId: 4, sessionId: 5, insertId: 6, timestamp: 7,
   propertiesJson: 8, storedJson: 9, enrichment: 10, userAgent: 11, droppedKeys: 12,
 } as const satisfies Record<SentField, number>;
-const SLOTS = Object.keys(SENT) as SentField[];
+const SLOTS = Object.keys(AT).length;
 
-/** An item's fields as they cross, at their places in SENT (a field an item type does not have is undefined). */
+/** An item's fields as they cross, at their places in AT (undefined for a field its type does not have). */
 type ItemTuple = unknown[];
 
 export function packBatch(b: CheckedBatch): TransferBatch {
@@ -63,45 +64,74 @@ export function unpackBatch(t: TransferBatch): CheckedBatch {
   };
 }
 
-/** Runs on the check thread. */
+/**
+ * Runs on the check thread. Field by field: a loop over AT's names costs a
+ * keyed load per field, several times the cost of these fixed ones.
+ */
 function pack(item: ShownItem): ItemTuple {
-  const fields: Partial<Record<SentField, unknown>> = item;
-  const t: ItemTuple = new Array(SLOTS.length);
-  for (let s = 0; s < SLOTS.length; s++) t[s] = fields[SLOTS[s]!];
+  const t: ItemTuple = new Array(SLOTS);
+  t[AT.index] = item.index;
+  t[AT.type] = item.type;
+  t[AT.event] = item.event;
+  t[AT.distinctId] = item.distinctId;
+  t[AT.anonymousId] = item.anonymousId;
+  t[AT.sessionId] = item.sessionId;
+  t[AT.insertId] = item.insertId;
+  t[AT.timestamp] = item.timestamp;
+  t[AT.propertiesJson] = item.propertiesJson;
+  t[AT.storedJson] = 'storedJson' in item ? item.storedJson : undefined;
+  t[AT.enrichment] = item.enrichment;
+  t[AT.userAgent] = item.userAgent;
+  t[AT.droppedKeys] = item.droppedKeys;
   return t;
 }
 
-/**
- * Runs on the main thread, in a literal of fixed shape: filling an object in a
- * loop over SLOTS costs a keyed store per field. `satisfies` holds the
- * literal to SENT: every field, and no other.
- */
+/** Runs on the main thread. */
 function unpack(t: ItemTuple): EnrichedItem {
-  const item = {
-    index: t[SENT.index],
-    type: t[SENT.type],
-    event: t[SENT.event],
-    distinctId: t[SENT.distinctId],
-    anonymousId: t[SENT.anonymousId],
-    sessionId: t[SENT.sessionId],
-    insertId: t[SENT.insertId],
-    timestamp: t[SENT.timestamp],
-    propertiesJson: t[SENT.propertiesJson],
-    storedJson: t[SENT.storedJson],
-    enrichment: t[SENT.enrichment],
-    userAgent: t[SENT.userAgent],
-    droppedKeys: t[SENT.droppedKeys],
-    get properties(): JsonObject {
-      return parseOnce(this);
-    },
-  } satisfies Record<ItemField, unknown>;
   // Each field is the one pack read from an item of this type.
-  return item as EnrichedItem;
+  return new TransferredItem(t) as EnrichedItem;
 }
 
-/** The properties parsed from their text, kept on the item in place of the getter. */
-function parseOnce(item: { propertiesJson: unknown }): JsonObject {
-  const value = JSON.parse(item.propertiesJson as string) as JsonObject;
-  Object.defineProperty(item, 'properties', { value, enumerable: true, writable: true, configurable: true });
-  return value;
+/**
+ * An item from a check thread, its properties parsed from their text on first
+ * use. A class rather than a literal with a getter: a literal's getter is made
+ * anew for each item, about ten times the cost of the whole item. The
+ * compiler holds its fields to AT: `implements` asks for every field, and
+ * each is read from its place in AT.
+ */
+class TransferredItem implements Record<ItemField, unknown> {
+  readonly index: unknown;
+  readonly type: unknown;
+  readonly event: unknown;
+  readonly distinctId: unknown;
+  readonly anonymousId: unknown;
+  readonly sessionId: unknown;
+  readonly insertId: unknown;
+  readonly timestamp: unknown;
+  readonly propertiesJson: unknown;
+  readonly storedJson: unknown;
+  readonly enrichment: unknown;
+  readonly userAgent: unknown;
+  readonly droppedKeys: unknown;
+  #parsed: JsonObject | undefined;
+
+  constructor(t: ItemTuple) {
+    this.index = t[AT.index];
+    this.type = t[AT.type];
+    this.event = t[AT.event];
+    this.distinctId = t[AT.distinctId];
+    this.anonymousId = t[AT.anonymousId];
+    this.sessionId = t[AT.sessionId];
+    this.insertId = t[AT.insertId];
+    this.timestamp = t[AT.timestamp];
+    this.propertiesJson = t[AT.propertiesJson];
+    this.storedJson = t[AT.storedJson];
+    this.enrichment = t[AT.enrichment];
+    this.userAgent = t[AT.userAgent];
+    this.droppedKeys = t[AT.droppedKeys];
+  }
+
+  get properties(): JsonObject {
+    return (this.#parsed ??= JSON.parse(this.propertiesJson as string) as JsonObject);
+  }
 }

@@ -185,37 +185,41 @@ function writeTrack(w: Writes, item: IngestItem<'track'>, at: JobAt): ItemOutcom
   if (left <= 0) return { index: item.index, status: 'dropped', reason: 'collection_paused' };
   w.room.set(at.month, left - 1);
   w.metered.set(at.month, (w.metered.get(at.month) ?? 0) + 1);
-  const event = (person: Resolved): ItemOutcome => {
-    const eventId = newEventId(at.receivedAt);
-    w.events.push({
-      id: eventId,
-      projectId: w.projectId,
-      sourceId: w.sourceId,
-      event: item.event,
-      distinctId: item.distinctId,
-      anonymousId: item.anonymousId,
-      personId: person.id,
-      sessionId: item.sessionId,
-      timestamp: item.timestamp,
-      receivedAt: at.receivedAt,
-      insertId: item.insertId,
-      properties: item.storedJson,
-    });
-    return accepted(w, item, at, eventId, person);
-  };
   // A track names someone (the checks see to it): its browser person, or else its user.
-  return item.anonymousId !== null ? w.people.byAnonymousId(item.anonymousId).then(event) : event(w.people.byDistinctId(item.distinctId!));
+  if (item.anonymousId === null) return trackEvent(w, item, at, w.people.byDistinctId(item.distinctId!));
+  return w.people.byAnonymousId(item.anonymousId).then((person) => trackEvent(w, item, at, person));
+}
+
+function trackEvent(w: Writes, item: IngestItem<'track'>, at: JobAt, person: Resolved): ItemOutcome {
+  const eventId = newEventId(at.receivedAt);
+  w.events.push({
+    id: eventId,
+    projectId: w.projectId,
+    sourceId: w.sourceId,
+    event: item.event,
+    distinctId: item.distinctId,
+    anonymousId: item.anonymousId,
+    personId: person.id,
+    sessionId: item.sessionId,
+    timestamp: item.timestamp,
+    receivedAt: at.receivedAt,
+    insertId: item.insertId,
+    properties: item.storedJson,
+  });
+  return accepted(w, item, at, eventId, person);
 }
 
 /** An identify sets traits on its user's person, linking the browser person it names to that user. */
 function writeIdentify(w: Writes, item: IngestItem<'identify'>, at: JobAt): ItemOutcome | Promise<ItemOutcome> {
-  const traits = (person: Resolved): ItemOutcome => {
-    for (const [key, value] of Object.entries(item.properties)) {
-      w.people.traits.push({ personId: person.id, key, value: JSON.stringify(value), setAt: item.timestamp });
-    }
-    return accepted(w, item, at, null, person);
-  };
-  return item.anonymousId !== null ? w.people.linkToBrowserPerson(item.distinctId, item.anonymousId).then(traits) : traits(w.people.byDistinctId(item.distinctId));
+  if (item.anonymousId === null) return identifyTraits(w, item, at, w.people.byDistinctId(item.distinctId));
+  return w.people.linkToBrowserPerson(item.distinctId, item.anonymousId).then((person) => identifyTraits(w, item, at, person));
+}
+
+function identifyTraits(w: Writes, item: IngestItem<'identify'>, at: JobAt, person: Resolved): ItemOutcome {
+  for (const [key, value] of Object.entries(item.properties)) {
+    w.people.traits.push({ personId: person.id, key, value: JSON.stringify(value), setAt: item.timestamp });
+  }
+  return accepted(w, item, at, null, person);
 }
 
 /** The outcome of an item written, whatever its type; its insert_id is claimed. */
