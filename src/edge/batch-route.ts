@@ -1,3 +1,7 @@
+/**
+ * The pieces the batch API's checks are made of, shared with the Segment
+ * intake (segment-route.ts); their order is the list in batch-checks.ts.
+ */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type BearerResult, hashKey, hashesMatch, isKeyShaped, keyWorks } from '../domain/keys.js';
 import type { RateLimits } from '../domain/limits/policies.js';
