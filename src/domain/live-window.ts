@@ -6,11 +6,13 @@
  * properties or traits.
  */
 
+import type { ItemType } from './ingest/item.js';
+
 /** One item of an answered request, as the live view shows it. */
 export interface LiveItem {
   index: number;
   outcome: 'accepted' | 'duplicate' | 'dropped' | 'refused';
-  type: 'track' | 'identify' | null;
+  type: ItemType | null;
   event: string | null;
   distinctId: string | null;
   personId: string | null;

@@ -1,7 +1,8 @@
 import type { DropReason } from '../errors/codes.js';
+import type { ItemType } from '../domain/ingest/item.js';
 import type { ItemError } from '../pipeline/field-error.js';
 import type { ItemOutcome } from '../domain/ingest/job.js';
-import type { EnrichedItem } from '../pipeline/enrich-items.js';
+import type { EnrichedItem, PolicyDrop, ShownItem } from '../pipeline/enriched-item.js';
 
 /** The 202 body: what was kept, dropped and refused. */
 export interface BatchAnswer {
@@ -34,7 +35,7 @@ export function batchAnswer(
 /** One item of a validate=true answer: exactly what would be stored, and why. */
 export interface DryRunItem {
   index: number;
-  type: 'track' | 'identify';
+  type: ItemType;
   outcome: 'accepted' | 'duplicate' | 'dropped';
   reason: DropReason | null;
   event_id: string | null;
@@ -53,7 +54,7 @@ export interface DryRunItem {
 export function dryRunAnswer(
   items: EnrichedItem[],
   outcomes: ItemOutcome[],
-  policyDrops: { index: number; reason: DropReason; item: EnrichedItem }[],
+  policyDrops: PolicyDrop[],
   errors: ItemError[],
   bodyDroppedKeys: string[],
   requestId: string,
@@ -66,7 +67,7 @@ export function dryRunAnswer(
   return { items: rows, errors, dropped_keys: bodyDroppedKeys, request_id: requestId };
 }
 
-function dryRunItem(item: EnrichedItem, o: ItemOutcome): DryRunItem {
+function dryRunItem(item: ShownItem, o: ItemOutcome): DryRunItem {
   const track = item.type === 'track';
   return {
     index: item.index,

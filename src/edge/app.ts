@@ -9,7 +9,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { RequestErrorCode } from '../errors/codes.js';
 import { CheckThreads } from '../pipeline/check-threads.js';
 import { Admission } from './admission.js';
-import { batchRoute } from './batch-route.js';
+import { batchRoute } from './batch-checks.js';
 import { clientErrorHandler, refuseConnect } from './client-errors.js';
 import { clientGone, isClientGone } from './client-gone.js';
 import { LIVE_BUFFER_BYTES, LIVE_STALL_MS, LIVE_STREAMS, LIVE_STREAMS_PER_SESSION, REQUEST_TIMEOUT_MS } from './connection-limits.js';

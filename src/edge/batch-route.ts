@@ -1,5 +1,9 @@
+/**
+ * The pieces the batch API's checks are made of, shared with the Segment
+ * intake (segment-route.ts); their order is the list in batch-checks.ts.
+ */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type BearerResult, hashKey, hashesMatch, isKeyShaped, keyWorks, readBearer } from '../domain/keys.js';
+import { type BearerResult, hashKey, hashesMatch, isKeyShaped, keyWorks } from '../domain/keys.js';
 import type { RateLimits } from '../domain/limits/policies.js';
 import type { LiveWindow } from '../domain/live-window.js';
 import type { BatchContext, CheckedBatch } from '../pipeline/checked-batch.js';
@@ -12,23 +16,12 @@ import { batchAnswer, dryRunAnswer } from './answers.js';
 import { clientGone } from './client-gone.js';
 import type { EdgeCounters } from './edge-counters.js';
 import { sendRefusal } from './envelope.js';
-import { normaliseHost } from './host.js';
 import { feedLive } from './live-feed.js';
 import { readBody } from './read-body.js';
-import { ENDPOINTS, type EndpointProfile } from './endpoints.js';
+import type { EndpointProfile } from './endpoints.js';
 import { emptyFacts, tallyKept, tallyRefused } from './request-facts.js';
 import type { ReadBudget, ReadShare } from './read-budget.js';
-import {
-  type BatchOptions,
-  type Refusal,
-  checkBrowser,
-  checkContentType,
-  checkEncoding,
-  checkMethod,
-  checkPath,
-  checkQuery,
-  isRefusal,
-} from './request-checks.js';
+import { type BatchOptions, type Refusal, checkContentType, checkEncoding, isRefusal } from './request-checks.js';
 
 export interface BatchRouteDeps {
   store: Collector;
@@ -47,15 +40,6 @@ export interface BatchRouteDeps {
   live?: LiveWindow;
 }
 
-/**
- * Every /api/… request, checked in the order of docs/design.md ("Order of checks"): a request gets
- * the first failure only, and the body is not read before the key, the limits
- * and the headers have passed.
- */
-export function batchRoute(deps: BatchRouteDeps) {
-  return answering(deps, run);
-}
-
 /** A route handler that answers the refusal its steps end with, if any, in the envelope. */
 export function answering(
   deps: BatchRouteDeps,
@@ -67,31 +51,6 @@ export function answering(
   };
 }
 
-async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyReply): Promise<Refusal | null> {
-  const url = req.raw.url ?? '/';
-  const q = url.indexOf('?');
-  const path = q === -1 ? url : url.slice(0, q);
-  const refused =
-    checkPath(path, normaliseHost(req.headers.host), deps.trackerHosts, deps.retiredVersions) ??
-    checkMethod(req.method) ??
-    checkBrowser(req.headers);
-  if (refused !== null) return refused;
-
-  const auth = await checkKey(deps, req, readBearer(req.headers.authorization));
-  if (isRefusal(auth)) return auth;
-
-  const options = checkQuery(q === -1 ? '' : url.slice(q + 1));
-  if (isRefusal(options)) return options;
-  const body = await readAdmitted(deps, req, { keyId: auth.keyId });
-  if (body === null || isRefusal(body)) return body;
-  try {
-    // checkPath passed, so the path is one of the endpoints.
-    return await admitted(deps, req, reply, auth, options, body.bytes, ENDPOINTS.get(path)!);
-  } finally {
-    body.release();
-  }
-}
-
 /** The 404 of a key whose project has the batch API off: both ways to switch it on, the console's and the command line's. */
 export function apiOffMessage(baseUrl: string, projectId: string): string {
   return (
@@ -100,7 +59,7 @@ export function apiOffMessage(baseUrl: string, projectId: string): string {
   );
 }
 
-/** Steps 5 to 8: a key that works, of a project with the API enabled, within the per-key limit. */
+/** The key's checks: a key that works, of a project with the API enabled, within the per-key limit. */
 export async function checkKey(deps: BatchRouteDeps, req: FastifyRequest, key: BearerResult): Promise<AuthRecord | Refusal> {
   let auth: AuthRecord | Refusal;
   try {
@@ -131,7 +90,8 @@ export async function checkKey(deps: BatchRouteDeps, req: FastifyRequest, key: B
 }
 
 /**
- * Steps 10 to 12, then the back-pressure: the body, decompressed, once there
+ * The body's checks before it is parsed (Content-Type, Content-Encoding, its
+ * size, room to read it, then room to hold it): the body, decompressed, once there
  * is room for it, counted against `share` in both budgets. The caller
  * parses it and calls release() when done. Null when the client went away:
  * there is no one to answer.
@@ -163,27 +123,7 @@ export async function readAdmitted(
   return { bytes: body.bytes, release };
 }
 
-/** Steps from parsing the body on, for a request admitted past the back-pressure. */
-async function admitted(
-  deps: BatchRouteDeps,
-  req: FastifyRequest,
-  reply: FastifyReply,
-  auth: AuthRecord,
-  options: BatchOptions,
-  bytes: Buffer,
-  profile: EndpointProfile,
-): Promise<Refusal | null> {
-  const arrival = deps.clock();
-  // Counted when the limits see it, which may be after a wait for a check thread: a limiter's clock only moves on.
-  const admit = (count: number) => admitItems(deps, req, reply, auth, count, deps.clock(), profile);
-  const checked = await deps.checks.check(bytes, itemContext(auth, arrival, profile), admit);
-  if (isRefusal(checked)) return checked;
-  // Spelled out: spreading `options` here cost more than all of a one-item request's checks.
-  const { validate, strict } = options;
-  return ingestChecked(deps, req, reply, auth, checked, { validate, strict, arrival, dialect: BATCH_DIALECT });
-}
-
-/** Step 16: a batch's items counted against its project's windows; a refusal when one is full. */
+/** A batch's items counted against its project's windows; a refusal when one is full. */
 export async function admitItems(
   deps: BatchRouteDeps,
   req: FastifyRequest,
@@ -225,9 +165,9 @@ export interface Dialect {
   refuseAllInvalid: boolean;
 }
 
-const BATCH_DIALECT: Dialect = { okStatus: 202, refuseAllInvalid: true };
+export const BATCH_DIALECT: Dialect = { okStatus: 202, refuseAllInvalid: true };
 
-/** Steps 17 to 19 for the checked items of an admitted body: the item checks' verdict, the durable write, the answer. */
+/** The item checks' verdict, then the durable write and the answer, for the checked items of an admitted body. */
 export async function ingestChecked(
   deps: BatchRouteDeps,
   req: FastifyRequest,
@@ -236,16 +176,41 @@ export async function ingestChecked(
   checked: CheckedBatch,
   options: BatchOptions & { arrival: number; dialect: Dialect },
 ): Promise<Refusal | null> {
-  const { dialect, arrival } = options;
-  const tally = (req.facts!.items = tallyRefused(checked.errors));
-  if (options.strict && checked.errors.length > 0) {
-    if (!options.validate) feedLive(deps.live, auth.source.id, req.id, deps.clock(), 400, { refused: checked.refused, errors: checked.errors });
+  return itemsVerdict(deps, req, auth, checked, options.strict, options.validate, options.dialect) ?? writeChecked(deps, req, reply, auth, checked, options);
+}
+
+/** The item checks' verdict on a request: refused whole with strict=true and any invalid item, or with no item kept. */
+export function itemsVerdict(
+  deps: BatchRouteDeps,
+  req: FastifyRequest,
+  auth: AuthRecord,
+  checked: CheckedBatch,
+  strict: boolean,
+  validate: boolean,
+  dialect: Dialect,
+): Refusal | null {
+  req.facts!.items = tallyRefused(checked.errors);
+  if (strict && checked.errors.length > 0) {
+    if (!validate) feedLive(deps.live, auth.source.id, req.id, deps.clock(), 400, { refused: checked.refused, errors: checked.errors });
     return { code: 'strict_item_invalid', errors: checked.errors };
   }
-  if (checked.items.length + checked.dropped.length === 0 && !options.validate && dialect.refuseAllInvalid) {
+  if (checked.items.length + checked.dropped.length === 0 && !validate && dialect.refuseAllInvalid) {
     feedLive(deps.live, auth.source.id, req.id, deps.clock(), 400, { refused: checked.refused, errors: checked.errors });
     return { code: 'all_items_invalid', errors: checked.errors };
   }
+  return null;
+}
+
+/** The durable write of the items the verdict let through, and the answer. */
+export async function writeChecked(
+  deps: BatchRouteDeps,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  auth: AuthRecord,
+  checked: CheckedBatch,
+  options: BatchOptions & { arrival: number; dialect: Dialect },
+): Promise<Refusal | null> {
+  const { dialect, arrival } = options;
   let outcomes;
   try {
     outcomes =
@@ -264,7 +229,7 @@ export async function ingestChecked(
     if (e instanceof KeyNoLongerWorksError) return { code: 'invalid_key' };
     return unavailable(req, e);
   }
-  tallyKept(tally, outcomes, checked.dropped);
+  tallyKept(req.facts!.items!, outcomes, checked.dropped);
   req.facts!.dryRun = options.validate;
   if (options.validate) {
     reply.code(200).send(dryRunAnswer(checked.items, outcomes, checked.dropped, checked.errors, checked.droppedKeys, req.id));
@@ -284,7 +249,7 @@ function unavailable(req: FastifyRequest, e: unknown): Refusal {
   return { code: 'collection_unavailable' };
 }
 
-/** Steps 5 and 6: a Bearer key that exists and still works, with its source, project and org alive. */
+/** A Bearer key that exists and still works, with its source, project and org alive. */
 async function authenticate(deps: BatchRouteDeps, bearer: BearerResult): Promise<AuthRecord | Refusal> {
   if (bearer.kind === 'missing') return { code: 'missing_key' };
   const invalid: Refusal = { code: 'invalid_key' };

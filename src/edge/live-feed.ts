@@ -1,6 +1,6 @@
 import type { ItemOutcome } from '../domain/ingest/job.js';
 import type { LiveItem, LiveRequest, LiveWindow } from '../domain/live-window.js';
-import type { EnrichedItem } from '../pipeline/enrich-items.js';
+import type { PolicyDrop, ShownItem } from '../pipeline/enriched-item.js';
 import type { RefusedItem } from '../pipeline/checked-batch.js';
 import type { ItemError } from '../pipeline/field-error.js';
 
@@ -10,9 +10,9 @@ export interface AnsweredItems {
   refused: RefusedItem[];
   errors: ItemError[];
   /** Valid items that went to the store, and what the store did with each. */
-  stored?: { items: EnrichedItem[]; outcomes: ItemOutcome[] };
+  stored?: { items: ShownItem[]; outcomes: ItemOutcome[] };
   /** Valid items dropped before the store (bot filter). */
-  dropped?: { index: number; reason: string; item: EnrichedItem }[];
+  dropped?: PolicyDrop[];
 }
 
 /** Publishes one answered request of a source to the live window, if the server keeps one and someone watches the source. */
@@ -24,7 +24,7 @@ export function feedLive(live: LiveWindow | undefined, sourceId: string, request
 /** The live view's record of a request: one line per kept or dropped item, one per field error of a refused one. */
 export function liveRequest(requestId: string, at: number, status: number, a: AnsweredItems): LiveRequest {
   const items: LiveItem[] = [];
-  const byIndex = new Map<number, EnrichedItem>();
+  const byIndex = new Map<number, ShownItem>();
   for (const i of a.stored?.items ?? []) byIndex.set(i.index, i);
   for (const o of a.stored?.outcomes ?? []) {
     items.push(
@@ -53,7 +53,7 @@ export function liveRequest(requestId: string, at: number, status: number, a: An
   return { requestId, at, status, size: new Set(items.map((i) => i.index)).size, items };
 }
 
-function fromItem(i: EnrichedItem, outcome: LiveItem['outcome'], personId: string | null, code: string | null): LiveItem {
+function fromItem(i: ShownItem, outcome: LiveItem['outcome'], personId: string | null, code: string | null): LiveItem {
   return {
     index: i.index,
     outcome,

@@ -12,7 +12,7 @@ export interface ClientGone {
 }
 
 /**
- * Step 12 and the room to read the body: reserves room for the body (its
+ * The size check and the room to read the body: reserves room for the body (its
  * declared length, or as it arrives when chunked), reads it within the limit
  * and decompresses it.
  * Reading stops at the first byte over the limit or over the reservation,

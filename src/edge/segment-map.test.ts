@@ -8,7 +8,7 @@ describe('segmentItem', () => {
   it('keeps an anonymousId that is neither a per_ key nor needed as the distinct_id among the keys not kept', () => {
     const item = segmentItem({ type: 'track', event: 'e', userId: 'u1', anonymousId: 'anon-1' }, undefined, NOW);
     expect(item).toMatchObject({ event: 'e', distinct_id: 'u1' });
-    const checked = checkItem(item, 0, { now: NOW, recordIp: false });
+    const checked = checkItem(item, 0, { now: NOW, recordIp: false, source: { id: 'src_1', filterBots: true } });
     expect(checked.ok && checked.item.droppedKeys).toEqual(['anonymousId']);
   });
 

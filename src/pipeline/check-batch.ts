@@ -1,5 +1,6 @@
 import type { Refusal } from './refusal.js';
-import { type ItemContext, type PreparedItem, checkItem } from './check-item.js';
+import { type ItemContext, checkItem } from './check-item.js';
+import type { EnrichedItem, PolicyDrop } from './enriched-item.js';
 import type { ItemError } from './field-error.js';
 import { INSERT_ID } from './ids.js';
 import { isPlainObject } from './text.js';
@@ -10,7 +11,7 @@ export const MAX_ITEMS = 500;
 const FIELD_ORDER = ['item', 'type', 'event', 'distinct_id', 'anonymous_id', 'session_id', 'insert_id', 'timestamp', 'properties'];
 const rank = (field: string): number => FIELD_ORDER.indexOf(field.split('.')[0]!);
 
-/** Steps 14 and 15: the body is an object with 1 to 500 items. */
+/** The body is an object with 1 to 500 items. */
 export function checkBody(body: unknown): { items: unknown[]; droppedKeys: string[] } | Refusal {
   if (!isPlainObject(body) || !Array.isArray(body.items)) {
     return { code: 'invalid_body', message: 'The body must be a JSON object with an "items" array, such as {"items": [{"event": "signed_up", "distinct_id": "u_1"}]}.' };
@@ -23,16 +24,20 @@ export function checkBody(body: unknown): { items: unknown[]; droppedKeys: strin
 }
 
 export interface BatchCheck {
-  valid: PreparedItem[];
+  /** Valid items, enriched: what the store is asked to keep. */
+  items: EnrichedItem[];
+  /** Valid items dropped before the store, by the source's policy (bot filter). */
+  dropped: PolicyDrop[];
   errors: ItemError[];
 }
 
 /**
- * Step 17: checks every item. An insert_id seen earlier in the same request
- * refuses the later item, whatever became of the earlier one.
+ * Checks and enriches every item. An insert_id seen earlier in the same
+ * request refuses the later item, whatever became of the earlier one.
  */
 export function checkItems(items: unknown[], ctx: ItemContext): BatchCheck {
-  const valid: PreparedItem[] = [];
+  const valid: EnrichedItem[] = [];
+  const dropped: PolicyDrop[] = [];
   const errors: ItemError[] = [];
   const seen = new Set<string>();
   for (let index = 0; index < items.length; index++) {
@@ -51,13 +56,14 @@ export function checkItems(items: unknown[], ctx: ItemContext): BatchCheck {
       seen.add(insertId);
     }
     if (fieldErrors.length === 0 && r.ok) {
-      valid.push(r.item);
+      if (r.dropped === null) valid.push(r.item);
+      else dropped.push({ index, reason: r.dropped, item: r.item });
     } else {
       fieldErrors.sort((a, b) => rank(a.field) - rank(b.field));
       for (const e of fieldErrors) errors.push({ index, ...e });
     }
   }
-  return { valid, errors };
+  return { items: valid, dropped, errors };
 }
 
 /** The insert_id an invalid item would have had, when it has a usable one. */

@@ -1,30 +1,28 @@
-import type { IngestItem } from '../domain/ingest/job.js';
+import type { DropReason } from '../errors/codes.js';
+import { type ItemType, ITEM_TYPES, unhandledType } from '../domain/ingest/item.js';
+import { storedProperties } from '../domain/ingest/stored-properties.js';
+import { enrichTrack } from './enrich.js';
+import type { ShownItem, EnrichedItem } from './enriched-item.js';
 import type { FieldError } from './field-error.js';
 import { type FieldCheck, checkAnonymousId, checkDistinctId, checkName } from './identity-fields.js';
 import { INSERT_ID, SESSION_ID, isReservedEventName } from './ids.js';
-import { type JsonObject, normaliseProperties } from './properties.js';
+import { normaliseProperties } from './properties.js';
 import { describeJson, isPlainObject } from './text.js';
 import { type ImportWindow, parseTimestamp } from './timestamp.js';
 
-export type ItemType = 'track' | 'identify';
-
-/** A valid item, normalised: what the ingest engine is asked to keep, before enrichment. */
-export interface PreparedItem extends Omit<IngestItem, 'enrichment' | 'properties'> {
-  /** Normalised properties of a track, or the traits of an identify. */
-  properties: JsonObject;
-  /** The raw $user_agent, for enrichment; never stored. */
-  userAgent: string | null;
-  /** Paths of what the client sent that will not be stored. */
-  droppedKeys: string[];
-}
-
-export type ItemCheck = { ok: true; item: PreparedItem } | { ok: false; errors: FieldError[] };
+/** A valid item, enriched, and whether the source's policy drops it before the store; or its faults. */
+export type ItemCheck =
+  | { ok: true; item: EnrichedItem; dropped: null }
+  | { ok: true; item: ShownItem; dropped: DropReason }
+  | { ok: false; errors: FieldError[] };
 
 export interface ItemContext {
   /** Server clock at arrival, epoch ms. */
   now: number;
   /** Whether the source keeps $ip. */
   recordIp: boolean;
+  /** The source the items came to: its id is stored with each event, and it may filter bots. */
+  source: { id: string; filterBots: boolean };
   /** Indices of items whose event name an intake set itself (such as $pageview), exempt from the "$" rule. */
   ownEvents?: ReadonlySet<number>;
   /** Set on the historical import endpoint: a timestamp is required, and may go back to the retention. */
@@ -51,18 +49,27 @@ export function checkItem(raw: unknown, index: number, ctx: ItemContext): ItemCh
   const type = checkType(raw.type, errors);
 
   let event: string | null = null;
-  if (type === 'track') event = checkEvent(raw.event, errors, ctx.ownEvents?.has(index) === true);
-  else if (type === 'identify' && raw.event !== undefined) droppedKeys.push('event');
-
+  // What each type asks of the event name and the identity (an item of no valid type is refused already).
+  switch (type) {
+    case 'track':
+      event = checkEvent(raw.event, errors, ctx.ownEvents?.has(index) === true);
+      if (!sent(raw.distinct_id) && !sent(raw.anonymous_id)) {
+        errors.push({ code: 'missing_identity', field: 'distinct_id', message: 'Send a "distinct_id" (your user id) or an "anonymous_id" (a browser person key).' });
+      }
+      break;
+    case 'identify':
+      if (raw.event !== undefined) droppedKeys.push('event');
+      if (!sent(raw.distinct_id)) {
+        errors.push({ code: 'missing_identity', field: 'distinct_id', message: 'An identify item needs a "distinct_id": the user id to set traits on.' });
+      }
+      break;
+    case null:
+      break;
+    default:
+      unhandledType(type);
+  }
   const distinctId = sent(raw.distinct_id) ? take(checkDistinctId(raw.distinct_id), errors) : null;
   const anonymousId = sent(raw.anonymous_id) ? take(checkAnonymousId(raw.anonymous_id), errors) : null;
-  if (raw.distinct_id === undefined || raw.distinct_id === null) {
-    if (type === 'identify') {
-      errors.push({ code: 'missing_identity', field: 'distinct_id', message: 'An identify item needs a "distinct_id": the user id to set traits on.' });
-    } else if (type === 'track' && !sent(raw.anonymous_id)) {
-      errors.push({ code: 'missing_identity', field: 'distinct_id', message: 'Send a "distinct_id" (your user id) or an "anonymous_id" (a browser person key).' });
-    }
-  }
   const sessionId = checkPattern(raw.session_id, SESSION_ID, 'session_id', 'invalid_session_id',
     '"session_id" must be a browser session id: "ses_" followed by letters, digits, "_" or "-" (128 characters at most).', errors);
   let insertId = checkPattern(raw.insert_id, INSERT_ID, 'insert_id', 'invalid_insert_id',
@@ -92,35 +99,50 @@ export function checkItem(raw: unknown, index: number, ctx: ItemContext): ItemCh
   if (errors.length > 0 || type === null) return { ok: false, errors };
   for (const key of Object.keys(raw)) if (!KNOWN_FIELDS.has(key)) droppedKeys.push(key);
   droppedKeys.push(...props.droppedKeys);
-  return {
-    ok: true,
-    item: {
-      index,
-      type,
-      event,
-      distinctId,
-      anonymousId,
-      sessionId,
-      insertId,
-      timestamp,
-      properties: props.properties,
-      // Set whenever no error was: the size check wrote it.
-      propertiesJson: props.json!,
-      userAgent: props.userAgent,
-      droppedKeys,
-    },
-  };
+  const { properties, userAgent } = props;
+  // Set whenever no error was: the size check wrote it.
+  const propertiesJson = props.json!;
+  // Each item is built here once, in its type's shape (src/domain/ingest/item.ts), enrichment included.
+  switch (type) {
+    case 'track': {
+      const { enrichment, dropped } = enrichTrack(userAgent, ctx.source);
+      // An item with no error has its event name.
+      const item: ShownItem & { type: 'track' } = {
+        index, type, event: event!, distinctId, anonymousId, sessionId, insertId, timestamp,
+        properties, propertiesJson, enrichment, userAgent, droppedKeys,
+      };
+      // Only the store reads the stored text: an item dropped here goes without.
+      if (dropped !== null) return { ok: true, item, dropped };
+      return { ok: true, item: Object.assign(item, { storedJson: storedProperties(item) }), dropped: null };
+    }
+    case 'identify': {
+      // An identify with no error has its distinct_id.
+      const item: EnrichedItem<'identify'> = {
+        index, type, event: null, distinctId: distinctId!, anonymousId, sessionId, insertId, timestamp,
+        properties, propertiesJson, enrichment: {}, userAgent, droppedKeys,
+      };
+      return { ok: true, item, dropped: null };
+    }
+    default:
+      return unhandledType(type);
+  }
 }
 
 function checkType(v: unknown, errors: FieldError[]): ItemType | null {
-  if (!sent(v) || v === 'track') return 'track';
-  if (v === 'identify') return 'identify';
+  if (!sent(v)) return 'track';
+  for (const t of ITEM_TYPES) if (t === v) return t;
   if (v === 'group' || v === 'alias') {
-    errors.push({ code: 'item_type_not_yet_supported', field: 'type', message: `"${v}" items are not supported yet; send "track" or "identify".` });
+    errors.push({ code: 'item_type_not_yet_supported', field: 'type', message: `"${v}" items are not supported yet; send ${quotedTypes()}.` });
   } else {
-    errors.push({ code: 'invalid_item_type', field: 'type', message: '"type" must be "track" or "identify" (or left out for "track").' });
+    errors.push({ code: 'invalid_item_type', field: 'type', message: `"type" must be ${quotedTypes()} (or left out for "track").` });
   }
   return null;
+}
+
+/** The item types as the refusals name them: "track" or "identify". */
+function quotedTypes(): string {
+  const q = ITEM_TYPES.map((t) => `"${t}"`);
+  return q.length === 1 ? q[0]! : `${q.slice(0, -1).join(', ')} or ${q.at(-1)}`;
 }
 
 function checkEvent(v: unknown, errors: FieldError[], ownName: boolean): string | null {

@@ -1,3 +1,4 @@
+import type { ShownItem } from './enriched-item.js';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Admit, type BatchContext, type CheckedBatch, checkBatchBody } from './checked-batch.js';
@@ -25,7 +26,7 @@ function body(n: number, extra: Record<string, unknown> = {}): Buffer {
 /** A result as plain data, properties parsed: what the route reads of it. */
 function plain(r: CheckedBatch | Refusal) {
   if (!('items' in r)) return r;
-  const item = (i: CheckedBatch['items'][number]) => ({ ...Object.fromEntries(Object.entries(i).filter(([k]) => k !== 'parsed')), properties: i.properties });
+  const item = (i: ShownItem) => ({ ...i, properties: i.properties });
   return { ...r, items: r.items.map(item), dropped: r.dropped.map((d) => ({ ...d, item: item(d.item) })) };
 }
 

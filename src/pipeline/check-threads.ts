@@ -66,7 +66,7 @@ export interface CheckThreadStats {
 }
 
 /**
- * Steps 13 to 17 of large bodies (parse, shape, item checks, enrichment) on
+ * The checks of large bodies from parsing on (parse, shape, item checks, enrichment) on
  * threads beside the main one, which then only counts limits, writes and
  * answers.
  *

@@ -1,6 +1,6 @@
 import { checkBody, checkItems } from './check-batch.js';
 import type { ItemContext } from './check-item.js';
-import { type EnrichedBatch, type EnrichedItem, enrichItems } from './enrich-items.js';
+import type { EnrichedItem, PolicyDrop } from './enriched-item.js';
 import type { ItemError } from './field-error.js';
 import { parseJsonBody } from './parse-body.js';
 import { type Refusal, isRefusal } from './refusal.js';
@@ -15,7 +15,7 @@ export interface CheckedBatch {
   /** Valid items, enriched: what the store is asked to keep. */
   items: EnrichedItem[];
   /** Valid items dropped before the store, by the source's policy (bot filter). */
-  dropped: EnrichedBatch['dropped'];
+  dropped: PolicyDrop[];
   /** What a developer recognises each refused item by, for the console's live view. */
   refused: RefusedItem[];
 }
@@ -28,23 +28,21 @@ export interface RefusedItem {
 }
 
 /** What item checks and enrichment need to know of the request. */
-export interface BatchContext extends ItemContext {
-  source: { id: string; filterBots: boolean };
-}
+export type BatchContext = ItemContext;
 
 /**
- * Step 16, between reading a batch and checking its items: counts its items
+ * The project's windows, between reading a batch and checking its items: counts its items
  * against the project's limits. A refusal, or null to go on.
  */
 export type Admit = (count: number) => Promise<Refusal | null>;
 
-/** Steps 13 to 15: the body parsed and shaped as a batch, its items not yet looked at. */
+/** The body parsed and shaped as a batch, its items not yet looked at. */
 export function readBatch(bytes: Uint8Array): { items: unknown[]; droppedKeys: string[] } | Refusal {
   const body = parseJsonBody(bytes);
   return isRefusal(body) ? body : checkBody(body.json);
 }
 
-/** Steps 13 to 17 of a batch body on this thread: read, admitted by the limits, each item checked and enriched. */
+/** A batch body's checks from parsing on, on this thread: read, admitted by the limits, each item checked and enriched. */
 export async function checkBatchBody(bytes: Uint8Array, ctx: BatchContext, admit: Admit): Promise<CheckedBatch | Refusal> {
   const batch = readBatch(bytes);
   if (isRefusal(batch)) return batch;
@@ -52,10 +50,9 @@ export async function checkBatchBody(bytes: Uint8Array, ctx: BatchContext, admit
   return refused ?? checkBatch(batch.items, batch.droppedKeys, ctx);
 }
 
-/** Step 17 of items already read and admitted: each item checked and enriched. */
+/** Items already read and admitted: each item checked and enriched. */
 export function checkBatch(items: unknown[], droppedKeys: string[], ctx: BatchContext): CheckedBatch {
   const checked = checkItems(items, ctx);
-  const enriched = enrichItems(checked.valid, ctx.source);
   const refused: RefusedItem[] = [];
   let last = -1;
   for (const e of checked.errors) {
@@ -65,7 +62,7 @@ export function checkBatch(items: unknown[], droppedKeys: string[], ctx: BatchCo
     const raw = items[e.index];
     refused.push({ index: e.index, event: textField(raw, 'event'), distinctId: textField(raw, 'distinct_id') });
   }
-  return { count: items.length, droppedKeys, errors: checked.errors, items: enriched.items, dropped: enriched.dropped, refused };
+  return { count: items.length, droppedKeys, errors: checked.errors, items: checked.items, dropped: checked.dropped, refused };
 }
 
 function textField(raw: unknown, name: string): string | null {

@@ -78,3 +78,19 @@ export function readableUserAgent(raw: string): string {
 function storable(v: string | undefined): string | undefined {
   return v !== undefined && v !== '' && isStorableText(v) ? v : undefined;
 }
+
+/**
+ * What the server stores with a track event besides its properties, and
+ * whether the source's bot filter drops it. A dropped item is not stored, so
+ * its enrichment names no source.
+ */
+export function enrichTrack(userAgent: string | null, source: { id: string; filterBots: boolean }): { enrichment: Record<string, unknown>; dropped: 'bot_filtered' | null } {
+  const enrichment: Record<string, unknown> = {};
+  if (userAgent !== null) {
+    const ua = parseUserAgent(userAgent);
+    Object.assign(enrichment, ua.enrichment);
+    if (ua.isBot && source.filterBots) return { enrichment, dropped: 'bot_filtered' };
+  }
+  enrichment.$source_id = source.id;
+  return { enrichment, dropped: null };
+}

@@ -1,6 +1,7 @@
+import type { ShownItem } from './enriched-item.js';
 import { describe, expect, it } from 'vitest';
 import { type CheckedBatch, checkBatch } from './checked-batch.js';
-import { packBatch, unpackBatch } from './item-transfer.js';
+import { AT, packBatch, unpackBatch } from './item-transfer.js';
 
 const NOW = Date.UTC(2026, 10, 24, 12);
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
@@ -8,12 +9,7 @@ const BOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.
 
 /** Every field of every item, its properties included, as plain data. */
 function plain(b: CheckedBatch) {
-  const item = (i: CheckedBatch['items'][number]) => ({
-    index: i.index, type: i.type, event: i.event, distinctId: i.distinctId, anonymousId: i.anonymousId,
-    sessionId: i.sessionId, insertId: i.insertId, timestamp: i.timestamp, properties: i.properties,
-    propertiesJson: i.propertiesJson, storedJson: i.storedJson, enrichment: i.enrichment, userAgent: i.userAgent,
-    droppedKeys: i.droppedKeys,
-  });
+  const item = (i: ShownItem) => ({ ...i, properties: i.properties });
   return { ...b, items: b.items.map(item), dropped: b.dropped.map((d) => ({ ...d, item: item(d.item) })) };
 }
 
@@ -27,6 +23,7 @@ const items = [
   'not an object',
   { event: 'paid', distinct_id: 'u_1', insert_id: 'i-1' },
   { event: 'with dropped key', distinct_id: 'u_5', unknown_field: 1, properties: { $insert_id: 'i-2' } },
+  { event: 'browsed', anonymous_id: 'per_a1b2c3d4e5f6g7h8', session_id: 'ses_2', properties: { page: '/' } },
 ];
 
 describe('a checked batch sent between threads', () => {
@@ -36,13 +33,19 @@ describe('a checked batch sent between threads', () => {
     expect(batch.items.length).toBeGreaterThan(3);
     expect(batch.dropped).toHaveLength(1);
     expect(batch.errors.length).toBeGreaterThan(2);
+    expect(batch.items.some((i) => i.anonymousId !== null)).toBe(true);
     const moved = unpackBatch(structuredClone(packBatch(batch)));
     expect(plain(moved)).toEqual(plain(batch));
   });
 
+  it('puts each field in a place of its own', () => {
+    const places = Object.values(AT).sort((a, b) => a - b);
+    expect(places).toEqual(places.map((_, i) => i));
+  });
+
   it('parses an item’s properties only when asked, once', () => {
     const [first] = unpackBatch(structuredClone(packBatch(batch))).items;
-    expect(first!.storedJson).toBe(batch.items[0]!.storedJson);
+    expect(first!.propertiesJson).toBe(batch.items[0]!.propertiesJson);
     expect(first!.properties).toBe(first!.properties);
     expect(first!.properties).toEqual(batch.items[0]!.properties);
   });

@@ -1,6 +1,6 @@
 import type { DropReason } from '../errors/codes.js';
 import type { CheckedBatch } from './checked-batch.js';
-import type { EnrichedItem } from './enrich-items.js';
+import type { EnrichedItem, ShownItem } from './enriched-item.js';
 import type { JsonObject } from './properties.js';
 
 /**
@@ -9,9 +9,9 @@ import type { JsonObject } from './properties.js';
  * Why not the items themselves: copying them between threads re-creates every
  * property object, which cost 1.4 µs an item on the main thread, over half of
  * what checking it there costs (2.4 µs). As text they cost 0.4 µs: each item
- * travels as a tuple whose properties are the JSON text the checks wrote, and
- * its properties object is parsed again only if something asks for it (a dry
- * run's answer, an identify's traits).
+ * travels as a tuple of its fields (AT), its properties as the JSON text the
+ * checks wrote, and its properties object is parsed again only if something
+ * asks for it (a dry run's answer, an identify's traits).
  */
 export interface TransferBatch {
   count: number;
@@ -22,21 +22,24 @@ export interface TransferBatch {
   dropped: [index: number, reason: DropReason, item: ItemTuple][];
 }
 
-type ItemTuple = [
-  index: number,
-  type: EnrichedItem['type'],
-  event: string | null,
-  distinctId: string | null,
-  anonymousId: string | null,
-  sessionId: string | null,
-  insertId: string | null,
-  timestamp: number,
-  propertiesJson: string,
-  storedJson: string | undefined,
-  enrichment: Record<string, unknown>,
-  userAgent: string | null,
-  droppedKeys: string[],
-];
+/** Every field of every item type (src/domain/ingest/item.ts). */
+type ItemField = EnrichedItem extends infer I ? (I extends unknown ? keyof I : never) : never;
+type SentField = Exclude<ItemField, 'properties'>;
+
+/**
+ * Where each field of an item sits in the tuple it crosses as: every field of
+ * every item type but `properties`, which crosses as `propertiesJson`. The
+ * compiler holds the names to the item's declaration (a field missing here,
+ * or one no item has, fails to compile); item-transfer.test.ts holds the
+ * places to one each, and pack and TransferredItem to every field.
+ */
+export const AT = {
+  index: 0, type: 1, event: 2, distinctId: 3, anonymousId: 4, sessionId: 5, insertId: 6, timestamp: 7,
+  propertiesJson: 8, storedJson: 9, enrichment: 10, userAgent: 11, droppedKeys: 12,
+} as const satisfies Record<SentField, number>;
+
+/** An item's fields as they cross, at their places in AT (undefined for a field its type does not have). */
+type ItemTuple = unknown[];
 
 export function packBatch(b: CheckedBatch): TransferBatch {
   return {
@@ -55,53 +58,81 @@ export function unpackBatch(t: TransferBatch): CheckedBatch {
     droppedKeys: t.droppedKeys,
     errors: t.errors,
     refused: t.refused,
-    items: t.items.map((i) => new TransferredItem(i)),
-    dropped: t.dropped.map(([index, reason, item]) => ({ index, reason, item: new TransferredItem(item) })),
+    items: t.items.map(unpack),
+    dropped: t.dropped.map(([index, reason, item]) => ({ index, reason, item: unpack(item) })),
   };
 }
 
-function pack(i: EnrichedItem): ItemTuple {
-  // The checks write propertiesJson for every valid item (check-item.ts).
+/**
+ * Runs on the check thread. An array literal in AT's order: one made with
+ * `new Array(n)` has holes to V8 until filled, and crosses as a sparse array,
+ * twice as slow to unpack. Field by field: a loop over AT's names costs a
+ * keyed load per field. The transfer test holds this order to AT.
+ */
+function pack(item: ShownItem): ItemTuple {
   return [
-    i.index, i.type, i.event, i.distinctId, i.anonymousId, i.sessionId, i.insertId, i.timestamp,
-    i.propertiesJson!, i.storedJson, i.enrichment, i.userAgent, i.droppedKeys,
+    item.index,
+    item.type,
+    item.event,
+    item.distinctId,
+    item.anonymousId,
+    item.sessionId,
+    item.insertId,
+    item.timestamp,
+    item.propertiesJson,
+    'storedJson' in item ? item.storedJson : undefined,
+    item.enrichment,
+    item.userAgent,
+    item.droppedKeys,
   ];
 }
 
-/** An enriched item from a check thread: its properties are parsed from their text on first use. */
-class TransferredItem implements EnrichedItem {
-  readonly index: number;
-  readonly type: EnrichedItem['type'];
-  readonly event: string | null;
-  readonly distinctId: string | null;
-  readonly anonymousId: string | null;
-  readonly sessionId: string | null;
-  readonly insertId: string | null;
-  readonly timestamp: number;
-  readonly propertiesJson: string;
-  readonly storedJson: string | undefined;
-  readonly enrichment: Record<string, unknown>;
-  readonly userAgent: string | null;
-  readonly droppedKeys: string[];
-  private parsed: JsonObject | undefined;
+/** Runs on the main thread. */
+function unpack(t: ItemTuple): EnrichedItem {
+  // Each field is the one pack read from an item of this type.
+  return new TransferredItem(t) as EnrichedItem;
+}
+
+/**
+ * An item from a check thread, its properties parsed from their text on first
+ * use. A class rather than a literal with a getter: a literal's getter is made
+ * anew for each item, about ten times the cost of the whole item. The
+ * compiler holds its fields to AT: `implements` asks for every field, and
+ * each is read from its place in AT.
+ */
+class TransferredItem implements Record<ItemField, unknown> {
+  readonly index: unknown;
+  readonly type: unknown;
+  readonly event: unknown;
+  readonly distinctId: unknown;
+  readonly anonymousId: unknown;
+  readonly sessionId: unknown;
+  readonly insertId: unknown;
+  readonly timestamp: unknown;
+  readonly propertiesJson: unknown;
+  readonly storedJson: unknown;
+  readonly enrichment: unknown;
+  readonly userAgent: unknown;
+  readonly droppedKeys: unknown;
+  #parsed: JsonObject | undefined;
 
   constructor(t: ItemTuple) {
-    this.index = t[0];
-    this.type = t[1];
-    this.event = t[2];
-    this.distinctId = t[3];
-    this.anonymousId = t[4];
-    this.sessionId = t[5];
-    this.insertId = t[6];
-    this.timestamp = t[7];
-    this.propertiesJson = t[8];
-    this.storedJson = t[9];
-    this.enrichment = t[10];
-    this.userAgent = t[11];
-    this.droppedKeys = t[12];
+    this.index = t[AT.index];
+    this.type = t[AT.type];
+    this.event = t[AT.event];
+    this.distinctId = t[AT.distinctId];
+    this.anonymousId = t[AT.anonymousId];
+    this.sessionId = t[AT.sessionId];
+    this.insertId = t[AT.insertId];
+    this.timestamp = t[AT.timestamp];
+    this.propertiesJson = t[AT.propertiesJson];
+    this.storedJson = t[AT.storedJson];
+    this.enrichment = t[AT.enrichment];
+    this.userAgent = t[AT.userAgent];
+    this.droppedKeys = t[AT.droppedKeys];
   }
 
   get properties(): JsonObject {
-    return (this.parsed ??= JSON.parse(this.propertiesJson) as JsonObject);
+    return (this.#parsed ??= JSON.parse(this.propertiesJson as string) as JsonObject);
   }
 }

@@ -2,7 +2,7 @@ import type { Refusal } from './refusal.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** Step 13: the body as UTF-8 JSON. */
+/** The body as UTF-8 JSON. */
 export function parseJsonBody(bytes: Uint8Array): { json: unknown } | Refusal {
   let text: string;
   try {

@@ -16,7 +16,7 @@ import { dryRunAnswer } from '../../src/edge/answers.js';
 import { checkItems } from '../../src/pipeline/check-batch.js';
 import type { Collector } from '../../src/domain/collector.js';
 import type { IngestJob, ItemOutcome } from '../../src/domain/ingest/job.js';
-import { type EnrichedItem, enrichItems } from '../../src/pipeline/enrich-items.js';
+import type { EnrichedItem } from '../../src/pipeline/enriched-item.js';
 import type { PersonView, StoredEvent } from '../../src/stores/port.js';
 import { STORES, type StoreUnderTest } from '../conformance/stores.js';
 import { batch } from './arbitraries.js';
@@ -123,8 +123,7 @@ describe.runIf(engines.length > 0)(`differential: what the pipeline accepts, ${e
         run++;
         // Every run (shrinking included) writes a project and source of its own.
         const job = { projectId: `prj_fuzz${run}`, sourceId: `src_fuzz${run}`, keyId: `key_fuzz${run}`, receivedAt: NOW, dryRun: false };
-        const checked = checkItems(raw.map(plain), { now: NOW, recordIp });
-        const enriched = enrichItems(checked.valid, { id: job.sourceId, filterBots });
+        const enriched = checkItems(raw.map(plain), { now: NOW, recordIp, source: { id: job.sourceId, filterBots } });
         if (enriched.items.length === 0) return;
         const items = enriched.items;
         const lookups = [

@@ -1,10 +1,14 @@
 import type { IngestJob } from '../../src/domain/ingest/job.js';
 import { Collector } from '../../src/domain/collector.js';
 import type { KeyRecord, Store } from '../../src/stores/port.js';
-import type { EnrichedItem } from '../../src/pipeline/enrich-items.js';
+import type { EnrichedItem } from '../../src/pipeline/enriched-item.js';
+import { type ItemType, unhandledType } from '../../src/domain/ingest/item.js';
+import { storedProperties } from '../../src/domain/ingest/stored-properties.js';
 
-/** Any field of an item but its index, which is its position. */
-export type ItemSpec = Partial<Omit<EnrichedItem, 'index'>>;
+/** Any field of an item but its index, which is its position; what the checks derive is derived from the rest unless given. */
+export type ItemSpec = { type?: ItemType; event?: string | null } & Partial<
+  Pick<EnrichedItem<'track'>, 'distinctId' | 'anonymousId' | 'sessionId' | 'insertId' | 'timestamp' | 'properties' | 'propertiesJson' | 'enrichment' | 'storedJson' | 'userAgent' | 'droppedKeys'>
+>;
 
 /** The time jobs are received at unless a test says otherwise (November 2026). */
 export const RECEIVED_AT = 1_795_000_000_000;
@@ -15,22 +19,30 @@ export const RECEIVED_AT = 1_795_000_000_000;
  * otherwise).
  */
 export function ingestJob(specs: ItemSpec[], o: Partial<Omit<IngestJob, 'items'>> = {}): IngestJob {
-  const items: EnrichedItem[] = specs.map((s, index) => ({
-    index,
-    type: 'track',
-    event: s.type === 'identify' ? null : 'e',
-    distinctId: null,
-    anonymousId: null,
-    sessionId: null,
-    insertId: null,
-    timestamp: o.receivedAt ?? RECEIVED_AT,
-    properties: {},
-    userAgent: null,
-    droppedKeys: [],
-    enrichment: {},
-    ...s,
-  }));
+  const items = specs.map((s, index) => item(s, index, o.receivedAt ?? RECEIVED_AT));
   return { projectId: 'prj_1', sourceId: 'src_1', keyId: 'key_1', receivedAt: RECEIVED_AT, dryRun: false, ...o, items };
+}
+
+/** The item of `spec`, as the checks would build it. */
+export function item(s: ItemSpec, index: number, timestamp = RECEIVED_AT): EnrichedItem {
+  const properties = s.properties ?? {};
+  const propertiesJson = s.propertiesJson ?? JSON.stringify(properties);
+  const enrichment = s.enrichment ?? {};
+  const common = {
+    index, anonymousId: s.anonymousId ?? null, sessionId: s.sessionId ?? null, insertId: s.insertId ?? null, timestamp: s.timestamp ?? timestamp,
+    properties, propertiesJson, enrichment, userAgent: s.userAgent ?? null, droppedKeys: s.droppedKeys ?? [],
+  };
+  const type = s.type ?? 'track';
+  switch (type) {
+    case 'track':
+      // An explicit null makes a track the checks would refuse: tests of a write that fails send one.
+      return { ...common, type, event: s.event === undefined ? 'e' : (s.event as string), distinctId: s.distinctId ?? null, storedJson: s.storedJson ?? storedProperties({ properties, propertiesJson, enrichment }) };
+    case 'identify':
+      if (s.distinctId === undefined || s.distinctId === null) throw new Error('An identify item needs a distinctId.');
+      return { ...common, type, event: null, distinctId: s.distinctId };
+    default:
+      return unhandledType(type);
+  }
 }
 
 /**

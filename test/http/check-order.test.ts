@@ -2,14 +2,14 @@
  * Fault 17: the reference page's order of checks left out the two 503s
  * (server stopping; bodies waiting for room) and said a per-key 429 carries no
  * RateLimit fields. Here the server is held to the page: the order is the
- * list the page is built from (src/docs/check-order.ts), and for each step a
+ * list the server runs and the page is built from (src/edge/batch-checks.ts), and for each step a
  * request that fails it and every later step it can also fail must get this
  * step's answer. The per-key 429 must carry exactly the fields the page shows.
  */
 import { existsSync } from 'node:fs';
 import inject, { type InjectOptions } from 'light-my-request';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CHECK_ORDER } from '../../src/docs/check-order.js';
+import { CHECK_ORDER } from '../../src/edge/batch-checks.js';
 import { KEY_POLICY_HEADER, KEY_RATELIMIT_HEADER, KEY_RPS, MAX_BODY_BYTES } from '../../src/docs/facts.js';
 import { referencePage } from '../../src/docs/reference-page.js';
 import { Admission } from '../../src/edge/admission.js';
@@ -106,12 +106,12 @@ const FAULTS = new Map<string, Fault>([
 
 /** Step i and, greedily, every later step whose fault can be combined with those already taken. */
 function combination(i: number): string[] {
-  const taken = [CHECK_ORDER[i]!.id];
+  const taken = [CHECK_ORDER[i]!.name];
   const touched = new Set([FAULTS.get(taken[0]!)!.touches]);
   for (const step of CHECK_ORDER.slice(i + 1)) {
-    const fault = FAULTS.get(step.id);
+    const fault = FAULTS.get(step.name);
     if (fault === undefined || touched.has(fault.touches)) continue;
-    taken.push(step.id);
+    taken.push(step.name);
     touched.add(fault.touches);
   }
   return taken;
@@ -161,12 +161,12 @@ async function answerTo(ids: string[]): Promise<{ status: number; code: string |
 
 describe('fault 17: the server checks a request in the order the reference page lists', () => {
   it('has a way to fail every step of the list', () => {
-    expect(CHECK_ORDER.map((s) => s.id).filter((id) => !FAULTS.has(id) && !OVER_A_SOCKET.has(id))).toEqual([]);
+    expect(CHECK_ORDER.map((s) => s.name).filter((id) => !FAULTS.has(id) && !OVER_A_SOCKET.has(id))).toEqual([]);
     for (const file of OVER_A_SOCKET.values()) expect(existsSync(new URL(`../../${file}`, import.meta.url)), file).toBe(true);
   });
 
   it('lists the two 503s: a stopping server first of all, waiting for room after the size and before JSON', () => {
-    const ids = CHECK_ORDER.map((s) => s.id);
+    const ids = CHECK_ORDER.map((s) => s.name);
     expect(ids.indexOf('stopping')).toBe(ids.indexOf('http') + 1);
     expect(ids.indexOf('path')).toBe(ids.indexOf('stopping') + 1);
     expect(ids.indexOf('room')).toBe(ids.indexOf('reading') + 1);
@@ -176,7 +176,7 @@ describe('fault 17: the server checks a request in the order the reference page 
     for (const step of CHECK_ORDER) expect(page).toContain(step.check.replace(/`([^`]*)`/g, '<code>$1</code>').replace(/"/g, '&quot;').replace(/'/g, '&#39;'));
   });
 
-  it.each(CHECK_ORDER.map((s, i) => [s.id, i] as const).filter(([id]) => FAULTS.has(id)))('step %s is answered before every later step it can be combined with', async (_, i) => {
+  it.each(CHECK_ORDER.map((s, i) => [s.name, i] as const).filter(([id]) => FAULTS.has(id)))('step %s is answered before every later step it can be combined with', async (_, i) => {
     const ids = combination(i);
     if (i < CHECK_ORDER.length - 1) expect(ids.length).toBeGreaterThan(1);
     const answer = await answerTo(ids);

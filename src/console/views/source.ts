@@ -70,7 +70,8 @@ export function liveLine(r: LiveRequest, i: LiveItem): Html {
     return html`<li class="refused">${t} <span class="tag">refused</span> <code>${i.code ?? ''}</code> in <code>${i.field ?? ''}</code>${i.event === null ? '' : html` (${i.event})`} — ${i.message ?? ''} ${pos}</li>`;
   }
   const t = liveTime(i.timestamp ?? r.at, r.at);
-  const what = i.type === 'identify' ? 'identify' : (i.event ?? '');
+  // A track by its event name; an item of another type, which has none, by its type.
+  const what = i.event ?? i.type ?? '';
   const reason = i.outcome === 'dropped' ? html` <code>${i.code ?? ''}</code>` : '';
   return html`<li class="${i.outcome}">${t} <span class="tag">${i.outcome}</span>${reason} <strong>${what}</strong> · ${i.distinctId ?? '—'}${i.personId === null ? '' : html` · <code>${i.personId}</code>`} ${pos}</li>`;
 }

@@ -44,7 +44,7 @@ for (const writers of ['one', 'many'] as const) {
       const failure = (answers[11] as PromiseRejectedResult).reason;
       expect(failure).toBeInstanceOf(StoreUnavailableError);
       expect((failure as StoreUnavailableError).refused).toBe(true);
-      // The whole group, then halves down to the job: 1 + 2·log2(16) = 9.
+      // The whole batch, then halves down to the job: 1 + 2·log2(16) = 9.
       // (With 'many' the first job goes alone while the others gather: one
       // more.) Retrying each job alone after the first failure took 1 + 16.
       expect(engine.stats.passes).toBe(writers === 'one' ? 9 : 10);
@@ -78,7 +78,7 @@ for (const writers of ['one', 'many'] as const) {
   });
 }
 
-it('on a single-writer store, a failing group leaves the other groups of its commit committed once', async () => {
+it('on a single-writer store, a failing project+source batch leaves the other batches of its commit committed once', async () => {
   const store = await poisoned('one');
   await store.admin.createSource({ id: 'src_2', projectId: 'prj_1', name: 'Other', filterBots: true, recordIp: false, createdAt: 0 });
   const engine = new IngestEngine(store);
@@ -102,7 +102,7 @@ it('a dry run is a transaction rolled back: it answers as a write would and keep
   expect(engine.stats).toEqual({ passes: 1, commits: 0 });
 });
 
-it('a store that is away fails the group at once, without splitting it', async () => {
+it('a store that is away fails the batch at once, without splitting it', async () => {
   const store = await poisoned('one');
   let transactions = 0;
   const away: Store = Object.assign(Object.create(store) as Store, {
@@ -142,7 +142,7 @@ it('tells its observer of every commit (jobs and items) and every failed one', a
   );
   const jobs = Array.from({ length: 16 }, (_, i) => ingestJob([track(i === 11 ? 'poison' : 'ok', `u${i}`), track('ok', `v${i}`)]));
   await Promise.allSettled(jobs.map((j) => engine.submit(j)));
-  // The whole group, 8..15, 8..11, 10..11 and 11 alone failed; 0..7, 12..15, 8..9 and 10 committed.
+  // The whole batch, 8..15, 8..11, 10..11 and 11 alone failed; 0..7, 12..15, 8..9 and 10 committed.
   expect(seen).toEqual({ commits: 4, jobs: 15, items: 30, failed: 5 });
   expect(durations).toEqual([0.04, 0.04, 0.04, 0.04]);
 });

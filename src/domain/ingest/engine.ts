@@ -1,6 +1,6 @@
 import { AsyncResource } from 'node:async_hooks';
 import { type IngestTx, StoreUnavailableError, type WriteStore } from '../../stores/port.js';
-import { type Pending, groupJobs, takeBatch } from './groups.js';
+import { type Pending, batchJobs, takeCommit } from './commit-batch.js';
 import type { IngestJob, ItemOutcome } from './job.js';
 import { type JobResult, ingestPass } from './pass.js';
 
@@ -8,7 +8,7 @@ import { type JobResult, ingestPass } from './pass.js';
  * How jobs are batched, by what the store allows.
  *
  * 'one' (a single writer, SQLite): every job waiting joins the next
- * transaction, whatever its project, each project+source group in a pass of
+ * transaction, whatever its project, each project+source batch in a pass of
  * its own under a savepoint, so a burst pays for one disk flush. A commit
  * takes about 1,000 items: a bigger one holds the event loop (and every
  * answer in it) longer than sharing the flush saves (with bodies checked on
@@ -18,8 +18,8 @@ import { type JobResult, ingestPass } from './pass.js';
  * needs a turn or two (the body's end, then its checks) before it is
  * submitted, and a synchronous store lets nothing queue while it commits.
  *
- * 'many' (PostgreSQL): a transaction per project+source group; while one is
- * in flight, later jobs of the group wait and go together in the next one (the
+ * 'many' (PostgreSQL): a transaction per project+source batch; while one is
+ * in flight, later jobs of the batch wait and go together in the next one (the
  * project lock would serialise them anyway), up to about 2,000 items.
  */
 export const BATCHING = {
@@ -27,7 +27,7 @@ export const BATCHING = {
   many: { maxItems: 2000, gatherTurns: 0 },
 } as const;
 
-/** Jobs that share transactions: all of them on a 'one' store, one group on a 'many' store. */
+/** Jobs that share transactions: all of them on a 'one' store, one project+source on a 'many' store. */
 interface Lane {
   queue: Pending[];
   scheduled: boolean;
@@ -51,8 +51,8 @@ export interface EngineStats {
 }
 
 /**
- * The ingest engine: the one write path of every store. It groups concurrent
- * jobs into transactions (group commit), runs the ingest pass on each group,
+ * The ingest engine: the one write path of every store. It batches concurrent
+ * jobs into transactions (one commit for many jobs), runs the ingest pass on each batch,
  * runs dry runs as transactions that are rolled back, and keeps a failing job
  * from slowing the others (see settleFailed).
  */
@@ -111,8 +111,8 @@ export class IngestEngine {
   /** Runs the lane's next commit; then the one after, or leaves the lane when it is empty. */
   private start(key: string, lane: Lane): Promise<void> {
     lane.scheduled = false;
-    const batch = takeBatch(lane.queue, this.policy.maxItems);
-    lane.running = this.commit(batch)
+    const jobs = takeCommit(lane.queue, this.policy.maxItems);
+    lane.running = this.commit(jobs)
       // commit() settles every job itself; nothing may break the lane.
       .catch(() => undefined)
       .finally(() => {
@@ -123,70 +123,70 @@ export class IngestEngine {
     return lane.running;
   }
 
-  /** One commit: dry runs each in a transaction rolled back, then the groups together. */
-  private async commit(batch: Pending[]): Promise<void> {
-    for (const p of batch) if (p.job.dryRun) await this.tryGroup([p], false);
-    const groups = groupJobs(batch.filter((p) => !p.job.dryRun));
-    if (groups.length === 1) await this.tryGroup(groups[0]!, true);
-    else if (groups.length > 1) await this.commitGroups(groups);
+  /** One commit: dry runs each in a transaction rolled back, then the batches together. */
+  private async commit(jobs: Pending[]): Promise<void> {
+    for (const p of jobs) if (p.job.dryRun) await this.tryBatch([p], false);
+    const batches = batchJobs(jobs.filter((p) => !p.job.dryRun));
+    if (batches.length === 1) await this.tryBatch(batches[0]!, true);
+    else if (batches.length > 1) await this.commitBatches(batches);
   }
 
-  /** Several groups in one transaction, each under a savepoint: a group that fails leaves the others. */
-  private async commitGroups(groups: Pending[][]): Promise<void> {
+  /** Several batches in one transaction, each under a savepoint: a batch that fails leaves the others. */
+  private async commitBatches(batches: Pending[][]): Promise<void> {
     const done: [Pending[], JobResult[]][] = [];
     const failed: [Pending[], unknown][] = [];
     const started = this.timer();
     try {
       await this.store.transaction(async (tx) => {
-        for (const group of groups) {
+        for (const batch of batches) {
           try {
-            done.push([group, await tx.savepoint(() => this.pass(tx, group))]);
+            done.push([batch, await tx.savepoint(() => this.pass(tx, batch))]);
           } catch (e) {
             if (!splittable(e)) throw e;
-            failed.push([group, e]);
+            failed.push([batch, e]);
           }
         }
       });
     } catch (e) {
       this.observer?.failed();
-      for (const g of groups) rejectAll(g, e);
+      for (const b of batches) rejectAll(b, e);
       return;
     }
-    this.committed(started, done.flatMap(([g]) => g));
-    for (const [group, results] of done) settle(group, results);
-    for (const [group, e] of failed) await this.settleFailed(group, e);
+    this.committed(started, done.flatMap(([b]) => b));
+    for (const [batch, results] of done) settle(batch, results);
+    for (const [batch, e] of failed) await this.settleFailed(batch, e);
   }
 
-  /** One group in a transaction of its own; kept unless it is a dry run. */
-  private async tryGroup(group: Pending[], keep: boolean): Promise<void> {
+  /** One batch in a transaction of its own; kept unless it is a dry run. */
+  private async tryBatch(batch: Pending[], keep: boolean): Promise<void> {
     let results: JobResult[];
     const started = this.timer();
     try {
-      results = await this.store.transaction((tx) => this.pass(tx, group), { keep });
+      results = await this.store.transaction((tx) => this.pass(tx, batch), { keep });
     } catch (e) {
       if (keep) this.observer?.failed();
-      await this.settleFailed(group, e);
+      await this.settleFailed(batch, e);
       return;
     }
-    if (keep) this.committed(started, group);
-    settle(group, results);
+    if (keep) this.committed(started, batch);
+    settle(batch, results);
   }
 
   /**
-   * A group failed as a whole with `e`. Its halves are tried apart,
+   * A batch failed as a whole with `e`. Its halves are tried apart,
    * and so on down: a job that fails alone is answered alone, one bad job
    * among n costs about 2·log2(n) passes more, and the other jobs are written
    * in a few transactions rather than one each. Halves run one after the
    * other, in arrival order, so they come out as if sent one by one.
    */
-  private async settleFailed(group: Pending[], e: unknown): Promise<void> {
-    if (group.length === 1 || !splittable(e)) {
-      rejectAll(group, e);
+  private async settleFailed(batch: Pending[], e: unknown): Promise<void> {
+    if (batch.length === 1 || !splittable(e)) {
+      rejectAll(batch, e);
       return;
     }
-    const mid = Math.ceil(group.length / 2);
-    await this.tryGroup(group.slice(0, mid), true);
-    await this.tryGroup(group.slice(mid), true);
+    const mid = Math.ceil(batch.length / 2);
+    await this.tryBatch(batch.slice(0, mid), true);
+    await this.tryBatch(batch.slice(mid), true);
   }
 
   private committed(started: number, jobs: Pending[]): void {
@@ -195,18 +195,18 @@ export class IngestEngine {
     this.observer?.committed((this.timer() - started) / 1000, jobs.length, items);
   }
 
-  private pass(tx: IngestTx, group: Pending[]): Promise<JobResult[]> {
+  private pass(tx: IngestTx, batch: Pending[]): Promise<JobResult[]> {
     this.stats.passes++;
     return ingestPass(
       tx,
-      group.map((p) => p.job),
+      batch.map((p) => p.job),
       this.clock(),
     );
   }
 }
 
 /**
- * Whether a failure may come from some job of the group, so that halves of
+ * Whether a failure may come from some job of the batch, so that halves of
  * it may pass: the store refused what was written, or the code failed on some
  * input (a bug). Not when the store is away: every half would fail too, each
  * after its own time limit.
@@ -215,14 +215,14 @@ function splittable(e: unknown): boolean {
   return !(e instanceof StoreUnavailableError) || e.refused;
 }
 
-function settle(group: Pending[], results: JobResult[]): void {
-  group.forEach((p, i) => {
+function settle(batch: Pending[], results: JobResult[]): void {
+  batch.forEach((p, i) => {
     const r = results[i]!;
     if (Array.isArray(r)) p.resolve(r);
     else p.reject(r);
   });
 }
 
-function rejectAll(group: Pending[], e: unknown): void {
-  for (const p of group) p.reject(e);
+function rejectAll(batch: Pending[], e: unknown): void {
+  for (const p of batch) p.reject(e);
 }

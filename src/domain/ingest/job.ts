@@ -1,27 +1,5 @@
 import type { DropReason } from '../../errors/codes.js';
-
-/** One valid item as the ingest engine needs it (the pipeline's enriched item is one). */
-export interface IngestItem {
-  /** Position in the request. */
-  index: number;
-  type: 'track' | 'identify';
-  /** The event name of a track; null for an identify. */
-  event: string | null;
-  distinctId: string | null;
-  anonymousId: string | null;
-  sessionId: string | null;
-  insertId: string | null;
-  /** Epoch ms. */
-  timestamp: number;
-  /** A track's properties, or an identify's traits. */
-  properties: Record<string, unknown>;
-  /** `properties` as JSON text, when the checks wrote it already. */
-  propertiesJson?: string;
-  /** Server-set properties stored with a track event ($source_id, $browser, ...). */
-  enrichment: Record<string, unknown>;
-  /** A track's stored properties text (storedProperties), when enrichment rendered it already. */
-  storedJson?: string;
-}
+import type { IngestItem } from './item.js';
 
 /** One request's worth of valid, not-dropped items, to be written together. */
 export interface IngestJob {

@@ -1,11 +1,11 @@
-import type { IngestItem } from './job.js';
+import type { IngestItem } from './item.js';
 
 /**
  * The JSON text stored as an event's properties: the item's properties, then
- * what enrichment added. The item's own text is reused when the checks
- * already wrote it (they measure it), so a track item is serialised once.
+ * what enrichment added. The checks' own text of the properties is reused (they
+ * measure it), so a track item is serialised once.
  */
-export function storedProperties(item: IngestItem): string {
+export function storedProperties(item: Pick<IngestItem<'track'>, 'properties' | 'propertiesJson' | 'enrichment'>): string {
   const { properties, enrichment } = item;
   let enriched = false;
   for (const key in enrichment) {
@@ -14,7 +14,7 @@ export function storedProperties(item: IngestItem): string {
     if (Object.hasOwn(properties, key) || key.charCodeAt(0) !== 36) return JSON.stringify({ ...properties, ...enrichment });
     enriched = true;
   }
-  const own = item.propertiesJson ?? JSON.stringify(properties);
+  const own = item.propertiesJson;
   if (!enriched) return own;
   const added = JSON.stringify(enrichment);
   return own === '{}' ? added : `${own.slice(0, -1)},${added.slice(1)}`;

@@ -14,7 +14,8 @@ import { createAdmin } from '../../domain/admin.js';
 import { hashKey } from '../../domain/keys.js';
 import { Collector } from '../../domain/collector.js';
 import type { IngestJob } from '../../domain/ingest/job.js';
-import type { EnrichedItem } from '../../pipeline/enrich-items.js';
+import type { EnrichedItem } from '../../pipeline/enriched-item.js';
+import { type ItemSpec, item as itemOf } from '../../../test/helpers/items.js';
 import { PageReadsBusyError } from '../page-read-gate.js';
 import { StoreUnavailableError } from '../port.js';
 import { PG_MIGRATIONS } from './migrations.js';
@@ -72,11 +73,8 @@ class FlakyProxy {
   }
 }
 
-function item(o: Partial<EnrichedItem>): EnrichedItem {
-  return {
-    index: 0, type: 'track', event: 'Viewed', distinctId: 'u1', anonymousId: null, sessionId: null, insertId: null,
-    timestamp: Date.now(), properties: {}, userAgent: null, droppedKeys: [], enrichment: {}, ...o,
-  };
+function item(o: ItemSpec & { index?: number }): EnrichedItem {
+  return itemOf({ event: 'Viewed', distinctId: 'u1', timestamp: Date.now(), ...o }, o.index ?? 0);
 }
 
 /**

@@ -11,7 +11,7 @@ export interface Pending {
  * Takes the jobs of the next commit off the queue: all that wait, up to about
  * `maxItems` items (a job bigger than that goes alone). The rest wait.
  */
-export function takeBatch(queue: Pending[], maxItems: number): Pending[] {
+export function takeCommit(queue: Pending[], maxItems: number): Pending[] {
   let items = 0;
   let n = 0;
   while (n < queue.length && (n === 0 || items + queue[n]!.job.items.length <= maxItems)) {
@@ -22,16 +22,16 @@ export function takeBatch(queue: Pending[], maxItems: number): Pending[] {
 }
 
 /**
- * Splits a commit's jobs into groups written in one pass each: the jobs of
+ * Splits a commit's jobs into batches written in one pass each: the jobs of
  * one project and source, in arrival order.
  */
-export function groupJobs(batch: Pending[]): Pending[][] {
-  const groups = new Map<string, Pending[]>();
-  for (const p of batch) {
+export function batchJobs(commit: Pending[]): Pending[][] {
+  const batches = new Map<string, Pending[]>();
+  for (const p of commit) {
     const key = `${p.job.projectId}\u0000${p.job.sourceId}`;
-    const g = groups.get(key);
-    if (g === undefined) groups.set(key, [p]);
-    else g.push(p);
+    const b = batches.get(key);
+    if (b === undefined) batches.set(key, [p]);
+    else b.push(p);
   }
-  return [...groups.values()];
+  return [...batches.values()];
 }

@@ -1,0 +1,26 @@
+import type { DropReason } from '../errors/codes.js';
+import type { IngestItem, ItemType } from '../domain/ingest/item.js';
+
+/** What the checks learn of an item that is not stored, for the dry run's answer and enrichment. */
+interface CheckNotes {
+  /** The raw $user_agent, for enrichment; never stored. */
+  userAgent: string | null;
+  /** Paths of what the client sent that will not be stored. */
+  droppedKeys: string[];
+}
+
+/**
+ * A valid item as the checks build it (src/domain/ingest/item.ts declares its
+ * fields): what the ingest engine is given, with what the dry run shows besides.
+ */
+export type EnrichedItem<T extends ItemType = ItemType> = IngestItem<T> & CheckNotes;
+
+/** An item as answers and the live view show it: all of it but what only the store reads (its stored text). A dropped item has no more. */
+export type ShownItem = EnrichedItem extends infer I ? (I extends unknown ? Omit<I, 'storedJson'> : never) : never;
+
+/** A valid item dropped before the store, by the source's policy, with what it would have been. */
+export interface PolicyDrop {
+  index: number;
+  reason: DropReason;
+  item: ShownItem;
+}
