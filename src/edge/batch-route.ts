@@ -31,7 +31,7 @@ import {
 } from './request-checks.js';
 
 export interface BatchRouteDeps {
-  store: Collector;
+  collector: Collector;
   /** Back-pressure on bodies; one per server. */
   admission: Admission;
   /** Bounds on bodies being read; one per server. */
@@ -100,7 +100,7 @@ export function apiOffMessage(baseUrl: string, projectId: string): string {
   );
 }
 
-/** Steps 5 to 8: a key that works, of a project with the API enabled, within the per-key limit. */
+/** A key that works, of a project with the API enabled, within the per-key limit. */
 export async function checkKey(deps: BatchRouteDeps, req: FastifyRequest, key: BearerResult): Promise<AuthRecord | Refusal> {
   let auth: AuthRecord | Refusal;
   try {
@@ -114,7 +114,7 @@ export async function checkKey(deps: BatchRouteDeps, req: FastifyRequest, key: B
   facts.projectId = auth.project.id;
   facts.sourceId = auth.source.id;
   const now = deps.clock();
-  deps.store.recordKeyUse(auth.keyId, now);
+  deps.collector.recordKeyUse(auth.keyId, now);
   if (!auth.project.apiEnabled) {
     return { code: 'not_found', message: apiOffMessage(req.server.inletBaseUrl, auth.project.id) };
   }
@@ -131,10 +131,10 @@ export async function checkKey(deps: BatchRouteDeps, req: FastifyRequest, key: B
 }
 
 /**
- * Steps 10 to 12, then the back-pressure: the body, decompressed, once there
- * is room for it, counted against `share` in both budgets. The caller
- * parses it and calls release() when done. Null when the client went away:
- * there is no one to answer.
+ * Content type, encoding and size, then the back-pressure: the body,
+ * decompressed, once there is room for it, counted against `share` in both
+ * budgets. The caller parses it and calls release() when done. Null when the
+ * client went away: there is no one to answer.
  */
 export async function readAdmitted(
   deps: BatchRouteDeps,
@@ -183,7 +183,7 @@ async function admitted(
   return ingestChecked(deps, req, reply, auth, checked, { validate, strict, arrival, dialect: BATCH_DIALECT });
 }
 
-/** Step 16: a batch's items counted against its project's windows; a refusal when one is full. */
+/** A batch's items counted against its project's windows; a refusal when one is full. */
 export async function admitItems(
   deps: BatchRouteDeps,
   req: FastifyRequest,
@@ -227,7 +227,7 @@ export interface Dialect {
 
 const BATCH_DIALECT: Dialect = { okStatus: 202, refuseAllInvalid: true };
 
-/** Steps 17 to 19 for the checked items of an admitted body: the item checks' verdict, the durable write, the answer. */
+/** For the checked items of an admitted body: the item checks' verdict, the durable write, the answer. */
 export async function ingestChecked(
   deps: BatchRouteDeps,
   req: FastifyRequest,
@@ -251,7 +251,7 @@ export async function ingestChecked(
     outcomes =
       checked.items.length === 0
         ? []
-        : await deps.store.ingest({
+        : await deps.collector.ingest({
             projectId: auth.project.id,
             sourceId: auth.source.id,
             keyId: auth.keyId,
@@ -284,13 +284,13 @@ function unavailable(req: FastifyRequest, e: unknown): Refusal {
   return { code: 'collection_unavailable' };
 }
 
-/** Steps 5 and 6: a Bearer key that exists and still works, with its source, project and org alive. */
+/** A Bearer key that exists and still works, with its source, project and org alive. */
 async function authenticate(deps: BatchRouteDeps, bearer: BearerResult): Promise<AuthRecord | Refusal> {
   if (bearer.kind === 'missing') return { code: 'missing_key' };
   const invalid: Refusal = { code: 'invalid_key' };
   if (!isKeyShaped(bearer.token)) return invalid;
   const hash = hashKey(bearer.token);
-  const auth = await deps.store.authenticate(hash);
+  const auth = await deps.collector.authenticate(hash);
   if (auth === null || !hashesMatch(auth.hash, hash) || !keyWorks(auth, deps.clock())) return invalid;
   return auth;
 }

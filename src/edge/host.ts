@@ -40,10 +40,10 @@ function spelled(raw: string): string {
 }
 
 /**
- * Step 0, with the other faults of HTTP itself: an HTTP/1.1 request carries
- * exactly one Host (RFC 9112 §3.2). Node would answer a missing one with a
- * bare 400 of its own, outside the envelope, so it is told not to and the
- * check is made here.
+ * Before any other check, with the other faults of HTTP itself: an HTTP/1.1
+ * request carries exactly one Host (RFC 9112 §3.2). Node would answer a
+ * missing one with a bare 400 of its own, outside the envelope, so it is told
+ * not to and the check is made here.
  */
 export function checkHostHeader(req: IncomingMessage): Refusal | null {
   let hosts = 0;

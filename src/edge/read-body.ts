@@ -12,9 +12,9 @@ export interface ClientGone {
 }
 
 /**
- * Step 12 and the room to read the body: reserves room for the body (its
- * declared length, or as it arrives when chunked), reads it within the limit
- * and decompresses it.
+ * The size limit and the room to read the body: reserves room for the body
+ * (its declared length, or as it arrives when chunked), reads it within the
+ * limit and decompresses it.
  * Reading stops at the first byte over the limit or over the reservation,
  * and decompression stops as soon as its output passes the limit, so a gzip
  * bomb costs about 1 MiB of memory. The reservation is given back once the

@@ -12,7 +12,7 @@ export { type Refusal, isRefusal };
 const BATCH_PATH = '/api/v1/batch';
 const VERSIONED = /^\/api\/v(\d+)(?:\/|$)/;
 
-/** Steps 1 and 2: the path, the host it came to, and retired versions. */
+/** The path, the host it came to, and retired versions. */
 export function checkPath(path: string, host: string, trackerHosts: Set<string>, retired: Set<string>): Refusal | null {
   if (trackerHosts.has(host)) {
     return { code: 'not_found', message: `${host} is a tracker domain for browser traffic; send server batches to the app host.` };
@@ -25,14 +25,14 @@ export function checkPath(path: string, host: string, trackerHosts: Set<string>,
   return { code: 'not_found', message: `There is no endpoint at ${path}. Send batches to POST /api/v1/batch.` };
 }
 
-/** Step 3. */
+/** Only POST; anything else is answered with the Allow header. */
 export function checkMethod(method: string): Refusal | null {
   if (method === 'POST') return null;
   return { code: 'method_not_allowed', message: `${method} is not allowed here; send the batch with POST.`, headers: { Allow: 'POST' } };
 }
 
 /**
- * Step 4. Browsers send Origin on every POST, and Sec-Fetch-Site with any
+ * No browser: browsers send Origin on every POST, and Sec-Fetch-Site with any
  * Sec-Fetch-* header. A lone "Sec-Fetch-Mode: cors" is what Node's own fetch
  * (undici) sends from a server, so it alone is let through.
  */
@@ -54,7 +54,7 @@ export interface BatchOptions {
   strict: boolean;
 }
 
-/** Step 9: only validate and strict, each at most once, each true or false. */
+/** Only validate and strict, each at most once, each true or false. */
 export function checkQuery(query: string): BatchOptions | Refusal {
   const opts: BatchOptions = { validate: false, strict: false };
   const seen = new Set<string>();
@@ -72,7 +72,7 @@ export function checkQuery(query: string): BatchOptions | Refusal {
   return opts;
 }
 
-/** Step 10: application/json, with at most a utf-8 charset. */
+/** application/json, with at most a utf-8 charset. */
 export function checkContentType(header: string | undefined): Refusal | null {
   const [type, ...params] = (header ?? '').split(';');
   let ok = type!.trim().toLowerCase() === 'application/json';
@@ -89,7 +89,7 @@ export function checkContentType(header: string | undefined): Refusal | null {
 
 export type BodyEncoding = 'identity' | 'gzip';
 
-/** Step 11: no Content-Encoding, identity or gzip. */
+/** No Content-Encoding, identity or gzip. */
 export function checkEncoding(header: string | undefined): BodyEncoding | Refusal {
   const e = (header ?? 'identity').trim().toLowerCase();
   if (e === 'identity' || e === '') return 'identity';

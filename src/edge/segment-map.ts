@@ -37,7 +37,7 @@ export interface SegmentBody {
   sentAt: unknown;
 }
 
-/** Steps 14 and 15 in Segment's shape: `{batch: [...]}` on /v1/batch, one message elsewhere. */
+/** The body's shape as Segment sends it: `{batch: [...]}` on /v1/batch, one message elsewhere. */
 export function readSegmentBody(json: unknown, type: string | null): SegmentBody | Refusal {
   if (!isPlainObject(json)) {
     return { code: 'invalid_body', message: 'The body must be a JSON object: a message, or {"batch": [...]} on /v1/batch.' };

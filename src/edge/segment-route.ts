@@ -80,7 +80,7 @@ export function keyInBodyShare(remoteAddress: string | undefined): ReadShare {
 const MISSING_KEY =
   'Send your Inlet server key as the HTTP Basic user name with an empty password (what Segment and RudderStack SDKs do with their write key), as "Authorization: Bearer <key>", or as "writeKey" in the body.';
 
-/** Steps 1-2 for these paths: a tracker host or an unknown /v1 path is 404. */
+/** The path check for these paths: a tracker host or an unknown /v1 path is 404. */
 function checkSegmentPath(path: string, host: string, trackerHosts: Set<string>): Refusal | null {
   if (trackerHosts.has(host)) {
     return { code: 'not_found', message: `${host} is a tracker domain for browser traffic; send server events to the app host.` };

@@ -66,7 +66,7 @@ export class RateLimits {
     }
   }
 
-  /** Step 8: one request against the key's 1-second window. */
+  /** One request against the key's 1-second window. */
   async checkKey(keyId: string, now: number): Promise<Verdict> {
     if (this.settings.keyRps <= 0) return { allowed: true, retryAfter: 0, headers: {} };
     const limit = this.settings.keyRps;
@@ -80,7 +80,7 @@ export class RateLimits {
     };
   }
 
-  /** Step 16: every item of the request against the project's windows of its endpoint, all or nothing. */
+  /** Every item of the request against the project's windows of its endpoint, all or nothing. */
   async checkItems(projectId: string, items: number, now: number, group: WindowGroup = 'batch'): Promise<Verdict> {
     const { policies, header } = this.groups.get(group)!;
     if (policies.length === 0) return { allowed: true, retryAfter: 0, headers: {} };
