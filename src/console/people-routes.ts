@@ -43,11 +43,11 @@ export function peopleRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       const personId = typeof q.person === 'string' && PERSON_ID.test(q.person) ? q.person : null;
       const projectId = found.project.id;
       const lookup = personId !== null ? { personId } : query !== '' ? { distinctId: query } : null;
-      const person = lookup === null ? null : await deps.store.store.findPerson(projectId, lookup);
-      const matches = query === '' || person !== null ? [] : await deps.store.listings.searchDistinctIds(projectId, query, MATCHES);
-      const events = person === null ? [] : await deps.store.listings.personEvents(projectId, person.id, EVENTS, SCAN).catch(busyAsNull);
+      const person = lookup === null ? null : await deps.collector.store.findPerson(projectId, lookup);
+      const matches = query === '' || person !== null ? [] : await deps.collector.listings.searchDistinctIds(projectId, query, MATCHES);
+      const events = person === null ? [] : await deps.collector.listings.personEvents(projectId, person.id, EVENTS, SCAN).catch(busyAsNull);
       const after = readCursor(q.after);
-      const listing = lookup === null ? await deps.store.listings.listPersons(projectId, PAGE, after) : null;
+      const listing = lookup === null ? await deps.collector.listings.listPersons(projectId, PAGE, after) : null;
       return sendPage(reply, 200, peoplePage(viewer, { project: found.project, query, matches, person, events, listing, paged: after !== null }));
     }),
   );

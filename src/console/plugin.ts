@@ -18,7 +18,7 @@ import { loginPage } from './views/login.js';
 /** What the console needs from the server. */
 export interface ConsoleDeps {
   /** The domain's write path over the store: admin, account, listing and read queries go through to the store. */
-  store: Collector;
+  collector: Collector;
   clock: () => number;
   live: LiveWindow;
   /** Live views open at once (on this server, per session), and what one may leave unsent and for how long. */
@@ -68,8 +68,8 @@ export function notFound(reply: FastifyReply, viewer: Viewer | null): FastifyRep
 /** The console under /console: server-rendered pages, two static files, and a live stream per source. */
 export function consolePlugin(deps: ConsoleDeps) {
   return async function plugin(app: FastifyInstance): Promise<void> {
-    const accounts = createAccounts(deps.store, deps.clock);
-    const admin = createAdmin(deps.store.store, deps.clock);
+    const accounts = createAccounts(deps.collector, deps.clock);
+    const admin = createAdmin(deps.collector.store, deps.clock);
     const secure = (): boolean => app.inletBaseUrl.startsWith('https:');
     const streams = new LiveStreams(deps.liveCaps.perServer, deps.liveCaps.perSession, accounts.sessionOpen);
 
@@ -157,7 +157,7 @@ export function consolePlugin(deps: ConsoleDeps) {
     // Its own prefix: only paths under /console come here, whatever the method; the rest keep the server's 404.
     await app.register(async (scope) => scope.setNotFoundHandler(pathNotFound), { prefix: BASE });
 
-    const kit: ConsoleKit = { deps, admin, access: access(deps.store, admin), authed, streams, viewerOf: accounts.viewer };
+    const kit: ConsoleKit = { deps, admin, access: access(deps.collector, admin), authed, streams, viewerOf: accounts.viewer };
     projectRoutes(app, kit);
     sourceRoutes(app, kit);
     peopleRoutes(app, kit);

@@ -41,7 +41,7 @@ export function projectRoutes(app: FastifyInstance, kit: ConsoleKit): void {
 
   const listPage = async (viewer: Viewer, typed: Typed | null) => {
     const orgs = await access.orgs(viewer);
-    const projects = (await deps.store.listings.listProjects(null)).filter((p) => canSee(viewer, p.orgId));
+    const projects = (await deps.collector.listings.listProjects(null)).filter((p) => canSee(viewer, p.orgId));
     return projectsPage(viewer, orgs, projects, typed);
   };
 
@@ -54,9 +54,9 @@ export function projectRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     const from = Date.parse(`${days[0]}T00:00:00Z`);
     const month = monthOf(now);
     const [sources, used, counts] = await Promise.all([
-      deps.store.listings.listSources(found.project.id),
-      deps.store.store.usage(found.project.id, month),
-      deps.store.listings.eventsPerDay(found.project.id, from, from + CHART_DAYS * DAY_MS).catch(busyAsNull),
+      deps.collector.listings.listSources(found.project.id),
+      deps.collector.store.usage(found.project.id, month),
+      deps.collector.listings.eventsPerDay(found.project.id, from, from + CHART_DAYS * DAY_MS).catch(busyAsNull),
     ]);
     const saved = status === 200 && (req.query as Record<string, unknown>).saved === '1';
     const data = { ...found, sources, month, used, chart: counts === null ? chartBusy(days) : dayChart(days, counts), newSource: forms.newSource ?? null, settings: forms.settings ?? null, saved };

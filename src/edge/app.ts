@@ -28,7 +28,7 @@ import { originForm } from './request-target.js';
 import { segmentRoute } from './segment-route.js';
 
 export interface AppDeps {
-  store: Collector;
+  collector: Collector;
   limits: RateLimits;
   /** Epoch ms; tests pass their own. */
   clock: () => number;
@@ -151,7 +151,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.decorate('inletBaseUrl', deps.baseUrl);
   app.decorateRequest('refusedWith', null);
   app.decorateRequest('facts', null);
-  app.decorate('readiness', new Readiness(deps.store));
+  app.decorate('readiness', new Readiness(deps.collector));
 
   // The API reads its own body (after the key and header checks, with its own
   // gzip limit), so no parser may consume it first.
@@ -203,7 +203,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.all('/v1/*', segment);
   app.register(docsRoutes());
   app.register(opsRoutes(app.readiness));
-  app.register(consolePlugin({ store: deps.store, clock: deps.clock, live, liveCaps, setApart }));
+  app.register(consolePlugin({ collector: deps.collector, clock: deps.clock, live, liveCaps, setApart }));
   app.setNotFoundHandler(async (req, reply) => {
     // Methods Fastify has no route table for still get the API's checks.
     if ((req.raw.url ?? '').startsWith('/api/')) return api(req, reply);

@@ -24,7 +24,7 @@ import type { ReadBudget, ReadShare } from './read-budget.js';
 import { type BatchOptions, type Refusal, checkContentType, checkEncoding, isRefusal } from './request-checks.js';
 
 export interface BatchRouteDeps {
-  store: Collector;
+  collector: Collector;
   /** Back-pressure on bodies; one per server. */
   admission: Admission;
   /** Bounds on bodies being read; one per server. */
@@ -73,7 +73,7 @@ export async function checkKey(deps: BatchRouteDeps, req: FastifyRequest, key: B
   facts.projectId = auth.project.id;
   facts.sourceId = auth.source.id;
   const now = deps.clock();
-  deps.store.recordKeyUse(auth.keyId, now);
+  deps.collector.recordKeyUse(auth.keyId, now);
   if (!auth.project.apiEnabled) {
     return { code: 'not_found', message: apiOffMessage(req.server.inletBaseUrl, auth.project.id) };
   }
@@ -216,7 +216,7 @@ export async function writeChecked(
     outcomes =
       checked.items.length === 0
         ? []
-        : await deps.store.ingest({
+        : await deps.collector.ingest({
             projectId: auth.project.id,
             sourceId: auth.source.id,
             keyId: auth.keyId,
@@ -255,7 +255,7 @@ async function authenticate(deps: BatchRouteDeps, bearer: BearerResult): Promise
   const invalid: Refusal = { code: 'invalid_key' };
   if (!isKeyShaped(bearer.token)) return invalid;
   const hash = hashKey(bearer.token);
-  const auth = await deps.store.authenticate(hash);
+  const auth = await deps.collector.authenticate(hash);
   if (auth === null || !hashesMatch(auth.hash, hash) || !keyWorks(auth, deps.clock())) return invalid;
   return auth;
 }

@@ -16,17 +16,17 @@ let b: string;
 const T0 = RECEIVED_AT - 3600_000;
 
 beforeAll(async () => {
-  const store = new Collector(SqliteStore.open(tmp.dir));
-  const admin = createAdmin(store.store, () => RECEIVED_AT);
+  const collector = new Collector(SqliteStore.open(tmp.dir));
+  const admin = createAdmin(collector.store, () => RECEIVED_AT);
   const org = await admin.createOrg('Acme');
   projectId = (await admin.createProject({ name: 'p', orgId: org.id, apiEnabled: true })).id;
   a = (await admin.createSource({ projectId, name: 'a' })).id;
   b = (await admin.createSource({ projectId, name: 'b' })).id;
   const specs = (offset: number) =>
     Array.from({ length: 30 }, (_, i) => ({ event: i % 2 === 0 ? 'even' : 'odd', distinctId: `u${i % 3}`, timestamp: T0 + i * 60_000 + offset, insertId: `i${i}` }));
-  await store.ingest(ingestJob(specs(0), { projectId, sourceId: a, keyId: (await admin.createKey(a)).id }));
-  await store.ingest(ingestJob(specs(1), { projectId, sourceId: b, keyId: (await admin.createKey(b)).id }));
-  await store.close();
+  await collector.ingest(ingestJob(specs(0), { projectId, sourceId: a, keyId: (await admin.createKey(a)).id }));
+  await collector.ingest(ingestJob(specs(1), { projectId, sourceId: b, keyId: (await admin.createKey(b)).id }));
+  await collector.close();
 });
 afterAll(() => tmp.remove());
 

@@ -12,14 +12,14 @@ let projectId: string;
 let personId: string;
 
 beforeAll(async () => {
-  const store = new Collector(SqliteStore.open(tmp.dir));
-  const admin = createAdmin(store.store, () => RECEIVED_AT);
+  const collector = new Collector(SqliteStore.open(tmp.dir));
+  const admin = createAdmin(collector.store, () => RECEIVED_AT);
   const org = await admin.createOrg('Acme');
   projectId = (await admin.createProject({ name: 'p', orgId: org.id, apiEnabled: true })).id;
   const sourceId = (await admin.createSource({ projectId, name: 'a' })).id;
-  const [o] = await store.ingest(ingestJob([{ event: 'e', distinctId: 'gina' }, { event: 'e', distinctId: 'gina' }, { event: 'e', distinctId: 'hal' }, { event: 'e', distinctId: 'ivy' }], { projectId, sourceId, keyId: (await admin.createKey(sourceId)).id }));
+  const [o] = await collector.ingest(ingestJob([{ event: 'e', distinctId: 'gina' }, { event: 'e', distinctId: 'gina' }, { event: 'e', distinctId: 'hal' }, { event: 'e', distinctId: 'ivy' }], { projectId, sourceId, keyId: (await admin.createKey(sourceId)).id }));
   personId = (o as { personId: string }).personId;
-  await store.close();
+  await collector.close();
 });
 afterAll(() => tmp.remove());
 

@@ -24,7 +24,7 @@ for (const engine of STORES) {
 
     beforeAll(async () => {
       sut = await engine.make();
-      collector = sut.store;
+      collector = sut.collector;
       store = collector.store;
       admin = createAdmin(store, new TestClock(RECEIVED_AT).now);
       orgId = (await admin.createOrg('Acme')).id;

@@ -32,7 +32,7 @@ for (const engine of STORES) {
 
     beforeAll(async () => {
       sut = await engine.make();
-      collector = sut.store;
+      collector = sut.collector;
       store = collector.store;
       const admin = createAdmin(store, new TestClock(RECEIVED_AT).now);
       const org = await admin.createOrg('Acme');

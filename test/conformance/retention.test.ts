@@ -33,7 +33,7 @@ for (const engine of STORES) {
 
     beforeAll(async () => {
       sut = await engine.make();
-      collector = sut.store;
+      collector = sut.collector;
       store = collector.store;
       const admin = createAdmin(store, new TestClock(TODAY).now);
       const org = await admin.createOrg('Acme');

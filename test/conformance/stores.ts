@@ -10,7 +10,7 @@ import { type Service, TEST_DATABASE_URL } from '../helpers/services.js';
 /** A fresh, empty database of one engine, for one suite. */
 export interface StoreUnderTest {
   /** The domain's write path over the engine, as a server runs it. */
-  store: Collector;
+  collector: Collector;
   /** Another server on the same database; closed by cleanup. */
   another(): Promise<Collector>;
   /** Closes every server opened here and removes the database. */
@@ -53,7 +53,7 @@ function engine(def: EngineDef): Engine {
         throw e;
       }
       return {
-        store: opened[0]!,
+        collector: opened[0]!,
         another: open,
         cleanup: async () => {
           for (const c of opened) await c.close();

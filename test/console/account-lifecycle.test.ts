@@ -22,7 +22,7 @@ const NEW_PASSWORD = 'a brand new password of length';
 for (const engine of STORES) {
   describe(`${engine.name}: account life cycle`, () => {
     let sut: StoreUnderTest;
-    let store: Collector;
+    let collector: Collector;
     /** Another server on the same database: where the change is made. */
     let second: Collector;
     const clock = new TestClock();
@@ -34,11 +34,11 @@ for (const engine of STORES) {
 
     beforeAll(async () => {
       sut = await engine.make();
-      store = sut.store;
+      collector = sut.collector;
       second = await sut.another();
-      accounts = createAccounts(store, clock.now);
+      accounts = createAccounts(collector, clock.now);
       users = createUserAdmin(second);
-      const admin = createAdmin(store.store, clock.now);
+      const admin = createAdmin(collector.store, clock.now);
       orgA = (await admin.createOrg('A')).id;
       orgB = (await admin.createOrg('B')).id;
     });
@@ -58,13 +58,13 @@ for (const engine of STORES) {
     async function signedInTwice(opts: { admin?: boolean } = {}) {
       const email = `user${++n}@life.test`;
       const id = `usr_life${n}`;
-      await store.accounts.createUser({ id, email, passwordHash, admin: opts.admin ?? false, disabled: false, createdAt: clock.now() }, [orgA]);
+      await collector.accounts.createUser({ id, email, passwordHash, admin: opts.admin ?? false, disabled: false, createdAt: clock.now() }, [orgA]);
       const tokens = [randomBytes(32).toString('base64url'), randomBytes(32).toString('base64url')];
-      for (const t of tokens) await store.accounts.createSession({ tokenHash: sha256(t), userId: id, csrfToken: 'c'.repeat(32), createdAt: clock.now(), lastSeenAt: clock.now() });
+      for (const t of tokens) await collector.accounts.createSession({ tokenHash: sha256(t), userId: id, csrfToken: 'c'.repeat(32), createdAt: clock.now(), lastSeenAt: clock.now() });
       return { id, email, tokens };
     }
     const viewers = async (tokens: string[]) => Promise.all(tokens.map((t) => accounts.viewer(t)));
-    const sessionRows = async (tokens: string[]) => (await Promise.all(tokens.map((t) => store.accounts.getSession(sha256(t))))).filter((s) => s !== null);
+    const sessionRows = async (tokens: string[]) => (await Promise.all(tokens.map((t) => collector.accounts.getSession(sha256(t))))).filter((s) => s !== null);
 
     it('a disabled user’s session is refused on its next request, and every session row of it is gone', async () => {
       const u = await signedInTwice();
@@ -112,17 +112,17 @@ for (const engine of STORES) {
     it('a sign-in that checked the old password while a new one was set leaves no session behind', async () => {
       const u = await signedInTwice();
       // The change commits between the password check and the session's write.
-      const racing: AccountStore = Object.create(store.accounts, {
+      const racing: AccountStore = Object.create(collector.accounts, {
         createSession: {
           value: async (s: Parameters<AccountStore['createSession']>[0]) => {
             await users.update(u.id, { password: NEW_PASSWORD, addOrgIds: [], removeOrgIds: [] });
-            return store.accounts.createSession(s);
+            return collector.accounts.createSession(s);
           },
         },
       });
-      const r = await createAccounts({ accounts: racing, admin: store.admin }, clock.now).signIn(u.email, PASSWORD, '10.3.0.1');
+      const r = await createAccounts({ accounts: racing, admin: collector.admin }, clock.now).signIn(u.email, PASSWORD, '10.3.0.1');
       expect(r).toEqual({ ok: false, reason: 'wrong' });
-      expect((await store.accounts.listUsers()).find((x) => x.id === u.id)).toBeDefined();
+      expect((await collector.accounts.listUsers()).find((x) => x.id === u.id)).toBeDefined();
       expect(await viewers(u.tokens)).toEqual([null, null]);
     });
 

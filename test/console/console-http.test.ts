@@ -16,8 +16,8 @@ describe('the console over HTTP', () => {
     const source = await f.admin.createSource({ projectId: project.id, name: 'Umbrella Secret Source' });
     const key = await f.admin.createKey(source.id);
     other = { orgId: org.id, projectId: project.id, sourceId: source.id, keyId: key.id };
-    await makeUser(f.store, f.clock.now, 'alice@acme.test', { orgIds: [f.orgId] });
-    await makeUser(f.store, f.clock.now, 'root@inlet.test', { admin: true });
+    await makeUser(f.collector, f.clock.now, 'alice@acme.test', { orgIds: [f.orgId] });
+    await makeUser(f.collector, f.clock.now, 'root@inlet.test', { admin: true });
     alice = await signIn(f.app, 'alice@acme.test');
   });
   afterAll(async () => {
@@ -70,7 +70,7 @@ describe('the console over HTTP', () => {
   it('stores only a hash of the session token', async () => {
     const token = alice.cookie.split('=')[1]!;
     const { sha256 } = await import('../../src/domain/sha256.js');
-    const session = await f.store.accounts.getSession(sha256(token));
+    const session = await f.collector.accounts.getSession(sha256(token));
     expect(session).not.toBeNull();
     expect(session!.tokenHash.equals(Buffer.from(token))).toBe(false);
   });
@@ -331,7 +331,7 @@ describe('the console over HTTP', () => {
     const live = new LiveWindow();
     const g = await makeFixture({ live });
     try {
-      await makeUser(g.store, g.clock.now, 'dev@acme.test', { orgIds: [g.orgId] });
+      await makeUser(g.collector, g.clock.now, 'dev@acme.test', { orgIds: [g.orgId] });
       const dev = await signIn(g.app, 'dev@acme.test');
       await g.app.listen({ port: 0, host: '127.0.0.1' });
       const port = (g.app.server.address() as { port: number }).port;
@@ -372,7 +372,7 @@ describe('the console over HTTP', () => {
     const published = vi.spyOn(live, 'publish');
     const g = await makeFixture({ live });
     try {
-      await makeUser(g.store, g.clock.now, 'dev@acme.test', { orgIds: [g.orgId] });
+      await makeUser(g.collector, g.clock.now, 'dev@acme.test', { orgIds: [g.orgId] });
       const dev = await signIn(g.app, 'dev@acme.test');
       expect((await send(g, { items: [{ event: 'Unseen', distinct_id: 'c1' }, { event: '$pageview', distinct_id: 'c1' }] })).statusCode).toBe(202);
       expect((await send(g, { items: [{ event: '$pageview', distinct_id: 'c1' }] })).statusCode).toBe(400);
@@ -402,7 +402,7 @@ describe('the console over HTTP', () => {
     const logStream = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
     const g = await makeFixture({ logStream });
     try {
-      await makeUser(g.store, g.clock.now, 'dev@acme.test', { orgIds: [g.orgId] });
+      await makeUser(g.collector, g.clock.now, 'dev@acme.test', { orgIds: [g.orgId] });
       await g.app.inject({ method: 'POST', url: '/console/login', headers: FORM, payload: form({ email: 'dev@acme.test', password: 'a wrong password' }) });
       const dev = await signIn(g.app, 'dev@acme.test');
       const key = await g.app.inject({ method: 'POST', url: `/console/sources/${g.sourceId}/keys`, headers: { ...FORM, cookie: dev.cookie, accept: 'application/json' }, payload: form({ _csrf: dev.csrf }) });
@@ -422,7 +422,7 @@ describe('the console over HTTP', () => {
     const g = await makeFixture();
     let closed = false;
     try {
-      await makeUser(g.store, g.clock.now, 'dev@acme.test', { orgIds: [g.orgId] });
+      await makeUser(g.collector, g.clock.now, 'dev@acme.test', { orgIds: [g.orgId] });
       const dev = await signIn(g.app, 'dev@acme.test');
       await g.app.listen({ port: 0, host: '127.0.0.1' });
       const port = (g.app.server.address() as { port: number }).port;
@@ -463,7 +463,7 @@ describe('the console over HTTP', () => {
   });
 
   it('slows down repeated failed sign-ins per account, and lets the right password in once the block is over', async () => {
-    await makeUser(f.store, f.clock.now, 'target@acme.test', { orgIds: [f.orgId] });
+    await makeUser(f.collector, f.clock.now, 'target@acme.test', { orgIds: [f.orgId] });
     const attempt = (password: string, remoteAddress = '10.0.0.1') =>
       f.app.inject({ method: 'POST', url: '/console/login', remoteAddress, headers: FORM, payload: form({ email: 'target@acme.test', password }) });
     for (let i = 0; i < 6; i++) expect((await attempt('wrong password!')).statusCode).toBe(401);
@@ -487,7 +487,7 @@ describe('the console over HTTP', () => {
   it('behind a trusted proxy, counts failed sign-ins per client it names; an untrusted sender cannot pick its address', async () => {
     const g = await makeFixture({ trustedProxies: ['10.0.0.0/8'] });
     try {
-      await makeUser(g.store, g.clock.now, 'bob@acme.test', { orgIds: [g.orgId] });
+      await makeUser(g.collector, g.clock.now, 'bob@acme.test', { orgIds: [g.orgId] });
       const via = (remoteAddress: string, client: string, email: string, password = 'wrong password!') =>
         g.app.inject({ method: 'POST', url: '/console/login', remoteAddress, headers: { ...FORM, 'x-forwarded-for': client }, payload: form({ email, password }) });
       for (let i = 0; i < 31; i++) expect((await via('10.0.0.5', '203.0.113.7', `guess${i}@acme.test`)).statusCode).toBe(401);

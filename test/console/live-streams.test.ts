@@ -24,7 +24,7 @@ afterEach(async () => {
 
 async function listening(opts: FixtureOptions) {
   f = await makeFixture(opts);
-  await makeUser(f.store, f.clock.now, 'dev@acme.test', { orgIds: [f.orgId] });
+  await makeUser(f.collector, f.clock.now, 'dev@acme.test', { orgIds: [f.orgId] });
   await f.app.listen({ port: 0, host: '127.0.0.1' });
   return { f, port: (f.app.server.address() as { port: number }).port };
 }
@@ -127,7 +127,7 @@ describe('a live-events client is ended with its session', () => {
     const idle = openLive(port, f.sourceId, b.cookie);
     try {
       for (const c of [deleted, idle]) expect((await c.answer).status).toBe(200);
-      await f.store.store.accounts.deleteSession(sha256(a.cookie.split('=')[1]!));
+      await f.collector.store.accounts.deleteSession(sha256(a.cookie.split('=')[1]!));
       await vi.waitFor(() => expect(deleted.ended()).toBe(true), WITHIN);
       expect(idle.ended()).toBe(false);
       // Eight hours without a request: the session idles out though its view stayed open.

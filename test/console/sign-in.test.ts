@@ -14,7 +14,7 @@ describe('sign-in under parallel guessing', () => {
 
   beforeAll(async () => {
     f = await makeFixture();
-    await makeUser(f.store, f.clock.now, 'target@acme.test', { orgIds: [f.orgId] });
+    await makeUser(f.collector, f.clock.now, 'target@acme.test', { orgIds: [f.orgId] });
   });
   afterAll(async () => {
     await f?.close();

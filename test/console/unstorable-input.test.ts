@@ -49,8 +49,8 @@ for (const engine of ENGINES) {
       const opened = await engine.open();
       drop = opened.drop;
       f = await makeFixture({ store: opened.store, trustedProxies: ['10.0.0.0/8'], logStream: new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }) });
-      await makeUser(f.store, f.clock.now, 'alice@acme.test', { orgIds: [f.orgId] });
-      await makeUser(f.store, f.clock.now, 'root@inlet.test', { admin: true });
+      await makeUser(f.collector, f.clock.now, 'alice@acme.test', { orgIds: [f.orgId] });
+      await makeUser(f.collector, f.clock.now, 'root@inlet.test', { admin: true });
       root = await signIn(f.app, 'root@inlet.test');
       keyId = (await f.admin.listKeys(f.sourceId))[0]!.id;
     });
@@ -69,7 +69,7 @@ for (const engine of ENGINES) {
         expect(res.body).toContain('Wrong email or password.');
       }
       // A form cannot carry a lone surrogate (it is read as UTF-8); the domain refuses one all the same.
-      const accounts = createAccounts(f.store, f.clock.now);
+      const accounts = createAccounts(f.collector, f.clock.now);
       expect(await accounts.signIn('alice\uD800@acme.test', PASSWORD, '10.0.0.1')).toEqual({ ok: false, reason: 'wrong' });
       expect(await accounts.signIn('alice@acme.test\uDC00', PASSWORD, '10.0.0.1')).toEqual({ ok: false, reason: 'wrong' });
       expect(failures()).toEqual([]);
@@ -121,7 +121,7 @@ for (const engine of ENGINES) {
     });
 
     it.skipIf(engine.name !== 'postgres')('a statement PostgreSQL answers with an error is not reported as "could not be reached"', async () => {
-      const refused = await f.store.accounts.userByEmail('a\u0000@acme.test').catch((e: unknown) => e);
+      const refused = await f.collector.accounts.userByEmail('a\u0000@acme.test').catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(StoreUnavailableError);
       expect((refused as StoreUnavailableError).message).toBe('PostgreSQL refused the statement for a value it holds (SQLSTATE 22021).');
       expect((refused as StoreUnavailableError).refused).toBe(true);

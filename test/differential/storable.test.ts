@@ -45,22 +45,22 @@ interface EngineRun {
 }
 
 /** The org, project, source and key a job names, so the engine's key check at write time passes. */
-async function seedOwners(store: Collector, job: IngestJob, run: number): Promise<void> {
-  if ((await store.admin.getOrg('org_fuzz')) === null) await store.admin.createOrg({ id: 'org_fuzz', name: 'Fuzz', createdAt: 0 });
-  await store.admin.createProject({ id: job.projectId, orgId: 'org_fuzz', name: 'Fuzz', apiEnabled: true, monthlyEventLimit: null, retentionDays: 400, createdAt: 0 });
-  await store.admin.createSource({ id: job.sourceId, projectId: job.projectId, name: 'Fuzz', filterBots: true, recordIp: false, createdAt: 0 });
+async function seedOwners(collector: Collector, job: IngestJob, run: number): Promise<void> {
+  if ((await collector.admin.getOrg('org_fuzz')) === null) await collector.admin.createOrg({ id: 'org_fuzz', name: 'Fuzz', createdAt: 0 });
+  await collector.admin.createProject({ id: job.projectId, orgId: 'org_fuzz', name: 'Fuzz', apiEnabled: true, monthlyEventLimit: null, retentionDays: 400, createdAt: 0 });
+  await collector.admin.createSource({ id: job.sourceId, projectId: job.projectId, name: 'Fuzz', filterBots: true, recordIp: false, createdAt: 0 });
   const hash = Buffer.alloc(32);
   hash.writeUInt32BE(run);
   const key = { id: job.keyId, sourceId: job.sourceId, hash, lastFour: 'fuzz', createdAt: 0, lastUsedAt: null, expiresAt: null, revokedAt: null };
-  await store.admin.addKey(key, { fits: () => true });
+  await collector.admin.addKey(key, { fits: () => true });
 }
 
-async function runOn(store: Collector, job: IngestJob, lookups: ({ distinctId: string } | { personId: string })[]): Promise<EngineRun> {
-  const dry = await store.ingest({ ...job, dryRun: true });
-  const real = await store.ingest(job);
-  const again = await store.ingest({ ...job, dryRun: true });
-  const events = await store.store.listEvents(job.sourceId, 1000);
-  const people = await Promise.all(lookups.map((l) => store.store.findPerson(job.projectId, l)));
+async function runOn(collector: Collector, job: IngestJob, lookups: ({ distinctId: string } | { personId: string })[]): Promise<EngineRun> {
+  const dry = await collector.ingest({ ...job, dryRun: true });
+  const real = await collector.ingest(job);
+  const again = await collector.ingest({ ...job, dryRun: true });
+  const events = await collector.store.listEvents(job.sourceId, 1000);
+  const people = await Promise.all(lookups.map((l) => collector.store.findPerson(job.projectId, l)));
   return { dry, real, again, events, people };
 }
 
@@ -133,8 +133,8 @@ describe.runIf(engines.length > 0)(`differential: what the pipeline accepts, ${e
 
         const results: EngineRun[] = [];
         for (const [k, s] of opened.entries()) {
-          await seedOwners(s.store, { ...job, items }, run);
-          const r = await runOn(s.store, { ...job, items }, lookups);
+          await seedOwners(s.collector, { ...job, items }, run);
+          const r = await runOn(s.collector, { ...job, items }, lookups);
           checkRun(engines[k]!.name, items, enriched.dropped, r);
           results.push(r);
         }

@@ -25,7 +25,7 @@ describe.skipIf(missing && !process.env.CI)('the console in chromium', () => {
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
     f = await makeFixture();
-    await makeUser(f.store, f.clock.now, 'dev@acme.test', { orgIds: [f.orgId] });
+    await makeUser(f.collector, f.clock.now, 'dev@acme.test', { orgIds: [f.orgId] });
     await f.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(f.app.server.address() as { port: number }).port}`;
     f.app.inletBaseUrl = base;

@@ -10,7 +10,7 @@ import type { LiveWindow } from '../../src/domain/live-window.js';
 import type { Admission } from '../../src/edge/admission.js';
 import type { Metrics } from '../../src/metrics/metrics.js';
 import type { CheckThreads } from '../../src/pipeline/check-threads.js';
-import { observedStore } from '../../src/metrics/observed-store.js';
+import { observedCollector } from '../../src/metrics/observed-collector.js';
 import { buildApp } from '../../src/edge/app.js';
 import type { EdgeCounters } from '../../src/edge/edge-counters.js';
 import type { ReadBudget } from '../../src/edge/read-budget.js';
@@ -35,7 +35,7 @@ export function tempDir(prefix = 'inlet-test-'): { dir: string; remove: () => vo
 export interface Fixture {
   app: FastifyInstance;
   /** The domain's write path over the fixture's store, as the server runs it. */
-  store: Collector;
+  collector: Collector;
   clock: TestClock;
   key: string;
   orgId: string;
@@ -86,16 +86,17 @@ export interface FixtureOptions {
 export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
   const tmp = opts.store ? null : tempDir();
   const clock = opts.clock ?? new TestClock();
-  const collector = new Collector(opts.store ?? SqliteStore.open(tmp!.dir), { clock: clock.now, observer: opts.metrics });
-  const store = opts.metrics ? observedStore(collector, opts.metrics) : collector;
-  const admin = createAdmin(store.store, clock.now);
+  const store = opts.store ?? SqliteStore.open(tmp!.dir);
+  const plain = new Collector(store, { clock: clock.now, observer: opts.metrics });
+  const collector = opts.metrics ? observedCollector(plain, opts.metrics) : plain;
+  const admin = createAdmin(store, clock.now);
   const org = await admin.createOrg('Acme');
   const project = await admin.createProject({ name: 'Web', orgId: org.id, apiEnabled: opts.apiEnabled ?? true });
   const source = await admin.createSource({ projectId: project.id, name: 'Billing', filterBots: opts.filterBots, recordIp: opts.recordIp });
   const key = await admin.createKey(source.id);
   const limiter = new LocalLimiter();
   const app = buildApp({
-    store,
+    collector,
     limits: new RateLimits(limiter, { ...DEFAULT_LIMITS, ...opts.limits }),
     clock: clock.now,
     baseUrl: 'http://inlet.test',
@@ -120,7 +121,7 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
   await app.ready();
   return {
     app,
-    store,
+    collector,
     clock,
     key: key.key,
     orgId: org.id,
@@ -129,7 +130,7 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
     admin,
     close: async () => {
       await app.close();
-      await store.close();
+      await collector.close();
       await limiter.close();
       tmp?.remove();
     },

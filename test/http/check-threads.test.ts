@@ -81,7 +81,7 @@ describe('a server that checks large bodies on a thread', () => {
     expect((await same(json({ items: items(490, 'b', at) }))).statusCode).toBe(202);
     for (const stop of stops) stop();
 
-    const stored = async (f: Fixture) => masked(JSON.stringify(await f.store.store.listEvents(f.sourceId, 2000)));
+    const stored = async (f: Fixture) => masked(JSON.stringify(await f.collector.store.listEvents(f.sourceId, 2000)));
     const events = await stored(threaded);
     expectSameText(events, await stored(inline));
     // Three kept tracks in every seven items of two bodies, and again those without an insert_id.

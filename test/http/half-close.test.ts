@@ -31,7 +31,7 @@ it('a stored batch whose client half-closed after sending it is still answered, 
   await Promise.all(conns.map((c) => c.closed));
   const open = await new Promise<number>((resolve, reject) => f.app.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
   expect(open).toBe(0);
-  const events = await f.store.store.listEvents(f.sourceId, 100);
+  const events = await f.collector.store.listEvents(f.sourceId, 100);
   expect(events).toHaveLength(20);
   expect(new Set(events.map((e) => e.insertId)).size).toBe(20);
 });

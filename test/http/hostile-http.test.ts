@@ -61,7 +61,7 @@ describe("answers outside the envelope: Node's and Fastify's own refusals", () =
       await c.closed;
     }
     expect(counters.clientErrors).toBe(4);
-    expect(await f.store.store.listEvents(f.sourceId, 10)).toEqual([]);
+    expect(await f.collector.store.listEvents(f.sourceId, 10)).toEqual([]);
   });
 
   it('a header of 20 KB: 431 headers_too_large in the envelope', async () => {
@@ -75,7 +75,7 @@ describe("answers outside the envelope: Node's and Fastify's own refusals", () =
     const c = rawRequest(port, batchRequest({ body: BODY.slice(0, 10), extra: `Content-Length: ${BODY.length}\r\n` }));
     expectEnvelope(await c.answer, 'request_timeout');
     await c.closed;
-    expect(await f.store.store.listEvents(f.sourceId, 10)).toEqual([]);
+    expect(await f.collector.store.listEvents(f.sourceId, 10)).toEqual([]);
   });
 
   it('CONNECT, which Node would close without a word: 405 method_not_allowed in the envelope', async () => {
@@ -112,7 +112,7 @@ describe('a client that goes away mid-request', () => {
     expect(gone[0].err).toBeUndefined();
     expect(lines.filter((l) => l.status === 500)).toEqual([]);
     expect(counters.clientsGone).toBe(1);
-    expect(await f.store.store.listEvents(f.sourceId, 10)).toEqual([]);
+    expect(await f.collector.store.listEvents(f.sourceId, 10)).toEqual([]);
   });
 });
 
@@ -120,12 +120,12 @@ describe('a failure of ours is still one', () => {
   it('a bug after the body was read, over a socket, is a 500 internal_error logged at level 50, not a client gone', async () => {
     const real = await makeFixture();
     await real.app.close();
-    const store = Object.create(real.store, { ingest: { value: async () => Promise.reject(new Error('a bug')) } });
+    const collector = Object.create(real.collector, { ingest: { value: async () => Promise.reject(new Error('a bug')) } });
     const stream = new PassThrough();
     let logs = '';
     stream.on('data', (d) => (logs += d));
     const counters = new EdgeCounters();
-    await listening({ store, clock: real.clock, logStream: stream, counters });
+    await listening({ store: collector, clock: real.clock, logStream: stream, counters });
     const a = await rawRequest(port, batchRequest()).answer;
     expectEnvelope(a, 'internal_error');
     expect(counters.clientsGone).toBe(0);
@@ -158,7 +158,7 @@ describe('absolute-form request targets', () => {
     expect(tracker.json.error.message).toContain('tracker domain');
     const unknown = await rawRequest(port, batchRequest({ line: `POST http://127.0.0.1:${port}/api/v1/nope HTTP/1.1` })).answer;
     expectEnvelope(unknown, 'not_found');
-    expect((await f.store.store.listEvents(f.sourceId, 10)).length).toBe(1);
+    expect((await f.collector.store.listEvents(f.sourceId, 10)).length).toBe(1);
   });
 });
 
@@ -182,7 +182,7 @@ describe('the same class elsewhere', () => {
     await second.closed;
     await expect(second.answer).rejects.toThrow(/closed before a whole answer/);
     first.socket.destroy();
-    expect((await f.store.store.listEvents(f.sourceId, 10)).length).toBe(1);
+    expect((await f.collector.store.listEvents(f.sourceId, 10)).length).toBe(1);
   });
 });
 
@@ -234,7 +234,7 @@ describe('bodies being read are bounded', () => {
       expect((await rawRequest(port, batchRequest().replace(f.key, b)).answer).status).toBe(202);
       expect((await rawRequest(port, batchRequest().replace(f.key, c)).answer).status).toBe(202);
       expect(reading.readingBytes).toBe(0);
-      expect((await f.store.store.listEvents(f.sourceId, 10)).length).toBe(1);
+      expect((await f.collector.store.listEvents(f.sourceId, 10)).length).toBe(1);
     } finally {
       for (const o of open) o.socket.destroy();
     }
@@ -272,7 +272,7 @@ describe('bodies being read are bounded', () => {
       const a = await rawRequest(port, v1(Buffer.byteLength(track), track)).answer;
       expect(a.status, a.body).toBe(200);
       expect(held).toBe('');
-      expect((await f.store.store.listEvents(f.sourceId, 10)).length).toBe(1);
+      expect((await f.collector.store.listEvents(f.sourceId, 10)).length).toBe(1);
     } finally {
       holder.destroy();
     }

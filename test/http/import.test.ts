@@ -37,7 +37,7 @@ describe('POST /api/v1/import: timestamps', () => {
     const res = await sendImport({ items: [{ event: 'old_order', distinct_id: 'u1', timestamp: t, insert_id: 'o1' }] });
     expect(res.statusCode, res.body).toBe(202);
     expect(res.json()).toMatchObject({ accepted: 1, errors: [], dropped: [] });
-    const [e] = await f.store.store.listEvents(f.sourceId, 10);
+    const [e] = await f.collector.store.listEvents(f.sourceId, 10);
     expect(e).toMatchObject({ event: 'old_order', timestamp: t, receivedAt: f.clock.ms, insertId: 'o1' });
   });
 
@@ -110,7 +110,7 @@ describe('POST /api/v1/import: timestamps', () => {
     const strict = await sendImport({ items: [{ event: 'e', distinct_id: 'u', timestamp: f.clock.ms }, { event: 'e', distinct_id: 'u' }] }, { query: 'strict=true' });
     expect(strict.statusCode).toBe(400);
     expect(strict.json().error).toMatchObject({ code: 'strict_item_invalid', errors: [{ index: 1, code: 'missing_timestamp' }] });
-    expect(await f.store.store.listEvents(f.sourceId, 10)).toEqual([]);
+    expect(await f.collector.store.listEvents(f.sourceId, 10)).toEqual([]);
   });
 
   it('validate=true is a dry run showing the timestamp as it would be stored', async () => {
@@ -119,7 +119,7 @@ describe('POST /api/v1/import: timestamps', () => {
     const res = await sendImport({ items: [{ event: 'e', distinct_id: 'u', timestamp: t }] }, { query: 'validate=true' });
     expect(res.statusCode).toBe(200);
     expect(res.json().items[0]).toMatchObject({ index: 0, timestamp: new Date(t).toISOString(), outcome: 'accepted' });
-    expect(await f.store.store.listEvents(f.sourceId, 10)).toEqual([]);
+    expect(await f.collector.store.listEvents(f.sourceId, 10)).toEqual([]);
   });
 });
 
@@ -153,8 +153,8 @@ describe('one insert_id space per source, shared with /api/v1/batch', () => {
     expect((await send(f, { items: [{ event: 'e', distinct_id: 'u', insert_id: 'shared_1' }] })).json()).toMatchObject({ accepted: 1, duplicates: [] });
     const again = await sendImport({ items: [{ event: 'e', distinct_id: 'u', insert_id: 'shared_1', timestamp: f.clock.ms - 30 * DAY }] });
     expect(again.json()).toMatchObject({ accepted: 1, duplicates: [0] });
-    expect(await f.store.store.listEvents(f.sourceId, 10)).toHaveLength(1);
-    expect(await f.store.store.usage(f.projectId, monthOf(f.clock.ms))).toBe(1);
+    expect(await f.collector.store.listEvents(f.sourceId, 10)).toHaveLength(1);
+    expect(await f.collector.store.usage(f.projectId, monthOf(f.clock.ms))).toBe(1);
   });
 
   it('an insert_id stored by import is a duplicate on the batch endpoint', async () => {
@@ -163,7 +163,7 @@ describe('one insert_id space per source, shared with /api/v1/batch', () => {
     expect((await sendImport({ items: [{ event: 'e', distinct_id: 'u', insert_id: 'shared_2', timestamp: t }] })).json()).toMatchObject({ accepted: 1 });
     const again = await send(f, { items: [{ event: 'e', distinct_id: 'u', properties: { $insert_id: 'shared_2' } }] });
     expect(again.json()).toMatchObject({ accepted: 1, duplicates: [0] });
-    const events = await f.store.store.listEvents(f.sourceId, 10);
+    const events = await f.collector.store.listEvents(f.sourceId, 10);
     expect(events).toHaveLength(1);
     expect(events[0]!.timestamp).toBe(t);
   });
@@ -174,14 +174,14 @@ describe('people, metering and the plan limit, as the batch endpoint', () => {
     await fixture();
     await send(f, { items: [{ type: 'identify', distinct_id: 'cust', properties: { plan: 'team' } }] });
     await sendImport({ items: [{ type: 'identify', distinct_id: 'cust', timestamp: f.clock.ms - 200 * DAY, properties: { plan: 'free', signup: '2026-05' } }] });
-    expect(await f.store.store.findPerson(f.projectId, { distinctId: 'cust' })).toMatchObject({ traits: { plan: 'team', signup: '2026-05' } });
+    expect(await f.collector.store.findPerson(f.projectId, { distinctId: 'cust' })).toMatchObject({ traits: { plan: 'team', signup: '2026-05' } });
   });
 
   it('imported events land on the person of their distinct_id', async () => {
     await fixture();
     await send(f, { items: [{ event: 'live', distinct_id: 'cust' }] });
     await sendImport({ items: [{ event: 'old', distinct_id: 'cust', timestamp: f.clock.ms - 50 * DAY }] });
-    const events = await f.store.store.listEvents(f.sourceId, 10);
+    const events = await f.collector.store.listEvents(f.sourceId, 10);
     expect(events.map((e) => e.event).sort()).toEqual(['live', 'old']);
     expect(new Set(events.map((e) => e.personId)).size).toBe(1);
   });
@@ -195,7 +195,7 @@ describe('people, metering and the plan limit, as the batch endpoint', () => {
       ],
     });
     expect(res.json()).toMatchObject({ accepted: 1, dropped: [{ index: 1, reason: 'bot_filtered' }] });
-    const [e] = await f.store.store.listEvents(f.sourceId, 10);
+    const [e] = await f.collector.store.listEvents(f.sourceId, 10);
     expect(e!.properties).toMatchObject({ $browser: 'Chrome', $os: 'Windows', $source_id: f.sourceId });
   });
 
@@ -205,8 +205,8 @@ describe('people, metering and the plan limit, as the batch endpoint', () => {
     const old = f.clock.ms - 90 * DAY;
     const res = await sendImport({ items: [0, 1, 2].map((i) => ({ event: 'e', distinct_id: 'u', timestamp: old + i })) });
     expect(res.json()).toMatchObject({ accepted: 2, dropped: [{ index: 2, reason: 'collection_paused' }] });
-    expect(await f.store.store.usage(f.projectId, monthOf(f.clock.ms))).toBe(2);
-    expect(await f.store.store.usage(f.projectId, monthOf(old))).toBe(0);
+    expect(await f.collector.store.usage(f.projectId, monthOf(f.clock.ms))).toBe(2);
+    expect(await f.collector.store.usage(f.projectId, monthOf(old))).toBe(0);
   });
 });
 
@@ -231,7 +231,7 @@ describe('the import window', () => {
     expect(refused.headers.ratelimit).toBe('"import";r=4;t=60');
     expect(refused.json().error).toMatchObject({ code: 'rate_limited' });
     expect(refused.json().error.message).toMatch(/import limit/);
-    expect(await f.store.store.listEvents(f.sourceId, 100)).toHaveLength(6);
+    expect(await f.collector.store.listEvents(f.sourceId, 100)).toHaveLength(6);
     expect((await send(f, { items: items(5) })).statusCode).toBe(202);
     f.clock.advance(60_000);
     expect((await sendImport({ items: items(5) })).statusCode).toBe(202);

@@ -144,7 +144,7 @@ describe('item rules (docs/design.md, "Validation")', () => {
     expect(await codesOf({ event: 'e', distinct_id: 'u', timestamp: t + 10 * 60_000 })).toEqual([]);
     const res = await send(f, { items: [{ event: 'tz', distinct_id: 'u', timestamp: '2026-11-22T13:30:00.123+02:00' }] });
     expect(res.statusCode).toBe(202);
-    const ev = (await f.store.store.listEvents(f.sourceId, 10)).find((e) => e.event === 'tz');
+    const ev = (await f.collector.store.listEvents(f.sourceId, 10)).find((e) => e.event === 'tz');
     expect(new Date(ev!.timestamp).toISOString()).toBe('2026-11-22T11:30:00.123Z');
   });
 
@@ -219,7 +219,7 @@ describe('item rules (docs/design.md, "Validation")', () => {
     const ua = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36 ' + 'x'.repeat(200_000);
     const res = await send(f, { items: [{ event: 'big_ua', distinct_id: 'u', properties: { $user_agent: ua } }] });
     expect(res.json()).toMatchObject({ accepted: 1 });
-    const ev = (await f.store.store.listEvents(f.sourceId, 10)).find((e) => e.event === 'big_ua');
+    const ev = (await f.collector.store.listEvents(f.sourceId, 10)).find((e) => e.event === 'big_ua');
     expect(ev!.properties).toMatchObject({ $browser: 'Chrome', $os: 'Windows' });
     expect(JSON.stringify(ev)).not.toContain('xxxx');
   });
@@ -240,7 +240,7 @@ describe('item rules (docs/design.md, "Validation")', () => {
   it('a "__proto__" property is kept as data', async () => {
     const res = await send(f, null, { raw: '{"items":[{"event":"e","distinct_id":"u","properties":{"$lib":"x","__proto__":{"polluted":1},"a":1}}]}' });
     expect(res.statusCode).toBe(202);
-    const [ev] = await f.store.store.listEvents(f.sourceId, 1);
+    const [ev] = await f.collector.store.listEvents(f.sourceId, 1);
     expect(Object.keys(ev!.properties)).toContain('__proto__');
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
@@ -274,7 +274,7 @@ describe('answers', () => {
     const batch = { items: [{ event: 'a', distinct_id: 'u', insert_id: 'once' }, { event: 'b', distinct_id: 'u' }] };
     expect((await send(f, batch)).json()).toMatchObject({ accepted: 2, duplicates: [] });
     expect((await send(f, batch)).json()).toMatchObject({ accepted: 2, duplicates: [0] });
-    const events = await f.store.store.listEvents(f.sourceId, 10);
+    const events = await f.collector.store.listEvents(f.sourceId, 10);
     expect(events.filter((e) => e.insertId === 'once')).toHaveLength(1);
     expect(events).toHaveLength(3);
   });
@@ -305,8 +305,8 @@ describe('answers', () => {
     expect(track.event_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(track.person).toEqual({ id: expect.stringMatching(/^per_/), new: true });
     expect(identify).toMatchObject({ index: 1, type: 'identify', outcome: 'accepted', person: { id: track.person.id, new: true } });
-    expect(await f.store.store.listEvents(f.sourceId, 10)).toEqual([]);
-    expect(await f.store.store.findPerson(f.projectId, { distinctId: 'cust_9' })).toBeNull();
+    expect(await f.collector.store.listEvents(f.sourceId, 10)).toEqual([]);
+    expect(await f.collector.store.findPerson(f.projectId, { distinctId: 'cust_9' })).toBeNull();
     // Nothing stored: the real call is not a duplicate.
     expect((await send(f, { items: [{ event: 'paid', distinct_id: 'cust_9', insert_id: 'v1' }] })).json()).toMatchObject({ duplicates: [] });
   });
@@ -320,7 +320,7 @@ describe('answers', () => {
   it('strict=true stores everything when every item is valid', async () => {
     const res = await send(f, { items: [{ event: 'a', distinct_id: 'u' }] }, { query: 'strict=true' });
     expect(res.statusCode).toBe(202);
-    expect(await f.store.store.listEvents(f.sourceId, 10)).toHaveLength(1);
+    expect(await f.collector.store.listEvents(f.sourceId, 10)).toHaveLength(1);
   });
 
   it('a batch whose only valid items are dropped by policy is a 202, not all_items_invalid', async () => {

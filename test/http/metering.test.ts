@@ -20,8 +20,8 @@ describe('metering', () => {
     await send(f, { items: [{ event: 'b', distinct_id: 'u', properties: { $user_agent: 'Googlebot/2.1' } }] });
     await send(f, { items: [{ event: '', distinct_id: 'u' }] });
     expect((await send(f, { items: track(10, 'late') })).statusCode).toBe(429);
-    expect(await f.store.store.usage(f.projectId, month)).toBe(5);
-    expect(await f.store.store.listEvents(f.sourceId, 100)).toHaveLength(5);
+    expect(await f.collector.store.usage(f.projectId, month)).toBe(5);
+    expect(await f.collector.store.listEvents(f.sourceId, 100)).toHaveLength(5);
   });
 
   it('counts by calendar month in UTC', async () => {
@@ -30,8 +30,8 @@ describe('metering', () => {
     await send(f, { items: track(2, 'nov') });
     f.clock.advance(1);
     await send(f, { items: track(3, 'dec') });
-    expect(await f.store.store.usage(f.projectId, '2026-11')).toBe(2);
-    expect(await f.store.store.usage(f.projectId, '2026-12')).toBe(3);
+    expect(await f.collector.store.usage(f.projectId, '2026-11')).toBe(2);
+    expect(await f.collector.store.usage(f.projectId, '2026-12')).toBe(3);
   });
 });
 
@@ -50,8 +50,8 @@ describe('plan limit', () => {
       accepted: 3,
       dropped: [{ index: 3, reason: 'collection_paused' }, { index: 4, reason: 'collection_paused' }],
     });
-    expect(await f.store.store.usage(f.projectId, month)).toBe(5);
-    expect((await f.store.store.findPerson(f.projectId, { distinctId: 'u1' }))?.traits).toEqual({ still: 'applied' });
+    expect(await f.collector.store.usage(f.projectId, month)).toBe(5);
+    expect((await f.collector.store.findPerson(f.projectId, { distinctId: 'u1' }))?.traits).toEqual({ still: 'applied' });
     // A repeat of a stored insert_id is still answered as a duplicate, not paused.
     expect((await send(f, { items: track(1, 'a') })).json()).toMatchObject({ accepted: 1, duplicates: [0], dropped: [] });
     await f.admin.updateProject(f.projectId, { monthlyEventLimit: null });
@@ -66,8 +66,8 @@ describe('plan limit', () => {
     const paused = answers.reduce((n, a) => n + a.json().dropped.length, 0);
     expect(accepted).toBe(100);
     expect(paused).toBe(110);
-    expect(await f.store.store.usage(f.projectId, month)).toBe(100);
-    expect(await f.store.store.listEvents(f.sourceId, 1000)).toHaveLength(100);
+    expect(await f.collector.store.usage(f.projectId, month)).toBe(100);
+    expect(await f.collector.store.listEvents(f.sourceId, 1000)).toHaveLength(100);
   });
 
   it('the dry run shows collection_paused without storing or metering', async () => {
@@ -78,7 +78,7 @@ describe('plan limit', () => {
       ['accepted', null],
       ['dropped', 'collection_paused'],
     ]);
-    expect(await f.store.store.usage(f.projectId, month)).toBe(0);
+    expect(await f.collector.store.usage(f.projectId, month)).toBe(0);
   });
 });
 
@@ -99,7 +99,7 @@ describe('limits over HTTP (injected clock)', () => {
     expect(sustained.statusCode).toBe(429);
     expect(sustained.headers['retry-after']).toBe('60');
     expect((await send(f, { items: track(5, 'f') })).statusCode).toBe(202);
-    expect(await f.store.store.usage(f.projectId, month)).toBe(15);
+    expect(await f.collector.store.usage(f.projectId, month)).toBe(15);
   });
 
   it('dry runs count toward the limits', async () => {

@@ -16,13 +16,13 @@ async function ok(items: unknown[]) {
   return res.json();
 }
 
-const person = (lookup: { distinctId: string } | { personId: string }) => f.store.store.findPerson(f.projectId, lookup);
+const person = (lookup: { distinctId: string } | { personId: string }) => f.collector.store.findPerson(f.projectId, lookup);
 
 describe('resolution', () => {
   it('a distinct_id alone makes one server person, found again on later events', async () => {
     await ok([{ event: 'a', distinct_id: 'cust_1' }, { event: 'b', distinct_id: 'cust_1' }]);
     await ok([{ event: 'c', distinct_id: 'cust_1' }]);
-    const events = await f.store.store.listEvents(f.sourceId, 10);
+    const events = await f.collector.store.listEvents(f.sourceId, 10);
     expect(new Set(events.map((e) => e.personId)).size).toBe(1);
     const p = await person({ distinctId: 'cust_1' });
     expect(p?.id).toBe(events[0]!.personId);
@@ -32,7 +32,7 @@ describe('resolution', () => {
 
   it('anonymous_id puts the event on that browser person and links nothing', async () => {
     await ok([{ event: 'viewed', anonymous_id: 'per_browser1', distinct_id: 'cust_2' }]);
-    const [e] = await f.store.store.listEvents(f.sourceId, 1);
+    const [e] = await f.collector.store.listEvents(f.sourceId, 1);
     expect(e!.personId).toBe('per_browser1');
     expect(e!.distinctId).toBe('cust_2');
     expect(await person({ distinctId: 'cust_2' })).toBeNull();
@@ -42,7 +42,7 @@ describe('resolution', () => {
   it('identify with anonymous_id links the distinct_id to the browser person', async () => {
     await ok([{ type: 'identify', distinct_id: 'cust_3', anonymous_id: 'per_b3', properties: { plan: 'pro' } }]);
     await ok([{ event: 'renewed', distinct_id: 'cust_3' }]);
-    const [e] = await f.store.store.listEvents(f.sourceId, 1);
+    const [e] = await f.collector.store.listEvents(f.sourceId, 1);
     expect(e!.personId).toBe('per_b3');
     expect(await person({ distinctId: 'cust_3' })).toMatchObject({ id: 'per_b3', distinctIds: ['cust_3'], traits: { plan: 'pro' } });
   });
@@ -52,8 +52,8 @@ describe('resolution', () => {
     const other = await f.admin.createSource({ projectId: f.projectId, name: 'Exports' });
     const key = await f.admin.createKey(other.id);
     expect((await send({ ...f, key: key.key }, { items: [{ event: 'b', distinct_id: 'shared' }] })).statusCode).toBe(202);
-    const [a] = await f.store.store.listEvents(f.sourceId, 1);
-    const [b] = await f.store.store.listEvents(other.id, 1);
+    const [a] = await f.collector.store.listEvents(f.sourceId, 1);
+    const [b] = await f.collector.store.listEvents(other.id, 1);
     expect(a!.personId).toBe(b!.personId);
   });
 
@@ -62,7 +62,7 @@ describe('resolution', () => {
       Array.from({ length: 40 }, (_, i) => send(f, { items: [{ event: 'race', distinct_id: 'newcomer', insert_id: `r${i}` }] })),
     );
     expect(results.every((r) => r.statusCode === 202)).toBe(true);
-    const events = await f.store.store.listEvents(f.sourceId, 100);
+    const events = await f.collector.store.listEvents(f.sourceId, 100);
     expect(events).toHaveLength(40);
     expect(new Set(events.map((e) => e.personId)).size).toBe(1);
   });
@@ -75,14 +75,14 @@ describe('browser identify and merge', () => {
       { type: 'identify', distinct_id: 'cust_m', properties: { plan: 'pro', seats: 3 } },
     ]);
     const server = await person({ distinctId: 'cust_m' });
-    await f.store.transaction(async () => undefined);
+    await f.collector.transaction(async () => undefined);
     const merged = await f.admin.browserIdentify(f.projectId, 'per_web', 'cust_m');
     expect(merged).toMatchObject({ id: 'per_web', distinctIds: ['cust_m'], traits: { plan: 'pro', seats: 3 } });
-    const [e] = await f.store.store.listEvents(f.sourceId, 1);
+    const [e] = await f.collector.store.listEvents(f.sourceId, 1);
     expect(e!.personId).toBe('per_web');
     expect((await person({ personId: server!.id }))?.id).toBe('per_web');
     await ok([{ event: 'after', distinct_id: 'cust_m' }]);
-    expect((await f.store.store.listEvents(f.sourceId, 1))[0]!.personId).toBe('per_web');
+    expect((await f.collector.store.listEvents(f.sourceId, 1))[0]!.personId).toBe('per_web');
   });
 
   it('merging twice, or a person into itself, changes nothing', async () => {
@@ -126,22 +126,22 @@ describe('traits', () => {
 
   it('identify items are free: not metered, not in the events list', async () => {
     await ok([{ type: 'identify', distinct_id: 'free', properties: { a: 1 } }]);
-    expect(await f.store.store.listEvents(f.sourceId, 10)).toEqual([]);
-    expect(await f.store.store.usage(f.projectId, '2026-11')).toBe(0);
+    expect(await f.collector.store.listEvents(f.sourceId, 10)).toEqual([]);
+    expect(await f.collector.store.usage(f.projectId, '2026-11')).toBe(0);
   });
 });
 
 describe('sessions and enrichment', () => {
   it('session_id joins the browser session; without it the event is the server session', async () => {
     await ok([{ event: 'a', distinct_id: 's', session_id: 'ses_abc' }, { event: 'b', distinct_id: 's', timestamp: f.clock.ms - 1 }]);
-    const [a, b] = await f.store.store.listEvents(f.sourceId, 10);
+    const [a, b] = await f.collector.store.listEvents(f.sourceId, 10);
     expect(a).toMatchObject({ event: 'a', sessionId: 'ses_abc' });
     expect(b).toMatchObject({ event: 'b', sessionId: null });
   });
 
   it('$user_agent is parsed, stored as enrichment, and never stored raw; $source_id is set', async () => {
     await ok([{ event: 'ua', distinct_id: 'u', properties: { $user_agent: CHROME, $source_id: 'spoofed', plan: 'x' } }]);
-    const [e] = await f.store.store.listEvents(f.sourceId, 1);
+    const [e] = await f.collector.store.listEvents(f.sourceId, 1);
     expect(e!.properties).toEqual({
       plan: 'x', $browser: 'Chrome', $browser_version: '124.0.0.0', $os: 'Mac OS', $os_version: '10.15.7',
       $device_type: 'desktop', $source_id: f.sourceId,
@@ -152,10 +152,10 @@ describe('sessions and enrichment', () => {
   it('a known bot is dropped with bot_filtered when the source filters bots, kept when it does not', async () => {
     const bot = { event: 'crawl', distinct_id: 'u', properties: { $user_agent: 'Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)' } };
     expect((await send(f, { items: [bot] })).json()).toMatchObject({ accepted: 0, dropped: [{ index: 0, reason: 'bot_filtered' }] });
-    expect(await f.store.store.usage(f.projectId, '2026-11')).toBe(0);
+    expect(await f.collector.store.usage(f.projectId, '2026-11')).toBe(0);
     await f.admin.updateSource(f.sourceId, { filterBots: false });
     expect((await send(f, { items: [bot] })).json()).toMatchObject({ accepted: 1, dropped: [] });
-    const [e] = await f.store.store.listEvents(f.sourceId, 1);
+    const [e] = await f.collector.store.listEvents(f.sourceId, 1);
     expect(e!.properties.$device_type).toBe('desktop');
   });
 
@@ -166,10 +166,10 @@ describe('sessions and enrichment', () => {
 
   it('$ip is kept only when the source records IPs', async () => {
     await ok([{ event: 'no_ip', distinct_id: 'u', properties: { $ip: '203.0.113.7' } }]);
-    expect((await f.store.store.listEvents(f.sourceId, 1))[0]!.properties.$ip).toBeUndefined();
+    expect((await f.collector.store.listEvents(f.sourceId, 1))[0]!.properties.$ip).toBeUndefined();
     await f.admin.updateSource(f.sourceId, { recordIp: true });
     await ok([{ event: 'ip', distinct_id: 'u', properties: { $ip: '203.0.113.7' }, timestamp: f.clock.ms + 1 }]);
-    expect((await f.store.store.listEvents(f.sourceId, 1))[0]!.properties.$ip).toBe('203.0.113.7');
+    expect((await f.collector.store.listEvents(f.sourceId, 1))[0]!.properties.$ip).toBe('203.0.113.7');
   });
 });
 
@@ -189,6 +189,6 @@ describe('dry run', () => {
     expect(items[0].session).toEqual({ id: null, server_session: true });
     expect(await person({ distinctId: 'stranger' })).toBeNull();
     expect(await person({ personId: 'per_unseen' })).toBeNull();
-    expect(await f.store.store.listEvents(f.sourceId, 10)).toHaveLength(1);
+    expect(await f.collector.store.listEvents(f.sourceId, 10)).toHaveLength(1);
   });
 });

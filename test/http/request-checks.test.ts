@@ -167,7 +167,7 @@ describe('each request check answers its code', () => {
     expectError(res, 'rate_limited');
     expect(res.headers['retry-after']).toBe('10');
     expect(res.headers['ratelimit-policy']).toContain('"burst";q=3;w=10');
-    expect(await f.store.store.listEvents(f.sourceId, 10)).toHaveLength(3);
+    expect(await f.collector.store.listEvents(f.sourceId, 10)).toHaveLength(3);
   });
 
   it('400 all_items_invalid and strict_item_invalid list the item errors in error.errors', async () => {
@@ -179,7 +179,7 @@ describe('each request check answers its code', () => {
     ]);
     const strict = expectError(await send(f, { items: [{ event: 'ok', distinct_id: 'u' }, { distinct_id: 'u' }] }, { query: 'strict=true' }), 'strict_item_invalid');
     expect(strict.error.errors).toEqual([expect.objectContaining({ index: 1, code: 'missing_event_name' })]);
-    expect(await f.store.store.listEvents(f.sourceId, 10)).toHaveLength(0);
+    expect(await f.collector.store.listEvents(f.sourceId, 10)).toHaveLength(0);
   });
 });
 
@@ -254,7 +254,7 @@ describe('keys stop working on the very next request', () => {
     await fixture();
     expect((await f.admin.listKeys(f.sourceId))[0]!.last_used_at).toBeNull();
     expect((await send(f, ok)).statusCode).toBe(202);
-    await f.store.flush();
+    await f.collector.flush();
     expect((await f.admin.listKeys(f.sourceId))[0]!.last_used_at).toBe(new Date(f.clock.ms).toISOString());
   });
 });
@@ -264,7 +264,7 @@ describe('failures of the durable write', () => {
   async function failing(fault: () => Error): Promise<Fixture> {
     const real = await makeFixture();
     await real.app.close();
-    const store = Object.create(real.store.store, { transaction: { value: async () => Promise.reject(fault()) } }) as typeof real.store.store;
+    const store = Object.create(real.collector.store, { transaction: { value: async () => Promise.reject(fault()) } }) as typeof real.collector.store;
     f = await makeFixture({ store, clock: real.clock });
     return f;
   }
@@ -275,8 +275,8 @@ describe('failures of the durable write', () => {
     const res = await send(f, ok);
     expectError(res, 'collection_unavailable');
     expect(res.headers['retry-after']).toBe('5');
-    expect(await f.store.store.listEvents(f.sourceId, 10)).toEqual([]);
-    expect(await f.store.store.usage(f.projectId, '2026-11')).toBe(0);
+    expect(await f.collector.store.listEvents(f.sourceId, 10)).toEqual([]);
+    expect(await f.collector.store.usage(f.projectId, '2026-11')).toBe(0);
   });
 
   it('500 internal_error reveals nothing of what broke', async () => {
@@ -298,7 +298,7 @@ async function withHeldCommits(opts: FixtureOptions = {}): Promise<{ letGo: () =
   const held = new Promise<void>((r) => (letGo = r));
   let reached: () => void = () => {};
   const inStore = new Promise<void>((r) => (reached = r));
-  const port = real.store.store;
+  const port = real.collector.store;
   const store = Object.create(port, {
     transaction: { value: async (fn: never, o: never) => (reached(), await held, port.transaction(fn, o)) },
   }) as typeof port;
@@ -328,7 +328,7 @@ describe('back-pressure on bodies', () => {
     expect((await first).statusCode).toBe(202);
     // Room again: the next one goes straight through.
     expect((await send(f, { items: [{ event: 'third', distinct_id: 'u', insert_id: 'c' }] })).statusCode).toBe(202);
-    expect((await f.store.store.listEvents(f.sourceId, 10)).map((e) => e.event).sort()).toEqual(['first', 'third']);
+    expect((await f.collector.store.listEvents(f.sourceId, 10)).map((e) => e.event).sort()).toEqual(['first', 'third']);
   });
 });
 
@@ -373,7 +373,7 @@ describe('a server that is closing', () => {
     expect(refusal).toMatch(/\r\nconnection: close\r\n/i);
     expect(refusal).toMatch(/\r\nrequest-id: req_/i);
     expect(JSON.parse(refusal.slice(refusal.indexOf('\r\n\r\n') + 4)).error.code).toBe('collection_unavailable');
-    expect((await f.store.store.listEvents(f.sourceId, 10)).map((e) => e.insertId)).toEqual(['first']);
+    expect((await f.collector.store.listEvents(f.sourceId, 10)).map((e) => e.insertId)).toEqual(['first']);
   });
 });
 

@@ -21,7 +21,7 @@ function post(path: string, body: unknown, headers: Record<string, string> = {})
   });
 }
 
-const events = () => f.store.store.listEvents(f.sourceId, 100);
+const events = () => f.collector.store.listEvents(f.sourceId, 100);
 const iso = (ms: number) => new Date(ms).toISOString();
 
 describe('keys', () => {
@@ -140,7 +140,7 @@ describe('mapping', () => {
   it('identify traits become the person\'s traits', async () => {
     const res = await post('/v1/identify', { userId: 'cust_5', traits: { plan: 'team', email: 'a@example.com' }, messageId: 'i1' });
     expect(res.json().accepted).toBe(1);
-    expect(await f.store.store.findPerson(f.projectId, { distinctId: 'cust_5' })).toMatchObject({ traits: { plan: 'team', email: 'a@example.com' } });
+    expect(await f.collector.store.findPerson(f.projectId, { distinctId: 'cust_5' })).toMatchObject({ traits: { plan: 'team', email: 'a@example.com' } });
   });
 
   it('page is $pageview and screen is $screen, with their name; a track named $pageview stays refused', async () => {

@@ -30,11 +30,11 @@ for (const engine of STORES) {
     beforeAll(async () => {
       s = await engine.make();
       // The fixture's own write path over the engine's store; cleanup closes that store.
-      f = await makeFixture({ store: s.store.store });
+      f = await makeFixture({ store: s.collector.store });
     });
     afterAll(async () => {
       await f.app.close();
-      await f.store.flush();
+      await f.collector.flush();
       await s.cleanup();
     });
 
@@ -49,7 +49,7 @@ for (const engine of STORES) {
       const res = await send(f, { items });
       expect(res.statusCode, res.body).toBe(202);
       expect(res.json()).toMatchObject({ accepted: 3, errors: [] });
-      const stored = new Map((await f.store.store.listEvents(f.sourceId, 100)).map((e) => [e.insertId, e.properties]));
+      const stored = new Map((await f.collector.store.listEvents(f.sourceId, 100)).map((e) => [e.insertId, e.properties]));
       expect(stored.get('ua_nul')).toMatchObject({ $os: 'Xbox', $os_version: 'One', $browser: 'Edge', $device_type: 'console' });
       expect(stored.get('ua_sur')).toMatchObject({ $os: 'Xbox', $os_version: 'One\ufffd' });
       // The dry run showed exactly what was then stored.
@@ -77,7 +77,7 @@ for (const engine of STORES) {
       ]);
       expect(body.errors[0].message).toContain(`at most ${MAX_KEY_LENGTH}`);
       expect(body.errors[0].message).toContain('has 700 characters');
-      const person = await f.store.store.findPerson(f.projectId, { distinctId: 'keys_1' });
+      const person = await f.collector.store.findPerson(f.projectId, { distinctId: 'keys_1' });
       expect(person?.traits).toEqual({ [atLimit]: 'kept' });
     });
 
@@ -102,9 +102,9 @@ for (const engine of STORES) {
       const res = await send(f, { items: [item, identify] });
       expect(res.statusCode, res.body).toBe(202);
       expect(res.json()).toMatchObject({ accepted: 2, errors: [] });
-      const [stored] = (await f.store.store.listEvents(f.sourceId, 100)).filter((e) => e.insertId === item.insert_id);
+      const [stored] = (await f.collector.store.listEvents(f.sourceId, 100)).filter((e) => e.insertId === item.insert_id);
       expect(stored).toMatchObject({ event: item.event, distinctId, anonymousId: item.anonymous_id, sessionId: item.session_id });
-      expect(await f.store.store.findPerson(f.projectId, { distinctId })).toMatchObject({ id: item.anonymous_id, traits: identify.properties });
+      expect(await f.collector.store.findPerson(f.projectId, { distinctId })).toMatchObject({ id: item.anonymous_id, traits: identify.properties });
     });
 
     it('fault 15: a dry run of a repeat shows the stored event id, not a fresh one', async () => {
@@ -116,7 +116,7 @@ for (const engine of STORES) {
       const first = await send(f, { items }, { query: 'validate=true' });
       expect(first.json().items.map((i: { outcome: string }) => i.outcome)).toEqual(['accepted', 'accepted', 'accepted']);
       expect((await send(f, { items })).json()).toMatchObject({ accepted: 3, duplicates: [] });
-      const ids = new Map((await f.store.store.listEvents(f.sourceId, 100)).map((e) => [e.insertId, e.id]));
+      const ids = new Map((await f.collector.store.listEvents(f.sourceId, 100)).map((e) => [e.insertId, e.id]));
       const again = (await send(f, { items }, { query: 'validate=true' })).json().items;
       expect(again.map((i: { outcome: string; event_id: string | null }) => [i.outcome, i.event_id])).toEqual([
         ['duplicate', ids.get('dup_track')],

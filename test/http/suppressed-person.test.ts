@@ -27,7 +27,7 @@ it('suppression is bypassed by anonymous_id: the erased person id is dropped as 
     ],
   });
   expect(made.json()).toMatchObject({ accepted: 2 });
-  const erased = await f.store.store.erasePerson(f.projectId, { distinctId: 'gdpr1' }, { suppress: true, now: clock.now() });
+  const erased = await f.collector.store.erasePerson(f.projectId, { distinctId: 'gdpr1' }, { suppress: true, now: clock.now() });
   expect(erased).toMatchObject({ personId: 'per_gdpr1browser', distinctIds: ['gdpr1'], suppressed: true });
 
   const dropped = [{ index: 0, reason: 'suppressed' }];
@@ -55,7 +55,7 @@ it('suppression is bypassed by anonymous_id: the erased person id is dropped as 
   expect(segment.statusCode, segment.body).toBe(200);
   expect(segment.json()).toMatchObject({ accepted: 1, dropped: [{ index: 0, reason: 'suppressed' }, { index: 1, reason: 'suppressed' }] });
 
-  expect(await f.store.store.findPerson(f.projectId, { personId: 'per_gdpr1browser' })).toBeNull();
-  expect(await f.store.store.findPerson(f.projectId, { distinctId: 'newcomer' })).toBeNull();
-  expect((await f.store.store.listEvents(f.sourceId, 10)).map((e) => e.anonymousId)).toEqual(['per_someone_else']);
+  expect(await f.collector.store.findPerson(f.projectId, { personId: 'per_gdpr1browser' })).toBeNull();
+  expect(await f.collector.store.findPerson(f.projectId, { distinctId: 'newcomer' })).toBeNull();
+  expect((await f.collector.store.listEvents(f.sourceId, 10)).map((e) => e.anonymousId)).toEqual(['per_someone_else']);
 });

@@ -43,13 +43,13 @@ function timed(store: Store): Store {
 
 const options = (observer: IngestObserver) => ({ observer, timer: () => timer.ms });
 
-const engines: { name: string; needs?: Service[]; open: (o: IngestObserver) => Promise<{ store: Collector; done: () => Promise<void> }> }[] = [
+const engines: { name: string; needs?: Service[]; open: (o: IngestObserver) => Promise<{ collector: Collector; done: () => Promise<void> }> }[] = [
   {
     name: 'sqlite',
     open: async (o) => {
       const tmp = tempDir('inlet-observer-');
-      const store = new Collector(timed(SqliteStore.open(tmp.dir)), options(o));
-      return { store, done: async () => tmp.remove() };
+      const collector = new Collector(timed(SqliteStore.open(tmp.dir)), options(o));
+      return { collector, done: async () => tmp.remove() };
     },
   },
   {
@@ -57,7 +57,7 @@ const engines: { name: string; needs?: Service[]; open: (o: IngestObserver) => P
     needs: ['postgres'],
     open: async (o) => {
       const db = await createTestDatabase();
-      return { store: new Collector(timed(await PostgresStore.connect(db.url)), options(o)), done: db.drop };
+      return { collector: new Collector(timed(await PostgresStore.connect(db.url)), options(o)), done: db.drop };
     },
   },
 ];
@@ -65,18 +65,18 @@ const engines: { name: string; needs?: Service[]; open: (o: IngestObserver) => P
 for (const engine of engines) {
   describeWith(engine.needs ?? [], engine.name, () => {
     const recorder = new Recorder();
-    let opened: { store: Collector; done: () => Promise<void> } | undefined;
+    let opened: { collector: Collector; done: () => Promise<void> } | undefined;
     afterAll(async () => {
-      await opened?.store.close();
+      await opened?.collector.close();
       await opened?.done();
     });
 
     it('tells the observer of each commit: its duration, requests and items; ping answers', async () => {
       opened = await engine.open(recorder);
-      const { store } = opened;
-      await store.ping();
+      const { collector } = opened;
+      await collector.ping();
       const clock = new TestClock();
-      const admin = createAdmin(store.store, clock.now);
+      const admin = createAdmin(collector.store, clock.now);
       const org = await admin.createOrg('Acme');
       const project = await admin.createProject({ name: 'Web', orgId: org.id, apiEnabled: true });
       const source = await admin.createSource({ projectId: project.id, name: 'Billing' });
@@ -87,7 +87,7 @@ for (const engine of engines) {
           { projectId: project.id, sourceId: source.id, keyId: key.id, receivedAt: clock.now() },
         );
       // Sent together: they may share a commit or not, but every job and item is counted once.
-      await Promise.all([store.ingest(job(3, 'a')), store.ingest(job(2, 'b')), store.ingest(job(1, 'c'))]);
+      await Promise.all([collector.ingest(job(3, 'a')), collector.ingest(job(2, 'b')), collector.ingest(job(1, 'c'))]);
       const jobs = recorder.commits.reduce((n, c) => n + c.jobs, 0);
       const items = recorder.commits.reduce((n, c) => n + c.items, 0);
       expect({ jobs, items, failures: recorder.failures }).toEqual({ jobs: 3, items: 6, failures: 0 });

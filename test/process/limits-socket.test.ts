@@ -28,9 +28,9 @@ it('concurrent requests over a socket: exactly the allowed items are admitted, a
   expect(statuses.filter((s) => s === 202)).toHaveLength(20);
   expect(statuses.filter((s) => s === 429)).toHaveLength(20);
   for (const a of answers) if (a.status === 429) expect(a.headers.get('retry-after')).toBe('10');
-  const stored = await f.store.store.listEvents(f.sourceId, 10_000);
+  const stored = await f.collector.store.listEvents(f.sourceId, 10_000);
   expect(stored).toHaveLength(1000);
-  expect(await f.store.store.usage(f.projectId, '2026-11')).toBe(1000);
+  expect(await f.collector.store.usage(f.projectId, '2026-11')).toBe(1000);
 });
 
 it('per key, exactly 100 requests in a second get through, whatever arrives at once', async () => {
@@ -40,5 +40,5 @@ it('per key, exactly 100 requests in a second get through, whatever arrives at o
   const statuses = answers.map((a) => a.status);
   expect(statuses.filter((s) => s === 202)).toHaveLength(100);
   expect(statuses.filter((s) => s === 429)).toHaveLength(30);
-  expect(await f.store.store.usage(f.projectId, '2026-11')).toBe(100);
+  expect(await f.collector.store.usage(f.projectId, '2026-11')).toBe(100);
 });

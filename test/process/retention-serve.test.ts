@@ -14,15 +14,15 @@ it('inlet serve deletes expired events by itself, with a pass as it starts', asy
   const env = { INLET_DATA_DIR: tmp.dir };
   const { project, source, key } = await provision(env);
   const now = Date.now();
-  let store = new Collector(SqliteStore.open(tmp.dir));
-  await createAdmin(store.store, Date.now).updateProject(project.id, { retentionDays: 5 });
-  await store.ingest(
+  let collector = new Collector(SqliteStore.open(tmp.dir));
+  await createAdmin(collector.store, Date.now).updateProject(project.id, { retentionDays: 5 });
+  await collector.ingest(
     ingestJob(
       [6, 6, 30, 1, 0].map((days, i) => ({ event: days > 5 ? 'old' : 'recent', distinctId: 'u', timestamp: now - days * DAY, insertId: `e${i}` })),
       { projectId: project.id, sourceId: source.id, keyId: key.id, receivedAt: now },
     ),
   );
-  await store.close();
+  await collector.close();
 
   const server = await startServer([], { ...env, INLET_LOG_LEVEL: 'info' });
   try {
@@ -42,10 +42,10 @@ it('inlet serve deletes expired events by itself, with a pass as it starts', asy
   } finally {
     await stopServer(server);
   }
-  store = new Collector(SqliteStore.open(tmp.dir));
+  collector = new Collector(SqliteStore.open(tmp.dir));
   try {
-    expect((await store.store.listEvents(source.id, 100)).map((e) => e.event)).toEqual(['recent', 'recent']);
+    expect((await collector.store.listEvents(source.id, 100)).map((e) => e.event)).toEqual(['recent', 'recent']);
   } finally {
-    await store.close();
+    await collector.close();
   }
 });

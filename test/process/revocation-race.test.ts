@@ -30,8 +30,8 @@ it('revocation race: a key revoked while its body is being read gets 401 invalid
   // The route notes the key's use once it has authenticated it, before reading the body.
   let authenticated: () => void = () => {};
   const passedAuth = new Promise<void>((resolve) => (authenticated = resolve));
-  const record = f.store.recordKeyUse.bind(f.store);
-  f.store.recordKeyUse = (keyId, at) => (record(keyId, at), authenticated());
+  const record = f.collector.recordKeyUse.bind(f.collector);
+  f.collector.recordKeyUse = (keyId, at) => (record(keyId, at), authenticated());
   await f.app.listen({ port: 0, host: '127.0.0.1' });
   const port = (f.app.server.address() as net.AddressInfo).port;
 
@@ -44,6 +44,6 @@ it('revocation race: a key revoked while its body is being read gets 401 invalid
   expect(answer).toMatch(/^HTTP\/1\.1 401 /);
   expect(answer).toContain('"code":"invalid_key"');
   expect(answer).toMatch(/request-id: req_/i);
-  expect(await f.store.store.listEvents(f.sourceId, 10)).toEqual([]);
-  expect(await f.store.store.usage(f.projectId, '2026-11')).toBe(0);
+  expect(await f.collector.store.listEvents(f.sourceId, 10)).toEqual([]);
+  expect(await f.collector.store.usage(f.projectId, '2026-11')).toBe(0);
 });

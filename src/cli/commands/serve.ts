@@ -12,7 +12,7 @@ import { EdgeCounters } from '../../edge/edge-counters.js';
 import { ReadBudget } from '../../edge/read-budget.js';
 import { Metrics } from '../../metrics/metrics.js';
 import { startMetricsServer, stopMetricsServer } from '../../metrics/metrics-server.js';
-import { observedStore } from '../../metrics/observed-store.js';
+import { observedCollector } from '../../metrics/observed-collector.js';
 import { ConfigError, SETTINGS, type SettingSpec, settingName } from '../../settings.js';
 import { describeStore, openStore } from '../../stores/open-store.js';
 import { StoreUnavailableError } from '../../stores/port.js';
@@ -57,12 +57,12 @@ async function serve(flags: Record<string, string | undefined>): Promise<void> {
 
 async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<void> {
   const metrics = new Metrics();
-  const opened = await openStore(cfg).catch((e: unknown) => {
+  const store = await openStore(cfg).catch((e: unknown) => {
     throw storeFailure(cfg, e);
   });
-  await opened.prepareToServe?.();
-  const store = observedStore(new Collector(opened, { observer: metrics }), metrics);
-  cleanups.push(() => store.close());
+  await store.prepareToServe?.();
+  const collector = observedCollector(new Collector(store, { observer: metrics }), metrics);
+  cleanups.push(() => collector.close());
   const logger = { level: cfg.logLevel, stream: process.stderr };
   // The limiter exists before the app (the app needs it), so its warnings reach
   // the app's log through this late-bound function.
@@ -85,7 +85,7 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
   // After the app: its close waits for requests in flight, their checks included.
   cleanups.push(() => checks.close());
   const app = buildApp({
-    store,
+    collector,
     limits: new RateLimits(limiter, cfg.limits),
     clock: Date.now,
     baseUrl: cfg.baseUrl ?? `http://localhost:${cfg.port}`,
@@ -127,7 +127,7 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
   // After the line above, which scripts wait for: where the data is, so a command run elsewhere can be pointed at it.
   const base = app.inletBaseUrl.replace(/\/+$/, '');
   process.stdout.write(`data: ${describeStore(cfg)}\nconsole: ${base}/console\nreference: ${base}/docs/api\n`);
-  const retention = startRetention(store.store, Date.now, {
+  const retention = startRetention(store, Date.now, {
     done: (r) => {
       if (r.erasuresFinished > 0) {
         app.log.warn({ erasures: r.erasuresFinished, events: r.erasedEvents }, 'retention: finished erasures a stopped process had left; their events are deleted now');
@@ -170,7 +170,7 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
     clearTimeout(deadline);
     await retention.stop();
     await checks.close();
-    await store.close();
+    await collector.close();
     await limiter.close();
     if (metricsServer !== null) await stopMetricsServer(metricsServer);
     process.exit(0);

@@ -85,10 +85,10 @@ function item(o: ItemSpec & { index?: number }): EnrichedItem {
  */
 async function withSlowDeletes(
   statementMs: number,
-  fn: (t: { store: Collector; admin: ReturnType<typeof createAdmin>; setup: pg.Client; left: () => Promise<{ d: string; n: number }[]> }) => Promise<void>,
+  fn: (t: { collector: Collector; admin: ReturnType<typeof createAdmin>; setup: pg.Client; left: () => Promise<{ d: string; n: number }[]> }) => Promise<void>,
 ): Promise<void> {
   const busy = await createTestDatabase();
-  const store = new Collector(await PostgresStore.connect(busy.url, { timeouts: { statementMs } }));
+  const collector = new Collector(await PostgresStore.connect(busy.url, { timeouts: { statementMs } }));
   const setup = new pg.Client({ connectionString: busy.url });
   await setup.connect();
   try {
@@ -99,10 +99,10 @@ async function withSlowDeletes(
       END $$;
       CREATE TRIGGER slow_deletes AFTER DELETE ON events REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION slow_deletes()`);
     const left = async () => (await setup.query<{ d: string; n: number }>('SELECT distinct_id AS d, count(*)::int AS n FROM events GROUP BY 1 ORDER BY 1')).rows;
-    await fn({ store, admin: createAdmin(store.store, Date.now), setup, left });
+    await fn({ collector, admin: createAdmin(collector.store, Date.now), setup, left });
   } finally {
     await setup.end();
-    await store.close();
+    await collector.close();
     await busy.drop();
   }
 }
@@ -135,7 +135,7 @@ async function withSlowDeletes(
   });
 
   it('an erasure splits a day too busy for one statement within statement_timeout', async () => {
-    await withSlowDeletes(300, async ({ store, admin, left }) => {
+    await withSlowDeletes(300, async ({ collector, admin, left }) => {
       const project = await admin.createProject({ name: 'P', apiEnabled: true });
       const source = await admin.createSource({ projectId: project.id, name: 'S' });
       const key = await admin.createKey(source.id);
@@ -144,17 +144,17 @@ async function withSlowDeletes(
         ...Array.from({ length: 40 }, (_, i) => item({ distinctId: 'bob', insertId: `bob_${i}`, timestamp: day + i * 35 * 60_000 })),
         ...Array.from({ length: 3 }, (_, i) => item({ distinctId: 'carol', insertId: `carol_${i}`, timestamp: day + i * 3_600_000 })),
       ].map((it, index) => ({ ...it, index }));
-      await store.ingest({ projectId: project.id, sourceId: source.id, keyId: key.id, receivedAt: Date.now(), dryRun: false, items });
+      await collector.ingest({ projectId: project.id, sourceId: source.id, keyId: key.id, receivedAt: Date.now(), dryRun: false, items });
 
-      const bob = await store.store.erasePerson(project.id, { distinctId: 'bob' }, { suppress: false, now: Date.now() });
+      const bob = await collector.store.erasePerson(project.id, { distinctId: 'bob' }, { suppress: false, now: Date.now() });
       expect(bob).toMatchObject({ eventsDeleted: 40 });
       expect(await left()).toEqual([{ d: 'carol', n: 3 }]);
-      expect(await store.store.staleErasures(0)).toEqual([]);
+      expect(await collector.store.staleErasures(0)).toEqual([]);
     });
   });
 
   it('an erasure deletes a millisecond too busy for one statement source by source, in ranges of seqs', async () => {
-    await withSlowDeletes(200, async ({ store, admin, setup, left }) => {
+    await withSlowDeletes(200, async ({ collector, admin, setup, left }) => {
       const project = await admin.createProject({ name: 'P', apiEnabled: true });
       const at = (Math.floor(Date.now() / DAY) - 2) * DAY + 12 * 3_600_000;
       // Every event in the same millisecond, as a backfill stamped with one time sends them.
@@ -165,14 +165,14 @@ async function withSlowDeletes(
           ...Array.from({ length: 20 }, (_, i) => item({ distinctId: 'bob', insertId: `bob_${n}_${i}`, timestamp: at })),
           ...Array.from({ length: 3 }, (_, i) => item({ distinctId: 'carol', insertId: `carol_${n}_${i}`, timestamp: at })),
         ].map((it, index) => ({ ...it, index }));
-        await store.ingest({ projectId: project.id, sourceId: source.id, keyId: key.id, receivedAt: Date.now(), dryRun: false, items });
+        await collector.ingest({ projectId: project.id, sourceId: source.id, keyId: key.id, receivedAt: Date.now(), dryRun: false, items });
       }
 
-      const bob = await store.store.erasePerson(project.id, { distinctId: 'bob' }, { suppress: false, now: Date.now() });
+      const bob = await collector.store.erasePerson(project.id, { distinctId: 'bob' }, { suppress: false, now: Date.now() });
       expect(bob).toMatchObject({ eventsDeleted: 40 });
       expect(await left()).toEqual([{ d: 'carol', n: 6 }]);
       expect((await setup.query('SELECT count(*)::int AS n FROM insert_ids WHERE insert_id LIKE \'bob%\'')).rows[0].n).toBe(0);
-      expect(await store.store.staleErasures(0)).toEqual([]);
+      expect(await collector.store.staleErasures(0)).toEqual([]);
     });
   });
 
@@ -227,7 +227,7 @@ async function withSlowDeletes(
   });
 
   it('makes day partitions ahead, and a late day table takes over its rows from the default partition', async () => {
-    const store = new Collector(await PostgresStore.connect(db.url));
+    const collector = new Collector(await PostgresStore.connect(db.url));
     try {
       const { rows } = await direct.query<{ name: string }>(
         `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
@@ -237,7 +237,7 @@ async function withSlowDeletes(
       const dayName = (ms: number) => `events_${new Date(ms).toISOString().slice(0, 10).replace(/-/g, '')}`;
       expect(rows.map((r) => r.name)).toEqual(expect.arrayContaining([dayName(today - 8 * DAY), dayName(today), dayName(today + 2 * DAY), 'events_default']));
 
-      const admin = createAdmin(store.store, Date.now);
+      const admin = createAdmin(collector.store, Date.now);
       const project = await admin.createProject({ name: 'P', apiEnabled: true });
       const source = await admin.createSource({ projectId: project.id, name: 'S' });
       const key = await admin.createKey(source.id);
@@ -246,13 +246,13 @@ async function withSlowDeletes(
         projectId: project.id, sourceId: source.id, keyId: key.id, receivedAt: Date.now(), dryRun: false,
         items: [item({ index: 0, timestamp: Date.now() }), item({ index: 1, timestamp: old })],
       };
-      await store.ingest(job);
+      await collector.ingest(job);
       const where = async () =>
         (await direct.query<{ t: string; ts: number }>('SELECT tableoid::regclass::text AS t, "timestamp"::float8 AS ts FROM events ORDER BY 2')).rows.map((r) => r.t);
       expect(await where()).toEqual(['events_default', dayName(today)]);
       await direct.query('SELECT inlet_ensure_event_partition($1::bigint)', [Date.UTC(2020, 1, 29)]);
       expect(await where()).toEqual(['events_20200229', dayName(today)]);
-      expect((await store.store.listEvents(source.id, 10)).map((e) => e.timestamp)).toContain(old);
+      expect((await collector.store.listEvents(source.id, 10)).map((e) => e.timestamp)).toContain(old);
       // Every day table, the late one too, finds events by id through a BRIN index (paging before an event).
       const { rows: parts } = await direct.query<{ name: string; brin: boolean }>(
         `SELECT c.relname AS name, EXISTS (
@@ -264,22 +264,22 @@ async function withSlowDeletes(
       expect(parts.length).toBeGreaterThan(3);
       expect(parts.filter((p) => !p.brin)).toEqual([]);
       const [stored] = (await direct.query<{ id: string }>('SELECT id FROM events WHERE "timestamp" = $1', [old])).rows;
-      const cursor = await store.store.eventPages.eventCursor(source.id, stored!.id);
+      const cursor = await collector.store.eventPages.eventCursor(source.id, stored!.id);
       expect(cursor).not.toBeNull();
       // Oldest first from the late event: only today's is after it.
-      const after = await store.store.eventPages.eventPage({ sourceId: source.id, order: 'asc', after: cursor, limit: 10 });
-      expect(after.events.map((e) => e.timestamp)).toEqual([(await store.store.listEvents(source.id, 1))[0]!.timestamp]);
+      const after = await collector.store.eventPages.eventPage({ sourceId: source.id, order: 'asc', after: cursor, limit: 10 });
+      expect(after.events.map((e) => e.timestamp)).toEqual([(await collector.store.listEvents(source.id, 1))[0]!.timestamp]);
     } finally {
-      await store.close();
+      await collector.close();
     }
   });
 
   it('a slow chart query cannot take all the pool\'s connections from ingestion: page reads hold two at most', async () => {
-    const store = new Collector(await PostgresStore.connect(db.url));
+    const collector = new Collector(await PostgresStore.connect(db.url));
     const locker = new pg.Client({ connectionString: db.url });
     await locker.connect();
     try {
-      const admin = createAdmin(store.store, Date.now);
+      const admin = createAdmin(collector.store, Date.now);
       const project = await admin.createProject({ name: 'Charted', apiEnabled: true });
       const source = await admin.createSource({ projectId: project.id, name: 'S' });
       const key = await admin.createKey(source.id);
@@ -292,30 +292,30 @@ async function withSlowDeletes(
         (await direct.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0]!.n;
       // Twelve different charts (more tabs than the pool has connections).
       const reads = Array.from({ length: 12 }, (_, i) =>
-        store.listings.eventsPerDay(project.id, today - 29 * DAY - i, today + DAY).then(
+        collector.listings.eventsPerDay(project.id, today - 29 * DAY - i, today + DAY).then(
           () => 'read',
           (e: unknown) => (e instanceof PageReadsBusyError ? 'busy' : e),
         ),
       );
       await vi.waitFor(async () => expect(await waitingOnLock()).toBe(2));
       const job: IngestJob = { projectId: project.id, sourceId: source.id, keyId: key.id, receivedAt: Date.now(), dryRun: false, items: [item({ timestamp: Date.now() })] };
-      const outcomes = await store.ingest(job);
+      const outcomes = await collector.ingest(job);
       expect(outcomes.map((o) => o.status)).toEqual(['accepted']);
       expect(await waitingOnLock()).toBe(2);
       await locker.query('ROLLBACK');
       expect(await Promise.all(reads)).toEqual([...Array(10).fill('read'), 'busy', 'busy']);
     } finally {
       await locker.end();
-      await store.close();
+      await collector.close();
     }
   });
 
   it('a dry run sends none of its writes, and a real one sends them in one statement', async () => {
-    const store = new Collector(await PostgresStore.connect(db.url));
+    const collector = new Collector(await PostgresStore.connect(db.url));
     const sent: string[] = [];
     const query = pg.Client.prototype.query;
     try {
-      const admin = createAdmin(store.store, Date.now);
+      const admin = createAdmin(collector.store, Date.now);
       const project = await admin.createProject({ name: 'P', apiEnabled: true });
       const source = await admin.createSource({ projectId: project.id, name: 'S' });
       const key = await admin.createKey(source.id);
@@ -327,16 +327,16 @@ async function withSlowDeletes(
         sent.push(typeof cfg === 'string' ? cfg : ((cfg as { name?: string }).name ?? '?'));
         return (query as (...a: unknown[]) => unknown).call(this, cfg, ...rest);
       } as typeof query;
-      expect((await store.ingest(job(true)))[0]!.status).toBe('accepted');
+      expect((await collector.ingest(job(true)))[0]!.status).toBe('accepted');
       expect(sent).toContain('ROLLBACK');
       expect(sent).not.toContain('inlet_ingest_writes');
       sent.length = 0;
-      expect((await store.ingest(job(false)))[0]!.status).toBe('accepted');
+      expect((await collector.ingest(job(false)))[0]!.status).toBe('accepted');
       expect(sent.filter((s) => s === 'inlet_ingest_writes')).toHaveLength(1);
       expect(sent).toContain('COMMIT');
     } finally {
       pg.Client.prototype.query = query;
-      await store.close();
+      await collector.close();
     }
   });
 
@@ -412,7 +412,7 @@ async function withSlowDeletes(
 
   describe('when the database goes away', () => {
     let proxy: FlakyProxy;
-    let store: Collector;
+    let collector: Collector;
     let admin: ReturnType<typeof createAdmin>;
     let projectId: string;
     let sourceId: string;
@@ -431,8 +431,8 @@ async function withSlowDeletes(
         timeouts: { connectMs: 500, statementMs: 1000 },
         onBackgroundError: (e) => backgroundErrors.push(e),
       });
-      store = new Collector(port, { clock: clock.now });
-      admin = createAdmin(store.store, clock.now);
+      collector = new Collector(port, { clock: clock.now });
+      admin = createAdmin(collector.store, clock.now);
       const project = await admin.createProject({ name: 'Outage', apiEnabled: true });
       const source = await admin.createSource({ projectId: project.id, name: 'S' });
       const created = await admin.createKey(source.id);
@@ -443,7 +443,7 @@ async function withSlowDeletes(
     });
     afterAll(async () => {
       proxy.set('up');
-      await store?.close();
+      await collector?.close();
       await proxy?.close();
     });
 
@@ -468,9 +468,9 @@ async function withSlowDeletes(
     }
 
     it('a server that stops answering fails requests within the time limits, and nothing is half written', async () => {
-      await store.ingest(job('before'));
+      await collector.ingest(job('before'));
       proxy.set('hang');
-      const calls: (() => Promise<unknown>)[] = [() => store.ingest(job('hung')), () => store.authenticate(hashKey(key)), () => store.ingest(job('hung2'))];
+      const calls: (() => Promise<unknown>)[] = [() => collector.ingest(job('hung')), () => collector.authenticate(hashKey(key)), () => collector.ingest(job('hung2'))];
       for (const call of calls) {
         const { ms, result } = await timed(call());
         expect(result.status).toBe('rejected');
@@ -480,27 +480,27 @@ async function withSlowDeletes(
       }
       proxy.set('up');
       expect(await storedRows('hung')).toBe(0);
-      expect((await store.ingest(job('hung')))[1]!.status).toBe('accepted');
+      expect((await collector.ingest(job('hung')))[1]!.status).toBe('accepted');
       expect(await storedRows('hung')).toBe(3);
     });
 
     it('a stopped server is refused at once, and the store recovers by itself when it is back', async () => {
       proxy.set('down');
-      const { ms, result } = await timed(store.ingest(job('down')));
+      const { ms, result } = await timed(collector.ingest(job('down')));
       expect(result.status).toBe('rejected');
       expect((result as PromiseRejectedResult).reason).toBeInstanceOf(StoreUnavailableError);
       expect(ms).toBeLessThan(2000);
-      await expect(store.store.listEvents(sourceId, 1)).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(collector.store.listEvents(sourceId, 1)).rejects.toBeInstanceOf(StoreUnavailableError);
       proxy.set('up');
-      expect((await store.ingest(job('down')))[1]!.status).toBe('accepted');
-      expect(await store.authenticate(hashKey(key))).not.toBeNull();
+      expect((await collector.ingest(job('down')))[1]!.status).toBe('accepted');
+      expect(await collector.authenticate(hashKey(key))).not.toBeNull();
     });
 
     it('admin, account and listing calls (written once, over Kysely) reject as the port\'s error when the server hangs or is down, and recover', async () => {
       const calls: (() => Promise<unknown>)[] = [
-        () => store.store.admin.getProject(projectId),
-        () => store.store.accounts.noteLoginAttempt([{ key: 'outage', free: 3 }], clock.now(), { windowMs: 60_000, blockMs: () => 1000 }),
-        () => store.store.listings.listSources(projectId),
+        () => collector.store.admin.getProject(projectId),
+        () => collector.store.accounts.noteLoginAttempt([{ key: 'outage', free: 3 }], clock.now(), { windowMs: 60_000, blockMs: () => 1000 }),
+        () => collector.store.listings.listSources(projectId),
       ];
       for (const state of ['hang', 'down'] as const) {
         proxy.set(state);
@@ -510,18 +510,18 @@ async function withSlowDeletes(
           expect((failed as Error).message).toBe('PostgreSQL could not be reached.');
         }
         proxy.set('up');
-        expect(await store.store.admin.getProject(projectId)).toMatchObject({ id: projectId });
+        expect(await collector.store.admin.getProject(projectId)).toMatchObject({ id: projectId });
       }
       // A statement the server refuses is told apart from an outage, with its SQLSTATE.
-      const org = await store.store.admin.getOrg((await store.store.admin.getProject(projectId))!.orgId);
-      const refused = await store.store.admin.createOrg(org!).then(() => null, (e: unknown) => e);
+      const org = await collector.store.admin.getOrg((await collector.store.admin.getProject(projectId))!.orgId);
+      const refused = await collector.store.admin.createOrg(org!).then(() => null, (e: unknown) => e);
       expect(refused).toBeInstanceOf(StoreUnavailableError);
       expect(refused).toMatchObject({ refused: true, message: 'PostgreSQL refused the statement for a value it holds (SQLSTATE 23505).' });
     });
 
     it('a connection lost inside a transaction rolls back what it wrote', async () => {
       await expect(
-        store.transaction(async (tx) => {
+        collector.transaction(async (tx) => {
           await tx.lockProject(projectId);
           await tx.createPersons(projectId, [{ id: 'per_lost', kind: 'browser' }], clock.now());
           await tx.addLinks(projectId, [{ distinctId: 'lost', personId: 'per_lost' }]);
@@ -536,13 +536,13 @@ async function withSlowDeletes(
     });
 
     it('a database restart that ends every session is survived without a crash', async () => {
-      await store.ingest(job('pre-restart'));
+      await collector.ingest(job('pre-restart'));
       const before = backgroundErrors.length;
       const { rowCount } = await direct.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name = 'inlet'");
       expect(rowCount).toBeGreaterThan(0);
       // The pool has noticed once each idle connection it held reported its end.
       await vi.waitFor(() => expect(backgroundErrors.length).toBe(before + rowCount!));
-      expect((await store.ingest(job('post-restart')))[1]!.status).toBe('accepted');
+      expect((await collector.ingest(job('post-restart')))[1]!.status).toBe('accepted');
       expect(backgroundErrors.length).toBe(before + rowCount!);
     });
   });

@@ -21,17 +21,17 @@ function job(n: number): IngestJob {
 }
 
 it('under writes that never pause, the WAL still starts over and stays short on disk', async () => {
-  const store = await collectorOn(SqliteStore.open(tmp.dir, { longFrames: 200, sizeLimitBytes: 512 * 1024, checkpointEveryMs: 100 }));
+  const collector = await collectorOn(SqliteStore.open(tmp.dir, { longFrames: 200, sizeLimitBytes: 512 * 1024, checkpointEveryMs: 100 }));
   const wal = join(tmp.dir, 'inlet.db-wal');
   let largest = 0;
   // 300 commits back to back, many times the WAL's limit of pages.
   let n = 0;
   while (n < 300) {
-    await Promise.all(Array.from({ length: 4 }, () => store.ingest(job(n++))));
+    await Promise.all(Array.from({ length: 4 }, () => collector.ingest(job(n++))));
     largest = Math.max(largest, statSync(wal).size);
   }
   const dbSize = statSync(join(tmp.dir, 'inlet.db')).size;
-  await store.close();
+  await collector.close();
   expect(dbSize).toBeGreaterThan(4 * 1024 * 1024);
   // Left to PASSIVE checkpoints alone the WAL grew to about 9 times the database
   // here (284 MB for 32 MB); starting over keeps it under the database's size,
@@ -173,11 +173,11 @@ it('jobs that arrive during a hold are committed once it ends, and close() waits
   const deaf = watchedThread({ deafToCatchUps: true });
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
   try {
-    const store = await collectorOn(SqliteStore.open(tmp.dir, { catchUpTimeoutMs: 300, checkpointThread: deaf.start }));
+    const collector = await collectorOn(SqliteStore.open(tmp.dir, { catchUpTimeoutMs: 300, checkpointThread: deaf.start }));
     // The thread says the WAL is long: writes are held until the (deaf) catch-up times out.
     deaf.thread().emit('message', 'long');
-    const answers = Promise.all([store.ingest(job(1)), store.ingest(job(2))]);
-    const closed = store.close();
+    const answers = Promise.all([collector.ingest(job(1)), collector.ingest(job(2))]);
+    const closed = collector.close();
     await vi.advanceTimersByTimeAsync(299);
     expect(await settledNow(answers)).toBe(false);
     expect(await settledNow(closed)).toBe(false);

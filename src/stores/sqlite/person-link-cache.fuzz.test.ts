@@ -69,7 +69,7 @@ it('person links from memory always agree with the database, through merges, dry
     const r = new Random(seed);
     const dir = `${tmp.dir}/s${seed}`;
     const db = openSqlite(dir);
-    const store = await collectorOn(checkedStore(db));
+    const collector = await collectorOn(checkedStore(db));
     db.prepare("INSERT INTO projects (id, org_id, name, api_enabled, created_at) VALUES ('prj_2', 'org_1', 'p', 1, 0)").run();
     const otherCommitter = new Collector(checkedStore(openSqlite(dir)));
     const distinctId = () => `u${r.int(6)}`;
@@ -91,10 +91,10 @@ it('person links from memory always agree with the database, through merges, dry
         // A track item without an event name fails its job, after the others were written.
         if (r.chance(0.1)) items.push({ distinctId: distinctId(), event: null });
         const job = ingestJob(items, { projectId: r.chance(0.8) ? 'prj_1' : 'prj_2', sourceId: `src_${r.int(3)}`, dryRun: r.chance(0.15) });
-        const answer = r.chance(0.1) ? otherCommitter.ingest(job) : store.ingest(job);
+        const answer = r.chance(0.1) ? otherCommitter.ingest(job) : collector.ingest(job);
         pending.push(answer.then((outcomes) => outcomes.forEach((o) => o.status === 'accepted' && seen.push(o.personId))));
       }
-      if (r.chance(0.1)) pending.push(store.transaction((tx) => browserIdentify(tx, 'prj_1', anonymousId(), distinctId(), 1)));
+      if (r.chance(0.1)) pending.push(collector.transaction((tx) => browserIdentify(tx, 'prj_1', anonymousId(), distinctId(), 1)));
       const failCommit = r.chance(0.1);
       if (failCommit) {
         // A deferred foreign key fails the COMMIT of any write that stores an event.
@@ -110,7 +110,7 @@ it('person links from memory always agree with the database, through merges, dry
       }
     }
     await otherCommitter.close();
-    await store.close();
+    await collector.close();
   }
   expect(wrong).toEqual([]);
   // The check is worth something only if memory served a good share.

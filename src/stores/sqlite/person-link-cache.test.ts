@@ -125,7 +125,7 @@ describe('the store around the cache', () => {
     const sqlite = SqliteStore.open(tmp.dir);
     // The engine's transactions are seen as they reach the store.
     let reached: () => void = () => {};
-    const store = await collectorOn(
+    const collector = await collectorOn(
       new Proxy(sqlite, {
         get: (t, p) => {
           if (p === 'transaction') return (...a: Parameters<SqliteStore['transaction']>) => (reached(), t.transaction(...a));
@@ -135,23 +135,23 @@ describe('the store around the cache', () => {
       }),
     );
     try {
-      const [server] = (await store.ingest(ingestJob([track('u1')]))).map(personOf);
-      await store.ingest(ingestJob([track('u1')]));
+      const [server] = (await collector.ingest(ingestJob([track('u1')]))).map(personOf);
+      await collector.ingest(ingestJob([track('u1')]));
       let during: Promise<ItemOutcome[]> = Promise.resolve([]);
       await sqlite.transaction(async (tx) => {
         // A job arrives while the transaction waits on something else (here:
         // that job reaching the store): it must wait too, not fail.
         const inStore = new Promise<void>((r) => (reached = r));
-        during = store.ingest(ingestJob([track('u9')]));
+        during = collector.ingest(ingestJob([track('u9')]));
         await inStore;
         await tx.createPersons('prj_1', [{ id: 'per_b', kind: 'browser' }], 0);
         await tx.mergePerson('prj_1', server!, 'per_b');
       });
       expect((await during).map((o) => o.status)).toEqual(['accepted']);
-      expect((await store.ingest(ingestJob([track('u1')]))).map(personOf)).toEqual(['per_b']);
+      expect((await collector.ingest(ingestJob([track('u1')]))).map(personOf)).toEqual(['per_b']);
       expect(server).not.toBe('per_b');
     } finally {
-      await store.close();
+      await collector.close();
     }
   });
 });
