@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type LiveRequest, LiveWindow, WATCH_LINGER_MS } from './live-window.js';
+import { BYTES_PER_SOURCE, type LiveRequest, LiveWindow, WATCH_LINGER_MS, lineBytes } from './live-window.js';
 
 const req = (id: string, items: number): LiveRequest => ({
   requestId: id,
@@ -87,5 +87,49 @@ describe('LiveWindow: only watched sources', () => {
     w.show('b');
     w.show('c');
     expect(['a', 'b', 'c'].map((s) => w.watched(s))).toEqual([false, true, true]);
+  });
+});
+
+describe('LiveWindow: bounded in bytes', () => {
+  const refused = (id: string, lines: number, text: string): LiveRequest => ({
+    requestId: id,
+    at: 1,
+    status: 400,
+    size: lines,
+    items: Array.from({ length: lines }, (_, index) => ({
+      index, outcome: 'refused', type: null, event: text, distinctId: text, personId: null, timestamp: null, code: 'reserved_property', field: `properties.${text}`, message: text,
+    })),
+  });
+  const kept = (w: LiveWindow, s: string) => w.recent(s).reduce((n, r) => n + r.items.reduce((m, i) => m + lineBytes(r, i), 0), 0);
+
+  it('fault: lines of any length were kept whole, 500 to a source; each line’s texts are cut and a source keeps at most its bytes', () => {
+    const w = new LiveWindow();
+    const huge = '$' + 'k'.repeat(900_000);
+    for (let i = 0; i < 20; i++) w.publish('s', refused(`r${i}`, 1, huge));
+    for (const r of w.recent('s')) for (const i of r.items) expect((i.message ?? '').length + (i.field ?? '').length).toBeLessThan(1000);
+    w.publish('s', refused('many', 500, '"'.repeat(5000)));
+    expect(kept(w, 's')).toBeLessThanOrEqual(BYTES_PER_SOURCE);
+    expect(w.bytes).toBe(kept(w, 's'));
+    // The request too large alone keeps its first lines.
+    expect(w.recent('s').map((r) => r.requestId)).toEqual(['many']);
+    expect(w.recent('s')[0]!.items[0]!.index).toBe(0);
+  });
+
+  it('keeps a 500-item request of ordinary lines whole', () => {
+    const w = new LiveWindow();
+    const r = req('full', 500);
+    for (const i of r.items) Object.assign(i, { event: 'checkout_completed', distinctId: 'user_1234567890', personId: 'per_01HZX3K9Q2W8E7R6T5Y4U3I2O1' });
+    w.publish('s', r);
+    expect(w.recent('s')[0]!.items).toHaveLength(500);
+  });
+
+  it('all sources together keep at most their bytes; the source answered longest ago leaves first', () => {
+    const w = new LiveWindow(500, 1000, Date.now, 64 * 1024, 200 * 1024);
+    const text = 'x'.repeat(400);
+    for (let s = 0; s < 10; s++) w.publish(`s${s}`, refused(`r${s}`, 100, text));
+    expect(w.bytes).toBeLessThanOrEqual(200 * 1024);
+    expect(w.recent('s9')).toHaveLength(1);
+    expect(w.recent('s0')).toEqual([]);
+    expect(w.bytes).toBe(Array.from({ length: 10 }, (_, s) => kept(w, `s${s}`)).reduce((a, b) => a + b, 0));
   });
 });

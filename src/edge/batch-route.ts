@@ -191,11 +191,11 @@ export function itemsVerdict(
 ): Refusal | null {
   req.facts!.items = tallyRefused(checked.errors);
   if (strict && checked.errors.length > 0) {
-    if (!validate) feedLive(deps.live, auth.source.id, req.id, deps.clock(), 400, { refused: checked.refused, errors: checked.errors });
+    if (!validate) feedLive(deps.live, auth.source.id, req.id, deps.clock(), 400, { count: checked.count, refused: checked.refused, errors: checked.errors });
     return { code: 'strict_item_invalid', errors: checked.errors };
   }
   if (checked.items.length + checked.dropped.length === 0 && !validate && dialect.refuseAllInvalid) {
-    feedLive(deps.live, auth.source.id, req.id, deps.clock(), 400, { refused: checked.refused, errors: checked.errors });
+    feedLive(deps.live, auth.source.id, req.id, deps.clock(), 400, { count: checked.count, refused: checked.refused, errors: checked.errors });
     return { code: 'all_items_invalid', errors: checked.errors };
   }
   return null;
@@ -235,7 +235,7 @@ export async function writeChecked(
     reply.code(200).send(dryRunAnswer(checked.items, outcomes, checked.dropped, checked.errors, checked.droppedKeys, req.id));
   } else {
     feedLive(deps.live, auth.source.id, req.id, deps.clock(), dialect.okStatus, {
-      refused: checked.refused, errors: checked.errors, stored: { items: checked.items, outcomes }, dropped: checked.dropped,
+      count: checked.count, refused: checked.refused, errors: checked.errors, stored: { items: checked.items, outcomes }, dropped: checked.dropped,
     });
     reply.code(dialect.okStatus).send(batchAnswer(outcomes, checked.dropped, checked.errors, req.id));
   }

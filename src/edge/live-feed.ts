@@ -6,6 +6,8 @@ import type { ItemError } from '../pipeline/field-error.js';
 
 /** What became of a request's items, for the live view: only what the answer itself said. */
 export interface AnsweredItems {
+  /** Items the request held, valid or not: a refusal of the whole request lists only the refused ones. */
+  count: number;
   /** The names and ids of refused items. */
   refused: RefusedItem[];
   errors: ItemError[];
@@ -49,8 +51,7 @@ export function liveRequest(requestId: string, at: number, status: number, a: An
     });
   }
   items.sort((x, y) => x.index - y.index);
-  // Every item of a request is stored, dropped or refused; a refused one may have several lines.
-  return { requestId, at, status, size: new Set(items.map((i) => i.index)).size, items };
+  return { requestId, at, status, size: a.count, items };
 }
 
 function fromItem(i: ShownItem, outcome: LiveItem['outcome'], personId: string | null, code: string | null): LiveItem {

@@ -3,6 +3,7 @@
  * of src/edge/batch-checks.ts. Each returns null when the request passes, or a refusal.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import { echoed } from '../domain/echo.js';
 import { type Refusal, isRefusal } from '../pipeline/refusal.js';
 import { ENDPOINTS } from './endpoints.js';
 
@@ -22,7 +23,7 @@ export function checkPath(path: string, host: string, trackerHosts: Set<string>,
   if (version !== undefined && version !== '1' && retired.has(String(Number(version)))) {
     return { code: 'api_version_retired', message: `API version ${version} is retired. Send batches to POST /api/v1/batch.` };
   }
-  return { code: 'not_found', message: `There is no endpoint at ${path}. Send batches to POST /api/v1/batch.` };
+  return { code: 'not_found', message: `There is no endpoint at ${echoed(path)}. Send batches to POST /api/v1/batch.` };
 }
 
 /** The method: POST only. */
@@ -60,12 +61,12 @@ export function checkQuery(query: string): BatchOptions | Refusal {
   const seen = new Set<string>();
   for (const [name, value] of new URLSearchParams(query)) {
     if (name !== 'validate' && name !== 'strict') {
-      return { code: 'invalid_query', message: `Unknown query parameter "${name}"; only validate and strict are allowed.` };
+      return { code: 'invalid_query', message: `Unknown query parameter "${echoed(name)}"; only validate and strict are allowed.` };
     }
-    if (seen.has(name)) return { code: 'invalid_query', message: `The query parameter "${name}" is given more than once; give it once.` };
+    if (seen.has(name)) return { code: 'invalid_query', message: `The query parameter "${echoed(name)}" is given more than once; give it once.` };
     seen.add(name);
     if (value !== 'true' && value !== 'false') {
-      return { code: 'invalid_query', message: `The query parameter "${name}" must be true or false, not "${value}".` };
+      return { code: 'invalid_query', message: `The query parameter "${echoed(name)}" must be true or false, not "${echoed(value)}".` };
     }
     opts[name] = value === 'true';
   }
@@ -83,7 +84,7 @@ export function checkContentType(header: string | undefined): Refusal | null {
   if (ok) return null;
   return {
     code: 'unsupported_media_type',
-    message: `Content-Type ${header === undefined ? 'is missing' : `"${header}" is not supported`}; send "Content-Type: application/json".`,
+    message: `Content-Type ${header === undefined ? 'is missing' : `"${echoed(header)}" is not supported`}; send "Content-Type: application/json".`,
   };
 }
 
@@ -94,5 +95,5 @@ export function checkEncoding(header: string | undefined): BodyEncoding | Refusa
   const e = (header ?? 'identity').trim().toLowerCase();
   if (e === 'identity' || e === '') return 'identity';
   if (e === 'gzip') return 'gzip';
-  return { code: 'unsupported_encoding', message: `Content-Encoding "${header}" is not supported; send gzip or identity, or leave it out.` };
+  return { code: 'unsupported_encoding', message: `Content-Encoding "${echoed(header ?? '')}" is not supported; send gzip or identity, or leave it out.` };
 }

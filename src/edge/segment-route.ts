@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { echoed } from '../domain/echo.js';
 import { type BearerResult, readBearer } from '../domain/keys.js';
 import { checkBatch } from '../pipeline/checked-batch.js';
 import { parseJsonBody } from '../pipeline/parse-body.js';
@@ -86,7 +87,7 @@ function checkSegmentPath(path: string, host: string, trackerHosts: Set<string>)
     return { code: 'not_found', message: `${host} is a tracker domain for browser traffic; send server events to the app host.` };
   }
   if (SEGMENT_PATHS.has(path as SegmentPath)) return null;
-  return { code: 'not_found', message: `There is no endpoint at ${path}. The Segment-spec endpoints are ${[...SEGMENT_PATHS.keys()].join(', ')}.` };
+  return { code: 'not_found', message: `There is no endpoint at ${echoed(path)}. The Segment-spec endpoints are ${[...SEGMENT_PATHS.keys()].join(', ')}.` };
 }
 
 /**

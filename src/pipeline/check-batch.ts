@@ -4,6 +4,7 @@ import type { EnrichedItem, PolicyDrop } from './enriched-item.js';
 import type { ItemError } from './field-error.js';
 import { INSERT_ID } from './ids.js';
 import { isPlainObject } from './text.js';
+import { quoted } from '../domain/echo.js';
 
 export const MAX_ITEMS = 500;
 
@@ -50,7 +51,7 @@ export function checkItems(items: unknown[], ctx: ItemContext): BatchCheck {
         fieldErrors.push({
           code: 'duplicate_insert_id',
           field: 'insert_id',
-          message: `insert_id "${insertId}" is used by an earlier item of this request; give each item its own insert_id.`,
+          message: `insert_id ${quoted(insertId)} is used by an earlier item of this request; give each item its own insert_id.`,
         });
       }
       seen.add(insertId);

@@ -8,6 +8,7 @@ import { type FieldCheck, checkAnonymousId, checkDistinctId, checkName } from '.
 import { INSERT_ID, SESSION_ID, isReservedEventName } from './ids.js';
 import { normaliseProperties } from './properties.js';
 import { describeJson, isPlainObject } from './text.js';
+import { quoted } from '../domain/echo.js';
 import { type ImportWindow, parseTimestamp } from './timestamp.js';
 
 /** A valid item, enriched, and whether the source's policy drops it before the store; or its faults. */
@@ -155,7 +156,7 @@ function checkEvent(v: unknown, errors: FieldError[], ownName: boolean): string 
     errors.push({
       code: 'reserved_event_name',
       field: 'event',
-      message: `"${name}" is a reserved event name. Names starting with "$" (other than $agent_step and $agent_run) and identify, alias, group and merge are kept for Inlet itself.`,
+      message: `${quoted(name)} is a reserved event name. Names starting with "$" (other than $agent_step and $agent_run) and identify, alias, group and merge are kept for Inlet itself.`,
     });
     return null;
   }

@@ -3,6 +3,7 @@ import type { ItemContext } from './check-item.js';
 import type { EnrichedItem, PolicyDrop } from './enriched-item.js';
 import type { ItemError } from './field-error.js';
 import { parseJsonBody } from './parse-body.js';
+import { cutText } from '../domain/echo.js';
 import { type Refusal, isRefusal } from './refusal.js';
 
 /** What the checks made of a request's items: what goes to the store, and what does not. */
@@ -68,5 +69,5 @@ export function checkBatch(items: unknown[], droppedKeys: string[], ctx: BatchCo
 function textField(raw: unknown, name: string): string | null {
   if (typeof raw !== 'object' || raw === null || !Object.hasOwn(raw, name)) return null;
   const v = (raw as Record<string, unknown>)[name];
-  return typeof v === 'string' ? v.slice(0, 128) : null;
+  return typeof v === 'string' ? cutText(v, 128) : null;
 }

@@ -2,6 +2,7 @@ import { codePointLength, isStorableText } from '../domain/storable.js';
 import type { FieldError } from './field-error.js';
 import { PERSON_ID, isPlaceholderDistinctId } from './ids.js';
 import { describeJson, hasControlChars } from './text.js';
+import { quoted } from '../domain/echo.js';
 
 /** Longest event name or distinct_id, in code points (at most 512 bytes of UTF-8, well under any index limit). */
 export const MAX_NAME_LENGTH = 128;
@@ -39,7 +40,7 @@ export function checkDistinctId(v: unknown): FieldCheck {
       error: {
         code: 'invalid_distinct_id',
         field: 'distinct_id',
-        message: `"distinct_id" "${r.value}" is a placeholder, not a user id; it would merge every such user into one person. Send your real user id, or anonymous_id only.`,
+        message: `"distinct_id" ${quoted(r.value)} is a placeholder, not a user id; it would merge every such user into one person. Send your real user id, or anonymous_id only.`,
       },
     };
   }

@@ -2,6 +2,7 @@ import type { FieldError } from './field-error.js';
 import { ACCEPTED_DOLLAR_KEYS, ENRICHMENT_KEYS } from './reserved-properties.js';
 import { MAX_KEY_LENGTH, isStorableNumber, isStorableText, keyFault } from '../domain/storable.js';
 import { describeJson, isPlainObject } from './text.js';
+import { cutText, echoed, quoted } from '../domain/echo.js';
 
 export const MAX_PROPERTY_KEYS = 255;
 export const MAX_PROPERTY_DEPTH = 5;
@@ -50,7 +51,8 @@ export function normaliseProperties(raw: unknown, recordIp: boolean, errors: Fie
 
 /** Whether an accepted, well-formed `$` key is stored; side effects record why not. */
 function dollarKeyStays(key: string, value: unknown, recordIp: boolean, out: NormalisedProperties, errors: FieldError[]): boolean {
-  const field = `properties.${key}`;
+  // Only a refused key's path can be long: ENRICHMENT_KEYS and ACCEPTED_DOLLAR_KEYS hold short names.
+  const field = `properties.${echoed(key)}`;
   if (ENRICHMENT_KEYS.has(key)) {
     out.droppedKeys.push(field);
     return false;
@@ -60,7 +62,7 @@ function dollarKeyStays(key: string, value: unknown, recordIp: boolean, out: Nor
     errors.push({
       code: 'reserved_property',
       field,
-      message: `"${key}" is a reserved property name. Rename it without the leading "$".`,
+      message: `${quoted(key)} is a reserved property name. Rename it without the leading "$".`,
     });
     return false;
   }
@@ -137,7 +139,7 @@ function findFault(value: unknown, depth: number): string | null {
     const bad = keyFault(k);
     if (bad?.kind === 'text') return 'A key in "properties" holds U+0000 or a lone surrogate; rename it.';
     if (bad?.kind === 'length') {
-      return `A key in "properties" (starting "${[...k].slice(0, 20).join('')}…") has ${bad.length} characters; keys may have at most ${MAX_KEY_LENGTH}. Shorten it.`;
+      return `A key in "properties" (starting "${cutText(k, 20)}") has ${bad.length} characters; keys may have at most ${MAX_KEY_LENGTH}. Shorten it.`;
     }
     const f = findFault(v, depth + 1);
     if (f !== null) return f;

@@ -367,6 +367,26 @@ describe('the console over HTTP', () => {
     }
   });
 
+  it('fault: a strict=true refusal was shown as "#2 of 1"; its lines count all the request’s items, "#2 of 4"', async () => {
+    const live = new LiveWindow();
+    const g = await makeFixture({ live });
+    try {
+      await makeUser(g.collector, g.clock.now, 'dev@acme.test', { orgIds: [g.orgId] });
+      const dev = await signIn(g.app, 'dev@acme.test');
+      expect((await g.app.inject({ method: 'GET', url: `/console/sources/${g.sourceId}`, headers: { cookie: dev.cookie } })).statusCode).toBe(200);
+      const items = [{ event: 'a', distinct_id: 'c1' }, { event: 'b', distinct_id: 'c1' }, { event: '$nope', distinct_id: 'c1' }, { event: 'd', distinct_id: 'c1' }];
+      expect((await send(g, { items }, { query: 'strict=true' })).statusCode).toBe(400);
+      // And a request whose every item is refused.
+      expect((await send(g, { items: [{ event: '$x', distinct_id: 'c1' }, { event: '$y', distinct_id: 'c1' }, { event: '$z', distinct_id: 'c1' }] })).statusCode).toBe(400);
+      const page = (await g.app.inject({ method: 'GET', url: `/console/sources/${g.sourceId}`, headers: { cookie: dev.cookie } })).body;
+      expect(page).toContain('#2 of 4 in');
+      expect(page).toContain('#2 of 3 in');
+      expect(page).not.toMatch(/#\d+ of 1 in/);
+    } finally {
+      await g.close();
+    }
+  });
+
   it('builds no live record for a source nobody watches; a stream or a page shown starts the records', async () => {
     const live = new LiveWindow();
     const published = vi.spyOn(live, 'publish');
