@@ -82,7 +82,8 @@ export interface AccountStore {
   /**
    * Counts one sign-in attempt under every key, before its password is
    * checked, unless one of the keys is blocked at `at`: then nothing is
-   * counted and the answer is the latest block's end. A key's count starts
+   * counted, nothing is written (no row for a key that had none), and the
+   * answer is the latest block's end. A key's count starts
    * over once `rule.windowMs` has passed since its first attempt; a key whose
    * count passes its `free` attempts is blocked until `at + rule.blockMs(count
    * - free)` (a block is never shortened). The attempt that sets a block is
@@ -90,6 +91,8 @@ export interface AccountStore {
    * made at once, each sees the counts and blocks of those before it.
    */
   noteLoginAttempt(keys: LoginKey[], at: number, rule: LoginRule): Promise<LoginAttempt>;
+  /** The latest end of a block on any of the keys (0: none), read without counting or writing anything. */
+  loginBlockedUntil(keys: string[]): Promise<number>;
   /** Takes one attempt off the key's count (one that turned out right); a block it set stays. */
   forgiveLoginAttempt(key: string): Promise<void>;
   /** Forgets the key's count and block (the account's right password). */
@@ -97,9 +100,11 @@ export interface AccountStore {
   /**
    * Deletes sessions created before `createdBefore` or last seen before
    * `seenBefore`, and failure counts begun before `failuresBefore` whose
-   * block (if any) is over by `now`: what no request can use any more.
+   * block (if any) is over by `now`: what no request can use any more. At
+   * most `limit` rows of each a call (a step never waits on a big delete);
+   * the answer is how many rows went.
    */
-  purgeExpired(opts: { createdBefore: number; seenBefore: number; failuresBefore: number; now: number }): Promise<void>;
+  purgeExpired(opts: { createdBefore: number; seenBefore: number; failuresBefore: number; now: number; limit: number }): Promise<number>;
 }
 
 /** Events stored for one UTC day ("YYYY-MM-DD"), by the events' own timestamps. */

@@ -140,7 +140,7 @@ for (const engine of STORES) {
       await note(collector, [['purge:spent', 10]], 100, 1000);
       expect(await note(collector, [['purge:blocked', 0]], 100, 1000, () => 99_899)).toEqual({ allowed: true });
       await note(collector, [['purge:recent', 10]], 4000, 1000);
-      await second.accounts.purgeExpired({ createdBefore: 1000, seenBefore: 3000, failuresBefore: 3000, now: 5000 });
+      await second.accounts.purgeExpired({ createdBefore: 1000, seenBefore: 3000, failuresBefore: 3000, now: 5000, limit: 100 });
       expect(await collector.accounts.getSession(h('old'))).toBeNull();
       expect(await collector.accounts.getSession(h('idle'))).toBeNull();
       expect(await collector.accounts.getSession(h('live'))).not.toBeNull();
@@ -150,6 +150,34 @@ for (const engine of STORES) {
       expect(await note(collector, [['purge:spent', 1]], 5000, 100_000)).toEqual({ allowed: true });
       expect(await note(collector, [['purge:recent', 1]], 5000, 100_000)).toEqual({ allowed: true });
       expect(await note(collector, [['purge:recent', 1]], 5000, 100_000)).toEqual({ allowed: false, blockedUntil: 6000 });
+    });
+
+    /** Deletes every session and count there is, at most `limit` of each; how many went. */
+    const purgeAll = (limit = 1_000_000) =>
+      collector.accounts.purgeExpired({ createdBefore: Number.MAX_SAFE_INTEGER, seenBefore: 0, failuresBefore: Number.MAX_SAFE_INTEGER, now: Number.MAX_SAFE_INTEGER, limit });
+
+    it('a refused attempt writes no row: blocked attempts for new emails leave nothing behind', async () => {
+      await purgeAll();
+      expect(await note(collector, [['ip:norow', 0]], 1000, 60_000, () => 10_000)).toEqual({ allowed: true });
+      for (let i = 0; i < 5; i++) {
+        expect(await note(i % 2 ? collector : second, [[`email:norow${i}@x.test`, 5], ['ip:norow', 0]], 2000, 60_000)).toEqual({ allowed: false, blockedUntil: 11_000 });
+      }
+      // A block is read without counting or writing anything.
+      expect(await second.accounts.loginBlockedUntil(['email:norow0@x.test', 'ip:norow'])).toBe(11_000);
+      expect(await collector.accounts.loginBlockedUntil(['email:norow1@x.test'])).toBe(0);
+      expect(await collector.accounts.loginBlockedUntil([])).toBe(0);
+      // The address's row alone: none for the five emails refused.
+      expect(await purgeAll()).toBe(1);
+    });
+
+    it('the purge is bounded per step: at most `limit` rows of each table a call', async () => {
+      await purgeAll();
+      for (let i = 0; i < 5; i++) await note(collector, [[`bounded:${i}`, 10]], 1000, 1000);
+      for (let i = 0; i < 3; i++) {
+        await collector.accounts.createSession({ tokenHash: sha256(`bounded-${engine.name}-${i}`), userId: 'usr_1', csrfToken: 'c', createdAt: 100, lastSeenAt: 100 });
+      }
+      const step = () => second.accounts.purgeExpired({ createdBefore: 1000, seenBefore: 0, failuresBefore: 3000, now: 5000, limit: 2 });
+      expect([await step(), await step(), await step(), await step()]).toEqual([2 + 2, 1 + 2, 0 + 1, 0]);
     });
 
     it('counts sign-in attempts made at once atomically across servers, refuses the blocked ones uncounted, and blocks until a time', async () => {

@@ -9,6 +9,17 @@ export async function makeUser(store: Pick<Store, 'accounts' | 'admin'>, clock: 
   return createAccounts(store, clock).createUser({ email, password: PASSWORD, admin: opts.admin ?? false, orgIds: opts.orgIds ?? [] });
 }
 
+/** Makes n accounts `${prefix}${i}@acme.test` with PASSWORD, hashed once for all of them (fast). */
+export async function makeUsers(store: Pick<Store, 'accounts' | 'admin'>, clock: () => number, prefix: string, n: number): Promise<string[]> {
+  const emails = Array.from({ length: n }, (_, i) => `${prefix}${i}@acme.test`);
+  const first = await makeUser(store, clock, emails[0]!);
+  const { passwordHash } = (await store.accounts.getUser(first.id))!;
+  for (const [i, email] of emails.entries()) {
+    if (i > 0) await store.accounts.createUser({ id: `usr_${prefix}${i}`, email, passwordHash, admin: false, disabled: false, createdAt: clock() }, []);
+  }
+  return emails;
+}
+
 /** A form body. */
 export const form = (fields: Record<string, string>): string => new URLSearchParams(fields).toString();
 

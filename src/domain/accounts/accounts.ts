@@ -6,7 +6,8 @@ import { randomBase62 } from '../ids.js';
 import { hashesMatch } from '../keys.js';
 import { sha256 } from '../sha256.js';
 import { isStorableText } from '../storable.js';
-import { decoyHash, hashPassword, passwordProblem, verifyPassword } from './passwords.js';
+import { HashTiming } from './hash-timing.js';
+import { hashPassword, passwordProblem, verifyPassword } from './passwords.js';
 import { FAILURE_WINDOW_MS, LoginThrottle } from './throttle.js';
 
 /** A session ends after this long without a request… */
@@ -31,14 +32,25 @@ export type SignIn =
   | { ok: false; reason: 'busy'; retryAfterMs: number };
 
 /**
- * Sign-ins one server checks at once. Their hashes run one after another on
- * one thread (password-thread.ts), about 0.1 s each: the eighth waits under
- * a second on an idle machine, and a flood holds at most eight store writes
- * and hashes that batches could wait behind.
+ * Password checks one server runs at once. Their hashes run one after
+ * another on one thread (password-thread.ts), about 0.1 s each: the eighth
+ * waits under a second on an idle machine, and a flood holds at most eight
+ * store writes and hashes that batches could wait behind. Only sign-ins of
+ * existing accounts take a place (an unknown email waits like a hash without
+ * one, hash-timing.ts), and each account is throttled to a few attempts
+ * (throttle.ts), so filling the bound takes many real emails.
  */
 export const MAX_PASSWORD_CHECKS = 8;
+/**
+ * Sign-ins that wait for a place once all are taken, in turn: a burst
+ * slightly past the bound is checked a little later instead of refused.
+ * Past these, a sign-in is refused at once.
+ */
+export const MAX_WAITING_CHECKS = 8;
 /** When a sign-in refused for the bound is told to try again. */
 const BUSY_RETRY_MS = 1000;
+/** Expired rows deleted per table at each successful sign-in (see purgeExpired). */
+const PURGE_STEP = 500;
 /** The longest email an account can have (createUser's rule). */
 const MAX_EMAIL_LENGTH = 254;
 
@@ -51,8 +63,27 @@ export const normaliseEmail = (email: string): string => email.trim().toLowerCas
 export function createAccounts(store: Pick<Store, 'accounts' | 'admin'>, clock: () => number) {
   const accounts: AccountStore = store.accounts;
   const throttle = new LoginThrottle(accounts);
-  /** Password checks under way on this server. */
+  const timing = new HashTiming();
+  /** Password checks under way on this server, and those waiting for a place, in turn. */
   let checking = 0;
+  const waiting: (() => void)[] = [];
+
+  /** A place under the bound (false: none free and the queue full); each true is given back with release(). */
+  async function place(): Promise<boolean> {
+    if (checking < MAX_PASSWORD_CHECKS) {
+      checking++;
+      return true;
+    }
+    if (waiting.length >= MAX_WAITING_CHECKS) return false;
+    // The place is handed over by release(), so `checking` never drops in between.
+    await new Promise<void>((resolve) => waiting.push(resolve));
+    return true;
+  }
+  function release(): void {
+    const next = waiting.shift();
+    if (next !== undefined) next();
+    else checking--;
+  }
 
   /**
    * Whether the account still has the password that was checked and is not
@@ -85,28 +116,41 @@ export function createAccounts(store: Pick<Store, 'accounts' | 'admin'>, clock: 
       const email = normaliseEmail(emailGiven);
       // No account has an email no engine could store (nor a longer one than createUser takes): wrong, before any query.
       if (email.length > MAX_EMAIL_LENGTH || !isStorableText(email)) return { ok: false, reason: 'wrong' };
-      // Past the bound a sign-in is refused at once, before it is counted or hashed: it checks no password, and
-      // every sign-in in flight holds a write of the store and a hash, which batches would otherwise wait behind.
-      if (checking >= MAX_PASSWORD_CHECKS) return { ok: false, reason: 'busy', retryAfterMs: BUSY_RETRY_MS };
-      checking++;
+      const found = await accounts.userByEmail(email);
+      if (found === null) {
+        // No hash, no place under the bound and no write: random emails cannot fill the bound, nor the
+        // store. Refused as any attempt from a blocked address is; otherwise answered after a wait drawn
+        // from real checks' times, so timing does not tell it from a wrong password.
+        const now = clock();
+        const blockedUntil = await throttle.addressBlockedUntil(address);
+        if (blockedUntil > now) return { ok: false, reason: 'throttled', retryAfterMs: blockedUntil - now };
+        await timing.waitLikeAHash();
+        return { ok: false, reason: 'wrong' };
+      }
+      // Past the bound and its queue a sign-in is refused at once, before it is counted or hashed: it checks no
+      // password, and every sign-in in flight holds a write of the store and a hash, which batches would otherwise wait behind.
+      if (!(await place())) return { ok: false, reason: 'busy', retryAfterMs: BUSY_RETRY_MS };
       const now = clock();
       let user: UserRecord | null;
       let matches: boolean;
       try {
         const attempt = await throttle.attempt(email, address, now);
         if (!attempt.allowed) return { ok: false, reason: 'throttled', retryAfterMs: attempt.blockedUntil - now };
+        // Read again once counted: the account may have changed (or gone) since.
         user = await accounts.userByEmail(email);
-        // An unknown email costs a hash too, so timing does not tell which was wrong.
-        matches = await verifyPassword(password, user?.passwordHash ?? (await decoyHash()));
+        const started = performance.now();
+        matches = user !== null && (await verifyPassword(password, user.passwordHash));
+        if (user !== null) timing.record(performance.now() - started);
       } finally {
-        checking--;
+        release();
       }
       // A disabled account is answered and counted as a wrong password whatever
       // was typed, so neither the answer nor the throttle tells whether it was right.
       if (user === null || !matches || user.disabled) return { ok: false, reason: 'wrong' };
       await throttle.succeeded(email, address);
-      // Sign-ins are rare: each one clears what has expired, so the tables never grow without bound.
-      await accounts.purgeExpired({ createdBefore: now - SESSION_ABSOLUTE_MS, seenBefore: now - SESSION_IDLE_MS, failuresBefore: now - FAILURE_WINDOW_MS, now });
+      // Each sign-in clears a bounded step of what has expired: counts are made only by attempts that were
+      // counted (none for a refused one, none per unknown email), so the steps keep up, and none waits long.
+      await accounts.purgeExpired({ createdBefore: now - SESSION_ABSOLUTE_MS, seenBefore: now - SESSION_IDLE_MS, failuresBefore: now - FAILURE_WINDOW_MS, now, limit: PURGE_STEP });
       const token = randomBytes(32).toString('base64url');
       await accounts.createSession({ tokenHash: sha256(token), userId: user.id, csrfToken: randomBytes(24).toString('base64url'), createdAt: now, lastSeenAt: now });
       if (!(await stillSignsIn(user))) {

@@ -39,12 +39,3 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return timingSafeEqual(got, want);
 }
 
-/**
- * A hash of no one's password: verified when an email is unknown, so that a
- * wrong email takes as long as a wrong password and tells nothing apart.
- */
-export function decoyHash(): Promise<string> {
-  decoy ??= hashPassword(randomBytes(16).toString('hex'));
-  return decoy;
-}
-let decoy: Promise<string> | undefined;

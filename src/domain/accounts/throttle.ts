@@ -50,6 +50,18 @@ export class LoginThrottle {
   }
 
   /**
+   * Until when sign-in from this address is blocked (0: it is not), for an
+   * email no account has: such an attempt is not counted at all. A count per
+   * unknown email was a row per random email a guesser sent, and guarded no
+   * account; a count per address was a write per guess, hundreds at once
+   * that batches waited behind. Attempts at real accounts still count
+   * against their address.
+   */
+  async addressBlockedUntil(address: string): Promise<number> {
+    return this.accounts.loginBlockedUntil([addressKey(address)]);
+  }
+
+  /**
    * A correct password clears the account's count, and takes this attempt
    * off the address's (not the whole count: one success must not unlock
    * guessing elsewhere).

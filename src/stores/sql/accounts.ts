@@ -1,5 +1,4 @@
-import type { Kysely } from 'kysely';
-import { countLoginAttempt } from '../login-attempts.js';
+import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { AccountStore, LoginAttempt, LoginKey, LoginRule, SessionRecord, UserChange, UserListing, UserRecord } from '../port-console.js';
 import { SqlStorePart } from './engine.js';
 import { toSession, toUser } from './rows.js';
@@ -94,24 +93,51 @@ export class SqlAccounts extends SqlStorePart implements AccountStore {
 
   async noteLoginAttempt(keys: LoginKey[], at: number, rule: LoginRule): Promise<LoginAttempt> {
     const names = [...new Set(keys.map((k) => k.key))].sort();
-    if (names.length === 0) return countLoginAttempt([], keys, at, rule).attempt;
-    return this.write(() => this.db.transaction().execute(async (trx) => {
-      // Every key gets a row to lock, in one order on every server, so two
-      // attempts never wait on each other's locks in turn. A row of zeros
-      // is one made here, and counts as none.
-      await trx.insertInto('login_failures').values(names.map((key) => ({ key, failures: 0, first_at: 0 })))
-        .onConflict((c) => c.column('key').doNothing()).execute();
-      const locked = await trx.selectFrom('login_failures').select(['key', 'failures', 'first_at', 'blocked_until'])
-        .where('key', 'in', names).orderBy(this.engine.bytewise('key')).$if(this.engine.rowLocks, (q) => q.forUpdate()).execute();
-      const byKey = new Map(locked.filter((r) => r.first_at !== 0 || r.failures !== 0 || r.blocked_until !== 0)
-        .map((r) => [r.key, { failures: r.failures, firstAt: r.first_at, blockedUntil: r.blocked_until }]));
-      const { attempt, rows } = countLoginAttempt(keys.map((k) => byKey.get(k.key) ?? null), keys, at, rule);
-      for (const [i, r] of (rows ?? []).entries()) {
-        await trx.updateTable('login_failures').set({ failures: r.failures, first_at: r.firstAt, blocked_until: r.blockedUntil })
-          .where('key', '=', keys[i]!.key).execute();
-      }
-      return attempt;
-    }));
+    if (names.length === 0) return { allowed: true };
+    // Blocks first, with one read and no write: a refused attempt leaves no
+    // row behind (a row for every refused attempt of a new email grew the
+    // table without bound) and takes no write turn.
+    const blocked = await this.loginBlockedUntil(names);
+    if (blocked > at) return { allowed: false, blockedUntil: blocked };
+    try {
+      return await this.write(() => this.db.transaction().execute(async (trx) => {
+        // Each key's count goes up in one upsert that locks its row, in one
+        // order on every server (no two attempts wait on each other's locks
+        // in turn). It leaves blocked_until as it was, so what it returns
+        // shows a block set by an attempt that committed since the read above.
+        const counted: { key: string; failures: number; blockedUntil: number }[] = [];
+        for (const key of names) {
+          const current = (eb: ExpressionBuilder<Database, 'login_failures'>) => eb('login_failures.first_at', '>', at - rule.windowMs);
+          const r = await trx.insertInto('login_failures').values({ key, failures: 1, first_at: at, blocked_until: 0 })
+            .onConflict((c) => c.column('key').doUpdateSet((eb) => ({
+              failures: eb.case().when(current(eb)).then(eb(eb.ref('login_failures.failures'), '+', 1)).else(1).end(),
+              first_at: eb.case().when(current(eb)).then(eb.ref('login_failures.first_at')).else(at).end(),
+            })))
+            .returning(['failures', 'blocked_until']).executeTakeFirstOrThrow();
+          counted.push({ key, failures: r.failures, blockedUntil: r.blocked_until });
+        }
+        const late = Math.max(0, ...counted.map((c) => c.blockedUntil));
+        if (late > at) throw new Refused(late);
+        for (const c of counted) {
+          // A key given twice is counted once, under the fewest free attempts it was given with.
+          const free = Math.min(...keys.filter((k) => k.key === c.key).map((k) => k.free));
+          const until = c.failures > free ? at + rule.blockMs(c.failures - free) : 0;
+          // A block is never shortened.
+          if (until > c.blockedUntil) await trx.updateTable('login_failures').set({ blocked_until: until }).where('key', '=', c.key).execute();
+        }
+        return { allowed: true } as const;
+      }));
+    } catch (e) {
+      // Refused after all: the transaction rolled back, so the attempt is neither counted nor kept.
+      if (e instanceof Refused) return { allowed: false, blockedUntil: e.blockedUntil };
+      throw e;
+    }
+  }
+
+  async loginBlockedUntil(keys: string[]): Promise<number> {
+    if (keys.length === 0) return 0;
+    const found = await this.db.selectFrom('login_failures').select('blocked_until').where('key', 'in', keys).execute();
+    return Math.max(0, ...found.map((r) => r.blocked_until));
   }
 
   async forgiveLoginAttempt(key: string): Promise<void> {
@@ -123,10 +149,16 @@ export class SqlAccounts extends SqlStorePart implements AccountStore {
     await this.write(() => this.db.deleteFrom('login_failures').where('key', '=', key).execute());
   }
 
-  async purgeExpired(o: { createdBefore: number; seenBefore: number; failuresBefore: number; now: number }): Promise<void> {
-    await this.write(async () => {
-      await this.db.deleteFrom('sessions').where((eb) => eb.or([eb('created_at', '<', o.createdBefore), eb('last_seen_at', '<', o.seenBefore)])).execute();
-      await this.db.deleteFrom('login_failures').where('first_at', '<', o.failuresBefore).where('blocked_until', '<=', o.now).execute();
+  async purgeExpired(o: { createdBefore: number; seenBefore: number; failuresBefore: number; now: number; limit: number }): Promise<number> {
+    // At most `limit` rows of each table a step, picked by key: one DELETE of
+    // millions of rows outlasted PostgreSQL's statement_timeout, and the
+    // sign-in waiting on it failed, every time.
+    return this.write(async () => {
+      const sessions = await this.db.deleteFrom('sessions').where('token_hash', 'in', (eb) => eb.selectFrom('sessions').select('token_hash')
+        .where((w) => w.or([w('created_at', '<', o.createdBefore), w('last_seen_at', '<', o.seenBefore)])).limit(o.limit)).executeTakeFirst();
+      const failures = await this.db.deleteFrom('login_failures').where('key', 'in', (eb) => eb.selectFrom('login_failures').select('key')
+        .where('first_at', '<', o.failuresBefore).where('blocked_until', '<=', o.now).limit(o.limit)).executeTakeFirst();
+      return Number(sessions.numDeletedRows) + Number(failures.numDeletedRows);
     });
   }
 
@@ -140,5 +172,12 @@ export class SqlAccounts extends SqlStorePart implements AccountStore {
     if (orgIds.length === 0) return;
     await trx.insertInto('memberships').values(orgIds.map((org) => ({ user_id: userId, org_id: org })))
       .onConflict((c) => c.doNothing()).execute();
+  }
+}
+
+/** Thrown to roll back an attempt found blocked once its rows were locked. */
+class Refused extends Error {
+  constructor(readonly blockedUntil: number) {
+    super('sign-in blocked');
   }
 }
