@@ -124,7 +124,7 @@ export const BATCH_CHECKS: readonly Step[] = [
       },
     ],
     run: async (r) => {
-      const body = await readAdmitted(r.deps, r.req, { keyId: r.auth!.keyId });
+      const body = await readAdmitted(r.deps, r.req, { projectId: r.auth!.project.id });
       if (body === null) return DONE;
       if (isRefusal(body)) return body;
       r.body = body;
