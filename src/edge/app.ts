@@ -43,7 +43,7 @@ export interface AppDeps {
   admission?: Admission;
   /** Counted into when given; the metrics listener serves them (never this app). */
   metrics?: Metrics;
-  /** Bounds on bodies being read, all together and per key; tests pass their own. */
+  /** Bounds on bodies being read, all together and per project; tests pass their own. */
   reading?: ReadBudget;
   /** Counts of clients gone and requests refused before routing, for metrics. */
   counters?: EdgeCounters;

@@ -114,7 +114,7 @@ export const BATCH_CHECKS: readonly Step[] = [
       {
         name: 'reading',
         check:
-          "No room to read the body: the server's budget for bodies being read, or the key's share of it, is spent (checked against Content-Length before a byte is read, and as a chunked body arrives); the connection is closed",
+          "No room to read the body: the server's budget for bodies being read, or the share of it of the key's project (all its keys together), is spent (checked against Content-Length before a byte is read, and as a chunked body arrives); the connection is closed",
         codes: ['collection_unavailable'],
       },
       {

@@ -41,7 +41,7 @@ describe('bodies being read are bounded', () => {
 
 describe('bodies with no key fill the whole reading budget', () => {
   it('keyless bodies from many addresses fill only their pool, each address its share, and bodies with a key keep the rest', () => {
-    // 100 in all: 20 for keyless bodies (5 per address), 80 for bodies with a key (40 per key).
+    // 100 in all: 20 for keyless bodies (5 per address), 80 for bodies with a key (40 per project).
     const b = new ReadBudget(100, 40, 20, 5);
     for (let i = 0; i < 4; i++) expect(typeof b.reserve(addr(`10.0.0.${i}`), 5)).toBe('object');
     expect(b.reserve(addr('10.0.0.0'), 1)).toBe('address');
