@@ -13,7 +13,7 @@ it('back-pressure on bodies: 2 MiB and 10 s unless set, 0 bytes turns it off, an
   expect(() => loadConfig({ INLET_BODY_WAIT_MS: '-1' })).toThrow(/INLET_BODY_WAIT_MS must be a whole number from 0 to 20000/);
 });
 
-it('bodies being read: 64 MiB in all and 16 MiB per key unless set, 0 turns one off, and a budget under one largest body is refused by name', () => {
+it('bodies being read: 64 MiB in all and 16 MiB per project unless set, 0 turns one off, and a budget under one largest body is refused by name', () => {
   const MIB = 1_048_576;
   expect(loadConfig({}).reading).toEqual({ budgetBytes: 64 * MIB, keyBudgetBytes: 16 * MIB, keylessBudgetBytes: 8 * MIB, addressBudgetBytes: MIB });
   expect(loadConfig({ INLET_READING_BUDGET_BYTES: '0', INLET_READING_KEY_BUDGET_BYTES: '0' }).reading).toMatchObject({ budgetBytes: Infinity, keyBudgetBytes: Infinity });

@@ -29,10 +29,10 @@ export function loadConfig(env: Env, flags: Record<string, string | undefined> =
     keylessBudgetBytes: s.readingKeylessBudgetBytes === null ? keylessPoolFor(budgetBytes) : s.readingKeylessBudgetBytes || Infinity,
     addressBudgetBytes: s.readingAddressBudgetBytes || Infinity,
   };
-  // A key's share is part of the whole: a larger share would never be reached.
+  // A project's share is part of the whole: a larger share would never be reached.
   if (Number.isFinite(reading.keyBudgetBytes) && reading.keyBudgetBytes > reading.budgetBytes) {
     throw new ConfigError(
-      `${settingName(SETTINGS.readingKeyBudgetBytes)} (${s.readingKeyBudgetBytes}) must not be over ${settingName(SETTINGS.readingBudgetBytes)} (${s.readingBudgetBytes}): a key's share is part of the whole.`,
+      `${settingName(SETTINGS.readingKeyBudgetBytes)} (${s.readingKeyBudgetBytes}) must not be over ${settingName(SETTINGS.readingBudgetBytes)} (${s.readingBudgetBytes}): a project's share is part of the whole.`,
     );
   }
   // The keyless pool is taken from the whole: bodies with a key in a header keep at least one body's room.

@@ -12,7 +12,7 @@ import { ADMISSION_WAIT_MS, BODY_BUDGET_BYTES } from './edge/admission.js';
 import { LIVE_BUFFER_BYTES, LIVE_STREAMS, LIVE_STREAMS_PER_SESSION, MAX_CONNECTIONS } from './edge/connection-limits.js';
 import { normaliseHost } from './edge/host.js';
 import { MAX_BODY_BYTES } from './edge/read-body.js';
-import { READING_ADDRESS_BUDGET_BYTES, READING_BUDGET_BYTES, READING_KEY_BUDGET_BYTES, keylessPoolFor } from './edge/read-budget.js';
+import { READING_ADDRESS_BUDGET_BYTES, READING_BUDGET_BYTES, READING_PROJECT_BUDGET_BYTES, keylessPoolFor } from './edge/read-budget.js';
 import { OFF_THREAD_MIN_BYTES } from './pipeline/check-threads.js';
 
 /** A setting the server cannot start with; the message names it and what it accepts. */
@@ -172,9 +172,11 @@ export const SETTINGS = {
     'INLET_READING_BUDGET_BYTES', READING_BUDGET_BYTES,
     'Bytes of request bodies being read at once, all connections together; a request past it is answered 503 before its body is read.',
   ),
+  // Named for keys, as it was when the share was one key's; kept so that a
+  // deployment that sets it keeps its bound, now counted per project.
   readingKeyBudgetBytes: readingBudget(
-    'INLET_READING_KEY_BUDGET_BYTES', READING_KEY_BUDGET_BYTES,
-    "One key's share of the bytes being read, so that one sender cannot hold them all; at most INLET_READING_BUDGET_BYTES.",
+    'INLET_READING_KEY_BUDGET_BYTES', READING_PROJECT_BUDGET_BYTES,
+    "One project's share of the bytes being read, all its keys together, so that one sender cannot hold them all however many keys it makes; at most INLET_READING_BUDGET_BYTES.",
   ),
   // Unset, it follows INLET_READING_BUDGET_BYTES (config.ts works it out).
   readingKeylessBudgetBytes: {

@@ -44,7 +44,7 @@ export function peopleRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       const projectId = found.project.id;
       const lookup = personId !== null ? { personId } : query !== '' ? { distinctId: query } : null;
       const person = lookup === null ? null : await deps.collector.store.findPerson(projectId, lookup);
-      const matches = query === '' || person !== null ? [] : await deps.collector.listings.searchDistinctIds(projectId, query, MATCHES);
+      const matches = query === '' || person !== null ? [] : await deps.collector.listings.searchDistinctIds(projectId, query, MATCHES).catch(busyAsNull);
       const events = person === null ? [] : await deps.collector.listings.personEvents(projectId, person.id, EVENTS, SCAN).catch(busyAsNull);
       const after = readCursor(q.after);
       const listing = lookup === null ? await deps.collector.listings.listPersons(projectId, PAGE, after) : null;

@@ -22,7 +22,7 @@ export interface ConsoleDeps {
   clock: () => number;
   live: LiveWindow;
   /** Live views open at once (on this server, per session), and what one may leave unsent and for how long. */
-  liveCaps: { perServer: number; perSession: number; bufferBytes: number; stallMs: number };
+  liveCaps: { perServer: number; perSession: number; perUser: number; bufferBytes: number; stallMs: number };
   /** Takes a live view's open socket out of the connections counted against the API's cap. */
   setApart: (socket: Socket) => void;
 }
@@ -71,7 +71,7 @@ export function consolePlugin(deps: ConsoleDeps) {
     const accounts = createAccounts(deps.collector, deps.clock);
     const admin = createAdmin(deps.collector.store, deps.clock);
     const secure = (): boolean => app.inletBaseUrl.startsWith('https:');
-    const streams = new LiveStreams(deps.liveCaps.perServer, deps.liveCaps.perSession, accounts.sessionOpen);
+    const streams = new LiveStreams(deps.liveCaps.perServer, deps.liveCaps.perSession, deps.liveCaps.perUser, accounts.sessionOpen);
 
     app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_req, body, done) =>
       done(null, new URLSearchParams(body as string)),

@@ -131,8 +131,8 @@ export function sourceRoutes(app: FastifyInstance, kit: ConsoleKit): void {
         if (cut) res.destroy();
         else res.end();
       };
-      const opened = streams.open(token, () => end());
-      if (typeof opened === 'string') return refuseLive(reply, opened, opened === 'session_full' ? streams.perSession : streams.perServer);
+      const opened = streams.open(token, viewer.user.id, () => end());
+      if (typeof opened === 'string') return refuseLive(reply, opened, { session_full: streams.perSession, user_full: streams.perUser, server_full: streams.perServer }[opened]);
       const forget = opened;
       reply.hijack();
       res.writeHead(200, {
@@ -184,10 +184,11 @@ function eventText(r: LiveRequest): string {
 
 /** A live view past a cap: 429 with a sentence the page's script shows as it is. */
 function refuseLive(reply: FastifyReply, why: LiveRefusal, cap: number): FastifyReply {
-  const text =
-    why === 'session_full'
-      ? `This session already has ${cap} live views open on this server. Close one (another tab of this console); this one retries by itself.`
-      : `This server already has ${cap} live views open, as many as it allows. This one retries by itself.`;
+  const text = {
+    session_full: `This session already has ${cap} live views open on this server. Close one (another tab of this console); this one retries by itself.`,
+    user_full: `You already have ${cap} live views open on this server, in all your sessions together. Close one (a tab of this console, here or in another browser); this one retries by itself.`,
+    server_full: `This server already has ${cap} live views open, as many as it allows. This one retries by itself.`,
+  }[why];
   // Connection: close, so that a flood of refused views holds no idle connection of the API's.
   return reply.code(429).header('Retry-After', String(LIVE_RETRY_S)).header('Cache-Control', 'no-store').header('Connection', 'close').type('text/plain; charset=utf-8').send(text);
 }

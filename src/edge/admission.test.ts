@@ -78,7 +78,7 @@ describe('admission of request bodies', () => {
     first();
   });
 
-  it("a key's share of the waiting room: one key that floods a slow store cannot fill it, another key still gets to wait", async () => {
+  it("a project's share of the waiting room: one project that floods a slow store cannot fill it, another project still gets to wait", async () => {
     const a = new Admission(100, 60_000, 400, 100);
     const held = (await a.enter(100, 'a'))!;
     const a1 = a.enter(60, 'a');

@@ -19,8 +19,8 @@ export const ADMISSION_WAIT_MS = 10_000;
 export const WAITING_BUDGETS = 8;
 
 /**
- * The part of the waiting room one key may fill: a quarter, so a key that
- * floods a slow store cannot get every other key turned away at once.
+ * The part of the waiting room one project (all its keys) may fill: a quarter,
+ * so a project that floods a slow store cannot get every other one turned away at once.
  */
 export const WAITING_KEY_SHARE = 0.25;
 
@@ -51,8 +51,9 @@ export class Admission {
 
   /**
    * Resolves to a release function once admitted, or null when it may not
-   * wait or waited too long. With a `key`, the key's bodies already waiting
-   * count against its share of the waiting room (one body alone may always wait).
+   * wait or waited too long. With a `key` (whose share: a project, or a client
+   * address), its bodies already waiting count against its share of the waiting
+   * room (one body alone may always wait).
    */
   async enter(weight: number, key?: string): Promise<(() => void) | null> {
     if (this.waiting.length === 0 && this.fits(weight)) return this.admit(weight);

@@ -12,7 +12,7 @@ import { Admission } from './admission.js';
 import { batchRoute } from './batch-checks.js';
 import { clientErrorHandler, refuseConnect } from './client-errors.js';
 import { clientGone, isClientGone } from './client-gone.js';
-import { LIVE_BUFFER_BYTES, LIVE_STALL_MS, LIVE_STREAMS, LIVE_STREAMS_PER_SESSION, REQUEST_TIMEOUT_MS } from './connection-limits.js';
+import { LIVE_BUFFER_BYTES, LIVE_STALL_MS, LIVE_STREAMS, LIVE_STREAMS_PER_SESSION, LIVE_STREAMS_PER_USER, REQUEST_TIMEOUT_MS } from './connection-limits.js';
 import { docsRoutes } from './docs-routes.js';
 import { EdgeCounters } from './edge-counters.js';
 import { sendRefusal } from './envelope.js';
@@ -43,7 +43,7 @@ export interface AppDeps {
   admission?: Admission;
   /** Counted into when given; the metrics listener serves them (never this app). */
   metrics?: Metrics;
-  /** Bounds on bodies being read, all together and per key; tests pass their own. */
+  /** Bounds on bodies being read, all together and per project; tests pass their own. */
   reading?: ReadBudget;
   /** Counts of clients gone and requests refused before routing, for metrics. */
   counters?: EdgeCounters;
@@ -52,6 +52,8 @@ export interface AppDeps {
   /** The console's live views open at once on this server, and per session; LIVE_STREAMS and LIVE_STREAMS_PER_SESSION when absent. */
   liveStreams?: number;
   liveStreamsPerSession?: number;
+  /** Per user, all their sessions together (at least the per-session cap); LIVE_STREAMS_PER_USER when absent. */
+  liveStreamsPerUser?: number;
   /** A live view's unsent bytes and its socket's time without progress before it is dropped; tests pass their own. */
   liveBufferBytes?: number;
   liveStallMs?: number;
@@ -121,6 +123,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const liveCaps = {
     perServer: deps.liveStreams ?? LIVE_STREAMS,
     perSession: deps.liveStreamsPerSession ?? LIVE_STREAMS_PER_SESSION,
+    perUser: Math.max(deps.liveStreamsPerUser ?? LIVE_STREAMS_PER_USER, deps.liveStreamsPerSession ?? LIVE_STREAMS_PER_SESSION),
     bufferBytes: deps.liveBufferBytes ?? LIVE_BUFFER_BYTES,
     stallMs: deps.liveStallMs ?? LIVE_STALL_MS,
   };

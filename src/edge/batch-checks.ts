@@ -114,7 +114,7 @@ export const BATCH_CHECKS: readonly Step[] = [
       {
         name: 'reading',
         check:
-          "No room to read the body: the server's budget for bodies being read, or the key's share of it, is spent (checked against Content-Length before a byte is read, and as a chunked body arrives); the connection is closed",
+          "No room to read the body: the server's budget for bodies being read, or the share of it of the key's project (all its keys together), is spent (checked against Content-Length before a byte is read, and as a chunked body arrives); the connection is closed",
         codes: ['collection_unavailable'],
       },
       {
@@ -124,7 +124,7 @@ export const BATCH_CHECKS: readonly Step[] = [
       },
     ],
     run: async (r) => {
-      const body = await readAdmitted(r.deps, r.req, { keyId: r.auth!.keyId });
+      const body = await readAdmitted(r.deps, r.req, { projectId: r.auth!.project.id });
       if (body === null) return DONE;
       if (isRefusal(body)) return body;
       r.body = body;

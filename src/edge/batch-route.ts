@@ -113,7 +113,7 @@ export async function readAdmitted(
     clientGone(req, deps.counters);
     return null;
   }
-  const release = await deps.admission.enter(body.bytes.length, 'keyId' in share ? share.keyId : `addr:${share.address}`);
+  const release = await deps.admission.enter(body.bytes.length, 'projectId' in share ? share.projectId : `addr:${share.address}`);
   if (release === null) {
     return {
       code: 'collection_unavailable',

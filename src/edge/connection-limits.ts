@@ -30,6 +30,14 @@ export const LIVE_STREAMS = 64;
 export const LIVE_STREAMS_PER_SESSION = 6;
 
 /**
+ * The live views one user may have open on a server, all their sessions
+ * together: two sessions' worth (two browsers). A session costs only a
+ * sign-in, so without it one user signing in 11 times took all 64. Never
+ * under the per-session cap, when that is set higher.
+ */
+export const LIVE_STREAMS_PER_USER = 12;
+
+/**
  * Bytes a live view may have waiting to be sent. A 500-item request is about
  * 150 KB of lines, so a reader gets several behind before it is dropped; a
  * browser reconnects by itself a second later and carries on from then.

@@ -65,7 +65,7 @@ function tooLarge(how: string): Refusal {
 
 /** Why a body was refused before it was read, by the budget it would have passed. */
 const BUSY: Record<BudgetSpent, string> = {
-  key: 'This key already has as many request bodies being read as one key may; nothing was stored. Resend after Retry-After seconds, or send fewer requests at once.',
+  project: 'This project already has as many request bodies being read as one project may, all its keys together; nothing was stored. Resend after Retry-After seconds, or send fewer requests at once.',
   server: 'This server is reading as many request bodies as it can hold; nothing was stored. Resend after Retry-After seconds.',
   address:
     'This client address already has as many request bodies being read as one address may while the key is in the body; nothing was stored. Resend after Retry-After seconds, or send the key in the Authorization header (HTTP Basic or Bearer).',

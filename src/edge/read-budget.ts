@@ -9,11 +9,12 @@ const MIB = 1_048_576;
 export const READING_BUDGET_BYTES = 64 * MIB;
 
 /**
- * A key's share of READING_BUDGET_BYTES: 16 MiB, so one key (one sender, or
- * one attacker with a key) can hold at most a quarter of it and every other
- * key keeps being read.
+ * A project's share of READING_BUDGET_BYTES, all its keys together: 16 MiB,
+ * so one project (one sender, or one attacker with a key) can hold at most a
+ * quarter of it and every other project keeps being read. Counted per project,
+ * not per key: a project can make keys at will, so a share per key is no bound.
  */
-export const READING_KEY_BUDGET_BYTES = 16 * MIB;
+export const READING_PROJECT_BUDGET_BYTES = 16 * MIB;
 
 /**
  * The keyless pool's part of the reading budget when none is set: an eighth
@@ -45,14 +46,18 @@ export interface Reservation {
 }
 
 /**
- * Which budget a refused reservation would have passed: its key's share, or
- * the server's room for bodies with a key; for a body whose key is in the
+ * Which budget a refused reservation would have passed: its project's share,
+ * or the server's room for bodies with a key; for a body whose key is in the
  * body, its address's share or the keyless pool.
  */
-export type BudgetSpent = 'key' | 'server' | 'address' | 'keyless';
+export type BudgetSpent = 'project' | 'server' | 'address' | 'keyless';
 
-/** Whose share a body is read in: its key's, or, when the key is in the body, its client address's within the keyless pool. */
-export type ReadShare = { keyId: string } | { address: string };
+/**
+ * Whose share a body is read in: its key's project's (the key is checked
+ * before the body is read), or, when the key is in the body, its client
+ * address's within the keyless pool.
+ */
+export type ReadShare = { projectId: string } | { address: string };
 
 /** One pool of the budget: bytes held, and by whom. */
 class Pool {
@@ -82,8 +87,8 @@ class Pool {
  *
  * The budget is two pools. Bodies whose key is in the body have the keyless
  * pool, shared by all of them, each client address within its share of it;
- * bodies whose key came in a header have the rest, each key within its
- * share. Neither pool can take the other's room, so clients without a key
+ * bodies whose key came in a header have the rest, each project (all its
+ * keys together) within its share. Neither pool can take the other's room, so clients without a key
  * cannot hold up the ones with a key, however many addresses they send from.
  * A keyless pool of Infinity (set to 0) is no pool: keyless bodies then take
  * from the whole budget, each address within its share.
@@ -95,18 +100,18 @@ export class ReadBudget {
 
   constructor(
     private readonly budget = READING_BUDGET_BYTES,
-    keyBudget = READING_KEY_BUDGET_BYTES,
+    projectBudget = READING_PROJECT_BUDGET_BYTES,
     keylessBudget = keylessPoolFor(budget),
     addressBudget = READING_ADDRESS_BUDGET_BYTES,
   ) {
     const pooled = Number.isFinite(keylessBudget);
-    this.keyed = new Pool(pooled ? budget - keylessBudget : budget, keyBudget, { owner: 'key', pool: 'server' });
+    this.keyed = new Pool(pooled ? budget - keylessBudget : budget, projectBudget, { owner: 'project', pool: 'server' });
     this.keyless = new Pool(keylessBudget, addressBudget, { owner: 'address', pool: 'keyless' });
   }
 
   /** Reserves `bytes` for a body read in `share`, or says which budget it would pass. */
   reserve(share: ReadShare, bytes: number): Reservation | BudgetSpent {
-    const [pool, owner] = 'keyId' in share ? [this.keyed, share.keyId] : [this.keyless, share.address];
+    const [pool, owner] = 'projectId' in share ? [this.keyed, share.projectId] : [this.keyless, share.address];
     const spent = this.spent(pool, owner, bytes);
     if (spent !== null) return spent;
     this.take(pool, owner, bytes);
@@ -138,8 +143,8 @@ export class ReadBudget {
     return this.keyless.total;
   }
 
-  /** Keys and client addresses with a body being read (for metrics and tests). */
-  get readingKeys(): number {
+  /** Projects and client addresses with a body being read (for metrics and tests). */
+  get readingOwners(): number {
     return this.keyed.byOwner.size + this.keyless.byOwner.size;
   }
 

@@ -38,7 +38,7 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
   // Some of those SDKs send a gzip body without a Content-Type: the JSON check decides.
   // A body read before its key is known is reserved in the keyless pool,
   // under its client's address, so it cannot take the room of bodies with a key.
-  const body = await readAdmitted(deps, req, early === null ? keyInBodyShare(req.ip) : { keyId: early.keyId }, { anyContentType: true });
+  const body = await readAdmitted(deps, req, early === null ? keyInBodyShare(req.ip) : { projectId: early.project.id }, { anyContentType: true });
   if (body === null || isRefusal(body)) return body;
   try {
     const parsed = parseJsonBody(body.bytes);

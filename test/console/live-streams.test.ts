@@ -69,6 +69,36 @@ describe('one console session can take every connection slot', () => {
     }
   });
 
+  it('one user can take all live views on a server by signing in again and again: past 12 of one user\'s views, 429, and another user still opens one', async () => {
+    // The defaults: 64 per server, 6 per session, 12 per user.
+    const { f, port } = await listening({});
+    await makeUser(f.collector, f.clock.now, 'ops@acme.test', { orgIds: [f.orgId] });
+    const sessions: { cookie: string }[] = [];
+    for (let i = 0; i < 3; i++) sessions.push(await signIn(f.app, 'dev@acme.test'));
+    const other = await signIn(f.app, 'ops@acme.test');
+    const open: RawConnection[] = [];
+    try {
+      for (const s of sessions.slice(0, 2)) for (let i = 0; i < 6; i++) open.push(openLive(port, f.sourceId, s.cookie));
+      for (const c of open) expect((await c.answer).status).toBe(200);
+      // A third session of the same user has none of its own open, yet gets none.
+      const past = await openLive(port, f.sourceId, sessions[2]!.cookie).answer;
+      expect(past.status).toBe(429);
+      expect(past.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(past.body).toMatch(/You already have 12 live views open on this server, in all your sessions together/);
+      open.push(openLive(port, f.sourceId, other.cookie));
+      expect((await open.at(-1)!.answer).status).toBe(200);
+      // A view of the user's closed: its place is theirs again.
+      open[0]!.socket.destroy();
+      await vi.waitFor(async () => {
+        const again = openLive(port, f.sourceId, sessions[2]!.cookie);
+        open.push(again);
+        expect((await again.answer).status).toBe(200);
+      }, WITHIN);
+    } finally {
+      for (const c of open) c.socket.destroy();
+    }
+  });
+
   it('while a session holds its maximum of views, a batch from another client and /healthz are answered; closed views are released at once', async () => {
     // Fewer API connections than the session's views: the views must not count against them.
     const { f, port } = await listening({ maxConnections: 2, liveStreams: 8, liveStreamsPerSession: 4 });

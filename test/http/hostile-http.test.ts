@@ -194,14 +194,17 @@ describe('bodies being read are bounded', () => {
   const head = (key: string, length: string) =>
     `POST /api/v1/batch HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n${length}\r\n`;
 
-  it("a key's share and the server's budget are reserved before reading; past either, 503 with Retry-After and Connection: close, and chunked bodies are refused once over", async () => {
+  it("a project's share and the server's budget are reserved before reading; past either, 503 with Retry-After and Connection: close, and chunked bodies are refused once over", async () => {
     const { ReadBudget } = await import('../../src/edge/read-budget.js');
     // No keyless pool: this is about bodies with a key.
     const reading = new ReadBudget(1.5 * MIB, MIB, Infinity);
     await listening({ reading, limits: { keyRps: 0 } });
-    const b = (await f.admin.createKey(f.sourceId)).key;
-    const other = await f.admin.createSource({ projectId: f.projectId, name: 'Other' });
-    const c = (await f.admin.createKey(other.id)).key;
+    // Keys B and C are another project's: the first project's share does not stop them.
+    const project = await f.admin.createProject({ name: 'Other', apiEnabled: true });
+    const source = await f.admin.createSource({ projectId: project.id, name: 'Other' });
+    const b = (await f.admin.createKey(source.id)).key;
+    const otherSource = await f.admin.createSource({ projectId: project.id, name: 'Other too' });
+    const c = (await f.admin.createKey(otherSource.id)).key;
     const open: RawConnection[] = [];
     try {
       // Key A holds its whole share with a body that is still arriving.
@@ -210,7 +213,7 @@ describe('bodies being read are bounded', () => {
       await until(() => reading.readingBytes === MIB);
       const overShare = await rawRequest(port, batchRequest()).answer;
       expectEnvelope(overShare, 'collection_unavailable');
-      expect(overShare.json.error.message).toMatch(/This key already has as many request bodies being read/);
+      expect(overShare.json.error.message).toMatch(/This project already has as many request bodies being read/);
       expect(overShare.headers.get('retry-after')).toBe('5');
       expect(overShare.headers.get('connection')).toBe('close');
 
@@ -234,7 +237,7 @@ describe('bodies being read are bounded', () => {
       expect((await rawRequest(port, batchRequest().replace(f.key, b)).answer).status).toBe(202);
       expect((await rawRequest(port, batchRequest().replace(f.key, c)).answer).status).toBe(202);
       expect(reading.readingBytes).toBe(0);
-      expect((await f.collector.store.listEvents(f.sourceId, 10)).length).toBe(1);
+      expect((await f.collector.store.listEvents(source.id, 10)).length).toBe(1);
     } finally {
       for (const o of open) o.socket.destroy();
     }

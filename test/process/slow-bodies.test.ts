@@ -2,7 +2,7 @@
  * Bodies being read are not bounded (regression): about 2,000 connections on
  * one key, each declaring a 1 MiB body and sending all but its last byte,
  * grew the server past 2 GiB. Now each body reserves its length before it is
- * read, within the server's budget and its key's share, and the rest are
+ * read, within the server's budget and its project's share, and the rest are
  * answered 503 before a byte of their body is read.
  */
 import { readFileSync } from 'node:fs';
@@ -16,7 +16,7 @@ afterAll(() => tmp.remove());
 
 const MIB = 1_048_576;
 const SLOW = 1_000;
-/** The key's share of bodies being read, in bodies of 1 MiB (INLET_READING_KEY_BUDGET_BYTES below). */
+/** The project's share of bodies being read, in bodies of 1 MiB (INLET_READING_KEY_BUDGET_BYTES below). */
 const HELD = 16;
 
 /** Resident memory of a process, in bytes: now (VmRSS) or its peak so far (VmHWM). */
@@ -26,8 +26,11 @@ function memory(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 }
 
 it('bodies being read are not bounded: 1,000 slow 1 MiB bodies on one key cost the server under 300 MiB, are refused 503 before reading, and another key is served meanwhile', async () => {
-  const { source, key } = await provision({}, tmp.dir);
-  const other = await cliJson(['key', 'create', '--source', source.id, '--data-dir', tmp.dir]);
+  const { org, source, key } = await provision({}, tmp.dir);
+  // The other key is another project's: the first one's share does not stop it.
+  const otherProject = await cliJson(['project', 'create', '--name', 'Other', '--org', org.id, '--api-enabled', '--data-dir', tmp.dir]);
+  const otherSource = await cliJson(['source', 'create', '--project', otherProject.id, '--name', 'Other', '--data-dir', tmp.dir]);
+  const other = await cliJson(['key', 'create', '--source', otherSource.id, '--data-dir', tmp.dir]);
   const server = await startServer(['--data-dir', tmp.dir], {
     INLET_READING_BUDGET_BYTES: String(64 * MIB),
     INLET_READING_KEY_BUDGET_BYTES: String(HELD * MIB),
@@ -65,11 +68,11 @@ it('bodies being read are not bounded: 1,000 slow 1 MiB bodies on one key cost t
       );
       connections.push(c);
     }
-    // Every body past the key's share is answered; the ones within it are held, being read.
+    // Every body past the project's share is answered; the ones within it are held, being read.
     // (The deadline only turns a server that answers none into a readable failure.)
     let deadline: NodeJS.Timeout | undefined;
     const unanswered = new Promise<void>((_, reject) => {
-      deadline = setTimeout(() => reject(new Error(`after 40 s only ${answers.length} of ${SLOW - HELD} bodies past the key's share were answered; VmRSS ${memory(pid, 'VmRSS') >> 20} MiB`)), 40_000);
+      deadline = setTimeout(() => reject(new Error(`after 40 s only ${answers.length} of ${SLOW - HELD} bodies past the project's share were answered; VmRSS ${memory(pid, 'VmRSS') >> 20} MiB`)), 40_000);
     });
     await Promise.race([allRefused, unanswered]).finally(() => clearTimeout(deadline));
     // A held body may meet the 30 s request timeout on a slow machine: that is a 408, never anything else.
@@ -79,7 +82,7 @@ it('bodies being read are not bounded: 1,000 slow 1 MiB bodies on one key cost t
     const refused = refusals();
     expect(refused.every((a) => a.json?.error?.code === 'collection_unavailable')).toBe(true);
     expect(refused.every((a) => a.headers.get('retry-after') === '5' && a.headers.get('connection') === 'close')).toBe(true);
-    expect(refused[0]!.json.error.message).toMatch(/This key already has as many request bodies being read/);
+    expect(refused[0]!.json.error.message).toMatch(/This project already has as many request bodies being read/);
 
     // Meanwhile another key is served.
     const served = await rawRequest(port, batch(other.key, '{"items":[{"event":"served","distinct_id":"u"}]}')).answer;
@@ -92,7 +95,8 @@ it('bodies being read are not bounded: 1,000 slow 1 MiB bodies on one key cost t
     await stopServer(server);
   }
   // Nothing of the slow ones is stored: only the other key's two batches.
-  const events = await cliJson(['events', 'list', '--source', source.id, '--data-dir', tmp.dir]);
+  expect(await cliJson(['events', 'list', '--source', source.id, '--data-dir', tmp.dir])).toEqual([]);
+  const events = await cliJson(['events', 'list', '--source', otherSource.id, '--data-dir', tmp.dir]);
   expect(events.map((e: { event: string }) => e.event).sort()).toEqual(['served', 'warm']);
 });
 

@@ -8,7 +8,8 @@ import { BASE, notice, page, when } from '../layout.js';
 export interface PeoplePageData {
   project: Project;
   query: string;
-  matches: { distinctId: string; personId: string }[];
+  /** Null when the server was too busy reading other pages to search. */
+  matches: { distinctId: string; personId: string }[] | null;
   person: PersonView | null;
   /** Null when the server was too busy reading other pages to read them. */
   events: StoredEvent[] | null;
@@ -46,8 +47,8 @@ export function peoplePage(viewer: Viewer, d: PeoplePageData): string {
   <input id="q" name="q" value="${d.query}" required maxlength="200">
   <button type="submit">Search</button>
 </form>
-${d.query === '' ? '' : d.matches.length === 0 && p === null ? notice(`No person has a distinct id starting with "${d.query}".`) : ''}
-${p === null && d.matches.length > 0
+${d.query === '' || p !== null ? '' : d.matches === null ? html`<p class="hint">Not searched: the server is busy reading other pages. Search again in a moment.</p>` : d.matches.length === 0 ? notice(`No person has a distinct id starting with "${d.query}".`) : ''}
+${p === null && d.matches !== null && d.matches.length > 0
   ? html`<h2>Distinct ids starting with “${d.query}”</h2><ul class="list">${d.matches.map((m) => html`<li><a href="${base}?q=${encodeURIComponent(m.distinctId)}">${m.distinctId}</a> <span class="meta">${m.personId}</span></li>`)}</ul>`
   : ''}
 ${d.listing === null ? '' : listingOf(base, d.listing, d.paged)}

@@ -28,7 +28,8 @@ export const PERSON_PAGE_SQL = `SELECT p.id, p.created_at, coalesce(x.ids, '{}')
   ORDER BY p.created_at DESC, p.id COLLATE "C" DESC`;
 
 /**
- * Page reads that scan events (the chart, a person's latest events) hold at
+ * Page reads that scan events (the chart, a person's latest events), and the
+ * search of distinct ids a keystroke at a time, hold at
  * most this many of the pool's connections (10) at once, so slow ones never
  * take those the write path needs; a few more may wait, the rest are refused.
  */
@@ -76,6 +77,10 @@ export class PgListingReads implements EngineListingReads {
        ORDER BY e."timestamp" DESC, e.seq DESC LIMIT $3`,
       [projectId, personId, limit, scan],
     ));
+  }
+
+  gated<T>(key: string, read: () => Promise<T>): Promise<T> {
+    return this.gate.run(key, read);
   }
 
   private async rows<R>(text: string, values: unknown[]): Promise<R[]> {

@@ -23,6 +23,18 @@ export interface EngineListingReads {
   personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]>;
   /** Up to `limit` people newest first, after the cursor, each with up to `ids` of its distinct ids. */
   personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]>;
+  /** `read` within the engine's bound on console page reads, so tabs cannot pile them up (PostgreSQL: its gate). */
+  gated<T>(key: string, read: () => Promise<T>): Promise<T>;
+}
+
+/** A project's distinct ids that start with `prefix`, in byte order, with their persons (the plan tests read it). */
+export function distinctIdSearch(engine: SqlEngine, projectId: string, prefix: string, limit: number) {
+  // A range of an index of the links in byte order: a prefix search reads only what it returns.
+  return engine.db.selectFrom('person_links as l')
+    .leftJoin('persons as p', (j) => j.onRef('p.project_id', '=', 'l.project_id').onRef('p.id', '=', 'l.person_id'))
+    .select((eb) => ['l.distinct_id', eb.fn.coalesce('p.merged_into', 'l.person_id').as('person_id')])
+    .where('l.project_id', '=', projectId).where(engine.startsWith('l.distinct_id', prefix))
+    .orderBy(engine.bytewise('l.distinct_id')).limit(limit);
 }
 
 /** Lists and summaries for the console and the list commands, on either SQL engine. */
@@ -59,12 +71,7 @@ export class SqlListings implements ListingStore {
   }
 
   async searchDistinctIds(projectId: string, prefix: string, limit: number): Promise<{ distinctId: string; personId: string }[]> {
-    // A range of the links' primary key: a prefix search reads only what it returns.
-    const rows = await this.engine.db.selectFrom('person_links as l')
-      .leftJoin('persons as p', (j) => j.onRef('p.project_id', '=', 'l.project_id').onRef('p.id', '=', 'l.person_id'))
-      .select((eb) => ['l.distinct_id', eb.fn.coalesce('p.merged_into', 'l.person_id').as('person_id')])
-      .where('l.project_id', '=', projectId).where(this.engine.startsWith('l.distinct_id', prefix))
-      .orderBy(this.engine.bytewise('l.distinct_id')).limit(limit).execute();
+    const rows = await this.reads.gated(`searchDistinctIds:${projectId}:${prefix}:${limit}`, () => distinctIdSearch(this.engine, projectId, prefix, limit).execute());
     return rows.map((r) => ({ distinctId: r.distinct_id, personId: r.person_id }));
   }
 

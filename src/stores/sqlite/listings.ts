@@ -38,6 +38,12 @@ export class SqliteListingReads implements EngineListingReads {
     return this.reader.personEvents(projectId, personId, limit, scan);
   }
 
+  // A short range of the links' primary key, on the connection that writes:
+  // it is not queued behind the page-read thread's slow reads.
+  gated<T>(_key: string, read: () => Promise<T>): Promise<T> {
+    return read();
+  }
+
   async personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]> {
     const page = await this.db.executeQuery<{ id: string; created_at: number }>(
       CompiledQuery.raw(PERSON_PAGE_SQL, [projectId, after?.createdAt ?? Number.MAX_SAFE_INTEGER, after?.id ?? '', limit]),
