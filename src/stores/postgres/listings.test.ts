@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORES, createTestDatabase } from '../../../test/conformance/stores.js';
 import { describeWith } from '../../../test/helpers/needs-services.js';
 import { PageReadsBusyError } from '../page-read-gate.js';
-import { SqlListings, distinctIdSearch } from '../sql/listings.js';
+import { SqlListings } from '../sql/listings.js';
 import { PERSON_PAGE_SQL, PgListingReads } from './listings.js';
 import { PostgresStore } from './postgres-store.js';
-import { postgresEngine, prefixEnd } from './sql-engine.js';
+import { postgresEngine } from './sql-engine.js';
 
 const enabled = STORES.some((e) => e.name === 'postgres');
 
@@ -51,32 +51,6 @@ const enabled = STORES.some((e) => e.name === 'postgres');
     ]);
   });
 
-  it('the console\'s people search reads the whole project: a prefix is a range of person_links_prefix, in byte order', async () => {
-    // 300,000 ids of one project beside the links above, and statistics: the planner has a real choice.
-    await direct.query(`INSERT INTO person_links (project_id, distinct_id, person_id) SELECT 'prj_big', 'id_' || n, 'per_' || n FROM generate_series(1, 300000) n`);
-    await direct.query(`INSERT INTO person_links (project_id, distinct_id, person_id) VALUES ('prj_big', 'id_7' || chr(1114111) || 'x', 'per_top'), ('prj_big', 'id_8', 'per_8b')
-      ON CONFLICT DO NOTHING`);
-    await direct.query('ANALYZE person_links; ANALYZE persons');
-    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
-    pool.on('error', () => undefined);
-    try {
-      const engine = postgresEngine(pool);
-      const q = distinctIdSearch(engine, 'prj_big', 'id_7', 5).compile();
-      const plan = (await direct.query<{ 'QUERY PLAN': string }>({ text: `EXPLAIN ${q.sql}`, values: [...q.parameters] })).rows.map((r) => r['QUERY PLAN']).join('\n');
-      expect(plan).toMatch(/Index (Only )?Scan using person_links_prefix on person_links/);
-      expect(plan).toMatch(/Index Cond: .*distinct_id.* >= .*distinct_id.* < /s);
-      expect(plan).not.toMatch(/Seq Scan on person_links|Sort Key/);
-      const found = await distinctIdSearch(engine, 'prj_big', 'id_7', 5).execute();
-      expect(found.map((r) => r.distinct_id)).toEqual(['id_7', 'id_70', 'id_700', 'id_7000', 'id_70000']);
-      // The last of a prefix's ids, the highest character after it included, and nothing past them.
-      const all = await distinctIdSearch(engine, 'prj_big', 'id_7', 1_000_000).execute();
-      expect(all.length).toBe(11_112);
-      expect(all.at(-1)!.distinct_id).toBe('id_7\u{10FFFF}x');
-    } finally {
-      await pool.end();
-    }
-  });
-
   it('tabs searching people pile up queries: searches wait in the page-read gate, two at a time, and past its line are refused', async () => {
     const pool = new pg.Pool({ connectionString: db.url, max: 4 });
     pool.on('error', () => undefined);
@@ -95,11 +69,4 @@ const enabled = STORES.some((e) => e.name === 'postgres');
     }
   });
 
-  it('a prefix ends at the prefix with its last character one higher', () => {
-    expect(prefixEnd('id_7')).toBe('id_8');
-    expect(prefixEnd('a\u{10FFFF}')).toBe('b');
-    expect(prefixEnd('\u{D7FF}')).toBe('\u{E000}');
-    expect(prefixEnd('\u{10FFFF}')).toBeNull();
-    expect(prefixEnd('')).toBeNull();
-  });
 });

@@ -159,10 +159,6 @@ export const PG_MIGRATIONS: string[] = [
     PRIMARY KEY (project_id, person_id)
   );
   `,
-  // Version 10: the console's search of distinct ids by prefix, a range in
-  // byte order (sql-engine.ts): the primary key is in the database's
-  // collation, where a prefix is no range, so the search read the whole project.
-  'CREATE INDEX person_links_prefix ON person_links (project_id, distinct_id COLLATE "C");',
 ];
 
 /**
