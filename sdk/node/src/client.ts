@@ -264,11 +264,10 @@ export class Inlet {
     let last: LastTry = {};
     for (let n = 1; ; n++) {
       if (this.hard.signal.aborted) return this.failAll(batch, closedWhileRetrying(last));
-      const paceMs = this.pacer.reserve(batch.length, Date.now());
-      if (paceMs > 0) await this.timers.sleep(paceMs, this.hard.signal);
-      if (this.hard.signal.aborted) {
-        this.pacer.answered(batch.length, null, Date.now());
-        return this.failAll(batch, closedWhileRetrying(last));
+      // Each wait ends in a fresh ask: answers that came meanwhile say more than the one the wait was set by.
+      for (let paceMs = this.pacer.reserve(batch.length, Date.now()); paceMs > 0; paceMs = this.pacer.reserve(batch.length, Date.now())) {
+        await this.timers.sleep(paceMs, this.hard.signal);
+        if (this.hard.signal.aborted) return this.failAll(batch, closedWhileRetrying(last));
       }
       for (const p of batch) p.attempts++;
       const { step, limits } = await attempt(transport, body, batch.length, this.hard.signal);
