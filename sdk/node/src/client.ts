@@ -337,7 +337,8 @@ function addBounded(r: Report, result: ItemResult, cap: number): void {
 
 /** The failure of a batch cut short by close(), keeping what its last attempt met. */
 function closedWhileRetrying(last: LastTry): LastTry {
-  return { ...last, error: last.error === undefined ? 'closed while retrying' : `closed while retrying (last: ${last.error})` };
+  // No parentheses of its own: callers quote the error inside theirs.
+  return { ...last, error: last.error === undefined ? 'closed while retrying' : `closed while retrying, last error ${last.error}` };
 }
 
 function wireTime(t: Date | string | number | undefined): string | number {
