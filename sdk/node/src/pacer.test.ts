@@ -142,6 +142,19 @@ describe('Pacer against sliding windows', () => {
     expect(p.reserve(1, 60_030)).toBeGreaterThan(0);
   });
 
+  it('requests that get no answer (the server away) hold the room only until a window after the last of them, not for ever', () => {
+    const p = new Pacer();
+    p.answered(0, { policy: '"burst";q=1000;w=10', state: '"burst";r=1000;t=0' }, 0);
+    // Retries that meet network errors: each may have been counted, none says so.
+    for (const at of [0, 1000]) {
+      expect(p.reserve(500, at)).toBe(0);
+      p.answered(500, null, at + 100);
+    }
+    expect(p.reserve(500, 2000)).toBe(8000);
+    expect(p.reserve(500, 10_000)).toBe(1100);
+    expect(p.reserve(500, 11_100)).toBe(0);
+  });
+
   it('a batch larger than the whole quota is not held back for ever: the server answers it', () => {
     const p = new Pacer();
     p.answered(0, { policy: '"burst";q=100;w=10', state: '"burst";r=100;t=0' }, 0);

@@ -35,6 +35,12 @@ interface Window {
   windowMs: number;
   /** Items sent since that answer, or in flight at it: they may still be in the window at `clearAt`. */
   since: number;
+  /**
+   * The last answer without headers since (a network error): what it carried
+   * was counted by then if at all, so a window later only what is in flight
+   * may still be in the window.
+   */
+  lastBlindAt: number;
 }
 
 export class Pacer {
@@ -60,11 +66,12 @@ export class Pacer {
       }
       // A batch over the whole quota never fits: the server's answer says so, not a wait here.
       if (w.quota !== null && items > w.quota) continue;
-      const room = now >= w.clearAt ? w.quota! - w.since : w.remaining;
+      const settled = now >= w.lastBlindAt + w.windowMs;
+      const room = now < w.clearAt ? w.remaining : w.quota! - (settled ? this.inFlight : w.since);
       if (room >= items) continue;
-      // Before clearAt, room is known only from then on; after it, the rest
-      // is in flight and unanswered, so no time is known: a whole window is.
-      wait = Math.max(wait, now < w.clearAt ? w.clearAt - now : w.windowMs);
+      // Each wait ends where more room is known; past the last, what holds
+      // the room is in flight and unanswered, so no time is known: a whole window is.
+      wait = Math.max(wait, now < w.clearAt ? w.clearAt - now : settled ? w.windowMs : w.lastBlindAt + w.windowMs - now);
     }
     const perWindow = Math.max(1, Math.floor(this.keyRequests * KEY_SHARE));
     while (this.starts.length > 0 && this.starts[0]! <= now - this.keyWindowMs) this.starts.shift();
@@ -84,7 +91,10 @@ export class Pacer {
   /** A request of `items` was answered (or failed); its headers, when it had an answer. */
   answered(items: number, headers: { policy: string | null; state: string | null } | null, now: number): void {
     this.inFlight = Math.max(0, this.inFlight - items);
-    if (headers === null) return;
+    if (headers === null) {
+      for (const w of this.windows.values()) w.lastBlindAt = now;
+      return;
+    }
     const policies = parseFields(headers.policy);
     const key = policies.get('per_key');
     if (key !== undefined && key.q !== undefined && key.q > 0 && key.w !== undefined && key.w > 0) {
@@ -103,6 +113,7 @@ export class Pacer {
         clearAt: now + windowMs,
         windowMs,
         since: this.inFlight,
+        lastBlindAt: -Infinity,
       });
     }
   }
