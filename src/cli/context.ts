@@ -68,6 +68,11 @@ function unexpected(e: unknown): string {
   return `${safe.type}${typeof safe.code === 'string' ? ` ${safe.code}` : ''} (its message is left out, as it may quote data)`;
 }
 
+/** The reader of a pipe went away (`inlet events export | head`): a normal end of output, not a failure. */
+export function isClosedPipe(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && (e as NodeJS.ErrnoException).code === 'EPIPE';
+}
+
 /** A flag value the command cannot use. */
 export class UsageError extends Error {}
 

@@ -6,6 +6,7 @@ import { registerDataCommands } from './commands/data-commands.js';
 import { registerSend } from './commands/send-command.js';
 import { registerServe } from './commands/serve.js';
 import { registerUserCommands } from './commands/user-commands.js';
+import { isClosedPipe } from './context.js';
 
 // dist/cli/main.js and src/cli/main.ts both sit two folders below package.json.
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -26,5 +27,10 @@ registerBackup(program);
 
 /** Runs the command line of this process; bin/inlet calls it. */
 export async function run(): Promise<void> {
+  // A closed stdout ends the output, quietly and with exit 0, as for any tool in a pipe; a command
+  // that writes more sees the stream destroyed and stops. Any other write error stays a failure.
+  process.stdout.on('error', (e) => {
+    if (!isClosedPipe(e)) throw e;
+  });
   await program.parseAsync(process.argv);
 }

@@ -115,11 +115,14 @@ export function consolePlugin(deps: ConsoleDeps) {
       return reply.header('Content-Type', asset.type).header('Cache-Control', 'no-cache').send(asset.body);
     });
 
-    app.get(BASE, async (req, reply) => {
+    const home = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
       const token = sessionToken(req);
       const signedIn = token !== null && (await accounts.viewer(token)) !== null;
       return reply.code(303).header('Location', `${BASE}/${signedIn ? 'projects' : 'login'}`).send();
-    });
+    };
+    // The address people type either way: the server matches paths exactly, so both are routes.
+    app.get(BASE, home);
+    app.get(`${BASE}/`, home);
     app.get(`${BASE}/login`, async (_req, reply) => sendPage(reply, 200, loginPage(null)));
     app.post(`${BASE}/login`, async (req, reply) => {
       // No session yet, so no token to check: the browser's own origin headers stand in.

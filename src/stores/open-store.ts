@@ -20,6 +20,11 @@ export async function openStore(cfg: StoreSettings): Promise<Store> {
   return cfg.databaseUrl === null ? SqliteStore.open(cfg.dataDir) : PostgresStore.connect(cfg.databaseUrl);
 }
 
+/** Whether the settings point at a store already made (serve makes one where there is none). */
+export async function hasStore(cfg: StoreSettings): Promise<boolean> {
+  return cfg.databaseUrl === null ? hasSqliteStore(cfg.dataDir) : hasPostgresSchema(cfg.databaseUrl, DEFAULT_TIMEOUTS.connectMs);
+}
+
 /** There is no store where the settings point, and a command other than serve must not make one. */
 export class NoStoreError extends Error {}
 
@@ -30,13 +35,12 @@ export class NoStoreError extends Error {}
  * to the server.
  */
 export async function requireStore(cfg: StoreSettings): Promise<void> {
+  if (await hasStore(cfg)) return;
   if (cfg.databaseUrl === null) {
-    if (hasSqliteStore(cfg.dataDir)) return;
     throw new NoStoreError(
       `There is no Inlet store in ${resolve(cfg.dataDir)} (no ${sqliteFile('')} there). Give the data directory your server uses with --data-dir or INLET_DATA_DIR, or start "inlet serve" once to create a store there.`,
     );
   }
-  if (await hasPostgresSchema(cfg.databaseUrl, DEFAULT_TIMEOUTS.connectMs)) return;
   throw new NoStoreError(
     `The PostgreSQL database at ${whereIs(cfg.databaseUrl)} has no Inlet store (none of its tables). Check that INLET_DATABASE_URL names your server's database, or start "inlet serve" once with it to create the store.`,
   );

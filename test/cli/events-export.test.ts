@@ -1,12 +1,14 @@
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdmin } from '../../src/domain/admin.js';
 import { Collector } from '../../src/domain/collector.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/fixture.js';
 import { RECEIVED_AT, ingestJob } from '../helpers/items.js';
-import { cliJson, runCli } from '../helpers/process.js';
+import { BIN, cliJson, runCli } from '../helpers/process.js';
 
 const tmp = tempDir('inlet-cli-events-');
 const env = { INLET_DATA_DIR: tmp.dir };
@@ -14,6 +16,7 @@ let projectId: string;
 let a: string;
 let b: string;
 const T0 = RECEIVED_AT - 3600_000;
+const run = promisify(execFile);
 
 beforeAll(async () => {
   const collector = new Collector(SqliteStore.open(tmp.dir));
@@ -69,6 +72,35 @@ describe('inlet events export', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/--since takes ISO 8601/);
     expect((await runCli(['events', 'export', '--source', 'src_nope'], env)).code).toBe(1);
+  });
+});
+
+describe('inlet events export into a pipe that closes', () => {
+  const big = tempDir('inlet-cli-export-pipe-');
+  const bigEnv = { INLET_DATA_DIR: big.dir };
+  let source: string;
+  beforeAll(async () => {
+    const collector = new Collector(SqliteStore.open(big.dir));
+    const admin = createAdmin(collector.store, () => RECEIVED_AT);
+    const org = await admin.createOrg('Acme');
+    const project = (await admin.createProject({ name: 'p', orgId: org.id, apiEnabled: true })).id;
+    source = (await admin.createSource({ projectId: project, name: 's' })).id;
+    const keyId = (await admin.createKey(source)).id;
+    // Far more than a pipe holds, so the export is still writing when the reader goes.
+    for (let job = 0; job < 8; job++) {
+      const specs = Array.from({ length: 500 }, (_, i) => ({ event: 'e', distinctId: `u${i}`, timestamp: T0 + job * 500 + i, insertId: `p${job}_${i}`, properties: { note: 'x'.repeat(200) } }));
+      await collector.ingest(ingestJob(specs, { projectId: project, sourceId: source, keyId }));
+    }
+    await collector.close();
+  });
+  afterAll(() => big.remove());
+
+  it('events export | head -2 ends quietly with exit 0, not "unexpected failure: write EPIPE" and exit 2', async () => {
+    // A real shell pipe, as a person types it; the shell reports inlet's own exit status.
+    const line = `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} events export --source ${source} | head -2; echo "inlet exit \${PIPESTATUS[0]}" >&2`;
+    const r = await run('bash', ['-c', line], { env: { ...process.env, ...bigEnv } });
+    expect(lines(r.stdout)).toHaveLength(2);
+    expect(r.stderr).toBe('inlet exit 0\n');
   });
 });
 

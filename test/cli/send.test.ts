@@ -91,9 +91,15 @@ describe('inlet send', () => {
     const input = '{"event":"piped","distinct_id":"u2","insert_id":"piped_1"}\n';
     const first = await sendStdin(['-'], input);
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout).toBe('sent 1 items: 1 accepted, 0 duplicates, 0 dropped, 0 refused, 0 failed\n');
+    expect(first.stdout).toBe('sent 1 item: 1 accepted, 0 duplicates, 0 dropped, 0 refused, 0 failed\n');
     const again = await sendStdin(['-', '--json'], input);
     expect(JSON.parse(again.stdout)).toMatchObject({ sent: 1, accepted: 0, duplicates: 1 });
+  });
+
+  it('the summary says "1 item" and "1 duplicate", not "1 items" and "1 duplicates"', async () => {
+    const input = '{"event":"piped","distinct_id":"u2","insert_id":"singular_1"}\n';
+    expect((await sendStdin(['-'], input)).stdout).toBe('sent 1 item: 1 accepted, 0 duplicates, 0 dropped, 0 refused, 0 failed\n');
+    expect((await sendStdin(['-'], input)).stdout).toBe('sent 1 item: 0 accepted, 1 duplicate, 0 dropped, 0 refused, 0 failed\n');
   });
 
   it('--import sends to /api/v1/import and lets the server answer speak', async () => {
@@ -137,7 +143,9 @@ describe('inlet send', () => {
     expect(JSON.parse(stdout)).toMatchObject({ sent: 3, failed: 3 });
     const failures = stderr.split('\n').filter((l) => l.includes('failed'));
     expect(failures).toHaveLength(1);
-    expect(failures[0]).toMatch(new RegExp(`^inlet: 3 items \\(the first at line \\d\\) failed: could not reach ${url.replace(/\./g, '\\.')} \\(`));
+    // The reason as docs/cli.md shows it: one pair of parentheses, the network error named.
+    expect(failures[0]).toMatch(/^inlet: 3 items \(the first at line \d\) failed: could not reach \S+ \(closed while retrying, last error ECONNREFUSED\)$/);
+    expect(failures[0]).toContain(`could not reach ${url} (`);
   }, 120_000);
 
   it('without a key it says how to give one', async () => {

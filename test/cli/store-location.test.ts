@@ -44,7 +44,7 @@ describe('commands other than serve work on an existing store only', () => {
       const base = server.url.replace('127.0.0.1', 'localhost');
       expect(server.stdout().split('\n').slice(0, 4)).toEqual([
         `inlet listening on ${server.url}`,
-        `data: SQLite, ${join(dir, 'inlet.db')}`,
+        `data: SQLite, ${join(dir, 'inlet.db')} (new: created now)`,
         `console: ${base}/console`,
         `reference: ${base}/docs/api`,
       ]);
@@ -54,6 +54,21 @@ describe('commands other than serve work on an existing store only', () => {
       await stopServer(server);
     }
     expect(readdirSync(dir)).toContain('inlet.db');
+  });
+
+  it('serve in the wrong directory does not quietly create a new, empty store: its data line says the store is new, and only then', async () => {
+    const dir = join(tmp.dir, 'served-twice');
+    const lineOf = async () => {
+      const server = await startServer([], { ...NO_STORE_SETTINGS, INLET_DATA_DIR: dir });
+      try {
+        await vi.waitFor(() => expect(server.stdout()).toContain('reference: '), { timeout: 10_000 });
+        return server.stdout().split('\n')[1];
+      } finally {
+        await stopServer(server);
+      }
+    };
+    expect(await lineOf()).toBe(`data: SQLite, ${join(dir, 'inlet.db')} (new: created now)`);
+    expect(await lineOf()).toBe(`data: SQLite, ${join(dir, 'inlet.db')}`);
   });
 });
 
@@ -86,7 +101,7 @@ describeWith(['postgres'], 'commands on a PostgreSQL database without the store'
     try {
       await vi.waitFor(() => expect(server.stdout()).toContain('reference: '), { timeout: 10_000 });
       const shown = server.stdout().split('\n')[1];
-      expect(shown).toBe(`data: PostgreSQL, postgres://${url.username}:***@${url.host}${url.pathname}`);
+      expect(shown).toBe(`data: PostgreSQL, postgres://${url.username}:***@${url.host}${url.pathname} (new: created now)`);
       expect(server.stdout() + server.stderr()).not.toContain('not-shown-anywhere');
     } finally {
       await stopServer(server);

@@ -42,6 +42,15 @@ describe('the console over HTTP', () => {
     expect(login.body).toMatch(/<button type="submit">Sign in<\/button>/);
   });
 
+  it('/console/ with a trailing slash is not "Not found": it redirects as /console does', async () => {
+    const out = await f.app.inject({ method: 'GET', url: '/console/' });
+    expect(out.statusCode).toBe(303);
+    expect(out.headers.location).toBe('/console/login');
+    const signedIn = await get('/console/');
+    expect(signedIn.statusCode).toBe(303);
+    expect(signedIn.headers.location).toBe('/console/projects');
+  });
+
   it('says only "wrong email or password", whichever was wrong', async () => {
     const wrongPassword = await f.app.inject({ method: 'POST', url: '/console/login', headers: FORM, payload: form({ email: 'root@inlet.test', password: 'not the password' }) });
     const unknownEmail = await f.app.inject({ method: 'POST', url: '/console/login', headers: FORM, payload: form({ email: 'nobody@inlet.test', password: PASSWORD }) });

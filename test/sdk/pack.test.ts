@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/fixture.js';
+import { startLiveServer } from '../helpers/live-server.js';
 
 const run = promisify(execFile);
 const SDK = fileURLToPath(new URL('../../sdk/node/', import.meta.url));
@@ -32,7 +33,39 @@ process.stdout.write(JSON.stringify({ inlet: typeof inlet.track, drain: typeof i
       writeFileSync(join(app.dir, 'probe.mjs'), probe);
       const r = await run(process.execPath, ['probe.mjs'], { cwd: app.dir });
       expect(JSON.parse(r.stdout)).toEqual({ inlet: 'function', drain: 'function', error: 'QueueFullError' });
+      // Where the SDK's README makes it, the tarball is no untracked file.
+      await run('git', ['check-ignore', '--quiet', join(SDK, packed!.filename)], { cwd: SDK });
     } finally {
+      out.remove();
+      app.remove();
+    }
+  });
+
+  it('the README snippets run in a default npm project ("type": "commonjs"): the module one saved as .mjs, the CommonJS one as .js', async () => {
+    const out = tempDir('inlet-pack-');
+    const app = tempDir('inlet-app-');
+    const live = await startLiveServer();
+    try {
+      const npm = (args: string[], cwd: string) => run('npm', [...args, '--cache', join(out.dir, 'cache'), '--no-audit', '--no-fund'], { cwd });
+      const { stdout } = await npm(['pack', '--json', '--pack-destination', out.dir], SDK);
+      const [packed] = JSON.parse(stdout) as { filename: string }[];
+      await npm(['init', '-y'], app.dir);
+      expect(JSON.parse(readFileSync(join(app.dir, 'package.json'), 'utf8')).type ?? 'commonjs').toBe('commonjs');
+      await npm(['install', join(out.dir, packed!.filename), '--offline'], app.dir);
+
+      const blocks = (file: string) => [...readFileSync(file, 'utf8').matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]!.replaceAll('http://localhost:8080', live.url));
+      const moduleSnippet = blocks(fileURLToPath(new URL('../../README.md', import.meta.url))).find((b) => b.startsWith("import { Inlet } from '@inlet/node'"));
+      const commonSnippet = blocks(join(SDK, 'README.md')).find((b) => b.startsWith("const { Inlet } = require('@inlet/node')"));
+      writeFileSync(join(app.dir, 'app.mjs'), moduleSnippet!);
+      writeFileSync(join(app.dir, 'app.js'), commonSnippet!);
+      const env = { ...process.env, INLET_KEY: live.key };
+      const esm = await run(process.execPath, ['app.mjs'], { cwd: app.dir, env });
+      expect(esm.stdout).toMatch(/^2 \[\] \[\]/);
+      const cjs = await run(process.execPath, ['app.js'], { cwd: app.dir, env });
+      expect(cjs.stdout).toMatch(/accepted: 1\b/);
+      expect(cjs.stderr).toBe('');
+    } finally {
+      await live.stop();
       out.remove();
       app.remove();
     }

@@ -264,11 +264,10 @@ export class Inlet {
     let last: LastTry = {};
     for (let n = 1; ; n++) {
       if (this.hard.signal.aborted) return this.failAll(batch, closedWhileRetrying(last));
-      const paceMs = this.pacer.reserve(batch.length, Date.now());
-      if (paceMs > 0) await this.timers.sleep(paceMs, this.hard.signal);
-      if (this.hard.signal.aborted) {
-        this.pacer.answered(batch.length, null, Date.now());
-        return this.failAll(batch, closedWhileRetrying(last));
+      // Each wait ends in a fresh ask: answers that came meanwhile say more than the one the wait was set by.
+      for (let paceMs = this.pacer.reserve(batch.length, Date.now()); paceMs > 0; paceMs = this.pacer.reserve(batch.length, Date.now())) {
+        await this.timers.sleep(paceMs, this.hard.signal);
+        if (this.hard.signal.aborted) return this.failAll(batch, closedWhileRetrying(last));
       }
       for (const p of batch) p.attempts++;
       const { step, limits } = await attempt(transport, body, batch.length, this.hard.signal);
@@ -338,7 +337,8 @@ function addBounded(r: Report, result: ItemResult, cap: number): void {
 
 /** The failure of a batch cut short by close(), keeping what its last attempt met. */
 function closedWhileRetrying(last: LastTry): LastTry {
-  return { ...last, error: last.error === undefined ? 'closed while retrying' : `closed while retrying (last: ${last.error})` };
+  // No parentheses of its own: callers quote the error inside theirs.
+  return { ...last, error: last.error === undefined ? 'closed while retrying' : `closed while retrying, last error ${last.error}` };
 }
 
 function wireTime(t: Date | string | number | undefined): string | number {

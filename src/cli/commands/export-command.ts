@@ -4,7 +4,7 @@ import type { Writable } from 'node:stream';
 import type { Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { exportEvents } from '../../domain/event-export.js';
-import { UsageError, fail, openForCommand, parseTime, withCommon } from '../context.js';
+import { UsageError, fail, isClosedPipe, openForCommand, parseTime, withCommon } from '../context.js';
 import { eventJson } from '../views.js';
 import { formatCount } from '../numbers.js';
 
@@ -55,9 +55,13 @@ async function writeLines(out: Writable, events: AsyncIterable<Parameters<typeof
   let n = 0;
   try {
     for await (const e of events) {
+      // The reader went away (`| head`): what it read is the export it wanted.
+      if (out.destroyed) break;
       if (!out.write(`${JSON.stringify(eventJson(e))}\n`)) await once(out, 'drain');
       if (++n % 1000 === 0) bar?.update(n);
     }
+  } catch (e) {
+    if (!(out === process.stdout && isClosedPipe(e))) throw e;
   } finally {
     bar?.update(n);
     bar?.stop();

@@ -210,5 +210,6 @@ function add(total: SendSummary, r: Report): void {
 
 function human(s: SendSummary): string {
   const n = formatCount;
-  return `sent ${n(s.sent)} items: ${n(s.accepted)} accepted, ${n(s.duplicates)} duplicates, ${n(s.dropped)} dropped, ${n(s.refused)} refused, ${n(s.failed)} failed`;
+  const of = (count: number, noun: string) => `${n(count)} ${noun}${count === 1 ? '' : 's'}`;
+  return `sent ${of(s.sent, 'item')}: ${n(s.accepted)} accepted, ${of(s.duplicates, 'duplicate')}, ${n(s.dropped)} dropped, ${n(s.refused)} refused, ${n(s.failed)} failed`;
 }

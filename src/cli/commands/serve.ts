@@ -14,7 +14,7 @@ import { Metrics } from '../../metrics/metrics.js';
 import { startMetricsServer, stopMetricsServer } from '../../metrics/metrics-server.js';
 import { observedCollector } from '../../metrics/observed-collector.js';
 import { ConfigError, SETTINGS, type SettingSpec, settingName } from '../../settings.js';
-import { describeStore, openStore } from '../../stores/open-store.js';
+import { describeStore, hasStore, openStore } from '../../stores/open-store.js';
 import { StoreUnavailableError } from '../../stores/port.js';
 import { fail } from '../context.js';
 import { limitHeapGrowth } from '../heap-growth.js';
@@ -57,6 +57,9 @@ async function serve(flags: Record<string, string | undefined>): Promise<void> {
 
 async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<void> {
   const metrics = new Metrics();
+  // Known before opening, which makes a store where there is none: a serve started in the wrong
+  // directory must say that its store is new. One that cannot be reached is openStore's to report.
+  const existed = await hasStore(cfg).catch(() => true);
   const store = await openStore(cfg).catch((e: unknown) => {
     throw storeFailure(cfg, e);
   });
@@ -126,7 +129,7 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
   process.stdout.write(`inlet listening on http://${bracketed(cfg.host)}:${port}\n`);
   // After the line above, which scripts wait for: where the data is, so a command run elsewhere can be pointed at it.
   const base = app.inletBaseUrl.replace(/\/+$/, '');
-  process.stdout.write(`data: ${describeStore(cfg)}\nconsole: ${base}/console\nreference: ${base}/docs/api\n`);
+  process.stdout.write(`data: ${describeStore(cfg)}${existed ? '' : ' (new: created now)'}\nconsole: ${base}/console\nreference: ${base}/docs/api\n`);
   const retention = startRetention(store, Date.now, {
     done: (r) => {
       if (r.erasuresFinished > 0) {
