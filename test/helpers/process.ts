@@ -126,3 +126,9 @@ export async function stopServer(s: Server): Promise<void> {
   await s.exited;
   clearTimeout(force);
 }
+
+/** Bytes of request bodies a server is reading now, from its metrics listener on `metricsPort`. */
+export async function readingBytes(metricsPort: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  return Number(/^inlet_body_bytes\{state="reading"\} (\d+)/m.exec(text)![1]);
+}

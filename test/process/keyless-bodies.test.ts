@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, expect, it, vi } from 'vitest';
 import { tempDir } from '../helpers/fixture.js';
-import { freePort, provision, startServer, stopServer } from '../helpers/process.js';
+import { freePort, provision, readingBytes, startServer, stopServer } from '../helpers/process.js';
 import { type RawAnswer, type RawConnection, rawRequest } from '../helpers/raw-http.js';
 
 const tmp = tempDir('inlet-keyless-bodies-');
@@ -32,10 +32,6 @@ it('bodies with no key fill the whole reading budget: 80 slow keyless 1 MiB bodi
   const server = await startServer(['--data-dir', tmp.dir], { INLET_METRICS_PORT: String(metricsPort) });
   const pid = server.proc.pid!;
   const port = Number(new URL(server.url).port);
-  const readingBytes = async (): Promise<number> => {
-    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-    return Number(/^inlet_body_bytes\{state="reading"\} (\d+)/m.exec(text)![1]);
-  };
   const connections: RawConnection[] = [];
   try {
     const warm = await rawRequest(port, bearerBatch(key.key, 'warm')).answer;
@@ -60,7 +56,7 @@ it('bodies with no key fill the whole reading budget: 80 slow keyless 1 MiB bodi
     let held = 0;
     await vi.waitFor(
       async () => {
-        held = (await readingBytes()) / MIB;
+        held = (await readingBytes(metricsPort)) / MIB;
         expect(answers.length + held).toBe(total);
       },
       { timeout: 60_000, interval: 50 },

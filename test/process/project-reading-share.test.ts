@@ -7,7 +7,7 @@
  */
 import { afterAll, expect, it, vi } from 'vitest';
 import { tempDir } from '../helpers/fixture.js';
-import { cliJson, freePort, provision, startServer, stopServer } from '../helpers/process.js';
+import { cliJson, freePort, provision, readingBytes, startServer, stopServer } from '../helpers/process.js';
 import { type RawAnswer, type RawConnection, rawRequest } from '../helpers/raw-http.js';
 
 const tmp = tempDir('inlet-project-share-');
@@ -35,10 +35,6 @@ it('one tenant can take the whole reading budget for keyed bodies: slow bodies o
   // The reading settings are the defaults: 64 MiB, 8 MiB of it for keyless bodies, 16 MiB a project's share.
   const server = await startServer(dd, { INLET_METRICS_PORT: String(metricsPort), INLET_LIMIT_KEY_RPS: '0' });
   const port = Number(new URL(server.url).port);
-  const readingBytes = async (): Promise<number> => {
-    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-    return Number(/^inlet_body_bytes\{state="reading"\} (\d+)/m.exec(text)![1]);
-  };
   const connections: RawConnection[] = [];
   try {
     const warm = await rawRequest(port, batch(otherKey, 'warm')).answer;
@@ -62,7 +58,7 @@ it('one tenant can take the whole reading budget for keyed bodies: slow bodies o
     let held = 0;
     await vi.waitFor(
       async () => {
-        held = (await readingBytes()) / MIB;
+        held = (await readingBytes(metricsPort)) / MIB;
         expect(answers.length + held).toBe(total);
       },
       { timeout: 60_000, interval: 50 },
