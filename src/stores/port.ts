@@ -20,17 +20,18 @@
  * transaction is kept and the promise rejects. A store whose `writers` is
  * 'one' runs its transactions one after the other (it queues them itself);
  * 'many' runs them at once, and writers of one project take turns only
- * through `lockProject`.
+ * through the project lock.
  *
- * What a transaction may do: the IngestTx operations, each at most one round
- * trip whatever the size of its lists. A store may hold writes back and send
+ * What a transaction may do: the IngestTx operations (`read`, `write`,
+ * `savepoint`), each a fixed number of round trips whatever the size of its
+ * lists. A store may hold writes back and send
  * them with the next read, the next savepoint, or before COMMIT (PostgreSQL
  * does): a write's failure can then surface at one of those instead, always
  * before the transaction commits, and reads in the same transaction always
  * see the writes held back. `fn` must not start another transaction on the
  * same store and wait for it (on a 'one' store it would wait for itself).
  *
- * The project lock (`lockProject`). From the call until the transaction ends,
+ * The project lock (taken by `read`, first). From the call until the transaction ends,
  * no other transaction, on any server of the same database, holds the lock of
  * that project: the meter, the plan limit, insert_ids, person links and the
  * key check are then decided on data no other writer is changing. Admin
@@ -192,48 +193,139 @@ export interface KeyState {
   ownersLive: boolean;
 }
 
+/** A person the pass creates. */
+export interface NewPerson {
+  id: string;
+  kind: PersonKind;
+}
+
+/** A distinct_id linked to a person. */
+export interface NewLink {
+  distinctId: string;
+  personId: string;
+}
+
+/** A person folded into another: its ids, traits (newest per key) and, on read, events. */
+export interface Merge {
+  from: string;
+  into: string;
+}
+
+/** An insert_id of the source recorded as stored, with the event it names (null for an identify). */
+export interface InsertIdClaim {
+  insertId: string;
+  eventId: string | null;
+}
+
 /**
- * The bulk operations the ingest and people algorithms (domain/) run inside
- * one transaction; see the contract at the top of this file.
+ * What a pass reads, all at once, under the project lock. Each list is asked
+ * for as it is; an empty list reads nothing (and the engine sends no
+ * statement for it).
+ */
+export interface PassQuery {
+  projectId: string;
+  sourceId: string;
+  /** Keys whose state is read. */
+  keyIds: string[];
+  /** Metering months whose usage is read, with the plan limit; when empty, neither is read. */
+  months: string[];
+  /** insert_ids of the source looked up. */
+  insertIds: string[];
+  /** distinct_ids whose links are read. */
+  linkedIds: string[];
+  /** Person ids read, each followed through a merge. */
+  personIds: string[];
+  /** Ids checked for suppression (their person was erased with it), by kind. */
+  suppressed: { distinctIds: string[]; personIds: string[] };
+}
+
+/** What `read` answers, field by field to the query; ids not found are missing from the maps. */
+export interface PassState {
+  /** Keys by id as they are now. */
+  keys: Map<string, KeyState>;
+  /** Null when there is no limit, or when no month was asked. */
+  monthlyEventLimit: number | null;
+  /** Events metered, by month asked; a month missing has none. */
+  usage: Map<string, number>;
+  /** insert_id → event id (null for an identify) of those already stored. */
+  insertIds: Map<string, string | null>;
+  /** distinct_id → the person it is linked to now. */
+  links: Map<string, PersonRef>;
+  /** person id → the person it is now. */
+  persons: Map<string, PersonRef>;
+  /** Those of the ids asked whose items are dropped. */
+  suppressed: SuppressedIds;
+}
+
+/** What every write of a pass is of. */
+export interface PassScope {
+  projectId: string;
+  sourceId: string;
+  /** When the persons created were created. */
+  now: number;
+}
+
+/**
+ * Everything a pass writes, applied by `write` in the order of the fields
+ * (PASS_WRITE_ORDER): a field's writes may rely on those of the fields
+ * before it, never on those after. An empty list writes nothing.
+ */
+export interface PassWrites {
+  /** Persons created. */
+  persons: NewPerson[];
+  /**
+   * Links of distinct_ids that had none (as read under the lock). One already
+   * linked must fail the transaction: a link changes only by a merge.
+   */
+  links: NewLink[];
+  /** Merges, in the order decided; each re-points the links written before it, these included. */
+  merges: Merge[];
+  /** Traits, one per (person, key) (newestTraits), set after the merges so that they win over traits merged. */
+  traits: TraitWrite[];
+  /** Events; a row whose `event` is null is refused (StoreUnavailableError, refused), as a NOT NULL column does. */
+  events: NewEventRow[];
+  /** insert_ids claimed, after the events they name. A conflict must fail the transaction (it cannot happen under the lock). */
+  insertIds: InsertIdClaim[];
+  /** Events metered, added to each month's usage. */
+  usage: Map<string, number>;
+}
+
+/** The order `write` applies a bundle's fields in: every field, once. */
+export const PASS_WRITE_ORDER = ['persons', 'links', 'merges', 'traits', 'events', 'insertIds', 'usage'] as const satisfies readonly (keyof PassWrites)[];
+// A field of PassWrites missing from the order fails here.
+const writeOrderComplete: Exclude<keyof PassWrites, (typeof PASS_WRITE_ORDER)[number]> extends never ? true : never = true;
+void writeOrderComplete;
+
+/** A bundle with nothing in it, for a pass to fill. */
+export function noPassWrites(): PassWrites {
+  return { persons: [], links: [], merges: [], traits: [], events: [], insertIds: [], usage: new Map() };
+}
+
+/**
+ * The seam between the ingest domain and an engine: a pass (domain/ingest,
+ * domain/people) reads what its jobs need in one call, decides everything in
+ * memory (dedup, metering, plan limit, suppression, people, traits) and hands
+ * the engine its writes in one call. The rules live in the domain, once; an
+ * engine only reads and writes rows, in hand-written SQL of its own (this is
+ * the hot path: no query builder).
+ *
+ * `read` takes the project's lock before it reads anything: from then until
+ * the transaction ends no other transaction, on any server of the same
+ * database, holds the lock of that project (see the contract). It sees the
+ * writes made earlier in the transaction.
+ *
+ * `write` applies a bundle in PASS_WRITE_ORDER. An engine handles every field
+ * of PassWrites in a record typed `{ [K in keyof PassWrites]-?: ... }` (or
+ * one that leaves out only fields it handles by name), so a field added to
+ * PassWrites does not compile until every engine writes it; a table new to
+ * the ingest path is a field of PassQuery and PassState if the pass reads
+ * it, a field of PassWrites if it writes it, and its place in
+ * PASS_WRITE_ORDER. A store may hold a bundle back and send it with the next
+ * read, savepoint, or before COMMIT (see the contract).
  */
 export interface IngestTx {
-  /** Takes the project's lock until the transaction ends (see the contract). */
-  lockProject(projectId: string): Awaitable<void>;
-  /** Keys by id as they are now; keys that do not exist are missing from the map. */
-  keyStates(keyIds: string[]): Awaitable<Map<string, KeyState>>;
-  monthlyEventLimit(projectId: string): Awaitable<number | null>;
-  usage(projectId: string, month: string): Awaitable<number>;
-  addUsage(projectId: string, month: string, events: number): Awaitable<void>;
-  /** insert_id → event id (null for an identify) of those already stored. */
-  findInsertIds(sourceId: string, insertIds: string[]): Awaitable<Map<string, string | null>>;
-  /**
-   * Records insert_ids as stored, after insertEvents has inserted the events
-   * they name. A conflict must fail the transaction (it cannot happen under
-   * lockProject): here, or when the write is sent.
-   */
-  addInsertIds(sourceId: string, rows: { insertId: string; eventId: string | null }[]): Awaitable<void>;
-  /** distinct_id → the person it is linked to now. */
-  findLinks(projectId: string, distinctIds: string[]): Awaitable<Map<string, PersonRef>>;
-  /** person id → the person it is now. */
-  findPersons(projectId: string, personIds: string[]): Awaitable<Map<string, PersonRef>>;
-  createPersons(projectId: string, persons: { id: string; kind: PersonKind }[], createdAt: number): Awaitable<void>;
-  /**
-   * Links distinct_ids that have no link yet (as read under lockProject) to a
-   * person. One already linked must fail the transaction, here or when the
-   * write is sent: a link changes only by mergePerson.
-   */
-  addLinks(projectId: string, links: { distinctId: string; personId: string }[]): Awaitable<void>;
-  /** Folds `from` into `into`: ids, traits (newest per key) and, on read, events. */
-  mergePerson(projectId: string, from: string, into: string): Awaitable<void>;
-  upsertTraits(projectId: string, traits: TraitWrite[]): Awaitable<void>;
-  /** Rows whose `event` is null are refused (StoreUnavailableError, refused), as a NOT NULL column does. */
-  insertEvents(rows: NewEventRow[]): Awaitable<void>;
-  /**
-   * Those of the distinct_ids, and of the person ids (an item's anonymous_id),
-   * whose items are dropped: their person was erased with suppression. One
-   * lookup for both lists.
-   */
-  findSuppressed(projectId: string, distinctIds: string[], personIds: string[]): Awaitable<SuppressedIds>;
+  read(q: PassQuery): Awaitable<PassState>;
+  write(scope: PassScope, w: PassWrites): Awaitable<void>;
   /**
    * Runs `fn`; if it throws, every write made since the call is undone and
    * the error rethrown, and the transaction goes on as if `fn` never ran.
@@ -479,7 +571,7 @@ export interface KeyStore {
 
 /** Write transactions; see the contract at the top of this file. */
 export interface WriteStore {
-  /** 'one': transactions run one at a time; 'many': at once, serialised per project by lockProject. */
+  /** 'one': transactions run one at a time; 'many': at once, serialised per project by the lock `read` takes. */
   readonly writers: 'one' | 'many';
   transaction<T>(fn: (tx: IngestTx) => Promise<T>, opts?: { keep?: boolean }): Promise<T>;
 }

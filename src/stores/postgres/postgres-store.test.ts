@@ -19,6 +19,7 @@ import { type ItemSpec, item as itemOf } from '../../../test/helpers/items.js';
 import { PageReadsBusyError } from '../page-read-gate.js';
 import { StoreUnavailableError } from '../port.js';
 import { PG_MIGRATIONS } from './migrations.js';
+import { passQuery, passWrites } from '../../../test/helpers/pass-bundles.js';
 import { SQL } from './ingest-tx.js';
 import { PgEventPages } from './event-pages.js';
 import { PostgresStore } from './postgres-store.js';
@@ -522,12 +523,11 @@ async function withSlowDeletes(
     it('a connection lost inside a transaction rolls back what it wrote', async () => {
       await expect(
         collector.transaction(async (tx) => {
-          await tx.lockProject(projectId);
-          await tx.createPersons(projectId, [{ id: 'per_lost', kind: 'browser' }], clock.now());
-          await tx.addLinks(projectId, [{ distinctId: 'lost', personId: 'per_lost' }]);
+          await tx.read(passQuery(projectId, 'src'));
+          const scope = { projectId, sourceId: 'src', now: clock.now() };
+          await tx.write(scope, passWrites({ persons: [{ id: 'per_lost', kind: 'browser' }], links: [{ distinctId: 'lost', personId: 'per_lost' }] }));
           proxy.set('down');
-          await tx.insertEvents([]);
-          await tx.addUsage(projectId, '2026-01', 1);
+          await tx.write(scope, passWrites({ usage: new Map([['2026-01', 1]]) }));
         }),
       ).rejects.toBeInstanceOf(StoreUnavailableError);
       proxy.set('up');
