@@ -219,7 +219,7 @@ export class PgIngestTx implements IngestTx {
     this.pending = null;
     const { scope, writes: w } = p;
     if (w.merges.length === 0) {
-      if (!nothingIn(w, PARTS_IN_PARAMS)) await this.writes(scope, w);
+      await this.writes(scope, w);
       return;
     }
     await this.writes(scope, { ...EMPTY, persons: w.persons, links: w.links });
@@ -227,7 +227,9 @@ export class PgIngestTx implements IngestTx {
     await this.writes(scope, { ...w, persons: [], links: [], merges: [] });
   }
 
+  /** SQL.writes with the fields of `w` but the merges; nothing is sent when they are all empty. */
   private async writes(scope: PassScope, w: PassWrites): Promise<void> {
+    if (nothingIn(w, PARTS_IN_PARAMS)) return;
     const [persons, links, traits, events, insertIds, usage] = PARTS_IN_PARAMS.map((k) => (PARAMS[k] as (v: unknown, s: PassScope) => unknown[])(w[k], scope));
     await this.q('writes', [scope.projectId, ...persons!, scope.now, ...links!, ...traits!, ...events!, ...insertIds!, ...usage!]);
   }

@@ -27,7 +27,7 @@ export interface SqlEngine {
   startsWith(column: string, prefix: string): Expression<SqlBool>;
   /**
    * In a transaction: waits for the lock of each project (in the order
-   * given), the lock every write of that project holds (IngestTx.lockProject).
+   * given), the lock every write of that project holds (the one IngestTx.read takes).
    * Nothing to do where writers take turns on the whole database.
    */
   lockProjects(trx: Kysely<Database>, projectIds: string[]): Promise<void>;

@@ -1,5 +1,4 @@
-import type { IngestTx, KeyState, PassQuery, PassScope, PassState, PassWrites, PersonKind, PersonRef, SuppressedIds } from '../port.js';
-import { PASS_WRITE_ORDER } from '../port.js';
+import { type IngestTx, type KeyState, PASS_WRITE_ORDER, type PassQuery, type PassScope, type PassState, type PassWrites, type PersonKind, type PersonRef, type SuppressedIds } from '../port.js';
 import { EventMinuteIndex } from './event-minute-index.js';
 import { type SqliteInsertIds, insertIdsOf } from './insert-ids.js';
 import { storeError } from './store-error.js';
