@@ -1,34 +1,40 @@
 /**
- * The store port: everything Inlet asks of a database. Each engine is one
- * folder under stores/ implementing `Store`, and every engine passes the same
- * conformance suite (test/conformance). The ingest engine (domain/ingest),
- * key caching and lookup batching (domain/key-book.ts) and key-use batching
- * (domain/key-uses.ts) live in the domain, once, and reach a database only
- * through this file; an adapter imports this file and its driver, nothing
- * above, and holds no rule of Inlet's that differs by engine: what is off the
- * ingest path is written once for both SQL engines in stores/sql (an
- * erasure's rules with it, see ErasureStore), and what expires is the
- * domain's plan (RetentionStore).
+ * The store port: everything Inlet asks of a database (`Store`), and what an
+ * engine must provide for it (`Engine`). The ingest engine (domain/ingest),
+ * key caching and lookup batching (domain/key-book.ts), key-use batching
+ * (domain/key-uses.ts), the plan of retention (domain/retention.ts) and the
+ * rules of erasure (domain/erasure.ts) live in the domain, once, and reach a
+ * database only through this file.
+ *
+ * An engine is one folder under stores/ (sqlite/, postgres/) that implements
+ * `Engine`: the request path (write transactions and key lookups, tuned by
+ * hand), the deletion of events in short steps (retention and erasure), its
+ * lifecycle, and a handle on its connection for the queries written once.
+ * Everything else a Store is (admin, accounts, listings, reads, event pages,
+ * retention's and erasure's bookkeeping) is built once from an Engine by
+ * stores/sql/sql-store.ts. An engine imports this file, stores/sql and its
+ * driver, nothing above, and holds no rule of Inlet's. Every engine passes the
+ * same conformance suite (test/conformance); see docs/design.md, "One data
+ * layer", for how to add an engine or a table.
  *
  * The contract, for every engine:
  *
  * Transactions (`transaction`). `fn` runs on one IngestTx between BEGIN and
  * COMMIT (or ROLLBACK when `keep` is false, as a dry run is); everything it
  * writes is kept all together or not at all. COMMIT resolves only once the
- * writes are durable: on disk (SQLite, synchronous=FULL) or acknowledged by
- * the server (PostgreSQL). If `fn` throws, or COMMIT fails, nothing of the
- * transaction is kept and the promise rejects. A store whose `writers` is
- * 'one' runs its transactions one after the other (it queues them itself);
- * 'many' runs them at once, and writers of one project take turns only
- * through `lockProject`.
+ * writes are durable: on disk or acknowledged by the database server. If
+ * `fn` throws, or COMMIT fails, nothing of the transaction is kept and the
+ * promise rejects. A store whose `writers` is 'one' runs its transactions
+ * one after the other (it queues them itself); 'many' runs them at once, and
+ * writers of one project take turns only through `lockProject`.
  *
  * What a transaction may do: the IngestTx operations, each at most one round
  * trip whatever the size of its lists. A store may hold writes back and send
- * them with the next read, the next savepoint, or before COMMIT (PostgreSQL
- * does): a write's failure can then surface at one of those instead, always
- * before the transaction commits, and reads in the same transaction always
- * see the writes held back. `fn` must not start another transaction on the
- * same store and wait for it (on a 'one' store it would wait for itself).
+ * them with the next read, the next savepoint, or before COMMIT: a write's
+ * failure can then surface at one of those instead, always before the
+ * transaction commits, and reads in the same transaction always see the
+ * writes held back. `fn` must not start another transaction on the same
+ * store and wait for it (on a 'one' store it would wait for itself).
  *
  * The project lock (`lockProject`). From the call until the transaction ends,
  * no other transaction, on any server of the same database, holds the lock of
@@ -37,7 +43,7 @@
  * changes that take a key out of service (revocation, deleting its source,
  * project or organization) wait for the lock of the projects they touch, so a
  * write that checked its key under the lock commits before the change, or
- * sees it.
+ * sees it. An erasure's first transaction takes it too (ErasureTx).
  *
  * Errors. A database failure rejects with StoreUnavailableError: `refused`
  * says the store answered and refused what was written (a constraint, a value
@@ -49,17 +55,15 @@
  * call. `keysChangeMark` is a cheap freshness signal: a value that changes
  * whenever anything `lookUpKeys` reads may have changed, on this server or
  * another; null means the store has no cheap signal, and lookups are then
- * never cached. (PostgreSQL has none: asking the server whether anything
- * changed costs the same round trip as the lookup itself.)
+ * never cached (asking a database server whether anything changed costs the
+ * same round trip as the lookup itself).
  *
- * Admin and read queries sit in interfaces of their own (AdminStore,
- * ReadStore, EventPages): a new query is a method there, written once for
- * both engines in src/stores/sql/ (an engine gives only what it must do its
- * own way, see docs/design.md, "One data layer"). Each
- * admin write is durable when it resolves, and never lands inside a running
- * transaction (a 'one' store queues it with them). Reads see committed data.
- * The console's accounts and lists (AccountStore, ListingStore, in
- * port-console.ts) keep the same rules.
+ * Everything off the request path. Each admin write is durable when it
+ * resolves, and never lands inside a running transaction (an engine with
+ * one writer runs it in its turn, `writeTurn`). Reads see committed data.
+ * Deleting events (retention, erasure) goes in short steps, so that writers
+ * never wait long. The console's accounts and lists (AccountStore,
+ * ListingStore, in port-console.ts) keep the same rules.
  */
 import type { AccountStore, ListingStore } from './port-console.js';
 

@@ -15,7 +15,7 @@ import { type Db, openSqlite } from './open.js';
 import { SqlitePageReader } from './page-reader.js';
 import { sqliteEngine } from './sql-engine.js';
 import { storeError } from './store-error.js';
-import { authFromRow } from './rows.js';
+import { toProject, toSource } from '../sql/rows.js';
 
 /** For tests: a short WAL without writing hundreds of megabytes. */
 export interface WalTuning {
@@ -230,4 +230,18 @@ export class SqliteStore extends SqlStore {
   static open(dataDir: string, wal?: WalTuning): SqliteStore {
     return new SqliteStore(openSqlite(dataDir), wal);
   }
+}
+
+/** The authentication row (aliases key_id, s_id, …; the project's columns unaliased). */
+function authFromRow(r: Record<string, never>): AuthRecord {
+  return {
+    keyId: r.key_id,
+    hash: r.hash,
+    expiresAt: r.expires_at,
+    revokedAt: r.revoked_at,
+    source: toSource({
+      id: r.s_id, project_id: r.s_project_id, name: r.s_name, filter_bots: r.filter_bots, record_ip: r.record_ip, created_at: r.s_created_at,
+    }),
+    project: toProject(r as never),
+  };
 }
