@@ -24,6 +24,7 @@ import { SQL } from './ingest-tx.js';
 import { PgEventPages } from './event-pages.js';
 import { PostgresStore } from './postgres-store.js';
 import { postgresEngine } from './sql-engine.js';
+import { erasePerson } from '../../domain/erasure.js';
 
 const enabled = STORES.some((e) => e.name === 'postgres');
 const DAY = 86_400_000;
@@ -147,7 +148,7 @@ async function withSlowDeletes(
       ].map((it, index) => ({ ...it, index }));
       await collector.ingest({ projectId: project.id, sourceId: source.id, keyId: key.id, receivedAt: Date.now(), dryRun: false, items });
 
-      const bob = await collector.store.erasePerson(project.id, { distinctId: 'bob' }, { suppress: false, now: Date.now() });
+      const bob = await erasePerson(collector.store, project.id, { distinctId: 'bob' }, { suppress: false, now: Date.now() });
       expect(bob).toMatchObject({ eventsDeleted: 40 });
       expect(await left()).toEqual([{ d: 'carol', n: 3 }]);
       expect(await collector.store.staleErasures(0)).toEqual([]);
@@ -169,7 +170,7 @@ async function withSlowDeletes(
         await collector.ingest({ projectId: project.id, sourceId: source.id, keyId: key.id, receivedAt: Date.now(), dryRun: false, items });
       }
 
-      const bob = await collector.store.erasePerson(project.id, { distinctId: 'bob' }, { suppress: false, now: Date.now() });
+      const bob = await erasePerson(collector.store, project.id, { distinctId: 'bob' }, { suppress: false, now: Date.now() });
       expect(bob).toMatchObject({ eventsDeleted: 40 });
       expect(await left()).toEqual([{ d: 'carol', n: 6 }]);
       expect((await setup.query('SELECT count(*)::int AS n FROM insert_ids WHERE insert_id LIKE \'bob%\'')).rows[0].n).toBe(0);
@@ -195,7 +196,7 @@ async function withSlowDeletes(
       vi.useFakeTimers({ toFake: ['Date'] });
       vi.setSystemTime(Date.now() - DAY);
       repair = await eventDeletesFail(aged.url);
-      await expect(store.erasePerson(project.id, { distinctId: 'bob' }, { suppress: false, now: Date.now() })).rejects.toThrow();
+      await expect(erasePerson(store, project.id, { distinctId: 'bob' }, { suppress: false, now: Date.now() })).rejects.toThrow();
       await repair();
       repair = async () => {};
       // A server whose clock is a day ahead does not take it for abandoned: it was touched just now.
