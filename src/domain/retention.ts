@@ -1,4 +1,14 @@
 import type { ErasureStore, ExpiryPlan, ProjectRetention, RetentionStore } from '../stores/port.js';
+import type { OutcomeStore } from '../stores/port-outcomes.js';
+
+/** Days a refused or dropped item is kept at most, whatever the project's retention. */
+export const SAMPLE_RETENTION_DAYS = 30;
+
+/** Deletes kept items (samples) past their project's retention, or SAMPLE_RETENTION_DAYS if that is shorter. */
+export async function expireSamples(store: Pick<RetentionStore, 'projectRetentions'>, outcomes: Pick<OutcomeStore, 'expireSamples'>, now: number): Promise<number> {
+  const projects = await store.projectRetentions();
+  return outcomes.expireSamples(projects.map((p) => ({ projectId: p.projectId, before: retentionCutoff(now, Math.min(p.retentionDays, SAMPLE_RETENTION_DAYS)) })));
+}
 
 /** Days a project keeps raw events unless it sets another retention. */
 export const DEFAULT_RETENTION_DAYS = 400;
@@ -94,7 +104,7 @@ export async function finishErasures(
  * there is reported and does not keep events from expiring.
  */
 export function startRetention(
-  store: RetentionStore & Pick<ErasureStore, 'staleErasures' | 'finishErasure'>,
+  store: RetentionStore & Pick<ErasureStore, 'staleErasures' | 'finishErasure'> & { outcomes?: Pick<OutcomeStore, 'expireSamples'> },
   clock: () => number,
   report: { done: (r: RetentionPass) => void; failed: (e: unknown) => void },
   everyMs = RETENTION_EVERY_MS,
@@ -109,6 +119,11 @@ export function startRetention(
       let erasures = { erasures: 0, eventsDeleted: 0 };
       try {
         erasures = await finishErasures(store, ERASURE_STALE_MS, { stopping });
+      } catch (e) {
+        report.failed(e);
+      }
+      try {
+        if (store.outcomes !== undefined) await expireSamples(store, store.outcomes, clock());
       } catch (e) {
         report.failed(e);
       }

@@ -20,6 +20,7 @@ import { feedLive } from './live-feed.js';
 import { readBody } from './read-body.js';
 import type { EndpointProfile } from './endpoints.js';
 import { emptyFacts, tallyKept, tallyRefused } from './request-facts.js';
+import { recordChecked, recordWhole } from './outcome-answers.js';
 import type { ReadBudget, ReadShare } from './read-budget.js';
 import { type BatchOptions, type Refusal, checkContentType, checkEncoding, isRefusal } from './request-checks.js';
 
@@ -47,7 +48,9 @@ export function answering(
 ) {
   return async function handle(req: FastifyRequest, reply: FastifyReply): Promise<void> {
     const refusal = await steps(deps, req, reply);
-    if (refusal !== null) sendRefusal(req, reply, refusal);
+    if (refusal === null) return;
+    recordWhole(deps.collector.outcomes, req, refusal.code, deps.clock());
+    sendRefusal(req, reply, refusal);
   };
 }
 
@@ -133,6 +136,7 @@ export async function admitItems(
   at: number,
   profile: EndpointProfile,
 ): Promise<Refusal | null> {
+  req.facts!.itemCount = count;
   const verdict = await deps.limits.checkItems(auth.project.id, count, at, profile.windows);
   reply.headers(verdict.headers);
   if (verdict.allowed) return null;
@@ -189,13 +193,22 @@ export function itemsVerdict(
   validate: boolean,
   dialect: Dialect,
 ): Refusal | null {
-  req.facts!.items = tallyRefused(checked.errors);
+  const tally = (req.facts!.items = tallyRefused(checked.errors));
   if (strict && checked.errors.length > 0) {
-    if (!validate) feedLive(deps.live, auth.source.id, req.id, deps.clock(), 400, { count: checked.count, refused: checked.refused, errors: checked.errors });
+    if (!validate) {
+      const at = deps.clock();
+      feedLive(deps.live, auth.source.id, req.id, at, 400, { count: checked.count, refused: checked.refused, errors: checked.errors });
+      // The items that passed were refused with the rest: under the request's code, having none of their own.
+      const passed = checked.items.length + checked.dropped.length;
+      const counts = passed === 0 ? tally : { ...tally, refused: new Map([...tally.refused, ['strict_item_invalid', passed]]) };
+      recordChecked(deps.collector.outcomes, req, { projectId: auth.project.id, sourceId: auth.source.id }, at, checked, counts, null);
+    }
     return { code: 'strict_item_invalid', errors: checked.errors };
   }
   if (checked.items.length + checked.dropped.length === 0 && !validate && dialect.refuseAllInvalid) {
-    feedLive(deps.live, auth.source.id, req.id, deps.clock(), 400, { count: checked.count, refused: checked.refused, errors: checked.errors });
+    const at = deps.clock();
+    feedLive(deps.live, auth.source.id, req.id, at, 400, { count: checked.count, refused: checked.refused, errors: checked.errors });
+    recordChecked(deps.collector.outcomes, req, { projectId: auth.project.id, sourceId: auth.source.id }, at, checked, tally, null);
     return { code: 'all_items_invalid', errors: checked.errors };
   }
   return null;
@@ -234,6 +247,7 @@ export async function writeChecked(
   if (options.validate) {
     reply.code(200).send(dryRunAnswer(checked.items, outcomes, checked.dropped, checked.errors, checked.droppedKeys, req.id));
   } else {
+    recordChecked(deps.collector.outcomes, req, { projectId: auth.project.id, sourceId: auth.source.id }, arrival, checked, req.facts!.items!, outcomes);
     feedLive(deps.live, auth.source.id, req.id, deps.clock(), dialect.okStatus, {
       count: checked.count, refused: checked.refused, errors: checked.errors, stored: { items: checked.items, outcomes }, dropped: checked.dropped,
     });

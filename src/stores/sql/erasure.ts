@@ -140,11 +140,22 @@ export class SqlErasure implements ErasureStore {
     await db.deleteFrom('person_links').where('project_id', '=', projectId).where('person_id', 'in', personIds).execute();
     await db.deleteFrom('person_traits').where('project_id', '=', projectId).where('person_id', 'in', personIds).execute();
     await db.deleteFrom('persons').where('project_id', '=', projectId).where('id', 'in', personIds).execute();
+    await this.forgetSamples(db, projectId, distinctIds, personIds);
     this.engine.forgot(projectId, distinctIds, personIds);
     const { id } = await db.insertInto('pending_erasures')
       .values({ project_id: projectId, person_ids: this.engine.personIdsColumn(personIds), through_seq: throughSeq, touched_at: this.engine.clock() })
       .returning('id').executeTakeFirstOrThrow();
     return { personId, distinctIds, pending: { id, projectId, personIds, throughSeq } };
+  }
+
+  /** The refused and dropped items kept of the person: those that sent one of its distinct_ids, or one of its person ids as anonymous_id. */
+  private async forgetSamples(db: Db, projectId: string, distinctIds: string[], personIds: string[]): Promise<void> {
+    for (const part of chunks(distinctIds)) {
+      await db.deleteFrom('item_samples').where('project_id', '=', projectId).where('distinct_id', 'in', part).execute();
+    }
+    for (const part of chunks(personIds)) {
+      await db.deleteFrom('item_samples').where('project_id', '=', projectId).where('anonymous_id', 'in', part).execute();
+    }
   }
 
   /**
