@@ -93,7 +93,8 @@ export function sendable(item: ShownItem): Record<string, unknown> {
     session_id: item.sessionId ?? undefined,
     insert_id: item.insertId ?? undefined,
     timestamp: new Date(item.timestamp).toISOString(),
-    properties: item.properties,
+    // The checks take $user_agent out of the properties for enrichment: it goes back, or a bot would be sent as a person.
+    properties: item.userAgent === null ? item.properties : { ...item.properties, $user_agent: item.userAgent },
   };
   switch (item.type) {
     case 'track':
