@@ -1,5 +1,6 @@
 import type { ErasureStore, ExpiryPlan, ProjectRetention, RetentionStore } from '../stores/port.js';
 import type { OutcomeStore } from '../stores/port-outcomes.js';
+import { finishErasure } from './erasure.js';
 
 /** Days a refused or dropped item is kept at most, whatever the project's retention. */
 export const SAMPLE_RETENTION_DAYS = 30;
@@ -77,7 +78,7 @@ export async function expireAll(
  * others: each is tried, then the first failure is thrown.
  */
 export async function finishErasures(
-  store: Pick<ErasureStore, 'staleErasures' | 'finishErasure'>,
+  store: Pick<ErasureStore, 'staleErasures' | 'deleteErasedEvents' | 'endErasure'>,
   staleMs: number,
   opts: { stopping?: () => boolean } = {},
 ): Promise<{ erasures: number; eventsDeleted: number }> {
@@ -86,7 +87,7 @@ export async function finishErasures(
   for (const e of await store.staleErasures(staleMs)) {
     if (opts.stopping?.() === true) break;
     try {
-      const r = await store.finishErasure(e, opts);
+      const r = await finishErasure(store, e, opts);
       total.eventsDeleted += r.eventsDeleted;
       if (r.done) total.erasures++;
     } catch (err) {
@@ -104,7 +105,7 @@ export async function finishErasures(
  * there is reported and does not keep events from expiring.
  */
 export function startRetention(
-  store: RetentionStore & Pick<ErasureStore, 'staleErasures' | 'finishErasure'> & { outcomes?: Pick<OutcomeStore, 'expireSamples'> },
+  store: RetentionStore & Pick<ErasureStore, 'staleErasures' | 'deleteErasedEvents' | 'endErasure'> & { outcomes?: Pick<OutcomeStore, 'expireSamples'> },
   clock: () => number,
   report: { done: (r: RetentionPass) => void; failed: (e: unknown) => void },
   everyMs = RETENTION_EVERY_MS,
