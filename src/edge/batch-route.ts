@@ -19,7 +19,8 @@ import { sendRefusal } from './envelope.js';
 import { feedLive } from './live-feed.js';
 import { readBody } from './read-body.js';
 import type { EndpointProfile } from './endpoints.js';
-import { emptyFacts, tallyKept, tallyRefused } from './request-facts.js';
+import { type ItemTally, emptyFacts, tallyKept, tallyRefused } from './request-facts.js';
+import type { ItemCounts } from '../domain/outcomes/ledger.js';
 import { recordChecked, recordWhole } from './outcome-answers.js';
 import type { ReadBudget, ReadShare } from './read-budget.js';
 import { type BatchOptions, type Refusal, checkContentType, checkEncoding, isRefusal } from './request-checks.js';
@@ -247,7 +248,8 @@ export async function writeChecked(
   if (options.validate) {
     reply.code(200).send(dryRunAnswer(checked.items, outcomes, checked.dropped, checked.errors, checked.droppedKeys, req.id));
   } else {
-    recordChecked(deps.collector.outcomes, req, { projectId: auth.project.id, sourceId: auth.source.id }, arrival, checked, req.facts!.items!, outcomes);
+    // What the store decided (accepted, duplicate, dropped there) was counted with the write; the rest is the ledger's.
+    recordChecked(deps.collector.outcomes, req, { projectId: auth.project.id, sourceId: auth.source.id }, arrival, checked, notWritten(req.facts!.items!, checked), outcomes);
     feedLive(deps.live, auth.source.id, req.id, deps.clock(), dialect.okStatus, {
       count: checked.count, refused: checked.refused, errors: checked.errors, stored: { items: checked.items, outcomes }, dropped: checked.dropped,
     });
@@ -255,6 +257,16 @@ export async function writeChecked(
   }
   return null;
 }
+
+/** The counts of a written request that its write did not count: items refused, and dropped before the store. */
+function notWritten(tally: ItemTally, checked: CheckedBatch): ItemCounts {
+  if (checked.dropped.length === 0) return { accepted: 0, duplicate: 0, dropped: NONE, refused: tally.refused };
+  const dropped = new Map<string, number>();
+  for (const d of checked.dropped) dropped.set(d.reason, (dropped.get(d.reason) ?? 0) + 1);
+  return { accepted: 0, duplicate: 0, dropped, refused: tally.refused };
+}
+
+const NONE: ReadonlyMap<string, number> = new Map();
 
 /** A store failure answered as 503 collection_unavailable; anything else is a bug and propagates. */
 function unavailable(req: FastifyRequest, e: unknown): Refusal {

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdmin } from '../../src/domain/admin.js';
 import type { Collector } from '../../src/domain/collector.js';
+import { erasePerson } from '../../src/domain/erasure.js';
 import { expireSamples } from '../../src/domain/retention.js';
 import type { KeptSample } from '../../src/stores/port-outcomes.js';
 import { TestClock } from '../helpers/fixture.js';
@@ -95,7 +96,7 @@ for (const engine of STORES) {
         sample(projectId, sourceId, 'invalid_event_name', 2, { anonymousId: person.id }),
         sample(projectId, sourceId, 'invalid_event_name', 3, { distinctId: 'stays' }),
       ], BOUNDS);
-      expect(await collector.store.erasePerson(projectId, { distinctId: 'gone' }, { suppress: false, now: RECEIVED_AT })).toMatchObject({ distinctIds: ['gone'] });
+      expect(await erasePerson(collector.store, projectId, { distinctId: 'gone' }, { suppress: false, now: RECEIVED_AT })).toMatchObject({ distinctIds: ['gone'] });
       expect((await collector.store.outcomes.samples({ sourceId, limit: 10 })).map((s) => s.requestId)).toEqual(['req_3']);
     });
   });
