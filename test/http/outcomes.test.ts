@@ -34,6 +34,14 @@ describe('item outcomes over the intakes', () => {
     }
   });
 
+  it('the counts of written items are stored once the answer is sent: committed with the items, no write of the ledger waited for', async () => {
+    await f.admin.updateProject(f.projectId, { monthlyEventLimit: 3 });
+    const items = [{ event: 'a', distinct_id: 'u', insert_id: 'w-1' }, { event: 'b', distinct_id: 'u', insert_id: 'w-2' }];
+    expect((await send(f, { items })).json()).toMatchObject({ accepted: 2 });
+    expect((await send(f, { items: [...items, { event: 'c', distinct_id: 'u' }, { event: 'd', distinct_id: 'u' }] })).json()).toMatchObject({ duplicates: [0, 1] });
+    expect(await storedCounts(f, f.clock.ms)).toEqual(new Map([['accepted ', 3], ['duplicate ', 2], ['dropped collection_paused', 1]]));
+  });
+
   it('a refused item is kept as sent, with its request id, index and every error', async () => {
     const item = { event: '$bad', distinct_id: 'u1', properties: { $currency: 'dollars' } };
     const res = await send(f, { items: [{ event: 'ok', distinct_id: 'u1' }, item] });
