@@ -100,4 +100,6 @@ export interface OutcomeStore {
   projectOutcomeTotals(projectIds: string[], since: number): Promise<Map<string, Map<Outcome, number>>>;
   /** Deletes samples received before each project's cutoff; returns how many went. */
   expireSamples(cutoffs: { projectId: string; before: number }[]): Promise<number>;
+  /** Deletes counts of minutes before each project's cutoff; returns how many rows went. */
+  expireCounts(cutoffs: { projectId: string; before: number }[]): Promise<number>;
 }

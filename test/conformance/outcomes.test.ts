@@ -76,12 +76,19 @@ for (const engine of STORES) {
       expect(left[0]).toMatchObject({ cut: true, outcome: 'refused', codes: ['properties_too_large'] });
     });
 
-    it("samples go with their project's retention, 30 days at most", async () => {
+    it("samples go with their project's retention, 30 days at most; counts with the project's retention", async () => {
       const { projectId, sourceId } = await world();
       await collector.store.outcomes.addOutcomes([], [sample(projectId, sourceId, 'invalid_event_name', 1), sample(projectId, sourceId, 'invalid_event_name', 2, { receivedAt: RECEIVED_AT + 20 * 86_400_000 })], BOUNDS);
       await expireSamples(collector.store, collector.store.outcomes, RECEIVED_AT + 31 * 86_400_000);
       expect((await collector.store.outcomes.samples({ sourceId, limit: 10 })).map((s) => s.requestId)).toEqual(['req_2']);
       await admin.updateProject(projectId, { retentionDays: 5 });
+      const count = { projectId, sourceId, minute: MINUTE, outcome: 'accepted' as const, code: '', count: 1 };
+      await collector.store.outcomes.addOutcomes([count, { ...count, minute: MINUTE + 10 * 86_400_000 }], [], BOUNDS);
+      await expireSamples(collector.store, collector.store.outcomes, RECEIVED_AT + 14 * 86_400_000);
+      expect((await collector.store.outcomes.samples({ sourceId, limit: 10 })).map((s) => s.requestId)).toEqual(['req_2']);
+      // Counts follow the project's own retention.
+      const counts = await collector.store.outcomes.outcomeCounts({ sourceId, since: 0, until: RECEIVED_AT + 30 * 86_400_000, bucketMs: 60_000 });
+      expect(counts.map((r) => r.at)).toEqual([MINUTE + 10 * 86_400_000]);
       await expireSamples(collector.store, collector.store.outcomes, RECEIVED_AT + 26 * 86_400_000);
       expect(await collector.store.outcomes.samples({ sourceId, limit: 10 })).toEqual([]);
     });

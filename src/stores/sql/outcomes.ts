@@ -62,6 +62,16 @@ export class SqlOutcomes extends SqlStorePart implements OutcomeStore {
     return totals;
   }
 
+  async expireCounts(cutoffs: { projectId: string; before: number }[]): Promise<number> {
+    let deleted = 0;
+    for (const c of cutoffs) {
+      const r = await this.write(() => this.db.deleteFrom('outcome_counts')
+        .where('project_id', '=', c.projectId).where('minute', '<', c.before).executeTakeFirst());
+      deleted += Number(r.numDeletedRows);
+    }
+    return deleted;
+  }
+
   async expireSamples(cutoffs: { projectId: string; before: number }[]): Promise<number> {
     let deleted = 0;
     for (const c of cutoffs) {
