@@ -11,6 +11,7 @@ import { Expected } from '../helpers/outcomes.js';
 import { cliJson, provision, runCli, startServer, stopServer } from '../helpers/process.js';
 
 const tmp = tempDir('inlet-outcomes-');
+// Two servers and six commands, each a process of its own: on a busy machine each takes seconds to start.
 afterAll(() => tmp.remove());
 
 it("SIGTERM writes the counts not yet written: they equal the answers', and the kept items go back through inlet send", async () => {
@@ -55,4 +56,4 @@ it("SIGTERM writes the counts not yet written: they equal the answers', and the 
   } finally {
     await stopServer(again);
   }
-});
+}, 180_000);
