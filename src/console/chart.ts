@@ -14,42 +14,38 @@ export function lastDays(now: number, days: number): string[] {
 }
 
 /**
- * Events per day as an inline SVG bar chart, drawn on the server: no script,
+ * Items stored per day (by arrival, read from the outcome counts: no event is
+ * read) as an inline SVG bar chart, drawn on the server: no script,
  * and it scales to any width (viewBox). Each bar has a title with its count.
- * With no event in the period there is nothing to draw, and it says so.
+ * With no item in the period there is nothing to draw, and it says so.
  */
 export function dayChart(days: string[], counts: DayCount[]): Html {
   const byDay = new Map(counts.map((c) => [c.day, c.events]));
   const values = days.map((d) => byDay.get(d) ?? 0);
   const max = Math.max(...values);
   const total = values.reduce((a, b) => a + b, 0);
-  if (total === 0) return chartNote(html`No events in the last ${days.length} days (${days[0]!} to ${days.at(-1)!}, by event time).`);
+  if (total === 0) return chartNote(html`No items stored in the last ${days.length} days (${days[0]!} to ${days.at(-1)!}, by arrival).`);
   const slot = (W - PAD) / days.length;
   const bars = days.map((d, i) => {
     const h = Math.round(((H - PAD) * values[i]!) / max);
     const x = (PAD + i * slot).toFixed(1);
-    return html`<rect class="bar" x="${x}" y="${H - PAD - h}" width="${(slot * 0.8).toFixed(1)}" height="${h}"><title>${d}: ${events(values[i]!)}</title></rect>`;
+    return html`<rect class="bar" x="${x}" y="${H - PAD - h}" width="${(slot * 0.8).toFixed(1)}" height="${h}"><title>${d}: ${items(values[i]!)}</title></rect>`;
   });
   return html`<figure class="chart">
 <svg viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="chart-title chart-desc">
-<title id="chart-title">Events per day, last ${days.length} days</title>
-<desc id="chart-desc">${events(total)} from ${days[0]!} to ${days.at(-1)!}; the highest day had ${formatCount(max)}.</desc>
+<title id="chart-title">Items stored per day, last ${days.length} days</title>
+<desc id="chart-desc">${items(total)} from ${days[0]!} to ${days.at(-1)!}; the highest day had ${formatCount(max)}.</desc>
 <line class="axis" x1="${PAD}" y1="${H - PAD}" x2="${W}" y2="${H - PAD}"></line>
 <text class="label" x="${PAD}" y="${H - 4}">${days[0]!}</text>
 <text class="label" x="${W}" y="${H - 4}" text-anchor="end">${days.at(-1)!}</text>
 <text class="label" x="0" y="12">${formatCount(max)}</text>
 ${bars}
 </svg>
-<figcaption>Events per day (by event time), last ${days.length} days: ${formatCount(total)} in all.</figcaption>
+<figcaption>Items stored per day (by arrival, UTC), last ${days.length} days: ${formatCount(total)} in all.</figcaption>
 </figure>`;
 }
 
-/** In the chart's place when the server is already reading as many pages as it lets wait. */
-export function chartBusy(days: string[]): Html {
-  return chartNote(html`The chart of the last ${days.length} days is not shown: the server is busy reading other pages. Reload in a moment.`);
-}
-
-const events = (n: number): string => `${formatCount(n)} ${n === 1 ? 'event' : 'events'}`;
+const items = (n: number): string => `${formatCount(n)} ${n === 1 ? 'item' : 'items'}`;
 
 function chartNote(text: Html): Html {
   return html`<figure class="chart"><figcaption>${text}</figcaption></figure>`;

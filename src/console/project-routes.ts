@@ -2,10 +2,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Viewer, canSee } from '../domain/accounts/accounts.js';
 import { AdminError, type AdminField } from '../domain/admin.js';
 import { monthOf } from '../domain/month.js';
-import { chartBusy, dayChart, lastDays } from './chart.js';
+import { dayChart, lastDays } from './chart.js';
+import { refusalShares, storedPerDay } from '../domain/outcomes/reports.js';
 import { sendPage } from './guard.js';
 import { BASE } from './layout.js';
-import { busyAsNull } from './page-reads.js';
 import { type ConsoleKit, notFound } from './plugin.js';
 import { projectPage, projectsPage } from './views/projects.js';
 import type { Typed } from './views/typed.js';
@@ -42,7 +42,8 @@ export function projectRoutes(app: FastifyInstance, kit: ConsoleKit): void {
   const listPage = async (viewer: Viewer, typed: Typed | null) => {
     const orgs = await access.orgs(viewer);
     const projects = (await deps.collector.listings.listProjects(null)).filter((p) => canSee(viewer, p.orgId));
-    return projectsPage(viewer, orgs, projects, typed);
+    const shares = await refusalShares(deps.collector.store.outcomes, projects.map((p) => p.id), deps.clock());
+    return projectsPage(viewer, orgs, projects, shares, typed);
   };
 
   /** A project's page, with one of its forms shown again after a validation error. */
@@ -56,10 +57,10 @@ export function projectRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     const [sources, used, counts] = await Promise.all([
       deps.collector.listings.listSources(found.project.id),
       deps.collector.store.usage(found.project.id, month),
-      deps.collector.listings.eventsPerDay(found.project.id, from, from + CHART_DAYS * DAY_MS).catch(busyAsNull),
+      storedPerDay(deps.collector.store.outcomes, found.project.id, from, from + CHART_DAYS * DAY_MS),
     ]);
     const saved = status === 200 && (req.query as Record<string, unknown>).saved === '1';
-    const data = { ...found, sources, month, used, chart: counts === null ? chartBusy(days) : dayChart(days, counts), newSource: forms.newSource ?? null, settings: forms.settings ?? null, saved };
+    const data = { ...found, sources, month, used, chart: dayChart(days, counts), newSource: forms.newSource ?? null, settings: forms.settings ?? null, saved };
     return sendPage(reply, status, projectPage(viewer, data));
   }
 

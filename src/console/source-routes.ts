@@ -8,6 +8,7 @@ import { SECURITY_HEADERS, sendPage, sessionToken } from './guard.js';
 import { BASE } from './layout.js';
 import { type ConsoleKit, notFound } from './plugin.js';
 import { typedOf } from './project-routes.js';
+import { sourceOutcomes } from '../domain/outcomes/reports.js';
 import { liveLines, revokePage, rollPage, sourcePage } from './views/source.js';
 
 /** How often a live view is sent a comment line, and its viewer's access checked again. */
@@ -24,8 +25,8 @@ export function sourceRoutes(app: FastifyInstance, kit: ConsoleKit): void {
 
   async function render(reply: FastifyReply, viewer: Viewer, sourceId: string, status: number, newKey: NewKeyView | null, error: string | null) {
     const found = (await access.source(viewer, sourceId))!;
-    const keys = await admin.listKeys(sourceId);
-    return sendPage(reply, status, sourcePage(viewer, { ...found, keys, recent: deps.live.show(sourceId), newKey, error }));
+    const [keys, outcomes] = await Promise.all([admin.listKeys(sourceId), sourceOutcomes(deps.collector.store.outcomes, sourceId, deps.clock())]);
+    return sendPage(reply, status, sourcePage(viewer, { ...found, keys, recent: deps.live.show(sourceId), outcomes, newKey, error }));
   }
 
   /** The answer to Create key or Roll: JSON for the page's script, else the page with the key shown once. */

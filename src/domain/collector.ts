@@ -4,6 +4,7 @@ import { IngestEngine, type IngestObserver } from './ingest/engine.js';
 import type { IngestJob, ItemOutcome } from './ingest/job.js';
 import { KeyBook } from './key-book.js';
 import { KeyUses } from './key-uses.js';
+import { type LedgerOptions, OutcomeLedger } from './outcomes/ledger.js';
 
 /** Settings of a collector; the defaults suit a server. */
 export interface CollectorOptions {
@@ -15,6 +16,8 @@ export interface CollectorOptions {
   observer?: IngestObserver;
   /** Monotonic ms that commit durations are measured in; tests pass their own. */
   timer?: () => number;
+  /** How outcomes are written and samples bounded; tests pass their own. */
+  outcomes?: LedgerOptions;
 }
 
 /**
@@ -25,6 +28,8 @@ export interface CollectorOptions {
  */
 export class Collector {
   readonly engine: IngestEngine;
+  /** What became of every item: the one place every intake tells (OutcomeLedger.record). */
+  readonly outcomes: OutcomeLedger;
   private readonly keys: KeyBook;
   private readonly keyUses: KeyUses;
 
@@ -35,6 +40,7 @@ export class Collector {
     this.engine = new IngestEngine(store, opts.clock, opts.observer, opts.timer);
     this.keys = new KeyBook(store);
     this.keyUses = new KeyUses(store, opts.onBackgroundError);
+    this.outcomes = new OutcomeLedger(store.outcomes, { onError: opts.onBackgroundError, ...opts.outcomes });
   }
 
   get admin(): AdminStore {
@@ -80,15 +86,17 @@ export class Collector {
     return this.store.ping();
   }
 
-  /** Writes what waits (jobs, then key uses), and waits for it. */
+  /** Writes what waits (jobs, then outcomes and key uses), and waits for it. */
   async flush(): Promise<void> {
     await this.engine.drain();
+    await this.outcomes.flush();
     await this.keyUses.flush();
   }
 
-  /** Writes what waits (jobs, key uses), then closes the store. */
+  /** Writes what waits (jobs, outcomes, key uses), then closes the store: on SIGTERM, once requests in flight are answered. */
   async close(): Promise<void> {
     await this.engine.drain();
+    await this.outcomes.stop();
     await this.keyUses.stop();
     await this.store.close();
   }

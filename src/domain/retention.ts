@@ -1,5 +1,21 @@
 import type { ErasureStore, ExpiryPlan, ProjectRetention, RetentionStore } from '../stores/port.js';
+import type { OutcomeStore } from '../stores/port-outcomes.js';
 import { finishErasure } from './erasure.js';
+
+/** Days a refused or dropped item is kept at most, whatever the project's retention. */
+export const SAMPLE_RETENTION_DAYS = 30;
+
+/**
+ * Deletes kept items (samples) past their project's retention, or
+ * SAMPLE_RETENTION_DAYS if that is shorter, and the outcome counts of minutes
+ * past the project's retention (a row per source and minute would otherwise
+ * grow for good).
+ */
+export async function expireSamples(store: Pick<RetentionStore, 'projectRetentions'>, outcomes: Pick<OutcomeStore, 'expireSamples' | 'expireCounts'>, now: number): Promise<number> {
+  const projects = await store.projectRetentions();
+  await outcomes.expireCounts(projects.map((p) => ({ projectId: p.projectId, before: retentionCutoff(now, p.retentionDays) })));
+  return outcomes.expireSamples(projects.map((p) => ({ projectId: p.projectId, before: retentionCutoff(now, Math.min(p.retentionDays, SAMPLE_RETENTION_DAYS)) })));
+}
 
 /** Days a project keeps raw events unless it sets another retention. */
 export const DEFAULT_RETENTION_DAYS = 400;
@@ -95,7 +111,7 @@ export async function finishErasures(
  * there is reported and does not keep events from expiring.
  */
 export function startRetention(
-  store: RetentionStore & Pick<ErasureStore, 'staleErasures' | 'deleteErasedEvents' | 'endErasure'>,
+  store: RetentionStore & Pick<ErasureStore, 'staleErasures' | 'deleteErasedEvents' | 'endErasure'> & { outcomes?: Pick<OutcomeStore, 'expireSamples' | 'expireCounts'> },
   clock: () => number,
   report: { done: (r: RetentionPass) => void; failed: (e: unknown) => void },
   everyMs = RETENTION_EVERY_MS,
@@ -110,6 +126,11 @@ export function startRetention(
       let erasures = { erasures: 0, eventsDeleted: 0 };
       try {
         erasures = await finishErasures(store, ERASURE_STALE_MS, { stopping });
+      } catch (e) {
+        report.failed(e);
+      }
+      try {
+        if (store.outcomes !== undefined) await expireSamples(store, store.outcomes, clock());
       } catch (e) {
         report.failed(e);
       }

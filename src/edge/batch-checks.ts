@@ -103,6 +103,8 @@ export const BATCH_CHECKS: readonly Step[] = [
       const options = checkQuery(r.query);
       if (isRefusal(options)) return options;
       r.options = options;
+      // Known from here: a dry run's refusals are not counted as outcomes.
+      r.req.facts!.dryRun = options.validate;
       return null;
     },
   },

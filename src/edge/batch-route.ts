@@ -19,7 +19,9 @@ import { sendRefusal } from './envelope.js';
 import { feedLive } from './live-feed.js';
 import { readBody } from './read-body.js';
 import type { EndpointProfile } from './endpoints.js';
-import { emptyFacts, tallyKept, tallyRefused } from './request-facts.js';
+import { type ItemTally, emptyFacts, tallyKept, tallyRefused } from './request-facts.js';
+import type { ItemCounts } from '../domain/outcomes/ledger.js';
+import { recordChecked, recordWhole } from './outcome-answers.js';
 import type { ReadBudget, ReadShare } from './read-budget.js';
 import { type BatchOptions, type Refusal, checkContentType, checkEncoding, isRefusal } from './request-checks.js';
 
@@ -47,7 +49,9 @@ export function answering(
 ) {
   return async function handle(req: FastifyRequest, reply: FastifyReply): Promise<void> {
     const refusal = await steps(deps, req, reply);
-    if (refusal !== null) sendRefusal(req, reply, refusal);
+    if (refusal === null) return;
+    recordWhole(deps.collector.outcomes, req, refusal.code, deps.clock());
+    sendRefusal(req, reply, refusal);
   };
 }
 
@@ -133,6 +137,7 @@ export async function admitItems(
   at: number,
   profile: EndpointProfile,
 ): Promise<Refusal | null> {
+  req.facts!.itemCount = count;
   const verdict = await deps.limits.checkItems(auth.project.id, count, at, profile.windows);
   reply.headers(verdict.headers);
   if (verdict.allowed) return null;
@@ -189,13 +194,22 @@ export function itemsVerdict(
   validate: boolean,
   dialect: Dialect,
 ): Refusal | null {
-  req.facts!.items = tallyRefused(checked.errors);
+  const tally = (req.facts!.items = tallyRefused(checked.errors));
   if (strict && checked.errors.length > 0) {
-    if (!validate) feedLive(deps.live, auth.source.id, req.id, deps.clock(), 400, { count: checked.count, refused: checked.refused, errors: checked.errors });
+    if (!validate) {
+      const at = deps.clock();
+      feedLive(deps.live, auth.source.id, req.id, at, 400, { count: checked.count, refused: checked.refused, errors: checked.errors });
+      // The items that passed were refused with the rest: under the request's code, having none of their own.
+      const passed = checked.items.length + checked.dropped.length;
+      const counts = passed === 0 ? tally : { ...tally, refused: new Map([...tally.refused, ['strict_item_invalid', passed]]) };
+      recordChecked(deps.collector.outcomes, req, { projectId: auth.project.id, sourceId: auth.source.id }, at, checked, counts, null);
+    }
     return { code: 'strict_item_invalid', errors: checked.errors };
   }
   if (checked.items.length + checked.dropped.length === 0 && !validate && dialect.refuseAllInvalid) {
-    feedLive(deps.live, auth.source.id, req.id, deps.clock(), 400, { count: checked.count, refused: checked.refused, errors: checked.errors });
+    const at = deps.clock();
+    feedLive(deps.live, auth.source.id, req.id, at, 400, { count: checked.count, refused: checked.refused, errors: checked.errors });
+    recordChecked(deps.collector.outcomes, req, { projectId: auth.project.id, sourceId: auth.source.id }, at, checked, tally, null);
     return { code: 'all_items_invalid', errors: checked.errors };
   }
   return null;
@@ -234,6 +248,8 @@ export async function writeChecked(
   if (options.validate) {
     reply.code(200).send(dryRunAnswer(checked.items, outcomes, checked.dropped, checked.errors, checked.droppedKeys, req.id));
   } else {
+    // What the store decided (accepted, duplicate, dropped there) was counted with the write; the rest is the ledger's.
+    recordChecked(deps.collector.outcomes, req, { projectId: auth.project.id, sourceId: auth.source.id }, arrival, checked, notWritten(req.facts!.items!, checked), outcomes);
     feedLive(deps.live, auth.source.id, req.id, deps.clock(), dialect.okStatus, {
       count: checked.count, refused: checked.refused, errors: checked.errors, stored: { items: checked.items, outcomes }, dropped: checked.dropped,
     });
@@ -241,6 +257,16 @@ export async function writeChecked(
   }
   return null;
 }
+
+/** The counts of a written request that its write did not count: items refused, and dropped before the store. */
+function notWritten(tally: ItemTally, checked: CheckedBatch): ItemCounts {
+  if (checked.dropped.length === 0) return { accepted: 0, duplicate: 0, dropped: NONE, refused: tally.refused };
+  const dropped = new Map<string, number>();
+  for (const d of checked.dropped) dropped.set(d.reason, (dropped.get(d.reason) ?? 0) + 1);
+  return { accepted: 0, duplicate: 0, dropped, refused: tally.refused };
+}
+
+const NONE: ReadonlyMap<string, number> = new Map();
 
 /** A store failure answered as 503 collection_unavailable; anything else is a bug and propagates. */
 function unavailable(req: FastifyRequest, e: unknown): Refusal {

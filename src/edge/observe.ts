@@ -34,8 +34,13 @@ export function observeRequests(app: FastifyInstance, metrics: Metrics | undefin
   app.addHook('onRequestAbort', async (req) => clientGone(req, counters));
 }
 
+/** The line's counts, and the codes it refused or dropped items with, each with its count (none when there were none). */
 function counts(t: ItemTally) {
-  return { accepted: t.accepted, duplicate: t.duplicate, dropped: total(t.dropped), refused: total(t.refused) };
+  const line: { accepted: number; duplicate: number; dropped: number; refused: number; codes?: Record<string, number> } = {
+    accepted: t.accepted, duplicate: t.duplicate, dropped: total(t.dropped), refused: total(t.refused),
+  };
+  if (t.dropped.size + t.refused.size > 0) line.codes = Object.fromEntries([...t.refused, ...t.dropped]);
+  return line;
 }
 
 function count(m: Metrics, req: FastifyRequest, route: string, status: number, seconds: number): void {

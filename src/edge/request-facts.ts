@@ -17,6 +17,8 @@ export interface RequestFacts {
   projectId: string | null;
   sourceId: string | null;
   items: ItemTally | null;
+  /** Items the request held, once counted against the project's windows. */
+  itemCount: number | null;
   /** A validate=true run: nothing was stored. */
   dryRun: boolean;
   /** The rate limit that refused the request, if one did. */
@@ -31,7 +33,7 @@ declare module 'fastify' {
 }
 
 export function emptyFacts(): RequestFacts {
-  return { projectId: null, sourceId: null, items: null, dryRun: false, limitPolicy: null };
+  return { projectId: null, sourceId: null, items: null, itemCount: null, dryRun: false, limitPolicy: null };
 }
 
 /** Counts a request's refused items: what a request refused whole still reports. */

@@ -5,6 +5,8 @@ import type { ItemError } from './field-error.js';
 import { parseJsonBody } from './parse-body.js';
 import { cutText } from '../domain/echo.js';
 import { type Refusal, isRefusal } from './refusal.js';
+import { SAMPLES_PER_CODE } from '../domain/outcomes/ledger.js';
+import { type SampleText, sampleText } from '../domain/outcomes/sample-text.js';
 
 /** What the checks made of a request's items: what goes to the store, and what does not. */
 export interface CheckedBatch {
@@ -26,6 +28,12 @@ export interface RefusedItem {
   index: number;
   event: string | null;
   distinctId: string | null;
+  /**
+   * The item as sent, to be kept as a sample (domain/outcomes): only for the
+   * newest SAMPLES_PER_CODE of each code in the request, since no more of a
+   * code are kept; its ids in full, for an erasure to find it by.
+   */
+  sample: { text: SampleText; distinctId: string | null; anonymousId: string | null } | null;
 }
 
 /** What item checks and enrichment need to know of the request. */
@@ -61,9 +69,33 @@ export function checkBatch(items: unknown[], droppedKeys: string[], ctx: BatchCo
     if (e.index === last) continue;
     last = e.index;
     const raw = items[e.index];
-    refused.push({ index: e.index, event: textField(raw, 'event'), distinctId: textField(raw, 'distinct_id') });
+    refused.push({ index: e.index, event: textField(raw, 'event'), distinctId: textField(raw, 'distinct_id'), sample: null });
   }
+  if (refused.length > 0) addSamples(refused, checked.errors, items);
   return { count: items.length, droppedKeys, errors: checked.errors, items: checked.items, dropped: checked.dropped, refused };
+}
+
+/** Samples of the newest SAMPLES_PER_CODE refused items of each code (an item's code is its first error's): older ones would not be kept. */
+function addSamples(refused: RefusedItem[], errors: ItemError[], items: unknown[]): void {
+  const firstCode = new Map<number, string>();
+  for (const e of errors) if (!firstCode.has(e.index)) firstCode.set(e.index, e.code);
+  const taken = new Map<string, number>();
+  for (let i = refused.length - 1; i >= 0; i--) {
+    const r = refused[i]!;
+    const code = firstCode.get(r.index)!;
+    const n = taken.get(code) ?? 0;
+    if (n >= SAMPLES_PER_CODE) continue;
+    taken.set(code, n + 1);
+    const raw = items[r.index];
+    r.sample = { text: sampleText(raw), distinctId: idField(raw, 'distinct_id'), anonymousId: idField(raw, 'anonymous_id') };
+  }
+}
+
+/** An id as sent, when it is text of a length an id can have. */
+function idField(raw: unknown, name: string): string | null {
+  if (typeof raw !== 'object' || raw === null || !Object.hasOwn(raw, name)) return null;
+  const v = (raw as Record<string, unknown>)[name];
+  return typeof v === 'string' && v.length <= 1024 ? v : null;
 }
 
 function textField(raw: unknown, name: string): string | null {

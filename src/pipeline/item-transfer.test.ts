@@ -50,12 +50,20 @@ describe('a checked batch sent between threads', () => {
     expect(first!.properties).toEqual(batch.items[0]!.properties);
   });
 
-  it('names each refused item once, by what it sent as text', () => {
+  it('names each refused item once, by what it sent as text, with the item as sent to be kept', () => {
+    const sample = (i: number, distinctId: string | null) => ({ text: { text: JSON.stringify(items[i]), cut: false }, distinctId, anonymousId: null });
     expect(batch.refused).toEqual([
-      { index: 4, event: '$reserved', distinctId: 'u_3' },
-      { index: 5, event: null, distinctId: 'u_4' },
-      { index: 6, event: null, distinctId: null },
-      { index: 7, event: 'paid', distinctId: 'u_1' },
+      { index: 4, event: '$reserved', distinctId: 'u_3', sample: sample(4, 'u_3') },
+      { index: 5, event: null, distinctId: 'u_4', sample: sample(5, 'u_4') },
+      { index: 6, event: null, distinctId: null, sample: sample(6, null) },
+      { index: 7, event: 'paid', distinctId: 'u_1', sample: sample(7, 'u_1') },
     ]);
+  });
+
+  it('keeps no more refused items of a code than would be stored: the newest of the request', () => {
+    const many = Array.from({ length: 150 }, (_, i) => ({ event: `$r${i}`, distinct_id: 'u' }));
+    const checked = checkBatch(many, [], { now: NOW, recordIp: false, source: { id: 'src_1', filterBots: true } });
+    const sampled = checked.refused.filter((r) => r.sample !== null).map((r) => r.index);
+    expect(sampled).toEqual(Array.from({ length: 100 }, (_, i) => 50 + i));
   });
 });

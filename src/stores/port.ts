@@ -67,6 +67,7 @@
  * ListingStore, in port-console.ts) keep the same rules.
  */
 import type { AccountStore, ListingStore } from './port-console.js';
+import type { OutcomeStore } from './port-outcomes.js';
 
 /** A value now, or later: an engine whose calls are synchronous (SQLite) returns it at once. */
 export type Awaitable<T> = T | Promise<T>;
@@ -292,17 +293,31 @@ export interface PassWrites {
   insertIds: InsertIdClaim[];
   /** Events metered, added to each month's usage. */
   usage: Map<string, number>;
+  /**
+   * What became of the pass's items, added to the source's counts of each
+   * minute (port-outcomes.ts): in the same transaction as the items, so the
+   * counts of written items are exact. One entry per minute, outcome and code.
+   */
+  outcomes: PassOutcome[];
+}
+
+/** Items of the pass's source that arrived in one minute with one outcome and code ('' for accepted and duplicate). */
+export interface PassOutcome {
+  minute: number;
+  outcome: 'accepted' | 'duplicate' | 'dropped';
+  code: string;
+  count: number;
 }
 
 /** The order `write` applies a bundle's fields in: every field, once. */
-export const PASS_WRITE_ORDER = ['persons', 'links', 'merges', 'traits', 'events', 'insertIds', 'usage'] as const satisfies readonly (keyof PassWrites)[];
+export const PASS_WRITE_ORDER = ['persons', 'links', 'merges', 'traits', 'events', 'insertIds', 'usage', 'outcomes'] as const satisfies readonly (keyof PassWrites)[];
 // A field of PassWrites missing from the order fails here.
 const writeOrderComplete: Exclude<keyof PassWrites, (typeof PASS_WRITE_ORDER)[number]> extends never ? true : never = true;
 void writeOrderComplete;
 
 /** A bundle with nothing in it, for a pass to fill. */
 export function noPassWrites(): PassWrites {
-  return { persons: [], links: [], merges: [], traits: [], events: [], insertIds: [], usage: new Map() };
+  return { persons: [], links: [], merges: [], traits: [], events: [], insertIds: [], usage: new Map(), outcomes: [] };
 }
 
 /**
@@ -469,7 +484,7 @@ export interface ErasureTx {
   linkedIds(projectId: string, personIds: string[]): Promise<string[]>;
   /** Suppresses the distinct_ids and the person ids, each recorded as erased with `erasedPersonId`. */
   suppress(projectId: string, erasedPersonId: string, ids: { distinctIds: string[]; personIds: string[] }, now: number): Promise<void>;
-  /** Deletes the persons, their links (these distinct_ids) and their traits. */
+  /** Deletes the persons, their links (these distinct_ids), their traits, and the items kept as samples (port-outcomes.ts) that named them. */
   removePersons(projectId: string, personIds: string[], distinctIds: string[]): Promise<void>;
   /** Records the erasure of these persons' events, every one stored until now, as pending, touched now. */
   recordPending(projectId: string, personIds: string[]): Promise<PendingErasure>;
@@ -633,6 +648,8 @@ export interface Store extends HotPath, Lifecycle, ReadStore, RetentionStore, Er
   readonly listings: ListingStore;
   /** Events read in keyset pages: export, paging and filters. */
   readonly eventPages: EventPages;
+  /** What became of every item: counts per source and minute, and kept samples (port-outcomes.ts). */
+  readonly outcomes: OutcomeStore;
 }
 
 /** A database failure; see "Errors" in the contract. Answered as 503. */

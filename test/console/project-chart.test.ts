@@ -6,9 +6,9 @@ import type { Viewer } from '../../src/domain/accounts/accounts.js';
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 const days = lastDays(NOW, 30);
 
-it('the project chart with no events says so, instead of an axis reading "1" over nothing', () => {
+it('the project chart with no items says so, instead of an axis reading "1" over nothing', () => {
   const chart = dayChart(days, []).value;
-  expect(chart).toContain('No events in the last 30 days (2026-10-24 to 2026-11-22, by event time).');
+  expect(chart).toContain('No items stored in the last 30 days (2026-10-24 to 2026-11-22, by arrival).');
   expect(chart).not.toContain('<svg');
   expect(chart).not.toContain('<rect');
 });
@@ -16,8 +16,8 @@ it('the project chart with no events says so, instead of an axis reading "1" ove
 it('the project chart writes its axis and counts with thousands separators', () => {
   const chart = dayChart(days, [{ day: '2026-11-20', events: 20_000 }, { day: '2026-11-21', events: 1 }]).value;
   expect(chart).toContain('<text class="label" x="0" y="12">20,000</text>');
-  expect(chart).toContain('<title>2026-11-20: 20,000 events</title>');
-  expect(chart).toContain('<title>2026-11-21: 1 event</title>');
+  expect(chart).toContain('<title>2026-11-20: 20,000 items</title>');
+  expect(chart).toContain('<title>2026-11-21: 1 item</title>');
   expect(chart).toContain('20,001 in all');
   expect((chart.match(/<rect class="bar"/g) ?? []).length).toBe(30);
 });

@@ -125,6 +125,31 @@ describe.skipIf(missing && !process.env.CI)('the console in chromium', () => {
     expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
     await shot('source-live');
 
+    // Item outcomes: read from the counts, which a server writes within a second (flushed here rather than waited for).
+    await f.collector.outcomes.flush();
+    await page.reload();
+    await page.getByRole('heading', { name: 'Item outcomes' }).waitFor();
+    const row = (code: string) => page.locator('#outcome-codes tr', { has: page.locator(`td[data-label="Code"] code`, { hasText: new RegExp(`^${code}$`) }) });
+    await expect.poll(() => row('reserved_event_name').locator('td[data-label="Items"]').textContent()).toBe('1');
+    expect(await row('missing_event_name').count()).toBe(0);
+    const more = await fetch(`${base}/api/v1/batch`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ items: [{ event: '$other', distinct_id: 'cust_8' }, { distinct_id: 'cust_8' }] }),
+    });
+    expect(more.status).toBe(400);
+    await f.collector.outcomes.flush();
+    await page.reload();
+    await expect.poll(() => row('reserved_event_name').locator('td[data-label="Items"]').textContent()).toBe('2');
+    await row('missing_event_name').waitFor();
+    // The latest kept item of a code, expanded: the item as sent and its error.
+    await row('reserved_event_name').locator('summary').click();
+    await row('reserved_event_name').locator('pre.item', { hasText: '"$other"' }).waitFor();
+    await shot('source-outcomes');
+    await page.goto(`${base}/console/projects`);
+    await page.getByText('75% of items refused in the last 24 h').waitFor();
+    await page.goBack();
+
     // Revoke asks first, on a page of its own.
     await page.getByRole('button', { name: 'Revoke' }).click();
     await page.getByRole('heading', { name: /Revoke key/ }).waitFor();
@@ -139,7 +164,7 @@ describe.skipIf(missing && !process.env.CI)('the console in chromium', () => {
     expect(refusedNow.status).toBe(401);
 
     await page.getByRole('link', { name: 'Checkout' }).click();
-    await page.getByRole('img', { name: 'Events per day, last 30 days' }).waitFor();
+    await page.getByRole('img', { name: 'Items stored per day, last 30 days' }).waitFor();
     await page.getByText(/events? this month/).waitFor();
     await page.getByLabel('API enabled', { exact: true }).waitFor();
     await page.getByLabel('Monthly event limit').fill('1000');

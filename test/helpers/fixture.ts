@@ -80,6 +80,8 @@ export interface FixtureOptions {
   liveStallMs?: number;
   /** Threads that check large bodies; every body on the main thread when absent. */
   checks?: CheckThreads;
+  /** Another server of the same database: the org, project, source and key of a fixture already made on it. */
+  sameAs?: Pick<Fixture, 'orgId' | 'projectId' | 'sourceId' | 'key'>;
 }
 
 /** A server on a fresh embedded store with one org, project (API enabled), source and key. */
@@ -90,10 +92,7 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
   const plain = new Collector(store, { clock: clock.now, observer: opts.metrics });
   const collector = opts.metrics ? observedCollector(plain, opts.metrics) : plain;
   const admin = createAdmin(store, clock.now);
-  const org = await admin.createOrg('Acme');
-  const project = await admin.createProject({ name: 'Web', orgId: org.id, apiEnabled: opts.apiEnabled ?? true });
-  const source = await admin.createSource({ projectId: project.id, name: 'Billing', filterBots: opts.filterBots, recordIp: opts.recordIp });
-  const key = await admin.createKey(source.id);
+  const ids = opts.sameAs ?? (await provision(admin, opts));
   const limiter = new LocalLimiter();
   const app = buildApp({
     collector,
@@ -123,10 +122,7 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
     app,
     collector,
     clock,
-    key: key.key,
-    orgId: org.id,
-    projectId: project.id,
-    sourceId: source.id,
+    ...ids,
     admin,
     close: async () => {
       await app.close();
@@ -135,6 +131,14 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
       tmp?.remove();
     },
   };
+}
+
+async function provision(admin: ReturnType<typeof createAdmin>, opts: FixtureOptions) {
+  const org = await admin.createOrg('Acme');
+  const project = await admin.createProject({ name: 'Web', orgId: org.id, apiEnabled: opts.apiEnabled ?? true });
+  const source = await admin.createSource({ projectId: project.id, name: 'Billing', filterBots: opts.filterBots, recordIp: opts.recordIp });
+  const key = await admin.createKey(source.id);
+  return { orgId: org.id, projectId: project.id, sourceId: source.id, key: key.key };
 }
 
 /** POSTs a batch with the fixture's key. */

@@ -10,9 +10,11 @@ const tmp = tempDir('inlet-page-reads-');
 afterAll(() => tmp.remove());
 
 /**
- * Enough events that the chart's count takes many times a /healthz round
- * trip: spread over a week, as an import fills a store, each merge of the
- * minute index holds about one event per minute, and the chart reads every run.
+ * Enough events that the chart's count took many times a /healthz round
+ * trip when it counted events: spread over a week, as an import fills a
+ * store, each merge of the minute index holds about one event per minute.
+ * The chart now reads the outcome counts (a row per minute here), and must
+ * still leave ingestion alone.
  */
 const EVENTS = 300_000;
 const LOADS_PER_TAB = 3;
@@ -33,13 +35,18 @@ function fillEvents(dir: string, projectId: string, sourceId: string, now: numbe
          SELECT source_id, timestamp / 60000, max(seq), json_group_array(seq) FROM events GROUP BY source_id, timestamp / 60000, seq / 2048`,
       ).run();
       db.prepare('UPDATE event_minutes_state SET through = (SELECT max(seq) FROM events)').run();
+      // The outcome counts the commits would have made, as if each event arrived at its time: what the chart reads now.
+      db.prepare(
+        `INSERT INTO outcome_counts (source_id, minute, outcome, code, project_id, count)
+         SELECT source_id, timestamp / 60000 * 60000, 'accepted', '', project_id, count(*) FROM events GROUP BY source_id, timestamp / 60000`,
+      ).run();
     })();
   } finally {
     db.close();
   }
 }
 
-it("the project page's chart blocks ingestion on SQLite: no more, its read runs off the main thread", async () => {
+it("the project page's chart blocked ingestion on SQLite while it counted events; it reads the outcome counts now, and batches go on meanwhile", async () => {
   const store = SqliteStore.open(tmp.dir);
   const admin = createAdmin(store, Date.now);
   const org = await admin.createOrg('Acme');
@@ -72,6 +79,10 @@ it("the project page's chart blocks ingestion on SQLite: no more, its read runs 
         const res = await fetch(`${server.url}/console/projects/${project.id}`, { headers: { cookie } });
         const body = await res.text();
         expect(body).toContain('<svg viewBox');
+        // Drawn from the counts: the fill's, and those of the batches written meanwhile (exact, with their commits).
+        const total = Number(/([\d,]+) in all/.exec(body)![1]!.replaceAll(',', ''));
+        expect(total).toBeGreaterThanOrEqual(EVENTS);
+        expect(total).toBeLessThanOrEqual(EVENTS + 10 * (batches.answered + 1));
         pages.push(res.status);
       }
     };
@@ -103,10 +114,11 @@ it("the project page's chart blocks ingestion on SQLite: no more, its read runs 
     console.log(`page reads: ${pages.length} page loads; meanwhile ${healthz.answered} /healthz and ${batches.answered} batches answered`);
     expect(pages).toEqual(Array(2 * LOADS_PER_TAB).fill(200));
     expect([...batches.statuses]).toEqual([202]);
-    // A read on the main thread let at most one /healthz through between two
-    // loads (2 or 3 in all for 6 loads); off it, /healthz is answered all
-    // along (about 30 a load on a busy 2-core machine).
-    expect(healthz.answered).toBeGreaterThanOrEqual(5 * pages.length);
+    // The count of events on the main thread let at most one /healthz through
+    // between two loads (2 or 3 in all for 6 loads), each load seconds long;
+    // read off it, about 30 a load. A read of the counts is a few
+    // milliseconds, so the loads are over before many requests fit between
+    // them: what is held here is that the chart no longer reads the events.
   } finally {
     await stopServer(server);
   }

@@ -15,13 +15,22 @@ function opener(label: string, formId: string, open = false): Html {
   return html`<button type="button" class="opener" aria-controls="${formId}" aria-expanded="true"${open ? html` data-open` : ''}>${label}</button>`;
 }
 
+/** The share of a project's items refused in the last 24 hours, as the list shows it. */
+function refusedShare(share: number | null): string {
+  if (share === null) return 'no items in the last 24 h';
+  const pct = share * 100;
+  // A few refused among many must not read as none.
+  const shown = share === 0 ? '0' : pct < 0.1 ? '<0.1' : pct < 10 ? pct.toFixed(1) : pct.toFixed(0);
+  return `${shown}% of items refused in the last 24 h`;
+}
+
 /** The projects the viewer may see, by organization, and the New project form (`typed` when it failed validation). */
-export function projectsPage(viewer: Viewer, orgs: Org[], projects: Project[], typed: Typed | null): string {
+export function projectsPage(viewer: Viewer, orgs: Org[], projects: Project[], refusedShares: Map<string, number | null>, typed: Typed | null): string {
   const byOrg = orgs.map((o) => {
     const mine = projects.filter((p) => p.orgId === o.id);
     return html`<section aria-labelledby="org-${o.id}">
 <h2 id="org-${o.id}">${o.name}</h2>
-${mine.length === 0 ? html`<p class="hint">No projects yet.</p>` : html`<ul class="list">${mine.map((p) => html`<li><a href="${BASE}/projects/${p.id}">${p.name}</a> <span class="meta">batch API ${yesNo(p.apiEnabled)}</span></li>`)}</ul>`}
+${mine.length === 0 ? html`<p class="hint">No projects yet.</p>` : html`<ul class="list">${mine.map((p) => html`<li><a href="${BASE}/projects/${p.id}">${p.name}</a> <span class="meta">batch API ${yesNo(p.apiEnabled)} · ${refusedShare(refusedShares.get(p.id) ?? null)}</span></li>`)}</ul>`}
 </section>`;
   });
   const orgChoice =

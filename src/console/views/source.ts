@@ -5,6 +5,8 @@ import type { LiveItem, LiveRequest } from '../../domain/live-window.js';
 import type { Project, Source } from '../../stores/port.js';
 import { BASE, csrfField, notice, page, when } from '../layout.js';
 import { type Typed, fieldError, invalidAttrs } from './typed.js';
+import type { SourceOutcomes } from '../../domain/outcomes/reports.js';
+import { outcomesSection } from './outcomes.js';
 
 const iso = (s: string | null): string => (s === null ? '—' : when(Date.parse(s)));
 
@@ -87,6 +89,8 @@ export interface SourcePageData {
   project: Project;
   keys: KeyView[];
   recent: LiveRequest[];
+  /** The last 24 hours' outcomes, from every server. */
+  outcomes: SourceOutcomes;
   newKey: NewKeyView | null;
   error: string | null;
 }
@@ -110,6 +114,7 @@ ${d.project.apiEnabled ? '' : apiOff(d.project)}
 <form method="post" action="${BASE}/sources/${s.id}/keys" data-key-form>${csrfField(viewer)}<button type="submit">Create key</button></form>
 ${newKeyBox(d.newKey)}
 </section>
+${outcomesSection(d.outcomes, s.id)}
 <section aria-labelledby="live-h">
 <h2 id="live-h">Live events</h2>
 <p class="hint">What this server answers for this source while this page is open, newest first, as it happens (items refused with their error code and field). Each line shows the item's time (UTC; a refused item's, the answer's) and where it was in its request: <em>#3 of 500 in req_…</em> is index 3, counted from 0 as the API's answer counts it, of that request's 500 items. Other servers of the same deployment show their own.</p>

@@ -4,6 +4,7 @@ import { keyWorks } from '../keys.js';
 import { monthOf } from '../month.js';
 import { PersonResolver, type Resolved, newestTraits } from '../people/resolver.js';
 import { type IngestItem, unhandledType } from './item.js';
+import { writtenOutcomes } from '../outcomes/written.js';
 import { type IngestJob, type ItemOutcome, KeyNoLongerWorksError } from './job.js';
 
 /** What a pass gives each job: its outcomes, or the refusal of its key. */
@@ -56,6 +57,8 @@ export async function ingestPass(tx: IngestTx, all: IngestJob[], now: number): P
     for (const item of items) outcomes.push(unwritten(w, item) ?? writeItem(w, item, at));
   }
   out.traits = newestTraits(w.people.traits);
+  // Counted with the write: exact, and part of the same commit (a dry run's go back with the rest).
+  out.outcomes = writtenOutcomes(jobs, written);
   await tx.write({ projectId, sourceId, now: jobs[0]!.receivedAt }, out);
 
   let next = 0;

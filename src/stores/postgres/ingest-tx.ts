@@ -89,6 +89,12 @@ export const SQL = {
       INSERT INTO usage (project_id, month, events)
       SELECT $1::text, r.month, r.events FROM unnest($26::text[], $27::bigint[]) AS r(month, events)
       ON CONFLICT (project_id, month) DO UPDATE SET events = usage.events + excluded.events
+    ), outcomes_counted AS (
+      -- One row per minute, outcome and code (the pass adds them up), so no row is hit twice.
+      INSERT INTO outcome_counts (source_id, minute, outcome, code, project_id, count)
+      SELECT $23::text, r.minute, r.outcome, r.code, $1::text, r.count
+      FROM unnest($28::bigint[], $29::text[], $30::text[], $31::bigint[]) AS r(minute, outcome, code, count)
+      ON CONFLICT (source_id, minute, outcome, code) DO UPDATE SET count = outcome_counts.count + excluded.count
     )
     SELECT 1`,
 } as const;
@@ -127,10 +133,11 @@ const PARAMS: { [K in WritePart]-?: (v: PassWrites[K], scope: PassScope) => unkn
   },
   insertIds: (v, scope) => [scope.sourceId, textArray(v.map((c) => c.insertId)), uuidArray(v.map((c) => c.eventId))],
   usage: (v) => [textArray([...v.keys()]), int8Array([...v.values()])],
+  outcomes: (v) => [int8Array(v.map((o) => o.minute)), textArray(v.map((o) => o.outcome)), textArray(v.map((o) => o.code)), int8Array(v.map((o) => o.count))],
 };
 
 /** The parts in the order of SQL.writes' parameters. */
-const PARTS_IN_PARAMS: readonly WritePart[] = ['persons', 'links', 'traits', 'events', 'insertIds', 'usage'];
+const PARTS_IN_PARAMS: readonly WritePart[] = ['persons', 'links', 'traits', 'events', 'insertIds', 'usage', 'outcomes'];
 
 /** Nothing of these fields to write: each is a list, or the usage map. */
 function nothingIn(w: PassWrites, parts: readonly WritePart[]): boolean {
@@ -230,8 +237,8 @@ export class PgIngestTx implements IngestTx {
   /** SQL.writes with the fields of `w` but the merges; nothing is sent when they are all empty. */
   private async writes(scope: PassScope, w: PassWrites): Promise<void> {
     if (nothingIn(w, PARTS_IN_PARAMS)) return;
-    const [persons, links, traits, events, insertIds, usage] = PARTS_IN_PARAMS.map((k) => (PARAMS[k] as (v: unknown, s: PassScope) => unknown[])(w[k], scope));
-    await this.q('writes', [scope.projectId, ...persons!, scope.now, ...links!, ...traits!, ...events!, ...insertIds!, ...usage!]);
+    const [persons, links, traits, events, insertIds, usage, outcomes] = PARTS_IN_PARAMS.map((k) => (PARAMS[k] as (v: unknown, s: PassScope) => unknown[])(w[k], scope));
+    await this.q('writes', [scope.projectId, ...persons!, scope.now, ...links!, ...traits!, ...events!, ...insertIds!, ...usage!, ...outcomes!]);
   }
 
   /** A statement the writes waiting go before: the lock (a read follows it) or a savepoint's. */

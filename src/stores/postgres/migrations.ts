@@ -159,6 +159,30 @@ export const PG_MIGRATIONS: string[] = [
     PRIMARY KEY (project_id, person_id)
   );
   `,
+  // Version 10: what became of every item (sql/outcomes.ts): counts per
+  // source, minute, outcome and code, which servers add to, and refused or
+  // dropped items kept as samples, found by code, by project (the bound in
+  // bytes, retention) and by the ids they sent (erasure).
+  `
+  CREATE TABLE outcome_counts (
+    source_id text NOT NULL, minute bigint NOT NULL, outcome text NOT NULL, code text NOT NULL,
+    project_id text NOT NULL, count bigint NOT NULL,
+    PRIMARY KEY (source_id, minute, outcome, code)
+  );
+  CREATE INDEX outcome_counts_project ON outcome_counts (project_id, minute);
+  CREATE TABLE item_samples (
+    id bigserial PRIMARY KEY, project_id text NOT NULL, source_id text NOT NULL,
+    outcome text NOT NULL, code text NOT NULL, codes text NOT NULL, errors text NOT NULL,
+    item text NOT NULL, cut boolean NOT NULL, bytes integer NOT NULL, received_at bigint NOT NULL,
+    request_id text NOT NULL, item_index integer NOT NULL, distinct_id text, anonymous_id text
+  );
+  CREATE INDEX item_samples_source ON item_samples (source_id, id);
+  CREATE INDEX item_samples_code ON item_samples (source_id, code, id);
+  CREATE INDEX item_samples_project ON item_samples (project_id, id);
+  CREATE INDEX item_samples_received ON item_samples (project_id, received_at);
+  CREATE INDEX item_samples_distinct ON item_samples (project_id, distinct_id) WHERE distinct_id IS NOT NULL;
+  CREATE INDEX item_samples_anonymous ON item_samples (project_id, anonymous_id) WHERE anonymous_id IS NOT NULL;
+  `,
 ];
 
 /**

@@ -56,6 +56,13 @@ export class SqlErasureTx implements ErasureTx {
     await this.db.deleteFrom('person_links').where('project_id', '=', projectId).where('person_id', 'in', personIds).execute();
     await this.db.deleteFrom('person_traits').where('project_id', '=', projectId).where('person_id', 'in', personIds).execute();
     await this.db.deleteFrom('persons').where('project_id', '=', projectId).where('id', 'in', personIds).execute();
+    // Refused and dropped items kept as samples that sent one of its distinct_ids, or one of its person ids as anonymous_id.
+    for (const part of chunks(distinctIds)) {
+      await this.db.deleteFrom('item_samples').where('project_id', '=', projectId).where('distinct_id', 'in', part).execute();
+    }
+    for (const part of chunks(personIds)) {
+      await this.db.deleteFrom('item_samples').where('project_id', '=', projectId).where('anonymous_id', 'in', part).execute();
+    }
     this.engine.forgetCached(projectId, distinctIds, personIds);
   }
 

@@ -56,4 +56,12 @@ export interface Database {
   suppressed_persons: { project_id: string; person_id: string; erased_person_id: string; created_at: Ms };
   /** person_ids: JSON text on SQLite, text[] on PostgreSQL (SqlEngine.idList). */
   pending_erasures: { id: Generated<number>; project_id: string; person_ids: string | string[]; through_seq: number; touched_at: Ms };
+  /** Items of a source in a minute by outcome and code ('' for accepted and duplicate); servers add to `count`. */
+  outcome_counts: { project_id: string; source_id: string; minute: Ms; outcome: string; code: string; count: number };
+  /** A refused or dropped item kept as sent (cut past 16 KiB); `codes` and `errors` JSON text; `bytes` the item's length. */
+  item_samples: {
+    id: Generated<number>; project_id: string; source_id: string; outcome: string; code: string; codes: string; errors: string;
+    item: string; cut: Flag; bytes: number; received_at: Ms; request_id: string; item_index: number;
+    distinct_id: string | null; anonymous_id: string | null;
+  };
 }

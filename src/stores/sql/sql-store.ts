@@ -18,6 +18,7 @@ import type { SqlStoreEngine } from './engine.js';
 import { SqlErasureTx } from './erasure.js';
 import { SqlEventPages } from './event-pages.js';
 import { SqlListings } from './listings.js';
+import { SqlOutcomes } from './outcomes.js';
 import { SqlReads } from './reads.js';
 
 /**
@@ -33,6 +34,7 @@ export class SqlStore implements Store {
   readonly accounts: SqlAccounts;
   readonly listings: SqlListings;
   readonly eventPages: SqlEventPages;
+  readonly outcomes: SqlOutcomes;
   private readonly reads: SqlReads;
   readonly backup?: (toFile: string) => Promise<number>;
 
@@ -43,6 +45,7 @@ export class SqlStore implements Store {
     // Admin writes may change keys and their owners; account writes change neither.
     this.admin = new SqlAdmin(sql, (fn) => engine.writeTurn(fn, { changesKeys: true }));
     this.accounts = new SqlAccounts(sql, (fn) => engine.writeTurn(fn));
+    this.outcomes = new SqlOutcomes(sql, (fn) => engine.writeTurn(fn));
     this.listings = new SqlListings(sql, listingReads);
     this.eventPages = new SqlEventPages(sql, eventPages);
     this.reads = new SqlReads(sql, this.eventPages);

@@ -28,6 +28,7 @@ const WRITERS: { [K in keyof PassWrites]-?: FieldWriter<K> } = {
   usage: (tx, scope, v) => {
     for (const [month, n] of v) tx.addUsage(scope.projectId, month, n);
   },
+  outcomes: (tx, scope, v) => tx.addOutcomes(scope, v),
 };
 
 /**
@@ -62,6 +63,10 @@ export class SqliteIngestTx implements IngestTx {
       ),
       addUsage: db.prepare(
         'INSERT INTO usage (project_id, month, events) VALUES (?, ?, ?) ON CONFLICT (project_id, month) DO UPDATE SET events = events + excluded.events',
+      ),
+      addOutcome: db.prepare(
+        `INSERT INTO outcome_counts (source_id, minute, outcome, code, project_id, count) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (source_id, minute, outcome, code) DO UPDATE SET count = count + excluded.count`,
       ),
       findLinks: db.prepare(
         `SELECT l.distinct_id AS key, coalesce(m.id, p.id) AS id, coalesce(m.kind, p.kind) AS kind
@@ -176,6 +181,10 @@ export class SqliteIngestTx implements IngestTx {
 
   addUsage(projectId: string, month: string, events: number): void {
     this.s.addUsage.run(projectId, month, events);
+  }
+
+  addOutcomes(scope: PassScope, rows: PassWrites['outcomes']): void {
+    for (const r of rows) this.s.addOutcome.run(scope.sourceId, r.minute, r.outcome, r.code, scope.projectId, r.count);
   }
 
   addInsertIds(sourceId: string, rows: PassWrites['insertIds'], seqs: Map<string, number>): void {

@@ -156,5 +156,29 @@ export const SQLITE_MIGRATIONS: Migration[] = [
     PRIMARY KEY (project_id, person_id)
   ) WITHOUT ROWID;
   `,
+  // Version 14: what became of every item (sql/outcomes.ts): counts per
+  // source, minute, outcome and code, which servers add to, and refused or
+  // dropped items kept as samples, found by code, by project (the bound in
+  // bytes, retention) and by the ids they sent (erasure).
+  `
+  CREATE TABLE outcome_counts (
+    source_id TEXT NOT NULL, minute INTEGER NOT NULL, outcome TEXT NOT NULL, code TEXT NOT NULL,
+    project_id TEXT NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY (source_id, minute, outcome, code)
+  ) WITHOUT ROWID;
+  CREATE INDEX outcome_counts_project ON outcome_counts (project_id, minute);
+  CREATE TABLE item_samples (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, project_id TEXT NOT NULL, source_id TEXT NOT NULL,
+    outcome TEXT NOT NULL, code TEXT NOT NULL, codes TEXT NOT NULL, errors TEXT NOT NULL,
+    item TEXT NOT NULL, cut INTEGER NOT NULL, bytes INTEGER NOT NULL, received_at INTEGER NOT NULL,
+    request_id TEXT NOT NULL, item_index INTEGER NOT NULL, distinct_id TEXT, anonymous_id TEXT
+  );
+  CREATE INDEX item_samples_source ON item_samples (source_id, id);
+  CREATE INDEX item_samples_code ON item_samples (source_id, code, id);
+  CREATE INDEX item_samples_project ON item_samples (project_id, id);
+  CREATE INDEX item_samples_received ON item_samples (project_id, received_at);
+  CREATE INDEX item_samples_distinct ON item_samples (project_id, distinct_id) WHERE distinct_id IS NOT NULL;
+  CREATE INDEX item_samples_anonymous ON item_samples (project_id, anonymous_id) WHERE anonymous_id IS NOT NULL;
+  `,
 ];
 

@@ -1,0 +1,135 @@
+import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import type { Writable } from 'node:stream';
+import type { Command } from 'commander';
+import { DAY_MS, HOUR_MS } from '../../domain/outcomes/reports.js';
+import type { StoredSample } from '../../stores/port-outcomes.js';
+import { UsageError, fail, isClosedPipe, openForCommand, parseTime, parseWhole, runWithStore, table, withCommon } from '../context.js';
+import { formatCount } from '../numbers.js';
+
+const BUCKETS: Record<string, number> = { minute: 60_000, hour: HOUR_MS, day: DAY_MS };
+/** Samples read per page by an export. */
+const EXPORT_PAGE = 500;
+
+/** `inlet outcomes`, `inlet refused list`, `inlet refused export`: what became of every item. */
+export function registerOutcomeCommands(program: Command): void {
+  withCommon(
+    program
+      .command('outcomes')
+      .description("what became of a source's or project's items, counted per minute, hour or day: accepted, duplicate, dropped or refused, by code")
+      .option('--source <source>', 'source id')
+      .option('--project <project>', 'project id: each of its sources')
+      .option('--since <time>', 'from this time (ISO 8601 or epoch ms; default 24 hours ago)')
+      .option('--until <time>', 'before this time (ISO 8601 or epoch ms; default now)')
+      .option('--by <bucket>', 'minute, hour or day', 'hour'),
+  ).action((o) =>
+    runWithStore(
+      o,
+      async ({ admin, store }) => {
+        if ((o.source === undefined) === (o.project === undefined)) throw new UsageError('Give exactly one of --source and --project.');
+        const bucketMs = BUCKETS[o.by as string];
+        if (!Object.hasOwn(BUCKETS, o.by) || bucketMs === undefined) throw new UsageError(`--by takes minute, hour or day, not "${o.by}".`);
+        const until = o.until === undefined ? Date.now() : parseTime(o.until, '--until');
+        const since = o.since === undefined ? until - DAY_MS : parseTime(o.since, '--since');
+        if (o.source !== undefined) await admin.getSource(o.source);
+        else await admin.getProject(o.project);
+        // The buckets start at multiples of their length: the first is the one `since` falls in.
+        const rows = await store.outcomes.outcomeCounts({ sourceId: o.source, projectId: o.project, since: since - (since % bucketMs), until, bucketMs });
+        return rows.map((r) => ({ at: new Date(r.at).toISOString(), source_id: r.sourceId, outcome: r.outcome, code: r.code === '' ? null : r.code, count: r.count }));
+      },
+      (rows) =>
+        rows.length === 0
+          ? 'No items in that time.'
+          : table([['AT', 'SOURCE', 'OUTCOME', 'CODE', 'COUNT'], ...rows.map((r) => [r.at, r.source_id, r.outcome, r.code ?? '-', formatCount(r.count)])]),
+    ),
+  );
+
+  const refused = program.command('refused').description('items refused or dropped, kept to be looked at and sent again');
+  withCommon(
+    refused
+      .command('list')
+      .description("a source's kept refused and dropped items, newest first")
+      .requiredOption('--source <source>', 'source id')
+      .option('--code <code>', 'only items kept under this error code or drop reason')
+      .option('--limit <n>', 'how many, 1 to 10000', '100'),
+  ).action((o) =>
+    runWithStore(
+      o,
+      async ({ admin, store }) => {
+        const limit = parseWhole(o.limit, '--limit', { min: 1, max: 10_000 });
+        await admin.getSource(o.source);
+        return (await store.outcomes.samples({ sourceId: o.source, code: o.code, limit })).map(sampleJson);
+      },
+      (rows) =>
+        rows.length === 0
+          ? 'No kept items.'
+          : table([
+            ['RECEIVED', 'REQUEST', 'INDEX', 'OUTCOME', 'CODES', 'CUT'],
+            ...rows.map((r) => [r.received_at, r.request_id, String(r.index), r.outcome, r.codes.join(','), r.cut ? 'cut' : '-']),
+          ]),
+    ),
+  );
+
+  withCommon(
+    refused
+      .command('export')
+      .description('kept items as NDJSON, one a line, as `inlet send` reads them (items cut for their size are left out, and counted on stderr)')
+      .requiredOption('--source <source>', 'source id')
+      .option('--code <code>', 'only items kept under this error code or drop reason')
+      .option('--since <time>', 'only items received at or after this time (ISO 8601 or epoch ms)')
+      .option('--out <file>', 'write to this file instead of stdout'),
+  ).action(async (o) => {
+    try {
+      await openForCommand(o, async ({ admin, store }) => {
+        const since = o.since === undefined ? undefined : parseTime(o.since, '--since');
+        await admin.getSource(o.source);
+        const out: Writable = o.out === undefined ? process.stdout : createWriteStream(o.out);
+        let written = 0;
+        let cut = 0;
+        let beforeId: number | undefined;
+        try {
+          for (;;) {
+            const page = await store.outcomes.samples({ sourceId: o.source, code: o.code, since, beforeId, limit: EXPORT_PAGE });
+            for (const s of page) {
+              if (out.destroyed) break;
+              // A cut item is no longer JSON: `inlet send` could not read it back.
+              if (s.cut) {
+                cut++;
+                continue;
+              }
+              if (!out.write(`${s.item}\n`)) await once(out, 'drain');
+              written++;
+            }
+            if (page.length < EXPORT_PAGE || out.destroyed) break;
+            beforeId = page.at(-1)!.id;
+          }
+        } catch (e) {
+          if (!(out === process.stdout && isClosedPipe(e))) throw e;
+        }
+        if (o.out !== undefined) {
+          out.end();
+          await once(out, 'finish');
+        }
+        if (o.out !== undefined || cut > 0) {
+          process.stderr.write(`inlet: exported ${formatCount(written)} kept items${o.out === undefined ? '' : ` to ${o.out}`}${cut === 0 ? '' : `; ${formatCount(cut)} left out, cut for their size (see inlet refused list)`}\n`);
+        }
+      });
+    } catch (e) {
+      fail(e);
+    }
+  });
+}
+
+function sampleJson(s: StoredSample) {
+  return {
+    received_at: new Date(s.receivedAt).toISOString(),
+    request_id: s.requestId,
+    index: s.index,
+    outcome: s.outcome,
+    codes: s.codes,
+    errors: JSON.parse(s.errors) as unknown[],
+    // A cut item is shown as the text kept; a whole one as the item.
+    item: s.cut ? s.item : (JSON.parse(s.item) as unknown),
+    cut: s.cut,
+  };
+}

@@ -1,0 +1,68 @@
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { SqliteStore } from '../../stores/sqlite/sqlite-store.js';
+import type { OutcomeStore } from '../../stores/port-outcomes.js';
+import { tempDir } from '../../../test/helpers/fixture.js';
+import { OutcomeLedger, type SampleInput } from './ledger.js';
+
+const T = Date.UTC(2026, 10, 22, 12, 0, 30);
+let tmp: ReturnType<typeof tempDir>;
+let store: SqliteStore;
+beforeEach(() => {
+  tmp = tempDir('inlet-ledger-');
+  store = SqliteStore.open(tmp.dir);
+});
+afterEach(async () => {
+  await store.close();
+  tmp.remove();
+});
+
+const counts = (refused: Record<string, number> = {}, accepted = 0) => ({ accepted, duplicate: 0, dropped: new Map(), refused: new Map(Object.entries(refused)) });
+const sample = (n: number, bytes = 10): SampleInput => ({
+  outcome: 'refused', code: 'invalid_event_name', codes: ['invalid_event_name'], errors: '[]', item: JSON.stringify({ e: 'x'.repeat(bytes), n }),
+  cut: false, index: n, distinctId: null, anonymousId: null,
+});
+const answer = (over: Partial<Parameters<OutcomeLedger['record']>[0]> = {}) => ({ projectId: 'prj_1', sourceId: 'src_1', requestId: 'req_1', receivedAt: T, counts: counts(), samples: [], ...over });
+
+async function stored(): Promise<Record<string, number>> {
+  const rows = await store.outcomes.outcomeCounts({ sourceId: 'src_1', since: T - 3_600_000, until: T + 3_600_000, bucketMs: 60_000 });
+  return Object.fromEntries(rows.map((r) => [`${new Date(r.at).toISOString().slice(11, 16)} ${r.outcome} ${r.code}`, r.count]));
+}
+
+it('sums requests per minute, outcome and code, and writes them when asked and when stopped', async () => {
+  const ledger = new OutcomeLedger(store.outcomes, { flushMs: 60_000 });
+  ledger.record(answer({ counts: counts({ invalid_event_name: 2 }, 3) }));
+  ledger.record(answer({ counts: counts({ invalid_event_name: 1 }, 1) }));
+  ledger.record(answer({ receivedAt: T + 60_000, counts: counts({}, 5) }));
+  await ledger.flush();
+  expect(await stored()).toEqual({ '12:00 accepted ': 4, '12:00 refused invalid_event_name': 3, '12:01 accepted ': 5 });
+  ledger.record(answer({ counts: counts({}, 1) }));
+  await ledger.stop();
+  expect((await stored())['12:00 accepted ']).toBe(5);
+});
+
+it('a write that failed goes with the next one, nothing lost or counted twice', async () => {
+  let fail = true;
+  const failing: OutcomeStore = Object.assign(Object.create(store.outcomes) as OutcomeStore, {
+    addOutcomes: (...args: Parameters<OutcomeStore['addOutcomes']>) => (fail ? Promise.reject(new Error('down')) : store.outcomes.addOutcomes(...args)),
+  });
+  const errors: unknown[] = [];
+  const ledger = new OutcomeLedger(failing, { flushMs: 60_000, onError: (e) => errors.push(e) });
+  ledger.record(answer({ counts: counts({}, 2), samples: [sample(1)] }));
+  await ledger.flush();
+  expect(errors).toHaveLength(1);
+  fail = false;
+  ledger.record(answer({ counts: counts({}, 1) }));
+  await ledger.stop();
+  expect(await stored()).toEqual({ '12:00 accepted ': 3 });
+  expect(await store.outcomes.samples({ sourceId: 'src_1', limit: 10 })).toHaveLength(1);
+});
+
+it('samples waiting are bounded: the newest of each code, and no more bytes than allowed in all', async () => {
+  const ledger = new OutcomeLedger(store.outcomes, { flushMs: 60_000, bounds: { keepPerCode: 5 }, pendingBytes: 2000 });
+  ledger.record(answer({ samples: Array.from({ length: 8 }, (_, n) => sample(n)) }));
+  ledger.record(answer({ samples: [sample(100, 900), sample(101, 900), sample(102, 900)] }));
+  expect(ledger.pendingSampleBytes).toBeLessThanOrEqual(2000);
+  await ledger.stop();
+  const kept = await store.outcomes.samples({ sourceId: 'src_1', limit: 100 });
+  expect(kept.map((s) => s.index)).toEqual([102, 101]);
+});

@@ -1,0 +1,142 @@
+import type { KeptSample, Outcome, OutcomeCount, OutcomeStore, SampleBounds } from '../../stores/port-outcomes.js';
+
+/** How often counts and samples are written: "at most a second behind" with room for the write itself. */
+export const OUTCOME_FLUSH_MS = 500;
+/** Samples kept per source and code, at the least (while the project's bytes allow). */
+export const SAMPLES_PER_CODE = 100;
+/** Bytes of kept items a project may hold; the oldest go past it. */
+export const SAMPLE_BYTES_PER_PROJECT = 32 * 1024 * 1024;
+/** Bytes of samples one server holds between two writes, whatever arrives (a flood of 1 MiB invalid items). */
+export const PENDING_SAMPLE_BYTES = 8 * 1024 * 1024;
+
+/** What one request's items became, as an intake answered them: counts by outcome and code. */
+export interface ItemCounts {
+  accepted: number;
+  duplicate: number;
+  dropped: ReadonlyMap<string, number>;
+  refused: ReadonlyMap<string, number>;
+}
+
+/** An item refused or dropped, as the intake saw it: what a sample is made of. */
+export type SampleInput = Omit<KeptSample, 'projectId' | 'sourceId' | 'receivedAt' | 'requestId'>;
+
+/**
+ * What an intake tells the ledger once it has answered a request that was
+ * not a dry run (OutcomeLedger.record): the request's source, its arrival,
+ * the counts of its items, and the items it refused or dropped.
+ */
+export interface IntakeAnswer {
+  projectId: string;
+  sourceId: string;
+  requestId: string;
+  /** Epoch ms: the minute it is counted in. */
+  receivedAt: number;
+  counts: ItemCounts;
+  samples: SampleInput[];
+}
+
+export interface LedgerOptions {
+  flushMs?: number;
+  bounds?: Partial<SampleBounds>;
+  pendingBytes?: number;
+  /** Told of a write that failed; what it held waits for the next one. */
+  onError?: (e: unknown) => void;
+}
+
+/**
+ * What became of every item (docs/design.md, "What became of every item"):
+ * counts per source, minute, outcome and code, and the refused and dropped
+ * items kept as samples. An intake calls `record` once per answered request;
+ * a request costs a map increment per outcome and code it had, and nothing
+ * waits on the store: counts and samples are written together every
+ * OUTCOME_FLUSH_MS and on `stop` (SIGTERM). What a write that failed held is
+ * added back, so it goes with the next one.
+ */
+export class OutcomeLedger {
+  private counts = new Map<string, OutcomeCount>();
+  /** Samples waiting, by source and code, oldest first: only the newest SAMPLES_PER_CODE of each can stay. */
+  private samples = new Map<string, KeptSample[]>();
+  private sampleBytes = 0;
+  private flushing: Promise<void> = Promise.resolve();
+  private readonly timer: NodeJS.Timeout;
+  private readonly bounds: SampleBounds;
+  private readonly pendingBytes: number;
+
+  constructor(
+    private readonly store: OutcomeStore,
+    private readonly opts: LedgerOptions = {},
+  ) {
+    this.bounds = { keepPerCode: opts.bounds?.keepPerCode ?? SAMPLES_PER_CODE, projectBytes: opts.bounds?.projectBytes ?? SAMPLE_BYTES_PER_PROJECT };
+    this.pendingBytes = opts.pendingBytes ?? PENDING_SAMPLE_BYTES;
+    this.timer = setInterval(() => void this.flush(), opts.flushMs ?? OUTCOME_FLUSH_MS).unref();
+  }
+
+  /** Bytes of samples waiting to be written: bounded by PENDING_SAMPLE_BYTES whatever arrives. */
+  get pendingSampleBytes(): number {
+    return this.sampleBytes;
+  }
+
+  /** One answered request (never a dry run): its counts, and samples of what it refused or dropped. */
+  record(a: IntakeAnswer): void {
+    const { projectId, sourceId, receivedAt: at, counts: c } = a;
+    if (c.accepted > 0) this.count(projectId, sourceId, at, 'accepted', '', c.accepted);
+    if (c.duplicate > 0) this.count(projectId, sourceId, at, 'duplicate', '', c.duplicate);
+    for (const [code, n] of c.dropped) this.count(projectId, sourceId, at, 'dropped', code, n);
+    for (const [code, n] of c.refused) this.count(projectId, sourceId, at, 'refused', code, n);
+    for (const s of a.samples) this.keep({ ...s, projectId, sourceId, receivedAt: at, requestId: a.requestId });
+  }
+
+  /** Adds `n` items of one outcome and code to the source's minute. */
+  count(projectId: string, sourceId: string, at: number, outcome: Outcome, code: string, n: number): void {
+    const minute = at - (at % 60_000);
+    const key = `${sourceId}\n${minute}\n${outcome}\n${code}`;
+    const c = this.counts.get(key);
+    if (c !== undefined) c.count += n;
+    else this.counts.set(key, { projectId, sourceId, minute, outcome, code, count: n });
+  }
+
+  /** Writes what was recorded since the last write. */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(() => this.write());
+    return this.flushing;
+  }
+
+  /** Stops the timer and writes what is left. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+  }
+
+  private async write(): Promise<void> {
+    if (this.counts.size === 0 && this.samples.size === 0) return;
+    const counts = this.counts;
+    const samples = this.samples;
+    this.counts = new Map();
+    this.samples = new Map();
+    this.sampleBytes = 0;
+    const kept = [...samples.values()].flat();
+    try {
+      await this.store.addOutcomes([...counts.values()], kept, this.bounds);
+    } catch (e) {
+      for (const c of counts.values()) this.count(c.projectId, c.sourceId, c.minute, c.outcome, c.code, c.count);
+      for (const s of kept) this.keep(s);
+      this.opts.onError?.(e);
+    }
+  }
+
+  private keep(s: KeptSample): void {
+    const key = `${s.sourceId}\n${s.code}`;
+    let list = this.samples.get(key);
+    if (list === undefined) this.samples.set(key, (list = []));
+    list.push(s);
+    this.sampleBytes += s.item.length;
+    // Only the newest of a code would stay once written: older ones waiting need not be.
+    if (list.length > this.bounds.keepPerCode) this.sampleBytes -= list.shift()!.item.length;
+    while (this.sampleBytes > this.pendingBytes && list.length > 1) this.sampleBytes -= list.shift()!.item.length;
+    if (this.sampleBytes > this.pendingBytes) {
+      // Other codes hold the room: this one waits for the next request of its code.
+      this.sampleBytes -= list.pop()!.item.length;
+      if (list.length === 0) this.samples.delete(key);
+    }
+  }
+}

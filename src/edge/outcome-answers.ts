@@ -1,0 +1,107 @@
+import type { FastifyRequest } from 'fastify';
+import type { ItemOutcome } from '../domain/ingest/job.js';
+import type { ItemCounts, OutcomeLedger, SampleInput } from '../domain/outcomes/ledger.js';
+import { sampleText } from '../domain/outcomes/sample-text.js';
+import type { RequestErrorCode } from '../errors/codes.js';
+import type { CheckedBatch } from '../pipeline/checked-batch.js';
+import type { EnrichedItem, ShownItem } from '../pipeline/enriched-item.js';
+import type { ItemError } from '../pipeline/field-error.js';
+import { unhandledType } from '../domain/ingest/item.js';
+
+
+/**
+ * How an intake tells the ledger what became of a request's items
+ * (docs/design.md, "What became of every item"). Every intake makes one of
+ * these calls once it has answered a request that was not a dry run:
+ * `recordChecked` when its items went through the checks (ingestChecked
+ * makes it for the batch, import and Segment intakes, and for any intake that
+ * answers through it), `recordWhole` when the request was refused whole once
+ * its source was known (`answering` makes it).
+ */
+
+/** Requests refused whole that count once their source is known: one item each, or their items when they were counted. */
+const COUNTED_WHOLE: ReadonlySet<RequestErrorCode> = new Set<RequestErrorCode>([
+  'invalid_json', 'invalid_body', 'batch_too_many_items', 'payload_too_large', 'unsupported_media_type', 'unsupported_encoding', 'rate_limited',
+]);
+
+/** A request refused whole with one of the codes that count: counted under it, as `refused`. */
+export function recordWhole(ledger: OutcomeLedger, req: FastifyRequest, code: RequestErrorCode, at: number): void {
+  const facts = req.facts;
+  if (facts === null || facts.projectId === null || facts.sourceId === null || facts.dryRun || !COUNTED_WHOLE.has(code)) return;
+  ledger.count(facts.projectId, facts.sourceId, at, 'refused', code, facts.itemCount ?? 1);
+}
+
+/**
+ * A request whose items were checked: its tally (what the answer said of each
+ * item), and samples of what it refused or dropped. `outcomes` are the
+ * store's answers for the valid items; null when the request was refused
+ * whole by the item checks (strict_item_invalid, all_items_invalid).
+ */
+export function recordChecked(
+  ledger: OutcomeLedger,
+  req: FastifyRequest,
+  ids: { projectId: string; sourceId: string },
+  at: number,
+  checked: CheckedBatch,
+  tally: ItemCounts,
+  outcomes: ItemOutcome[] | null,
+): void {
+  const samples: SampleInput[] = [];
+  if (checked.refused.length > 0) refusedSamples(checked, samples);
+  if (outcomes !== null) droppedSamples(checked, outcomes, samples);
+  ledger.record({ ...ids, requestId: req.id, receivedAt: at, counts: tally, samples });
+}
+
+function refusedSamples(checked: CheckedBatch, out: SampleInput[]): void {
+  const byIndex = new Map<number, ItemError[]>();
+  for (const r of checked.refused) if (r.sample !== null) byIndex.set(r.index, []);
+  for (const e of checked.errors) byIndex.get(e.index)?.push(e);
+  for (const r of checked.refused) {
+    if (r.sample === null) continue;
+    const errors = byIndex.get(r.index)!;
+    out.push({
+      outcome: 'refused', code: errors[0]!.code, codes: [...new Set(errors.map((e) => e.code))], errors: JSON.stringify(errors),
+      item: r.sample.text.text, cut: r.sample.text.cut, index: r.index, distinctId: r.sample.distinctId, anonymousId: r.sample.anonymousId,
+    });
+  }
+}
+
+function droppedSamples(checked: CheckedBatch, outcomes: ItemOutcome[], out: SampleInput[]): void {
+  for (const d of checked.dropped) out.push(droppedSample(d.item, d.reason));
+  let items: Map<number, EnrichedItem> | null = null;
+  for (const o of outcomes) {
+    if (o.status !== 'dropped') continue;
+    items ??= new Map(checked.items.map((i) => [i.index, i]));
+    out.push(droppedSample(items.get(o.index)!, o.reason));
+  }
+}
+
+/** A dropped item kept as a batch item again: it was valid, so it can be sent as it is once its reason is gone. */
+function droppedSample(item: ShownItem, reason: string): SampleInput {
+  const text = sampleText(sendable(item));
+  return {
+    outcome: 'dropped', code: reason, codes: [reason], errors: '[]', item: text.text, cut: text.cut, index: item.index,
+    distinctId: item.distinctId, anonymousId: item.anonymousId,
+  };
+}
+
+/** A checked item in the batch API's shape. */
+export function sendable(item: ShownItem): Record<string, unknown> {
+  const common = {
+    distinct_id: item.distinctId ?? undefined,
+    anonymous_id: item.anonymousId ?? undefined,
+    session_id: item.sessionId ?? undefined,
+    insert_id: item.insertId ?? undefined,
+    timestamp: new Date(item.timestamp).toISOString(),
+    // The checks take $user_agent out of the properties for enrichment: it goes back, or a bot would be sent as a person.
+    properties: item.userAgent === null ? item.properties : { ...item.properties, $user_agent: item.userAgent },
+  };
+  switch (item.type) {
+    case 'track':
+      return { type: 'track', event: item.event, ...common };
+    case 'identify':
+      return { type: 'identify', ...common };
+    default:
+      return unhandledType(item);
+  }
+}

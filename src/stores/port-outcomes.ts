@@ -1,0 +1,105 @@
+/**
+ * The part of the store port that keeps what became of every item: counts
+ * per source, minute, outcome and code, and samples of the items refused or
+ * dropped (docs/design.md, "What became of every item"). Kept apart from
+ * port.ts so each stays small; Store exposes it as `outcomes`.
+ *
+ * Contract, for every engine. Counts add up: `addOutcomes` adds to what is
+ * stored (several servers' counts of one minute are summed, never replaced),
+ * in one transaction with the samples. Samples are trimmed in the same call:
+ * for each source and code it wrote to, only the newest `keepPerCode` stay;
+ * then, for each project it wrote to, the oldest go until the project's
+ * samples hold at most `projectBytes` bytes of items.
+ */
+
+/** What became of an item: stored, a repeat, kept out by a policy, or refused. */
+export type Outcome = 'accepted' | 'duplicate' | 'dropped' | 'refused';
+
+/** Items of one source in one minute with one outcome and code; `code` is '' for accepted and duplicate. */
+export interface OutcomeCount {
+  projectId: string;
+  sourceId: string;
+  /** Epoch ms, the start of the minute. */
+  minute: number;
+  outcome: Outcome;
+  code: string;
+  count: number;
+}
+
+/** An item refused or dropped, kept to be looked at and sent again. */
+export interface KeptSample {
+  projectId: string;
+  sourceId: string;
+  outcome: 'refused' | 'dropped';
+  /** The code it is kept under: its first error's, or the drop reason. */
+  code: string;
+  /** Every code of the item, in the order of its errors. */
+  codes: string[];
+  /** Its errors as the answer listed them (JSON text of an array); '[]' for a dropped item. */
+  errors: string;
+  /** The item as sent, JSON text, cut to the sample's limit. */
+  item: string;
+  /** Whether `item` was cut (it is then not JSON). */
+  cut: boolean;
+  receivedAt: number;
+  requestId: string;
+  index: number;
+  /** The item's distinct_id and anonymous_id, when it sent them as text: what an erasure finds it by. */
+  distinctId: string | null;
+  anonymousId: string | null;
+}
+
+/** A sample as read back. */
+export interface StoredSample extends KeptSample {
+  id: number;
+}
+
+/** Which counts to read: one source or a project's sources, in a range of time, summed per bucket. */
+export interface OutcomeQuery {
+  sourceId?: string;
+  projectId?: string;
+  /** Epoch ms, inclusive. */
+  since: number;
+  /** Epoch ms, exclusive. */
+  until: number;
+  /** Bucket length in ms (60 000, 3 600 000 or 86 400 000): buckets start at multiples of it. */
+  bucketMs: number;
+}
+
+/** Counts summed per bucket, source, outcome and code. */
+export interface OutcomeRow {
+  at: number;
+  sourceId: string;
+  outcome: Outcome;
+  code: string;
+  count: number;
+}
+
+/** Which samples to read, newest first. */
+export interface SampleQuery {
+  sourceId: string;
+  code?: string;
+  /** Epoch ms: only samples received at or after. */
+  since?: number;
+  /** Samples older than this one's position (paging); none: from the newest. */
+  beforeId?: number;
+  limit: number;
+}
+
+export interface SampleBounds {
+  keepPerCode: number;
+  projectBytes: number;
+}
+
+export interface OutcomeStore {
+  /** Adds counts and samples in one transaction, then trims samples as the bounds say (see the contract). */
+  addOutcomes(counts: OutcomeCount[], samples: KeptSample[], bounds: SampleBounds): Promise<void>;
+  outcomeCounts(q: OutcomeQuery): Promise<OutcomeRow[]>;
+  samples(q: SampleQuery): Promise<StoredSample[]>;
+  /** Each project's items by outcome since `since` (the projects list's refusal share). */
+  projectOutcomeTotals(projectIds: string[], since: number): Promise<Map<string, Map<Outcome, number>>>;
+  /** Deletes samples received before each project's cutoff; returns how many went. */
+  expireSamples(cutoffs: { projectId: string; before: number }[]): Promise<number>;
+  /** Deletes counts of minutes before each project's cutoff; returns how many rows went. */
+  expireCounts(cutoffs: { projectId: string; before: number }[]): Promise<number>;
+}

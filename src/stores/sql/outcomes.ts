@@ -1,0 +1,138 @@
+import { type Kysely, sql } from 'kysely';
+import type {
+  KeptSample, Outcome, OutcomeCount, OutcomeQuery, OutcomeRow, OutcomeStore, SampleBounds, SampleQuery, StoredSample,
+} from '../port-outcomes.js';
+import { SqlStorePart } from './engine.js';
+import { isSet } from './rows.js';
+import type { Database } from './schema.js';
+
+/** Rows a statement inserts at most: well under either engine's limit on bound values. */
+const ROWS_PER_INSERT = 200;
+
+/** Counts and samples of what became of every item (port-outcomes.ts), on either SQL engine. */
+export class SqlOutcomes extends SqlStorePart implements OutcomeStore {
+  addOutcomes(counts: OutcomeCount[], samples: KeptSample[], bounds: SampleBounds): Promise<void> {
+    return this.write(() => this.db.transaction().execute(async (trx) => {
+      await addCounts(trx, counts);
+      await addSamples(trx, samples, bounds);
+    }));
+  }
+
+  async outcomeCounts(q: OutcomeQuery): Promise<OutcomeRow[]> {
+    // The bucket is worked out in a subquery: PostgreSQL would not group by an expression whose parameter is bound twice.
+    const minutes = this.db.selectFrom('outcome_counts')
+      .select([sql<number>`minute - (minute % ${q.bucketMs})`.as('at'), 'source_id', 'outcome', 'code', 'count'])
+      .$if(q.sourceId !== undefined, (b) => b.where('source_id', '=', q.sourceId!))
+      .$if(q.projectId !== undefined, (b) => b.where('project_id', '=', q.projectId!))
+      .where('minute', '>=', q.since).where('minute', '<', q.until);
+    const rows = await this.db.selectFrom(minutes.as('m'))
+      .select(['at', 'source_id', 'outcome', 'code', (eb) => eb.fn.sum<number>('count').as('count')])
+      .groupBy(['at', 'source_id', 'outcome', 'code'])
+      .orderBy('at').orderBy(this.engine.bytewise('source_id')).orderBy('outcome').orderBy(this.engine.bytewise('code'))
+      .execute();
+    return rows.map((r) => ({ at: Number(r.at), sourceId: r.source_id, outcome: r.outcome as Outcome, code: r.code, count: Number(r.count) }));
+  }
+
+  async samples(q: SampleQuery): Promise<StoredSample[]> {
+    const rows = await this.db.selectFrom('item_samples').selectAll()
+      .where('source_id', '=', q.sourceId)
+      .$if(q.code !== undefined, (b) => b.where('code', '=', q.code!))
+      .$if(q.since !== undefined, (b) => b.where('received_at', '>=', q.since!))
+      .$if(q.beforeId !== undefined, (b) => b.where('id', '<', q.beforeId!))
+      .orderBy('id', 'desc').limit(q.limit).execute();
+    return rows.map((r) => ({
+      id: r.id, projectId: r.project_id, sourceId: r.source_id, outcome: r.outcome as 'refused' | 'dropped', code: r.code,
+      codes: JSON.parse(r.codes) as string[], errors: r.errors, item: r.item, cut: isSet(r.cut), receivedAt: r.received_at,
+      requestId: r.request_id, index: r.item_index, distinctId: r.distinct_id, anonymousId: r.anonymous_id,
+    }));
+  }
+
+  async projectOutcomeTotals(projectIds: string[], since: number): Promise<Map<string, Map<Outcome, number>>> {
+    const totals = new Map<string, Map<Outcome, number>>();
+    if (projectIds.length === 0) return totals;
+    const rows = await this.db.selectFrom('outcome_counts')
+      .select(['project_id', 'outcome', (eb) => eb.fn.sum<number>('count').as('count')])
+      .where('project_id', 'in', projectIds).where('minute', '>=', since)
+      .groupBy(['project_id', 'outcome']).execute();
+    for (const r of rows) {
+      let m = totals.get(r.project_id);
+      if (m === undefined) totals.set(r.project_id, (m = new Map()));
+      m.set(r.outcome as Outcome, Number(r.count));
+    }
+    return totals;
+  }
+
+  async expireCounts(cutoffs: { projectId: string; before: number }[]): Promise<number> {
+    let deleted = 0;
+    for (const c of cutoffs) {
+      const r = await this.write(() => this.db.deleteFrom('outcome_counts')
+        .where('project_id', '=', c.projectId).where('minute', '<', c.before).executeTakeFirst());
+      deleted += Number(r.numDeletedRows);
+    }
+    return deleted;
+  }
+
+  async expireSamples(cutoffs: { projectId: string; before: number }[]): Promise<number> {
+    let deleted = 0;
+    for (const c of cutoffs) {
+      const r = await this.write(() => this.db.deleteFrom('item_samples')
+        .where('project_id', '=', c.projectId).where('received_at', '<', c.before).executeTakeFirst());
+      deleted += Number(r.numDeletedRows);
+    }
+    return deleted;
+  }
+}
+
+async function addCounts(trx: Kysely<Database>, counts: OutcomeCount[]): Promise<void> {
+  // In one order on every server, so two servers adding to the same rows at once wait for each other rather than deadlock.
+  const rows = counts.map((c) => ({ project_id: c.projectId, source_id: c.sourceId, minute: c.minute, outcome: c.outcome, code: c.code, count: c.count }))
+    .sort((a, b) => cmp(a.source_id, b.source_id) || a.minute - b.minute || cmp(a.outcome, b.outcome) || cmp(a.code, b.code));
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+    await trx.insertInto('outcome_counts').values(rows.slice(i, i + ROWS_PER_INSERT))
+      .onConflict((oc) => oc.columns(['source_id', 'minute', 'outcome', 'code'])
+        .doUpdateSet((eb) => ({ count: eb(eb.ref('outcome_counts.count'), '+', eb.ref('excluded.count')) })))
+      .execute();
+  }
+}
+
+async function addSamples(trx: Kysely<Database>, samples: KeptSample[], bounds: SampleBounds): Promise<void> {
+  if (samples.length === 0) return;
+  const rows = samples.map((s) => ({
+    project_id: s.projectId, source_id: s.sourceId, outcome: s.outcome, code: s.code, codes: JSON.stringify(s.codes), errors: s.errors,
+    item: s.item, cut: s.cut, bytes: Buffer.byteLength(s.item), received_at: s.receivedAt, request_id: s.requestId, item_index: s.index,
+    distinct_id: s.distinctId, anonymous_id: s.anonymousId,
+  }));
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) await trx.insertInto('item_samples').values(rows.slice(i, i + ROWS_PER_INSERT)).execute();
+  const codes = new Map<string, { sourceId: string; code: string }>();
+  const projects = new Set<string>();
+  for (const s of samples) {
+    codes.set(`${s.sourceId}\n${s.code}`, { sourceId: s.sourceId, code: s.code });
+    projects.add(s.projectId);
+  }
+  for (const { sourceId, code } of codes.values()) {
+    const newest = (q: Kysely<Database>) => q.selectFrom('item_samples').select('id').where('source_id', '=', sourceId).where('code', '=', code);
+    await trx.deleteFrom('item_samples').where('source_id', '=', sourceId).where('code', '=', code)
+      .where('id', '<=', () => newest(trx).orderBy('id', 'desc').limit(1).offset(bounds.keepPerCode))
+      .execute();
+  }
+  for (const projectId of projects) await trimProject(trx, projectId, bounds.projectBytes);
+}
+
+/** Drops a project's oldest samples until what is left holds at most `max` bytes of items. */
+async function trimProject(trx: Kysely<Database>, projectId: string, max: number): Promise<void> {
+  const total = await trx.selectFrom('item_samples').select((eb) => eb.fn.sum<number>('bytes').as('bytes')).where('project_id', '=', projectId).executeTakeFirst();
+  if (Number(total?.bytes ?? 0) <= max) return;
+  const rows = await trx.selectFrom('item_samples').select(['id', 'bytes']).where('project_id', '=', projectId).orderBy('id', 'desc').execute();
+  let kept = 0;
+  for (const r of rows) {
+    kept += r.bytes;
+    if (kept > max) {
+      await trx.deleteFrom('item_samples').where('project_id', '=', projectId).where('id', '<=', r.id).execute();
+      return;
+    }
+  }
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
