@@ -62,6 +62,7 @@
  * port-console.ts) keep the same rules.
  */
 import type { AccountStore, ListingStore } from './port-console.js';
+import type { DestinationStore } from './port-destinations.js';
 
 /** A value now, or later: an engine whose calls are synchronous (SQLite) returns it at once. */
 export type Awaitable<T> = T | Promise<T>;
@@ -493,6 +494,8 @@ export interface Store extends WriteStore, KeyStore, ReadStore, RetentionStore, 
   readonly listings: ListingStore;
   /** Events read in keyset pages: export, paging and filters. */
   readonly eventPages: EventPages;
+  /** Destinations, their cursors and leases, and the reads of delivery (port-destinations.ts). */
+  readonly destinations: DestinationStore;
   /** Resolves once the store answers a trivial query; rejects with StoreUnavailableError otherwise. */
   ping(): Promise<void>;
   /**

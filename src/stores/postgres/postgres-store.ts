@@ -3,6 +3,8 @@ import type { AuthRecord, ErasedPerson, ExpiryPlan, ExpiryStep, IngestTx, Pendin
 import type { SqlEngine } from '../sql/engine.js';
 import { SqlAccounts } from '../sql/accounts.js';
 import { SqlAdmin } from '../sql/admin.js';
+import { SqlDestinations } from '../sql/destinations.js';
+import { postgresDestinations } from './destinations.js';
 import { SqlErasure } from '../sql/erasure.js';
 import { SqlEventPages } from '../sql/event-pages.js';
 import { SqlListings } from '../sql/listings.js';
@@ -54,6 +56,7 @@ export class PostgresStore implements Store {
   readonly accounts: SqlAccounts;
   readonly listings: SqlListings;
   readonly eventPages: SqlEventPages;
+  readonly destinations: SqlDestinations;
   private readonly reads: SqlReads;
   private readonly retention: PgRetention;
   private readonly erasure: SqlErasure;
@@ -76,6 +79,7 @@ export class PostgresStore implements Store {
     this.listings = new SqlListings(engine, new PgListingReads(engine.db));
     this.eventPages = new SqlEventPages(engine, new PgEventPages(engine));
     this.reads = new SqlReads(engine, this.eventPages);
+    this.destinations = new SqlDestinations(engine, postgresDestinations(engine));
     this.retention = new PgRetention(pool);
     this.erasure = new SqlErasure(engine, postgresErasure(pool, engine, timeouts.statementMs));
     this.keyLookupLimitMs = timeouts.connectMs + timeouts.statementMs;

@@ -56,4 +56,14 @@ export interface Database {
   suppressed_persons: { project_id: string; person_id: string; erased_person_id: string; created_at: Ms };
   /** person_ids: JSON text on SQLite, text[] on PostgreSQL (ErasureEngine.personIdsColumn). */
   pending_erasures: { id: Generated<number>; project_id: string; person_ids: string | string[]; through_seq: number; touched_at: Ms };
+  /**
+   * Destinations (port-destinations.ts). sources and events: JSON arrays as
+   * text on both engines; lease_until: the store's clock, 0 when nobody holds it.
+   */
+  destinations: {
+    id: string; project_id: string; kind: string; url: string; table_name: string | null;
+    sources: string; events: string; secret: string | null; paused: Flag;
+    cursor_seq: number; generation: number; delivered: number; last_error: string | null;
+    last_delivered_at: Ms | null; lease_holder: string | null; lease_until: Ms; created_at: Ms;
+  };
 }

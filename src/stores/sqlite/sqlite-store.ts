@@ -15,6 +15,8 @@ import {
 import type { SqlEngine } from '../sql/engine.js';
 import { SqlAccounts } from '../sql/accounts.js';
 import { SqlAdmin } from '../sql/admin.js';
+import { SqlDestinations } from '../sql/destinations.js';
+import { sqliteDestinations } from './destinations.js';
 import { SqlErasure } from '../sql/erasure.js';
 import { SqlEventPages } from '../sql/event-pages.js';
 import { SqlListings } from '../sql/listings.js';
@@ -58,6 +60,7 @@ export class SqliteStore implements Store {
   readonly accounts: SqlAccounts;
   readonly listings: SqlListings;
   readonly eventPages: SqlEventPages;
+  readonly destinations: SqlDestinations;
   private readonly reads: SqlReads;
   private readonly retention: SqliteRetention;
   private readonly erasure: SqlErasure;
@@ -115,6 +118,7 @@ export class SqliteStore implements Store {
     this.tx = new SqliteIngestTx(db, insertIdsOf(db), this.minutes);
     this.eventPages = new SqlEventPages(engine, new SqliteEventPages(db, engine));
     this.reads = new SqlReads(engine, this.eventPages);
+    this.destinations = new SqlDestinations(engine, sqliteDestinations(db, (fn) => this.exclusive(fn)));
     this.retention = new SqliteRetention(db);
     this.erasure = new SqlErasure(engine, sqliteErasure(db, engine, (fn) => this.transaction(fn)));
     this.checkpointer.whenLong(() => {
@@ -268,6 +272,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     await this.exclusive(() => undefined);
     await this.pageReader.close();
+    await this.destinations.close();
     await this.checkpointer.stop();
     // Leave a short WAL behind for the next process that opens the file.
     this.db.pragma('wal_checkpoint(TRUNCATE)');

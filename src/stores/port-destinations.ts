@@ -1,0 +1,120 @@
+/**
+ * Destinations: where a project's stored track events are sent, and how far
+ * each has got. The rules of delivery (the cursor, the lease, retries,
+ * status) are the domain's (src/domain/delivery/); the store keeps the
+ * destinations, their cursors and leases, and reads the events past a cursor.
+ * Written once for both SQL engines (src/stores/sql/destinations.ts); an
+ * engine gives only how far its events are safe to read (see `head`).
+ *
+ * The contract, for every engine:
+ *
+ * Positions. An event's position is its `seq`. Within a project, positions
+ * become readable in increasing order: an event is never readable while one
+ * of the same project with a lower position may still appear. (Events of one
+ * project are written under the project lock, and take their seqs under it.)
+ * A gap is normal: a dry run, a failed write, retention and erasure leave them.
+ *
+ * Leases. At most one holder delivers a destination: `takeLease` gives it to
+ * the caller when nobody holds it, the caller holds it already, or the
+ * holder let it run out; times are the store's clock (the database server's
+ * on PostgreSQL, so servers whose clocks disagree agree on a lease). Every
+ * write of a cursor names the holder and is refused (false) once another
+ * holds the lease: a server that lost it can never move a cursor back.
+ */
+
+export type DestinationKind = 'webhook' | 'postgres';
+
+export const DESTINATION_KINDS: readonly DestinationKind[] = ['webhook', 'postgres'];
+
+/** A destination as kept. `url` holds any password in full: only masked forms leave the process. */
+export interface DestinationRecord {
+  id: string;
+  projectId: string;
+  kind: DestinationKind;
+  url: string;
+  /** The table, for `postgres`; null for `webhook`. */
+  table: string | null;
+  /** Only events of these sources; empty: every source of the project. */
+  sources: string[];
+  /** Only events of these names; empty: every name. */
+  events: string[];
+  /** The key webhook requests are signed with; null for `postgres`. */
+  secret: string | null;
+  paused: boolean;
+  /** Events up to this position are delivered. */
+  cursor: number;
+  /** Counts replays: part of each batch id, so a batch sent again after a replay is a new batch to the receiver. */
+  generation: number;
+  /** Events delivered, in all. */
+  delivered: number;
+  /** The last attempt's failure; null once a batch is delivered. */
+  lastError: string | null;
+  lastDeliveredAt: number | null;
+  createdAt: number;
+}
+
+/** An event read for delivery: its position, and what a receiver is sent. */
+export interface DeliveryEvent {
+  seq: number;
+  id: string;
+  sourceId: string;
+  event: string;
+  distinctId: string | null;
+  anonymousId: string | null;
+  personId: string;
+  sessionId: string | null;
+  timestamp: number;
+  receivedAt: number;
+  insertId: string | null;
+  /** The stored properties as JSON text, passed on as they are. */
+  properties: string;
+}
+
+/** What a read past a cursor found. */
+export interface DeliveryRead {
+  /** The project's events past the cursor, in position order, `limit` at most (filters not applied). */
+  events: DeliveryEvent[];
+  /**
+   * How far the read looked: every event of the project up to here is in
+   * `events` or gone. A cursor may move here even when `events` is empty.
+   */
+  through: number;
+}
+
+export interface DestinationStore {
+  create(d: DestinationRecord): Promise<void>;
+  get(id: string): Promise<DestinationRecord | null>;
+  list(projectId: string): Promise<DestinationRecord[]>;
+  /** Every destination of every live project: what a server may deliver. */
+  all(): Promise<DestinationRecord[]>;
+  setPaused(id: string, paused: boolean): Promise<DestinationRecord | null>;
+  /** Moves the cursor to `cursor` and counts a replay; false when there is no such destination. */
+  replay(id: string, cursor: number): Promise<boolean>;
+  delete(id: string): Promise<boolean>;
+
+  /** The newest position of the project that is safe to read (see Positions): events up to it are all readable. */
+  head(projectId: string): Promise<number>;
+  /** The position just before the project's first event that arrived at `at` or later (the head when none did). */
+  positionBefore(projectId: string, at: number): Promise<number>;
+  /** The project's events past `after` and up to `upTo`, in position order, `limit` at most. */
+  read(projectId: string, after: number, upTo: number, limit: number): Promise<DeliveryRead>;
+  /** The project's events past `after` up to `upTo` that `matches` (sources, names), counted up to `cap`. */
+  countPast(d: Pick<DestinationRecord, 'projectId' | 'sources' | 'events'>, after: number, upTo: number, cap: number): Promise<number>;
+  /** When the first of those arrived (received_at); null when there is none. */
+  oldestPast(d: Pick<DestinationRecord, 'projectId' | 'sources' | 'events'>, after: number, upTo: number): Promise<number | null>;
+
+  /** Takes or renews the lease for `ms` (see Leases); false when another holds it. */
+  takeLease(id: string, holder: string, ms: number): Promise<boolean>;
+  /** Lets the lease go, if the holder has it (a stopping server). */
+  releaseLease(id: string, holder: string): Promise<void>;
+  /**
+   * Records a delivery: the cursor moves to `cursor`, `count` more delivered,
+   * the error cleared. False when the holder lost the lease or a replay
+   * (another `generation`) moved the cursor meanwhile.
+   */
+  advance(id: string, holder: string, generation: number, cursor: number, count: number, at: number): Promise<boolean>;
+  /** Records a failed attempt's error. False when the holder lost the lease. */
+  failed(id: string, holder: string, error: string): Promise<boolean>;
+  /** Ends what delivery's reads opened; the store's close calls it. */
+  close(): Promise<void>;
+}
