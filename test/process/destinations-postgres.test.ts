@@ -97,7 +97,7 @@ describeWith(['postgres'], 'destinations on PostgreSQL', () => {
       session_id: r.session_id, server_session: r.session_id === null, timestamp: (r.timestamp as Date).toISOString(),
       received_at: (r.received_at as Date).toISOString(), insert_id: r.insert_id, properties: r.properties,
     }));
-    const byId = (a: { id: unknown }, b: { id: unknown }) => String(a.id).localeCompare(String(b.id));
+    const byId = (a: Record<string, unknown>, b: Record<string, unknown>) => String(a.id).localeCompare(String(b.id));
     expect(asStored.sort(byId)).toEqual([...stored].sort(byId));
     for (const r of rows) expect(r).toMatchObject({ project_id: project.id, source_id: source.id });
 
