@@ -118,3 +118,71 @@ export interface DestinationStore {
   /** Ends what delivery's reads opened; the store's close calls it. */
   close(): Promise<void>;
 }
+
+// ---- sending -------------------------------------------------------------------
+
+/** A batch on its way to a destination: at most 500 events, in position order. */
+export interface OutgoingBatch {
+  destinationId: string;
+  projectId: string;
+  /** The same for the same events sent again (an Idempotency-Key); new after a replay. */
+  batchId: string;
+  events: DeliveryEvent[];
+  /** Each event in the events list --json shape, with project_id and source_id, as JSON text (domain/delivery/batch.ts). */
+  eventJson: string[];
+}
+
+/** What one attempt came to. */
+export type SendOutcome = { ok: true } | { ok: false; error: string; retryAfterMs: number | null };
+
+/**
+ * Sends batches to one destination: an adapter per kind (stores/destinations/,
+ * chosen by open-sender.ts). `send` never throws for the receiver's faults:
+ * it answers them as a failed outcome, with an error fit to show (no
+ * password, no body: `scrub`).
+ */
+export interface DeliverySender {
+  send(batch: OutgoingBatch, signal: AbortSignal): Promise<SendOutcome>;
+  close(): Promise<void>;
+}
+
+// ---- URLs as they may be shown -------------------------------------------------------
+
+/**
+ * A destination's URL can hold a password (a PostgreSQL URL usually does, a
+ * webhook's may), and only the process that connects ever sees it whole. The
+ * CLI, the console, logs and errors all show `maskUrl`'s form, and any text
+ * that may quote the URL (a driver's error) goes through `scrub`.
+ */
+const SECRET_PARAM = /pass|secret|token|key|sig|auth/i;
+
+export const MASK = '***';
+
+/** The URL with its password, and any parameter that may hold a secret, replaced by ***. */
+export function maskUrl(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return MASK;
+  }
+  if (u.password !== '') u.password = MASK;
+  for (const name of [...u.searchParams.keys()]) if (SECRET_PARAM.test(name)) u.searchParams.set(name, MASK);
+  // URL escapes the mask's asterisks in the query; shown as typed.
+  return u.toString().replaceAll('%2A%2A%2A', MASK);
+}
+
+/** `text` with every secret part of `url` (its password, secret parameters, the URL whole) replaced by ***. */
+export function scrub(text: string, url: string): string {
+  let out = text.replaceAll(url, maskUrl(url));
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return out;
+  }
+  const secrets = [u.password, decodeURIComponent(u.password)];
+  for (const [name, value] of u.searchParams) if (SECRET_PARAM.test(name)) secrets.push(value);
+  for (const s of secrets) if (s.length >= 3) out = out.replaceAll(s, MASK);
+  return out;
+}

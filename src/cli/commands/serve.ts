@@ -6,7 +6,7 @@ import { openLimiter } from '../../stores/open-limiter.js';
 import { RateLimits } from '../../domain/limits/policies.js';
 import { startRetention } from '../../domain/retention.js';
 import { DeliveryService } from '../../domain/delivery/delivery-service.js';
-import { senderFor } from '../../destinations/senders.js';
+import { senderFor } from '../../stores/open-sender.js';
 import { Admission } from '../../edge/admission.js';
 import { buildApp } from '../../edge/app.js';
 import { CheckThreads } from '../../pipeline/check-threads.js';

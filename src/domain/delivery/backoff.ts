@@ -13,12 +13,3 @@ export function retryDelay(failures: number, retryAfterMs: number | null, random
   const base = Math.min(FIRST_RETRY_MS * 2 ** Math.max(0, failures - 1), MAX_RETRY_MS);
   return Math.round(base * (0.8 + 0.2 * random()));
 }
-
-/** A Retry-After header (seconds, or an HTTP date) as ms from `now`; null when absent or unreadable. */
-export function parseRetryAfter(value: string | null, now: number): number | null {
-  if (value === null) return null;
-  const v = value.trim();
-  if (/^\d+$/.test(v)) return Number(v) * 1000;
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? null : Math.max(0, at - now);
-}

@@ -1,7 +1,6 @@
-import type { DestinationRecord, DestinationStore } from '../../stores/port-destinations.js';
+import type { DeliverySender, DestinationRecord, DestinationStore, SendOutcome } from '../../stores/port-destinations.js';
 import { BATCH_EVENTS, batchId, planBatch } from './batch.js';
 import { retryDelay } from './backoff.js';
-import type { DeliverySender, SendOutcome } from './sender.js';
 import { type SelfAddress, maskUrl, pointsAtSelf } from './urls.js';
 
 /** The times delivery runs on; tests shorten them. */

@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { DestinationRecord, DestinationStore } from '../../stores/port-destinations.js';
+import type { DeliverySender, DestinationRecord, DestinationStore } from '../../stores/port-destinations.js';
 import { DEFAULT_TIMING, Deliverer, type DeliveryLog, type DeliveryObserver, type DeliveryTiming } from './deliverer.js';
-import type { DeliverySender } from './sender.js';
 import type { SelfAddress } from './urls.js';
 
 export interface DeliveryServiceDeps {
   store: DestinationStore;
-  /** The sender of a destination's kind (src/destinations/). */
+  /** The sender of a destination's kind (stores/open-sender.ts). */
   senderFor: (d: DestinationRecord) => DeliverySender;
   self: SelfAddress;
   clock?: () => number;

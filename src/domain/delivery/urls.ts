@@ -1,44 +1,9 @@
 /**
- * Destination URLs as they may be shown: a destination's URL can hold a
- * password (a PostgreSQL URL usually does, a webhook's may), and only the
- * process that connects ever sees it whole. The CLI, the console, logs and
- * errors all show `maskUrl`'s form, and any text that may quote the URL (a
- * driver's error) goes through `scrub`.
+ * Which URLs a destination may not have. How a URL is shown (masked) is the
+ * port's (stores/port-destinations.ts, maskUrl and scrub), so that senders
+ * and the domain mask alike.
  */
-
-/** Query parameters that can carry a secret (libpq's password, sslpassword; tokens in a webhook's query). */
-const SECRET_PARAM = /pass|secret|token|key|sig|auth/i;
-
-export const MASK = '***';
-
-/** The URL with its password, and any parameter that may hold a secret, replaced by ***. */
-export function maskUrl(url: string): string {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return MASK;
-  }
-  if (u.password !== '') u.password = MASK;
-  for (const name of [...u.searchParams.keys()]) if (SECRET_PARAM.test(name)) u.searchParams.set(name, MASK);
-  // URL escapes the mask's asterisks in the query; shown as typed.
-  return u.toString().replaceAll('%2A%2A%2A', MASK);
-}
-
-/** `text` with every secret part of `url` (its password, secret parameters, the URL whole) replaced by ***. */
-export function scrub(text: string, url: string): string {
-  let out = text.replaceAll(url, maskUrl(url));
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return out;
-  }
-  const secrets = [u.password, decodeURIComponent(u.password)];
-  for (const [name, value] of u.searchParams) if (SECRET_PARAM.test(name)) secrets.push(value);
-  for (const s of secrets) if (s.length >= 3) out = out.replaceAll(s, MASK);
-  return out;
-}
+export { maskUrl, scrub } from '../../stores/port-destinations.js';
 
 /** Where this server answers: its base URL, and the port it listens on (reached as localhost or any local address). */
 export interface SelfAddress {

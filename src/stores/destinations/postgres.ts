@@ -1,6 +1,5 @@
 import pg from 'pg';
-import type { DeliverySender, OutgoingBatch, SendOutcome } from '../domain/delivery/sender.js';
-import { scrub } from '../domain/delivery/urls.js';
+import { type DeliverySender, type OutgoingBatch, type SendOutcome, scrub } from '../port-destinations.js';
 
 /** A connection, and then each statement, fail the attempt after this long. */
 const POSTGRES_TIMEOUT_MS = 10_000;

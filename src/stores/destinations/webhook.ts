@@ -1,12 +1,19 @@
-import type { DeliverySender, OutgoingBatch, SendOutcome } from '../domain/delivery/sender.js';
-import { parseRetryAfter } from '../domain/delivery/backoff.js';
-import { scrub } from '../domain/delivery/urls.js';
+import { type DeliverySender, type OutgoingBatch, type SendOutcome, scrub } from '../port-destinations.js';
 import { signature } from './signature.js';
 
 /** A receiver that has not answered in this long has failed the attempt. */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 
-/** The body of a webhook request, as JSON text: the events are already JSON (batch.ts). */
+/** A Retry-After header (seconds, or an HTTP date) as ms from `now`; null when absent or unreadable. */
+export function parseRetryAfter(value: string | null, now: number): number | null {
+  if (value === null) return null;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
+}
+
+/** The body of a webhook request, as JSON text: the events are already JSON (domain/delivery/batch.ts). */
 export function webhookBody(b: OutgoingBatch): string {
   return `{"destination_id":${JSON.stringify(b.destinationId)},"batch_id":${JSON.stringify(b.batchId)},"events":[${b.eventJson.join(',')}]}`;
 }

@@ -1,7 +1,6 @@
-import type { DeliverySender } from '../domain/delivery/sender.js';
-import type { DestinationRecord } from '../stores/port-destinations.js';
-import { PostgresSender } from './postgres.js';
-import { WebhookSender } from './webhook.js';
+import type { DeliverySender, DestinationRecord } from './port-destinations.js';
+import { PostgresSender } from './destinations/postgres.js';
+import { WebhookSender } from './destinations/webhook.js';
 
 /** The sender of a destination's kind: the one place that knows which kinds exist and how each is reached. */
 export function senderFor(d: DestinationRecord): DeliverySender {
