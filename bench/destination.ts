@@ -11,7 +11,8 @@
  * BENCH_SECONDS, 10, after a 2 s warm-up) without a destination and with
  * one, the order alternating by round; then, with the destination, batches
  * at 80% of the round's peak without, for BENCH_SECONDS, and the time until
- * the receiver has every event. Not part of npm run bench.
+ * the receiver has every event. BENCH_CPU_PROF: a directory, where each
+ * server writes a CPU profile. Not part of npm run bench.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -87,7 +88,8 @@ interface Side {
 async function serve(receiver: Receiver | null, probe: Buffer): Promise<Side> {
   const dir = mkdtempSync(join(tmpdir(), 'inlet-destination-bench-'));
   const env = { ...process.env, INLET_DATA_DIR: dir, INLET_DATABASE_URL: '', INLET_REDIS_URL: '', INLET_LOG_LEVEL: 'warn', INLET_METRICS_PORT: '0', INLET_LIMIT_BURST: '0', INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '0' };
-  const server = await startListening([BIN, 'serve', '--port', '0'], env, 120_000);
+  const prof = process.env.BENCH_CPU_PROF;
+  const server = await startListening([...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), BIN, 'serve', '--port', '0'], env, 120_000);
   const cli = <T>(args: string[]) => runJson<T>([BIN, ...args, '--json'], env);
   const org = await cli<{ id: string }>(['org', 'create', '--name', 'Bench']);
   const project = await cli<{ id: string }>(['project', 'create', '--name', 'Web', '--org', org.id, '--api-enabled']);

@@ -21,6 +21,7 @@
  * write of a cursor names the holder and is refused (false) once another
  * holds the lease: a server that lost it can never move a cursor back.
  */
+import type { NewEventRow } from './port.js';
 
 export type DestinationKind = 'webhook' | 'postgres';
 
@@ -53,21 +54,9 @@ export interface DestinationRecord {
   createdAt: number;
 }
 
-/** An event read for delivery: its position, and what a receiver is sent. */
-export interface DeliveryEvent {
+/** An event read for delivery: as the ingest pass wrote it (properties the stored JSON text, passed on as it is), with its position; the person is the one it belongs to now. */
+export interface DeliveryEvent extends Omit<NewEventRow, 'projectId'> {
   seq: number;
-  id: string;
-  sourceId: string;
-  event: string;
-  distinctId: string | null;
-  anonymousId: string | null;
-  personId: string;
-  sessionId: string | null;
-  timestamp: number;
-  receivedAt: number;
-  insertId: string | null;
-  /** The stored properties as JSON text, passed on as they are. */
-  properties: string;
 }
 
 /** What a read past a cursor found. */

@@ -15,11 +15,16 @@ export interface DeliveryTiming {
   pollMs: number;
   /** How often the lag is counted, for metrics. */
   lagEveryMs: number;
-  /** How often a cursor that moved over events the destination does not take is written. */
-  skipWriteMs: number;
+  /**
+   * How often the cursor is written while it moves: a server killed outright
+   * sends again what it delivered since (at least once), and a cursor written
+   * per batch would cost the embedded store a flush to disk per batch, on the
+   * thread that answers requests.
+   */
+  cursorWriteMs: number;
 }
 
-export const DEFAULT_TIMING: DeliveryTiming = { leaseMs: 15_000, renewMs: 5_000, scanMs: 5_000, pollMs: 200, lagEveryMs: 5_000, skipWriteMs: 1_000 };
+export const DEFAULT_TIMING: DeliveryTiming = { leaseMs: 15_000, renewMs: 5_000, scanMs: 5_000, pollMs: 200, lagEveryMs: 5_000, cursorWriteMs: 1_000 };
 
 /** How many positions one read spans at most, so that a read's cost stays bounded whatever lies past the cursor. */
 export const READ_SPAN = 20_000;
@@ -71,8 +76,9 @@ export function pause(ms: number, signal: AbortSignal): Promise<void> {
 /**
  * Delivers one destination while this server holds its lease: reads past
  * the cursor, sends a batch, and moves the cursor only once the batch is
- * delivered, so a stop at any moment (SIGKILL included) resends at most the
- * batch in flight and never skips one. A failed batch is sent again, read
+ * delivered, writing it to the store at least once a second and when it
+ * stops, so a stop at any moment (SIGKILL included) resends at most the
+ * last second's batches and the one in flight, and never skips one. A failed batch is sent again, read
  * afresh (an event erased meanwhile is left out), after a growing wait, for
  * ever. It ends when stopped, paused, deleted, or when the lease is lost.
  */
@@ -103,23 +109,34 @@ export class Deliverer {
     const { store, timing, clock } = this.deps;
     const signal = this.stopping.signal;
     const renewal = setInterval(() => void this.renew(), timing.renewMs);
+    /** Delivered up to here (or passed over: events the destination does not take). */
     let cursor = this.d.cursor;
+    /** The cursor as the store has it, and the events delivered since. */
     let written = cursor;
-    let writtenAt = clock();
+    let unwritten = 0;
+    let writtenAt = -Infinity;
+    const persist = async (now: boolean): Promise<void> => {
+      if (cursor === written || (!now && clock() - writtenAt < timing.cursorWriteMs)) return;
+      // Refused when a replay moved the cursor or the lease was lost: the next round reads the destination again (advance).
+      if (!(await this.advance(cursor, unwritten))) return;
+      written = cursor;
+      unwritten = 0;
+      writtenAt = clock();
+    };
     let head = -1;
     try {
       while (!signal.aborted) {
         try {
           const now = await store.get(this.d.id);
           if (now === null || now.paused) break;
-          if (now.generation !== this.d.generation) cursor = written = now.cursor;
+          if (now.generation !== this.d.generation) {
+            cursor = written = now.cursor;
+            unwritten = 0;
+          }
           this.d = now;
           if (cursor >= head) head = await store.head(this.d.projectId);
           if (cursor >= head) {
-            if (written !== cursor) {
-              await this.advance(cursor, 0);
-              written = cursor;
-            }
+            await persist(false);
             await this.countLag(cursor, head, null);
             await pause(timing.pollMs, signal);
             continue;
@@ -128,31 +145,28 @@ export class Deliverer {
           const plan = planBatch(this.d, read);
           if (plan.events.length === 0) {
             cursor = plan.through;
+            await persist(false);
             // The embedded store answers at once: a long run of events this destination does not take must not hold the event loop.
             await new Promise((resolve) => setImmediate(resolve));
-            if (clock() - writtenAt >= timing.skipWriteMs) {
-              await this.advance(cursor, 0);
-              written = cursor;
-              writtenAt = clock();
-            }
             continue;
           }
           await this.countLag(cursor, head, plan.events[0]!.receivedAt);
           const outcome = await this.send(cursor, plan);
           if (signal.aborted) break;
           if (outcome.ok) {
-            if (!(await this.advance(plan.through, plan.events.length))) continue;
-            cursor = written = plan.through;
-            writtenAt = clock();
+            cursor = plan.through;
+            unwritten += plan.events.length;
             if (this.failures > 0) this.deps.log?.info({ destination: this.d.id }, 'destination delivers again');
             this.failures = 0;
             this.deps.observer?.batchDelivered(this.d.id, plan.events.length);
+            await persist(false);
           } else {
             this.failures++;
             this.deps.observer?.batchFailed(this.d.id);
             if (this.failures === 1) {
               this.deps.log?.warn({ destination: this.d.id, url: maskUrl(this.d.url), error: outcome.error }, 'destination failing; its batch is retried until it is delivered');
             }
+            await persist(true);
             await store.failed(this.d.id, this.deps.holder, outcome.error);
             await pause(retryDelay(this.failures, outcome.retryAfterMs), signal);
           }
@@ -162,6 +176,8 @@ export class Deliverer {
           await pause(timing.pollMs * 5, signal);
         }
       }
+      // Stopped, paused or deleted: what was delivered is written before the lease goes.
+      await persist(true).catch(() => undefined);
     } finally {
       clearInterval(renewal);
       this.deps.observer?.stoppedDelivering(this.d.id);
@@ -182,7 +198,7 @@ export class Deliverer {
     return this.deps.sender.send(batch, this.stopping.signal);
   }
 
-  /** Writes the cursor; false (and the loop reads the destination again) when a replay moved it or the lease was lost. */
+  /** Writes the cursor; false when a replay moved it (the loop reads the destination again) or the lease was lost (the loop stops). */
   private async advance(cursor: number, count: number): Promise<boolean> {
     const ok = await this.deps.store.advance(this.d.id, this.deps.holder, this.d.generation, cursor, count, this.deps.clock());
     if (!ok && !(await this.deps.store.takeLease(this.d.id, this.deps.holder, this.deps.timing.leaseMs))) this.stop();
