@@ -20,7 +20,9 @@ export function sqliteDestinations(db: Db, write: WriteTurn): DestinationsEngine
   const open = (): Db => {
     if (reader !== null) return reader;
     reader = new Database(db.name, { readonly: true, fileMustExist: true });
-    reader.pragma('busy_timeout = 5000');
+    // Reads run on the thread that answers requests: a reader that finds the WAL being reset
+    // fails at once rather than waiting there, and the delivery reads again a moment later.
+    reader.pragma('busy_timeout = 0');
     return reader;
   };
   let engine: ReturnType<typeof sqliteEngine> | null = null;
