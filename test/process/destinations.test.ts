@@ -132,6 +132,18 @@ it('a receiver that answers slowly does not slow a batch: ingestion is answered 
   w.receiver.release(200);
   await w.receiver.until(() => w.receiver.distinctIds.length === 1001);
   expect(firstSeen(w.receiver, w.source.id)).toEqual((await stored(w.dd, w.source.id)).map((e) => e.id));
+
+  // SIGTERM while a delivery waits on the receiver: the server stops cleanly, and the next one sends that batch.
+  w.receiver.answer = () => ({ hold: true });
+  expect(await send(server, w.key.key, ['last'])).toBe(202);
+  await w.receiver.until(() => w.receiver.events.some((e) => e.event === 'last'));
+  server.proc.kill('SIGTERM');
+  expect(await server.exited).toBe(0);
+  w.receiver.answer = () => ({ status: 200 });
+  await w.serve();
+  await w.receiver.until(() => w.receiver.requests.filter((r) => r.json.events.some((e) => e.event === 'last')).length === 2);
+  const [listed] = await cliJson(['destination', 'list', '--project', w.project.id, ...w.dd]);
+  expect(listed).toMatchObject({ status: 'active' });
 });
 
 it('SIGKILL of the delivering server loses and skips nothing: a restarted server resumes from the durable cursor and sends the batch in flight again', async () => {
