@@ -64,7 +64,7 @@ describeWith(['postgres'], 'destinations on PostgreSQL', () => {
     await receiver.until(() => receiver.distinctIds.length === 300);
     const stored = ((await cliJson(['events', 'list', '--source', source.id, '--limit', '1000'], env)) as { id: string }[]).reverse();
     expect([...new Set(receiver.events.map((e) => e.id))]).toEqual(stored.map((e) => e.id));
-  });
+  }, 180_000);
 
   it('a postgres destination makes its table and holds one row per stored event, equal to it', async () => {
     const env = { INLET_DATABASE_URL: await database() };
@@ -111,5 +111,5 @@ describeWith(['postgres'], 'destinations on PostgreSQL', () => {
       },
       { timeout: 30_000, interval: 100 },
     );
-  });
+  }, 180_000);
 });

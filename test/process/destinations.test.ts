@@ -116,7 +116,7 @@ it('a receiver that answers 500 for a while, then 2xx, gets every event, in arri
   expect(metrics).toContain(`inlet_destination_delivered_events_total{destination="${created.id}"} 25`);
   expect(metrics).toMatch(new RegExp(`inlet_destination_attempts_total\\{destination="${created.id}",outcome="failed"\\} [1-9]`));
   expect(metrics).toContain(`inlet_destination_lag_seconds{destination="${created.id}"}`);
-});
+}, 180_000);
 
 it('a receiver that answers slowly does not slow a batch: ingestion is answered while the delivery waits', async () => {
   const w = await setUp();
@@ -144,7 +144,7 @@ it('a receiver that answers slowly does not slow a batch: ingestion is answered 
   await w.receiver.until(() => w.receiver.requests.filter((r) => r.json.events.some((e) => e.event === 'last')).length === 2);
   const [listed] = await cliJson(['destination', 'list', '--project', w.project.id, ...w.dd]);
   expect(listed).toMatchObject({ status: 'active' });
-});
+}, 180_000);
 
 it('SIGKILL of the delivering server loses and skips nothing: a restarted server resumes from the durable cursor and sends the batch in flight again', async () => {
   const w = await setUp();
@@ -170,7 +170,7 @@ it('SIGKILL of the delivering server loses and skips nothing: a restarted server
   // The batch in flight when the server died came again, from the restarted server.
   const held = w.receiver.requests[2]!.json.events.map((e) => e.id);
   expect(w.receiver.requests.slice(3).some((r) => r.json.events.some((e) => e.id === held[0]))).toBe(true);
-});
+}, 180_000);
 
 it('pause, resume and replay --since: a paused destination gets nothing, then everything from its cursor; a replay sends again', async () => {
   const w = await setUp();
@@ -195,7 +195,7 @@ it('pause, resume and replay --since: a paused destination gets nothing, then ev
 
   expect(await cliJson(['destination', 'delete', d.id, ...w.dd])).toEqual({ id: d.id, deleted: true });
   expect(await cliJson(['destination', 'list', '--project', w.project.id, ...w.dd])).toEqual([]);
-});
+}, 180_000);
 
 it('refuses a URL of the server itself, and never shows a password', async () => {
   const w = await setUp();
@@ -221,4 +221,4 @@ it('refuses a URL of the server itself, and never shows a password', async () =>
   expect(bad.code).toBe(1);
   expect(bad.stderr).toContain('--table');
   expect(bad.stderr).not.toContain('s3cr3t-pw');
-});
+}, 180_000);
