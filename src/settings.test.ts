@@ -22,6 +22,7 @@ const REFUSED: Record<keyof typeof SETTINGS, string> = {
   metricsPort: '99999',
   metricsHost: 'http://0.0.0.0',
   stopDrainMs: '60001',
+  destinationLeaseMs: '299',
   readingBudgetBytes: '1000',
   readingKeyBudgetBytes: 'lots',
   readingKeylessBudgetBytes: '1048575',

@@ -234,6 +234,15 @@ export const SETTINGS = {
     about: 'The address the metrics listener binds to; keep it off the public network.',
     parse: hostLike,
   }),
+  destinationLeaseMs: setting({
+    env: 'INLET_DESTINATION_LEASE_MS', fallback: 15_000, shown: '15000',
+    accepts: 'a whole number from 300 to 60000',
+    about: 'How long a server holds a destination it delivers without renewing it: another server takes over within this and a third of it when the server dies.',
+    parse: (t: string) => {
+      const n = whole(60_000)(t);
+      return n === undefined || n < 300 ? undefined : n;
+    },
+  }),
   stopDrainMs: setting({
     env: 'INLET_STOP_DRAIN_MS', fallback: 0, shown: '0',
     accepts: wholeUpTo(60_000),

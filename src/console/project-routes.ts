@@ -4,6 +4,8 @@ import { AdminError, type AdminField } from '../domain/admin.js';
 import { monthOf } from '../domain/month.js';
 import { dayChart, lastDays } from './chart.js';
 import { refusalShares, storedPerDay } from '../domain/outcomes/reports.js';
+import { type DestinationAdmin, destinationAdmin } from '../domain/delivery/destination-admin.js';
+import type { AddressInfo } from 'node:net';
 import { sendPage } from './guard.js';
 import { BASE } from './layout.js';
 import { type ConsoleKit, notFound } from './plugin.js';
@@ -26,6 +28,7 @@ function wholeOrNull(v: string | null, label: string, field: AdminField): number
 /** The domain's messages name the command's flags; the console names its fields. */
 const FLAG_LABELS: [string, string][] = [
   ['--name', 'Name'],
+  ['--table', 'Table'],
   ['--retention-days', 'Retention days'],
 ];
 
@@ -46,21 +49,38 @@ export function projectRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     return projectsPage(viewer, orgs, projects, shares, typed);
   };
 
+  /** Destinations, refusing a URL of this server as the delivery would. */
+  const destinations = (): DestinationAdmin => {
+    const address = app.server.address() as AddressInfo | null;
+    return destinationAdmin(deps.collector.store, deps.clock, { baseUrl: app.inletBaseUrl, port: address?.port ?? null });
+  };
+
   /** A project's page, with one of its forms shown again after a validation error. */
-  async function showProject(req: FastifyRequest, reply: FastifyReply, viewer: Viewer, status: number, forms: { newSource?: Typed; settings?: Typed }) {
+  async function showProject(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    viewer: Viewer,
+    status: number,
+    forms: { newSource?: Typed; settings?: Typed; newDestination?: Typed; madeDestination?: { id: string; secret?: string } },
+  ) {
     const found = await access.project(viewer, idOf(req.params));
     if (found === null) return notFound(reply, viewer);
     const now = deps.clock();
     const days = lastDays(now, CHART_DAYS);
     const from = Date.parse(`${days[0]}T00:00:00Z`);
     const month = monthOf(now);
-    const [sources, used, counts] = await Promise.all([
+    const [sources, used, counts, list] = await Promise.all([
       deps.collector.listings.listSources(found.project.id),
       deps.collector.store.usage(found.project.id, month),
       storedPerDay(deps.collector.store.outcomes, found.project.id, from, from + CHART_DAYS * DAY_MS),
+      destinations().list(found.project.id),
     ]);
     const saved = status === 200 && (req.query as Record<string, unknown>).saved === '1';
-    const data = { ...found, sources, month, used, chart: dayChart(days, counts), newSource: forms.newSource ?? null, settings: forms.settings ?? null, saved };
+    const data = {
+      ...found, sources, month, used, chart: dayChart(days, counts), newSource: forms.newSource ?? null,
+      settings: forms.settings ?? null, saved,
+      destinations: { projectId: found.project.id, list, typed: forms.newDestination ?? null, made: forms.madeDestination ?? null },
+    };
     return sendPage(reply, status, projectPage(viewer, data));
   }
 
@@ -123,4 +143,33 @@ export function projectRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       async (req, reply, viewer, form, e) => showProject(req, reply, viewer, 400, { settings: typedOf(form, e) }),
     ),
   );
+
+  app.post(
+    `${BASE}/projects/:id/destinations`,
+    authed(
+      async (req, reply, viewer, form) => {
+        const found = await access.project(viewer, idOf(req.params));
+        if (found === null) return notFound(reply, viewer);
+        const table = (form.get('table') ?? '').trim();
+        const made = await destinations().create({ projectId: found.project.id, kind: form.get('kind') ?? '', url: (form.get('url') ?? '').trim(), table: table === '' ? null : table });
+        // Shown on the page this once, not through a redirect: the secret must not travel in a URL.
+        return showProject(req, reply, viewer, 200, { madeDestination: { id: made.id, ...('secret' in made ? { secret: made.secret } : {}) } });
+      },
+      // The URL is not typed back into the form: it may hold a password.
+      async (req, reply, viewer, form, e) => showProject(req, reply, viewer, 400, { newDestination: typedOf(form, e) }),
+    ),
+  );
+
+  for (const action of ['pause', 'resume'] as const) {
+    app.post(
+      `${BASE}/destinations/:id/${action}`,
+      authed(async (req, reply, viewer) => {
+        const d = await deps.collector.store.destinations.get(idOf(req.params));
+        const found = d === null ? null : await access.project(viewer, d.projectId);
+        if (d === null || found === null) return notFound(reply, viewer);
+        await destinations()[action](d.id);
+        return reply.code(303).header('Location', `${BASE}/projects/${d.projectId}#${d.id}`).send();
+      }),
+    );
+  }
 }

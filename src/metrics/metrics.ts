@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { DROP_REASONS, ITEM_ERRORS } from '../errors/codes.js';
 import type { IngestObserver } from '../domain/ingest/engine.js';
+import type { DeliveryObserver } from '../domain/delivery/deliverer.js';
 
 /** Sources of the body-bytes gauge; read at each scrape (edge/admission.ts has them). */
 export interface BodyBytes {
@@ -23,8 +24,10 @@ export interface EdgeCountSink {
  * lists them; a test keeps the two in step). Labels only ever take values
  * from fixed sets (routes, statuses, codes, reasons, policies): never a key,
  * an id or an event name, so the series stay few whatever clients send.
+ * The one exception is a destination's id: destinations are made by an
+ * operator, a few per project, and each is watched on its own.
  */
-export class Metrics implements IngestObserver, EdgeCountSink {
+export class Metrics implements IngestObserver, EdgeCountSink, DeliveryObserver {
   readonly registry = new Registry();
   readonly requests = new Counter({
     name: 'inlet_http_requests_total',
@@ -103,6 +106,26 @@ export class Metrics implements IngestObserver, EdgeCountSink {
     help: 'Group commits that failed (their requests were retried alone or answered 503).',
     registers: [this.registry],
   });
+  readonly destinationEvents = new Counter({
+    name: 'inlet_destination_delivered_events_total',
+    help: 'Events delivered to a destination by this server, by destination.',
+    labelNames: ['destination'] as const,
+    registers: [this.registry],
+  });
+  readonly destinationAttempts = new Counter({
+    name: 'inlet_destination_attempts_total',
+    help: 'Batches sent to a destination by this server, by destination and outcome (delivered or failed).',
+    labelNames: ['destination', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly destinationLagEvents = new Gauge({
+    name: 'inlet_destination_lag_events',
+    help: 'Events a destination delivered by this server has not received yet (counted every few seconds, up to a million).',
+    labelNames: ['destination'] as const,
+    registers: [this.registry],
+  });
+  /** When the oldest undelivered event of each destination arrived; read at each scrape. */
+  private readonly oldestUndelivered = new Map<string, number | null>();
   private bodies: BodyBytes | null = null;
 
   constructor(opts: { processDefaults?: boolean } = {}) {
@@ -118,6 +141,17 @@ export class Metrics implements IngestObserver, EdgeCountSink {
         this.set({ state: 'waiting' }, self.bodies.waitingBodyBytes);
         const reading = self.bodies.readingBodyBytes;
         if (reading !== undefined) this.set({ state: 'reading' }, reading);
+      },
+    });
+    new Gauge({
+      name: 'inlet_destination_lag_seconds',
+      help: 'Age of the oldest event a destination delivered by this server has not received yet; 0 when it has them all.',
+      labelNames: ['destination'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const now = Date.now();
+        for (const [destination, at] of self.oldestUndelivered) this.set({ destination }, at === null ? 0 : Math.max(0, now - at) / 1000);
       },
     });
     // Known label values start at 0, so a rate over them exists before the first event.
@@ -140,6 +174,25 @@ export class Metrics implements IngestObserver, EdgeCountSink {
     this.commitDuration.observe(seconds);
     this.commitJobs.observe(jobs);
     this.commitItems.observe(items);
+  }
+
+  batchDelivered(destination: string, events: number): void {
+    this.destinationEvents.inc({ destination }, events);
+    this.destinationAttempts.inc({ destination, outcome: 'delivered' });
+  }
+
+  batchFailed(destination: string): void {
+    this.destinationAttempts.inc({ destination, outcome: 'failed' });
+  }
+
+  lagCounted(destination: string, events: number, oldestAt: number | null): void {
+    this.destinationLagEvents.set({ destination }, events);
+    this.oldestUndelivered.set(destination, oldestAt);
+  }
+
+  stoppedDelivering(destination: string): void {
+    this.oldestUndelivered.delete(destination);
+    this.destinationLagEvents.remove({ destination });
   }
 
   failed(): void {

@@ -67,6 +67,7 @@
  * ListingStore, in port-console.ts) keep the same rules.
  */
 import type { AccountStore, ListingStore } from './port-console.js';
+import type { DestinationStore } from './port-destinations.js';
 import type { OutcomeStore } from './port-outcomes.js';
 
 /** A value now, or later: an engine whose calls are synchronous (SQLite) returns it at once. */
@@ -650,6 +651,8 @@ export interface Store extends HotPath, Lifecycle, ReadStore, RetentionStore, Er
   readonly eventPages: EventPages;
   /** What became of every item: counts per source and minute, and kept samples (port-outcomes.ts). */
   readonly outcomes: OutcomeStore;
+  /** Destinations, their cursors and leases, and the reads of delivery (port-destinations.ts). */
+  readonly destinations: DestinationStore;
 }
 
 /** A database failure; see "Errors" in the contract. Answered as 503. */

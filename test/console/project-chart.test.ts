@@ -30,7 +30,8 @@ it('the project page of a project without a monthly limit says "no plan limit", 
   };
   const project = { id: 'prj_1', orgId: 'org_1', name: 'Web', apiEnabled: true, monthlyEventLimit: null, retentionDays: 400, createdAt: NOW };
   const org = { id: 'org_1', name: 'Acme', createdAt: NOW };
-  const page = projectPage(viewer, { project, org, sources: [], month: '2026-11', used: 3, chart: dayChart(days, []), newSource: null, settings: null, saved: false });
+  const page = projectPage(viewer, { project, org, sources: [], month: '2026-11', used: 3, chart: dayChart(days, []), newSource: null, settings: null, saved: false,
+    destinations: { projectId: 'prj_1', list: [], typed: null, made: null } });
   expect(page).toContain('<strong>3</strong> events this month (2026-11, UTC); no plan limit.');
   expect(page).not.toContain('of no plan limit');
 });

@@ -5,6 +5,8 @@ import { Collector } from '../../domain/collector.js';
 import { openLimiter } from '../../stores/open-limiter.js';
 import { RateLimits } from '../../domain/limits/policies.js';
 import { startRetention } from '../../domain/retention.js';
+import { DeliveryService } from '../../domain/delivery/delivery-service.js';
+import { senderFor } from '../../stores/open-sender.js';
 import { Admission } from '../../edge/admission.js';
 import { buildApp } from '../../edge/app.js';
 import { CheckThreads } from '../../pipeline/check-threads.js';
@@ -139,6 +141,17 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
     },
     failed: (err) => app.log.warn({ err }, 'retention pass failed; the next one tries again'),
   });
+  // Destinations: delivered beside ingestion, each in a loop of its own (docs/destinations.md).
+  const lease = cfg.destinationLeaseMs;
+  const delivery = new DeliveryService({
+    store: store.destinations,
+    senderFor,
+    self: { baseUrl: app.inletBaseUrl, port },
+    observer: metrics,
+    timing: { leaseMs: lease, renewMs: Math.round(lease / 3), scanMs: Math.round(lease / 3) },
+    log: { warn: (fields, msg) => app.log.warn(fields, msg), info: (fields, msg) => app.log.info(fields, msg) },
+  });
+  delivery.start();
 
   let stopping = false;
   let endDrain = (): void => undefined;
@@ -172,6 +185,7 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
     clearInterval(sweep);
     clearTimeout(deadline);
     await retention.stop();
+    await delivery.stop();
     await checks.close();
     await collector.close();
     await limiter.close();

@@ -2,6 +2,7 @@ import { type Html, html } from '../../docs/html.js';
 import type { Viewer } from '../../domain/accounts/accounts.js';
 import type { Org, Project, Source } from '../../stores/port.js';
 import { BASE, csrfField, notice, page } from '../layout.js';
+import { type DestinationsData, destinationsSection } from './destinations.js';
 import { formatCount } from './numbers.js';
 import { type Typed, checkedOf, fieldError, formError, invalidAttrs, valueOf } from './typed.js';
 
@@ -74,6 +75,7 @@ export interface ProjectPageData {
   /** The settings form, when it failed validation. */
   settings: Typed | null;
   saved: boolean;
+  destinations: DestinationsData;
 }
 
 /** A project: its sources, usage and chart, settings. */
@@ -103,6 +105,7 @@ ${opener('New source', 'new-source', ns !== null)}
   <button type="submit">Create</button>
 </form>
 </section>
+${destinationsSection(viewer, d.destinations, opener)}
 <section aria-labelledby="usage-h">
 <h2 id="usage-h">Usage</h2>
 <p class="usage"><strong>${formatCount(d.used)}</strong> ${d.used === 1 ? 'event' : 'events'} this month (${d.month}, UTC)${limit === null ? '; no plan limit' : html` of a plan limit of <strong>${formatCount(limit)}</strong>`}.</p>

@@ -183,6 +183,22 @@ export const PG_MIGRATIONS: string[] = [
   CREATE INDEX item_samples_distinct ON item_samples (project_id, distinct_id) WHERE distinct_id IS NOT NULL;
   CREATE INDEX item_samples_anonymous ON item_samples (project_id, anonymous_id) WHERE anonymous_id IS NOT NULL;
   `,
+  // Version 11: destinations, each
+  // with its cursor and lease (port-destinations.ts). A destination reads its
+  // project's events by seq: a BRIN index, like events_id, costs next to
+  // nothing at insert, and seqs grow along each day table. autosummarize
+  // keeps the newest ranges summarised, or each read would scan them whole.
+  `
+  CREATE TABLE destinations (
+    id text PRIMARY KEY, project_id text NOT NULL, kind text NOT NULL, url text NOT NULL, table_name text,
+    sources text NOT NULL, events text NOT NULL, secret text, paused boolean NOT NULL,
+    cursor_seq bigint NOT NULL, generation integer NOT NULL, delivered bigint NOT NULL,
+    last_error text, last_delivered_at bigint, lease_holder text, lease_until bigint NOT NULL,
+    created_at bigint NOT NULL
+  );
+  CREATE INDEX destinations_project ON destinations (project_id);
+  CREATE INDEX events_seq ON events USING brin (seq) WITH (autosummarize = on);
+  `,
 ];
 
 /**

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { AuthRecord, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure } from '../port.js';
 import type { EngineData, SqlStoreEngine } from '../sql/engine.js';
 import { SqlStore } from '../sql/sql-store.js';
+import { postgresDestinations } from './destinations.js';
 import { deleteErased } from './erasure.js';
 import { PgEventPages } from './event-pages.js';
 import { PgRetention } from './retention.js';
@@ -63,6 +64,7 @@ class PostgresEngine implements SqlStoreEngine {
       writeTransaction: (fn) => sql.db.transaction().execute(fn),
       eventPages: new PgEventPages(sql),
       listingReads: new PgListingReads(sql.db),
+      destinations: postgresDestinations(sql),
     };
     this.retention = new PgRetention(pool);
     this.keyLookupLimitMs = timeouts.connectMs + timeouts.statementMs;

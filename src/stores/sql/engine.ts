@@ -1,3 +1,4 @@
+import type { DestinationsEngine } from './destinations.js';
 import type { AliasableExpression, Expression, Kysely, SqlBool } from 'kysely';
 import type { Engine } from '../port.js';
 import type { EngineEventPages } from './event-pages.js';
@@ -66,6 +67,8 @@ export interface EngineData {
   writeTransaction<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T>;
   readonly eventPages: EngineEventPages;
   readonly listingReads: EngineListingReads;
+  /** Delivery's reads and positions, the engine's own way (sql/destinations.ts). */
+  readonly destinations: DestinationsEngine;
 }
 
 /** An engine of the SQL data layer: what sqlStore builds a Store from. */

@@ -16,6 +16,7 @@ import { SqlAccounts } from './accounts.js';
 import { SqlAdmin } from './admin.js';
 import type { SqlStoreEngine } from './engine.js';
 import { SqlErasureTx } from './erasure.js';
+import { SqlDestinations } from './destinations.js';
 import { SqlEventPages } from './event-pages.js';
 import { SqlListings } from './listings.js';
 import { SqlOutcomes } from './outcomes.js';
@@ -35,6 +36,7 @@ export class SqlStore implements Store {
   readonly listings: SqlListings;
   readonly eventPages: SqlEventPages;
   readonly outcomes: SqlOutcomes;
+  readonly destinations: SqlDestinations;
   private readonly reads: SqlReads;
   readonly backup?: (toFile: string) => Promise<number>;
 
@@ -49,6 +51,7 @@ export class SqlStore implements Store {
     this.listings = new SqlListings(sql, listingReads);
     this.eventPages = new SqlEventPages(sql, eventPages);
     this.reads = new SqlReads(sql, this.eventPages);
+    this.destinations = new SqlDestinations(sql, engine.data.destinations);
     if (engine.backup !== undefined) this.backup = (toFile) => engine.backup!(toFile);
   }
 
@@ -122,7 +125,8 @@ export class SqlStore implements Store {
     return this.engine.ping();
   }
 
-  close(): Promise<void> {
-    return this.engine.close();
+  async close(): Promise<void> {
+    await this.destinations.close();
+    await this.engine.close();
   }
 }

@@ -180,5 +180,17 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   CREATE INDEX item_samples_distinct ON item_samples (project_id, distinct_id) WHERE distinct_id IS NOT NULL;
   CREATE INDEX item_samples_anonymous ON item_samples (project_id, anonymous_id) WHERE anonymous_id IS NOT NULL;
   `,
+  // Version 15: destinations, each
+  // with its cursor and lease (port-destinations.ts). A destination reads its
+  // project's events by seq, the rowid: no index is needed.
+  `
+  CREATE TABLE destinations (
+    id TEXT PRIMARY KEY, project_id TEXT NOT NULL, kind TEXT NOT NULL, url TEXT NOT NULL, table_name TEXT,
+    sources TEXT NOT NULL, events TEXT NOT NULL, secret TEXT, paused INTEGER NOT NULL,
+    cursor_seq INTEGER NOT NULL, generation INTEGER NOT NULL, delivered INTEGER NOT NULL,
+    last_error TEXT, last_delivered_at INTEGER, lease_holder TEXT, lease_until INTEGER NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX destinations_project ON destinations (project_id);
+  `,
 ];
-

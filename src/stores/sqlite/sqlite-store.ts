@@ -1,6 +1,7 @@
 import { type AuthRecord, type ExpiryPlan, type ExpiryStep, type IngestTx, type PendingErasure, StoreUnavailableError } from '../port.js';
 import type { EngineData, SqlStoreEngine } from '../sql/engine.js';
 import { SqlStore } from '../sql/sql-store.js';
+import { sqliteDestinations } from './destinations.js';
 import { backupTo } from './backup.js';
 import { SqliteErasure } from './erasure.js';
 import { SqliteEventPages } from './event-pages.js';
@@ -77,6 +78,7 @@ class SqliteEngine implements SqlStoreEngine {
       writeTransaction: (fn) => this.transaction(() => fn(sql.db)),
       eventPages: new SqliteEventPages(db, sql),
       listingReads: new SqliteListingReads(sql.db, this.pageReader),
+      destinations: sqliteDestinations(db, (fn) => this.exclusive(fn)),
     };
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.tx = new SqliteIngestTx(db, insertIdsOf(db), new EventMinuteIndex(db));

@@ -1,0 +1,178 @@
+/**
+ * The destination workload: `big` ingestion with one webhook destination
+ * attached against the same without, and how far delivery falls behind at
+ * 80% of the peak (docs/destinations.md, "What it costs").
+ *
+ *   npm run build && npx tsc -p bench/tsconfig.json && node dist/bench/bench/destination.js
+ *
+ * A local receiver answers every request at once (204) and reads only the
+ * first event's received_at of each batch, for the lag. Each of DEST_ROUNDS
+ * (3) rounds, on fresh embedded stores: `big` closed loop (8 connections,
+ * BENCH_SECONDS, 10, after a 2 s warm-up) without a destination and with
+ * one, the order alternating by round; then, with the destination, batches
+ * at 80% of the round's peak without, for BENCH_SECONDS, and the time until
+ * the receiver has every event. BENCH_CPU_PROF: a directory, where each
+ * server writes a CPU profile. Not part of npm run bench.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { closedLoop, type LoadFigures } from './load.js';
+import { constantRate } from './paced-load.js';
+import { BodyCursor, generatePool } from './payloads.js';
+import { cpuSeconds } from './proc-stats.js';
+import { ROOT, runJson, startListening, stopProcess } from './processes.js';
+
+const ROUNDS = Number(process.env.DEST_ROUNDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = 8;
+const BIN = join(ROOT, 'bin/inlet');
+
+/** Receives webhook batches: counts events and notes how long the oldest of each batch waited. */
+class Receiver {
+  events = 0;
+  lagsMs: number[] = [];
+  private waiting: { count: number; resolve: () => void } | null = null;
+  private readonly server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const now = Date.now();
+      res.writeHead(204).end();
+      const body = Buffer.concat(chunks).toString('utf8');
+      let n = 0;
+      for (let at = body.indexOf('"received_at":"'); at !== -1; at = body.indexOf('"received_at":"', at + 1)) n++;
+      const first = body.indexOf('"received_at":"');
+      if (first !== -1) this.lagsMs.push(now - Date.parse(body.slice(first + 15, first + 39)));
+      this.events += n;
+      if (this.waiting !== null && this.events >= this.waiting.count) this.waiting.resolve();
+    });
+  });
+
+  async start(): Promise<string> {
+    if (!this.server.listening) await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/in`;
+  }
+
+  /** Resolves once `count` events in all have arrived (with the batch that brings them). */
+  until(count: number): Promise<void> {
+    if (this.events >= count) return Promise.resolve();
+    return new Promise((resolve) => (this.waiting = { count, resolve }));
+  }
+
+  close(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((r) => this.server.close(() => r()));
+  }
+}
+
+const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
+const median = (xs: number[]): number => pct(xs, 0.5);
+
+interface Side {
+  url: string;
+  key: string;
+  pid: number;
+  stop: () => Promise<unknown>;
+  /** Resolves once the destination has every stored event (asked of `inlet destination list`). */
+  drained: () => Promise<void>;
+}
+
+/**
+ * A fresh store with a project, source and key, and its server; with a
+ * receiver, a webhook destination to it, and once its first batch has
+ * arrived (the server found the destination), the side is ready.
+ */
+async function serve(receiver: Receiver | null, probe: Buffer): Promise<Side> {
+  const dir = mkdtempSync(join(tmpdir(), 'inlet-destination-bench-'));
+  const env = { ...process.env, INLET_DATA_DIR: dir, INLET_DATABASE_URL: '', INLET_REDIS_URL: '', INLET_LOG_LEVEL: 'warn', INLET_METRICS_PORT: '0', INLET_LIMIT_BURST: '0', INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '0' };
+  const prof = process.env.BENCH_CPU_PROF;
+  const server = await startListening([...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), BIN, 'serve', '--port', '0'], env, 120_000);
+  const cli = <T>(args: string[]) => runJson<T>([BIN, ...args, '--json'], env);
+  const org = await cli<{ id: string }>(['org', 'create', '--name', 'Bench']);
+  const project = await cli<{ id: string }>(['project', 'create', '--name', 'Web', '--org', org.id, '--api-enabled']);
+  const source = await cli<{ id: string }>(['source', 'create', '--project', project.id, '--name', 'Server']);
+  const key = await cli<{ key: string }>(['key', 'create', '--source', source.id]);
+  const drained = async () => {
+    for (;;) {
+      const [d] = await cli<{ lag_events: number }[]>(['destination', 'list', '--project', project.id]);
+      if (d === undefined || d.lag_events === 0) return;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  };
+  if (receiver !== null) {
+    await cli(['destination', 'create', '--project', project.id, '--kind', 'webhook', '--url', await receiver.start()]);
+    const res = await fetch(`${server.url}/api/v1/batch`, { method: 'POST', headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' }, body: probe.toString('utf8') });
+    await res.arrayBuffer();
+    await receiver.until(1);
+    await drained();
+    receiver.events = 0;
+    receiver.lagsMs = [];
+  }
+  return {
+    url: server.url, key: key.key, pid: server.pid, drained,
+    stop: async () => {
+      await stopProcess(server.proc);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function peak(side: Side, cursor: BodyCursor): Promise<{ load: LoadFigures; cpuPerEventUs: number }> {
+  await closedLoop(side, cursor, CONNECTIONS, 2);
+  const cpu0 = cpuSeconds(side.pid);
+  const load = await closedLoop(side, cursor, CONNECTIONS, SECONDS);
+  const cpu = cpuSeconds(side.pid) - cpu0;
+  return { load, cpuPerEventUs: (cpu / (load.eventsPerSec * load.seconds)) * 1e6 };
+}
+
+async function main(): Promise<void> {
+  const pool = generatePool({ name: 'big', prefix: 'd', seed: 1, bodies: 400, itemsPerBody: 500, gzip: false, now: Date.now() });
+  const ratios: number[] = [];
+  const lagMax: number[] = [];
+  const probe = generatePool({ name: 'probe', prefix: 'q', seed: 2, bodies: 1, itemsPerBody: 500, gzip: false, now: Date.now() }).raw[0]!;
+  for (let round = 1; round <= ROUNDS; round++) {
+    const receiver = new Receiver();
+    const got: Record<'without' | 'with', { load: LoadFigures; cpuPerEventUs: number }> = {} as never;
+    const order = round % 2 === 1 ? (['without', 'with'] as const) : (['with', 'without'] as const);
+    for (const which of order) {
+      const side = await serve(which === 'with' ? receiver : null, probe);
+      try {
+        got[which] = await peak(side, new BodyCursor(pool));
+      } finally {
+        await side.stop();
+      }
+    }
+    const ratio = got.with.load.eventsPerSec / got.without.load.eventsPerSec;
+    ratios.push(ratio);
+
+    // At 80% of the peak without, with the destination: how far behind delivery falls, and how long it takes to catch up.
+    const paced = new Receiver();
+    const side = await serve(paced, probe);
+    let lagLine: string;
+    try {
+      const rate = (0.8 * got.without.load.eventsPerSec) / pool.itemsPerBody;
+      const cursor = new BodyCursor(pool);
+      const load = await constantRate(side, cursor, rate, SECONDS, 64);
+      const ended = Date.now();
+      await side.drained();
+      const drainMs = Date.now() - ended;
+      lagMax.push(Math.max(...paced.lagsMs));
+      lagLine = `paced ${rate.toFixed(1)} req/s (${Math.round(load.eventsPerSec)} ev/s, p99 ${load.p99Ms} ms): delivery lag p50 ${median(paced.lagsMs)} ms, p99 ${pct(paced.lagsMs, 0.99)} ms, max ${Math.max(...paced.lagsMs)} ms; every event delivered ${drainMs} ms after the last batch`;
+    } finally {
+      await side.stop();
+      await paced.close();
+      await receiver.close();
+    }
+    const f = (x: { load: LoadFigures; cpuPerEventUs: number }) => `${Math.round(x.load.eventsPerSec)} ev/s, ${x.cpuPerEventUs.toFixed(1)} µs/ev, p99 ${x.load.p99Ms} ms`;
+    console.log(`round ${round} (${order.join(' first, ')} second): without ${f(got.without)}; with ${f(got.with)}; with/without ${ratio.toFixed(3)}`);
+    console.log(`round ${round} ${lagLine}`);
+  }
+  const s = (xs: number[], d = 3) => `${Math.min(...xs).toFixed(d)} / ${median(xs).toFixed(d)} / ${Math.max(...xs).toFixed(d)}`;
+  console.log(`events/s with a destination over without, min / median / max: ${s(ratios)}`);
+  console.log(`delivery lag at 80% of peak, max per round, min / median / max ms: ${s(lagMax, 0)}`);
+}
+
+await main();

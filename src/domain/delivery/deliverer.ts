@@ -1,0 +1,223 @@
+import type { DeliverySender, DestinationRecord, DestinationStore, SendOutcome } from '../../stores/port-destinations.js';
+import { BATCH_EVENTS, batchId, planBatch } from './batch.js';
+import { retryDelay } from './backoff.js';
+import { type SelfAddress, maskUrl, pointsAtSelf } from './urls.js';
+
+/** The times delivery runs on; tests shorten them. */
+export interface DeliveryTiming {
+  /** How long a lease lasts without renewal: another server takes over within this and one scan. */
+  leaseMs: number;
+  /** How often a holder renews its leases. */
+  renewMs: number;
+  /** How often a server looks for destinations nobody delivers. */
+  scanMs: number;
+  /** How long a destination that is caught up waits before it looks again. */
+  pollMs: number;
+  /** How often the lag is counted, for metrics. */
+  lagEveryMs: number;
+  /**
+   * How often the cursor is written while it moves: a server killed outright
+   * sends again what it delivered since (at least once), and a cursor written
+   * per batch would cost the embedded store a flush to disk per batch, on the
+   * thread that answers requests.
+   */
+  cursorWriteMs: number;
+}
+
+export const DEFAULT_TIMING: DeliveryTiming = { leaseMs: 15_000, renewMs: 5_000, scanMs: 5_000, pollMs: 200, lagEveryMs: 5_000, cursorWriteMs: 1_000 };
+
+/** How many positions one read spans at most, so that a read's cost stays bounded whatever lies past the cursor. */
+export const READ_SPAN = 20_000;
+/** The lag counted in events stops at this (a count costs what it counts). */
+export const LAG_COUNT_CAP = 1_000_000;
+
+/** Where delivery's figures go: the metrics. */
+export interface DeliveryObserver {
+  batchDelivered(destinationId: string, events: number): void;
+  batchFailed(destinationId: string): void;
+  /** Events not delivered yet (up to LAG_COUNT_CAP), and when the oldest of them arrived (null: none). */
+  lagCounted(destinationId: string, events: number, oldestAt: number | null): void;
+  /** The destination is no longer delivered here. */
+  stoppedDelivering(destinationId: string): void;
+}
+
+/** What a deliverer says of itself, for the log: never a password, a body or an event. */
+export interface DeliveryLog {
+  warn(fields: Record<string, unknown>, msg: string): void;
+  info(fields: Record<string, unknown>, msg: string): void;
+}
+
+export interface DelivererDeps {
+  store: DestinationStore;
+  sender: DeliverySender;
+  /** This server's name on leases. */
+  holder: string;
+  clock: () => number;
+  timing: DeliveryTiming;
+  self: SelfAddress;
+  observer?: DeliveryObserver;
+  log?: DeliveryLog;
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * Delivers one destination while this server holds its lease: reads past
+ * the cursor, sends a batch, and moves the cursor only once the batch is
+ * delivered, writing it to the store at least once a second and when it
+ * stops, so a stop at any moment (SIGKILL included) resends at most the
+ * last second's batches and the one in flight, and never skips one. A failed batch is sent again, read
+ * afresh (an event erased meanwhile is left out), after a growing wait, for
+ * ever. It ends when stopped, paused, deleted, or when the lease is lost.
+ */
+export class Deliverer {
+  private readonly stopping = new AbortController();
+  private failures = 0;
+  private lastLagAt = 0;
+
+  constructor(
+    private d: DestinationRecord,
+    private readonly deps: DelivererDeps,
+  ) {}
+
+  get id(): string {
+    return this.d.id;
+  }
+
+  /** Ends the loop: a send in flight is abandoned (it is sent again by whoever delivers next). */
+  stop(): void {
+    this.stopping.abort();
+  }
+
+  get stopped(): boolean {
+    return this.stopping.signal.aborted;
+  }
+
+  async run(): Promise<void> {
+    const { store, timing, clock } = this.deps;
+    const signal = this.stopping.signal;
+    const renewal = setInterval(() => void this.renew(), timing.renewMs);
+    /** Delivered up to here (or passed over: events the destination does not take). */
+    let cursor = this.d.cursor;
+    /** The cursor as the store has it, and the events delivered since. */
+    let written = cursor;
+    let unwritten = 0;
+    let writtenAt = -Infinity;
+    const persist = async (now: boolean): Promise<void> => {
+      if (cursor === written || (!now && clock() - writtenAt < timing.cursorWriteMs)) return;
+      // Refused when a replay moved the cursor or the lease was lost: the next round reads the destination again (advance).
+      if (!(await this.advance(cursor, unwritten))) return;
+      written = cursor;
+      unwritten = 0;
+      writtenAt = clock();
+    };
+    let head = -1;
+    try {
+      while (!signal.aborted) {
+        try {
+          const now = await store.get(this.d.id);
+          if (now === null || now.paused) break;
+          if (now.generation !== this.d.generation) {
+            cursor = written = now.cursor;
+            unwritten = 0;
+          }
+          this.d = now;
+          if (cursor >= head) head = await store.head(this.d.projectId);
+          if (cursor >= head) {
+            await persist(false);
+            await this.countLag(cursor, head, null);
+            await pause(timing.pollMs, signal);
+            continue;
+          }
+          const read = await store.read(this.d.projectId, cursor, Math.min(head, cursor + READ_SPAN), BATCH_EVENTS);
+          const plan = planBatch(this.d, read);
+          if (plan.events.length === 0) {
+            cursor = plan.through;
+            await persist(false);
+            // The embedded store answers at once: a long run of events this destination does not take must not hold the event loop.
+            await new Promise((resolve) => setImmediate(resolve));
+            continue;
+          }
+          await this.countLag(cursor, head, plan.events[0]!.receivedAt);
+          const outcome = await this.send(cursor, plan);
+          if (signal.aborted) break;
+          if (outcome.ok) {
+            cursor = plan.through;
+            unwritten += plan.events.length;
+            if (this.failures > 0) this.deps.log?.info({ destination: this.d.id }, 'destination delivers again');
+            this.failures = 0;
+            this.deps.observer?.batchDelivered(this.d.id, plan.events.length);
+            await persist(false);
+          } else {
+            this.failures++;
+            this.deps.observer?.batchFailed(this.d.id);
+            if (this.failures === 1) {
+              this.deps.log?.warn({ destination: this.d.id, url: maskUrl(this.d.url), error: outcome.error }, 'destination failing; its batch is retried until it is delivered');
+            }
+            await persist(true);
+            await store.failed(this.d.id, this.deps.holder, outcome.error);
+            await pause(retryDelay(this.failures, outcome.retryAfterMs), signal);
+          }
+        } catch (e) {
+          // The store is away: nothing moved, and the same batch is read again once it answers.
+          this.deps.log?.warn({ destination: this.d.id, error: (e as Error).message }, 'delivery could not reach the store; trying again');
+          await pause(timing.pollMs * 5, signal);
+        }
+      }
+      // Stopped, paused or deleted: what was delivered is written before the lease goes.
+      await persist(true).catch(() => undefined);
+    } finally {
+      clearInterval(renewal);
+      this.deps.observer?.stoppedDelivering(this.d.id);
+    }
+  }
+
+  private async send(after: number, plan: ReturnType<typeof planBatch>): Promise<SendOutcome> {
+    if (this.d.kind === 'webhook' && pointsAtSelf(this.d.url, this.deps.self)) {
+      return { ok: false, error: 'The URL points at this Inlet server; give the URL of the receiver instead.', retryAfterMs: null };
+    }
+    const batch = {
+      destinationId: this.d.id,
+      projectId: this.d.projectId,
+      batchId: batchId(this.d.id, this.d.generation, after, plan.through),
+      events: plan.events,
+      eventJson: plan.eventJson,
+    };
+    return this.deps.sender.send(batch, this.stopping.signal);
+  }
+
+  /** Writes the cursor; false when a replay moved it (the loop reads the destination again) or the lease was lost (the loop stops). */
+  private async advance(cursor: number, count: number): Promise<boolean> {
+    const ok = await this.deps.store.advance(this.d.id, this.deps.holder, this.d.generation, cursor, count, this.deps.clock());
+    if (!ok && !(await this.deps.store.takeLease(this.d.id, this.deps.holder, this.deps.timing.leaseMs))) this.stop();
+    return ok;
+  }
+
+  private async renew(): Promise<void> {
+    try {
+      if (!(await this.deps.store.takeLease(this.d.id, this.deps.holder, this.deps.timing.leaseMs))) this.stop();
+    } catch {
+      // The store is away: the loop finds that out too; the lease runs out unless renewed in time.
+    }
+  }
+
+  private async countLag(cursor: number, head: number, oldestAt: number | null): Promise<void> {
+    const observer = this.deps.observer;
+    if (observer === undefined || this.deps.clock() - this.lastLagAt < this.deps.timing.lagEveryMs) return;
+    this.lastLagAt = this.deps.clock();
+    const events = await this.deps.store.countPast(this.d, cursor, head, LAG_COUNT_CAP);
+    observer.lagCounted(this.d.id, events, events === 0 ? null : oldestAt);
+  }
+}

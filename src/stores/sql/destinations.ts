@@ -1,0 +1,192 @@
+import { type Selectable, sql } from 'kysely';
+import type { DeliveryRead, DestinationKind, DestinationRecord, DestinationStore } from '../port-destinations.js';
+import type { SqlEngine, WriteTurn } from './engine.js';
+import { eventRows } from './event-pages.js';
+import { isSet } from './rows.js';
+import type { Database } from './schema.js';
+
+/**
+ * What an engine gives destinations, because it differs: where delivery's
+ * reads run, how far a project's events are safe to read, and its clock.
+ */
+export interface DestinationsEngine {
+  /**
+   * The queries that read events for delivery run here: on SQLite a read-only
+   * connection of its own (the store's connection may be inside an ingest
+   * transaction, whose rows are not committed yet); on PostgreSQL the pool.
+   */
+  readonly reads: SqlEngine;
+  /** The engine's turn for writes (SQLite's queue; PostgreSQL's at once). */
+  readonly write: WriteTurn;
+  /**
+   * Every query of delivery runs through here: on PostgreSQL a gate that
+   * lets delivery hold few of the pool's connections, whatever the number of
+   * destinations, so the write path always finds one.
+   */
+  readonly bound: WriteTurn;
+  /** Epoch ms on the store's clock (the database server's on PostgreSQL). */
+  now(): Promise<number>;
+  /** port-destinations.ts, `head`: the position up to which the project's events are all readable. */
+  head(projectId: string): Promise<number>;
+  /** port-destinations.ts, `positionBefore`. */
+  positionBefore(projectId: string, at: number): Promise<number>;
+  /** Ends what the engine opened for delivery (SQLite's read connection). */
+  close(): Promise<void>;
+}
+
+const toRecord = (r: Selectable<Database['destinations']>): DestinationRecord => ({
+  id: r.id, projectId: r.project_id, kind: r.kind as DestinationKind, url: r.url, table: r.table_name,
+  sources: JSON.parse(r.sources) as string[], events: JSON.parse(r.events) as string[], secret: r.secret,
+  paused: isSet(r.paused), cursor: r.cursor_seq, generation: r.generation, delivered: r.delivered,
+  lastError: r.last_error, lastDeliveredAt: r.last_delivered_at, createdAt: r.created_at,
+});
+
+/** Destinations, their cursors and leases, on either SQL engine (the contract: port-destinations.ts). */
+export class SqlDestinations implements DestinationStore {
+  private readonly db;
+
+  constructor(
+    engine: SqlEngine,
+    private readonly e: DestinationsEngine,
+  ) {
+    this.db = engine.db;
+  }
+
+  create(d: DestinationRecord): Promise<void> {
+    return this.e.write(async () => {
+      await this.db.insertInto('destinations').values({
+        id: d.id, project_id: d.projectId, kind: d.kind, url: d.url, table_name: d.table,
+        sources: JSON.stringify(d.sources), events: JSON.stringify(d.events), secret: d.secret, paused: d.paused,
+        cursor_seq: d.cursor, generation: d.generation, delivered: d.delivered, last_error: d.lastError,
+        last_delivered_at: d.lastDeliveredAt, lease_holder: null, lease_until: 0, created_at: d.createdAt,
+      }).execute();
+    });
+  }
+
+  async get(id: string): Promise<DestinationRecord | null> {
+    const r = await this.e.bound(() => this.db.selectFrom('destinations').selectAll().where('id', '=', id).executeTakeFirst());
+    return r === undefined ? null : toRecord(r);
+  }
+
+  async list(projectId: string): Promise<DestinationRecord[]> {
+    const rows = await this.db.selectFrom('destinations').selectAll().where('project_id', '=', projectId).orderBy('created_at').orderBy('id').execute();
+    return rows.map(toRecord);
+  }
+
+  async all(): Promise<DestinationRecord[]> {
+    const rows = await this.e.bound(() =>
+      this.db.selectFrom('destinations as d').innerJoin('projects as p', 'p.id', 'd.project_id').selectAll('d')
+        .where('p.deleted_at', 'is', null).orderBy('d.id').execute(),
+    );
+    return rows.map(toRecord);
+  }
+
+  async setPaused(id: string, paused: boolean): Promise<DestinationRecord | null> {
+    await this.e.write(() => this.db.updateTable('destinations').set({ paused }).where('id', '=', id).execute());
+    return this.get(id);
+  }
+
+  async replay(id: string, cursor: number): Promise<boolean> {
+    const r = await this.e.write(() =>
+      this.db.updateTable('destinations').set((eb) => ({ cursor_seq: cursor, generation: eb('generation', '+', 1) })).where('id', '=', id).executeTakeFirst(),
+    );
+    return r.numUpdatedRows > 0n;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const r = await this.e.write(() => this.db.deleteFrom('destinations').where('id', '=', id).executeTakeFirst());
+    return r.numDeletedRows > 0n;
+  }
+
+  head(projectId: string): Promise<number> {
+    return this.e.bound(() => this.e.head(projectId));
+  }
+
+  positionBefore(projectId: string, at: number): Promise<number> {
+    return this.e.bound(() => this.e.positionBefore(projectId, at));
+  }
+
+  async read(projectId: string, after: number, upTo: number, limit: number): Promise<DeliveryRead> {
+    if (upTo <= after) return { events: [], through: after };
+    const rows = await this.e.bound(() =>
+      eventRows(this.e.reads).select('e.source_id')
+        .where('e.project_id', '=', projectId).where('e.seq', '>', after).where('e.seq', '<=', upTo)
+        .orderBy('e.seq').limit(limit).execute(),
+    );
+    const events = rows.map((r) => ({
+      seq: r.seq, id: r.id, sourceId: r.source_id, event: r.event, distinctId: r.distinct_id, anonymousId: r.anonymous_id,
+      personId: r.person_id, sessionId: r.session_id, timestamp: r.timestamp, receivedAt: r.received_at,
+      insertId: r.insert_id, properties: r.properties,
+    }));
+    const last = events.at(-1);
+    return { events, through: events.length === limit && last !== undefined ? last.seq : upTo };
+  }
+
+  async countPast(d: Pick<DestinationRecord, 'projectId' | 'sources' | 'events'>, after: number, upTo: number, cap: number): Promise<number> {
+    if (upTo <= after) return 0;
+    const r = await this.e.bound(() => {
+      const past = this.past(d, after, upTo).select(sql<number>`1`.as('one')).limit(cap);
+      return this.e.reads.db.selectFrom(past.as('past')).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    });
+    return Number(r.n);
+  }
+
+  async oldestPast(d: Pick<DestinationRecord, 'projectId' | 'sources' | 'events'>, after: number, upTo: number): Promise<number | null> {
+    if (upTo <= after) return null;
+    const r = await this.e.bound(() => this.past(d, after, upTo).select('received_at').orderBy('seq').limit(1).executeTakeFirst());
+    return r?.received_at ?? null;
+  }
+
+  /** The events a destination takes past `after` up to `upTo`. */
+  private past(d: Pick<DestinationRecord, 'projectId' | 'sources' | 'events'>, after: number, upTo: number) {
+    let q = this.e.reads.db.selectFrom('events').where('project_id', '=', d.projectId).where('seq', '>', after).where('seq', '<=', upTo);
+    if (d.sources.length > 0) q = q.where('source_id', 'in', d.sources);
+    if (d.events.length > 0) q = q.where('event', 'in', d.events);
+    return q;
+  }
+
+  async takeLease(id: string, holder: string, ms: number): Promise<boolean> {
+    const now = await this.e.bound(() => this.e.now());
+    const r = await this.e.write(() =>
+      this.e.bound(() =>
+        this.db.updateTable('destinations').set({ lease_holder: holder, lease_until: now + ms }).where('id', '=', id)
+          .where((eb) => eb.or([eb('lease_holder', '=', holder), eb('lease_holder', 'is', null), eb('lease_until', '<', now)]))
+          .executeTakeFirst(),
+      ),
+    );
+    return r.numUpdatedRows > 0n;
+  }
+
+  async releaseLease(id: string, holder: string): Promise<void> {
+    await this.e.write(() =>
+      this.e.bound(() =>
+        this.db.updateTable('destinations').set({ lease_holder: null, lease_until: 0 }).where('id', '=', id).where('lease_holder', '=', holder).execute(),
+      ),
+    );
+  }
+
+  async advance(id: string, holder: string, generation: number, cursor: number, count: number, at: number): Promise<boolean> {
+    const r = await this.e.write(() =>
+      this.e.bound(() =>
+        this.db.updateTable('destinations')
+          .set((eb) => ({ cursor_seq: cursor, delivered: eb('delivered', '+', count), last_error: null, ...(count > 0 ? { last_delivered_at: at } : {}) }))
+          .where('id', '=', id).where('lease_holder', '=', holder).where('generation', '=', generation)
+          .executeTakeFirst(),
+      ),
+    );
+    return r.numUpdatedRows > 0n;
+  }
+
+  async failed(id: string, holder: string, error: string): Promise<boolean> {
+    const r = await this.e.write(() =>
+      this.e.bound(() =>
+        this.db.updateTable('destinations').set({ last_error: error }).where('id', '=', id).where('lease_holder', '=', holder).executeTakeFirst(),
+      ),
+    );
+    return r.numUpdatedRows > 0n;
+  }
+
+  close(): Promise<void> {
+    return this.e.close();
+  }
+}

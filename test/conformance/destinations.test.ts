@@ -1,0 +1,178 @@
+/**
+ * Destinations on every engine (the contract in src/stores/port-destinations.ts):
+ * positions of a project become readable in order, even with two servers
+ * writing at once; reads past a cursor; leases; cursors fenced by the lease
+ * and by replays; lag counts with filters; erased events are not read.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createAdmin } from '../../src/domain/admin.js';
+import type { Collector } from '../../src/domain/collector.js';
+import { erasePerson } from '../../src/domain/erasure.js';
+import type { Store } from '../../src/stores/port.js';
+import type { DeliveryEvent, DestinationRecord } from '../../src/stores/port-destinations.js';
+import { TestClock } from '../helpers/fixture.js';
+import { type ItemSpec, RECEIVED_AT, ingestJob } from '../helpers/items.js';
+import { describeWith } from '../helpers/needs-services.js';
+import { STORES, type StoreUnderTest } from './stores.js';
+
+const record = (id: string, projectId: string, o: Partial<DestinationRecord> = {}): DestinationRecord => ({
+  id, projectId, kind: 'webhook', url: 'https://user:pw@example.com/hook', table: null, sources: [], events: [], secret: 'whsec_x',
+  paused: false, cursor: 0, generation: 0, delivered: 0, lastError: null, lastDeliveredAt: null, createdAt: RECEIVED_AT, ...o,
+});
+
+for (const engine of STORES) {
+  describeWith(engine.needs ?? [], `${engine.name}: destinations`, () => {
+    let sut: StoreUnderTest;
+    let collector: Collector;
+    let store: Store;
+    let admin: ReturnType<typeof createAdmin>;
+    let orgId: string;
+
+    beforeAll(async () => {
+      sut = await engine.make();
+      collector = sut.collector;
+      store = collector.store;
+      admin = createAdmin(store, new TestClock(RECEIVED_AT).now);
+      orgId = (await admin.createOrg('Acme')).id;
+    });
+    afterAll(async () => sut?.cleanup());
+
+    async function world() {
+      const projectId = (await admin.createProject({ name: 'p', orgId, apiEnabled: true })).id;
+      const a = (await admin.createSource({ projectId, name: 'a' })).id;
+      const b = (await admin.createSource({ projectId, name: 'b' })).id;
+      const keys = new Map([[a, (await admin.createKey(a)).id], [b, (await admin.createKey(b)).id]]);
+      const ingest = (sourceId: string, specs: ItemSpec[], on: Collector = collector, receivedAt = RECEIVED_AT) =>
+        on.ingest(ingestJob(specs, { projectId, sourceId, keyId: keys.get(sourceId)!, receivedAt }));
+      return { projectId, a, b, ingest };
+    }
+
+    /** Every event of the project past `after`, read as delivery reads them, a page at a time. */
+    async function readAll(projectId: string, after = 0): Promise<DeliveryEvent[]> {
+      const out: DeliveryEvent[] = [];
+      const head = await store.destinations.head(projectId);
+      for (let at = after; at < head; ) {
+        const r = await store.destinations.read(projectId, at, head, 7);
+        out.push(...r.events);
+        expect(r.through).toBeGreaterThan(at);
+        at = r.through;
+      }
+      return out;
+    }
+
+    it('reads the project\'s events past a cursor in position order, and only its own', async () => {
+      const w = await world();
+      const other = await world();
+      const start = await store.destinations.head(w.projectId);
+      await w.ingest(w.a, [{ event: 'one', distinctId: 'u1' }, { event: 'two', distinctId: 'u1' }]);
+      await other.ingest(other.a, [{ event: 'elsewhere', distinctId: 'u9' }]);
+      await w.ingest(w.b, [{ event: 'three', distinctId: 'u2', properties: { plan: 'pro' } }]);
+      const events = await readAll(w.projectId, start);
+      expect(events.map((e) => [e.event, e.sourceId])).toEqual([['one', w.a], ['two', w.a], ['three', w.b]]);
+      expect(JSON.parse(events[2]!.properties)).toMatchObject({ plan: 'pro' });
+      expect(events.map((e) => e.seq)).toEqual([...events.map((e) => e.seq)].sort((x, y) => x - y));
+      // A read that finds fewer than its limit reaches as far as it was asked.
+      const tail = await store.destinations.read(w.projectId, events[2]!.seq, events[2]!.seq + 1000, 10);
+      expect(tail).toEqual({ events: [], through: events[2]!.seq + 1000 });
+    });
+
+    it('with two servers writing one project at once, every position is readable in order: a reader following the head misses none', async () => {
+      const w = await world();
+      const second = await sut.another();
+      const start = await store.destinations.head(w.projectId);
+      const seen: DeliveryEvent[] = [];
+      let cursor = start;
+      let writing = true;
+      const follow = (async () => {
+        for (;;) {
+          const last = !writing;
+          const head = await store.destinations.head(w.projectId);
+          while (cursor < head) {
+            const r = await store.destinations.read(w.projectId, cursor, head, 50);
+            seen.push(...r.events);
+            cursor = r.through;
+          }
+          if (last) return;
+          // The embedded store answers at once: let the writers have the event loop between rounds.
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      })();
+      const writes: Promise<unknown>[] = [];
+      for (let i = 0; i < 40; i++) {
+        const on = i % 2 === 0 ? collector : second;
+        writes.push(w.ingest(i % 3 === 0 ? w.a : w.b, Array.from({ length: 5 }, (_, k) => ({ event: `e${i}_${k}`, distinctId: `u${i}` })), on));
+      }
+      await Promise.all(writes);
+      writing = false;
+      await follow;
+      const all = await readAll(w.projectId, start);
+      expect(all).toHaveLength(200);
+      expect(seen.map((e) => e.id)).toEqual(all.map((e) => e.id));
+    });
+
+    it('counts and dates what is past a cursor, with the destination\'s sources and names', async () => {
+      const w = await world();
+      const start = await store.destinations.head(w.projectId);
+      await w.ingest(w.a, [{ event: 'paid', distinctId: 'u' }, { event: 'viewed', distinctId: 'u' }], collector, RECEIVED_AT + 1000);
+      await w.ingest(w.b, [{ event: 'paid', distinctId: 'u' }], collector, RECEIVED_AT + 2000);
+      const head = await store.destinations.head(w.projectId);
+      const d = { projectId: w.projectId, sources: [] as string[], events: [] as string[] };
+      expect(await store.destinations.countPast(d, start, head, 100)).toBe(3);
+      expect(await store.destinations.countPast(d, start, head, 2)).toBe(2);
+      expect(await store.destinations.countPast({ ...d, events: ['paid'] }, start, head, 100)).toBe(2);
+      expect(await store.destinations.countPast({ ...d, sources: [w.b] }, start, head, 100)).toBe(1);
+      expect(await store.destinations.oldestPast({ ...d, sources: [w.b] }, start, head)).toBe(RECEIVED_AT + 2000);
+      expect(await store.destinations.oldestPast(d, head, head)).toBeNull();
+      // The position before the first event that arrived at a time: the later batch alone lies past it.
+      const before = await store.destinations.positionBefore(w.projectId, RECEIVED_AT + 1500);
+      expect((await readAll(w.projectId, before)).map((e) => e.sourceId)).toEqual([w.b]);
+    });
+
+    it('does not read an erased event', async () => {
+      const w = await world();
+      const start = await store.destinations.head(w.projectId);
+      await w.ingest(w.a, [{ event: 'kept', distinctId: 'carol' }, { event: 'gone', distinctId: 'bob' }, { event: 'kept', distinctId: 'carol' }]);
+      await erasePerson(store, w.projectId, { distinctId: 'bob' }, { suppress: false, now: RECEIVED_AT });
+      expect((await readAll(w.projectId, start)).map((e) => e.distinctId)).toEqual(['carol', 'carol']);
+    });
+
+    it('keeps destinations; one holder at a time; a cursor moves only for its holder and generation', async () => {
+      const w = await world();
+      const ds = store.destinations;
+      await ds.create(record('dst_lease', w.projectId, { sources: [w.a], events: ['paid'], cursor: 5 }));
+      expect(await ds.get('dst_lease')).toEqual(record('dst_lease', w.projectId, { sources: [w.a], events: ['paid'], cursor: 5 }));
+      expect((await ds.list(w.projectId)).map((d) => d.id)).toEqual(['dst_lease']);
+      expect((await ds.all()).map((d) => d.id)).toContain('dst_lease');
+
+      expect(await ds.takeLease('dst_lease', 'A', 60_000)).toBe(true);
+      expect(await ds.takeLease('dst_lease', 'B', 60_000)).toBe(false);
+      expect(await ds.takeLease('dst_lease', 'A', 60_000)).toBe(true);
+      expect(await ds.advance('dst_lease', 'B', 0, 9, 1, RECEIVED_AT)).toBe(false);
+      expect(await ds.failed('dst_lease', 'A', 'The receiver answered 500.')).toBe(true);
+      expect((await ds.get('dst_lease'))!.lastError).toBe('The receiver answered 500.');
+      expect(await ds.advance('dst_lease', 'A', 0, 9, 3, RECEIVED_AT)).toBe(true);
+      expect(await ds.get('dst_lease')).toMatchObject({ cursor: 9, delivered: 3, lastError: null, lastDeliveredAt: RECEIVED_AT });
+
+      // A replay moves the cursor back, and the holder's next write of the old generation is refused.
+      expect(await ds.replay('dst_lease', 2)).toBe(true);
+      expect(await ds.advance('dst_lease', 'A', 0, 12, 3, RECEIVED_AT)).toBe(false);
+      expect(await ds.get('dst_lease')).toMatchObject({ cursor: 2, generation: 1 });
+      expect(await ds.advance('dst_lease', 'A', 1, 4, 1, RECEIVED_AT)).toBe(true);
+
+      // A lease that ran out (here: renewed for a negative time) is anyone's; its old holder can no longer write.
+      expect(await ds.takeLease('dst_lease', 'A', -1000)).toBe(true);
+      expect(await ds.takeLease('dst_lease', 'B', 60_000)).toBe(true);
+      expect(await ds.advance('dst_lease', 'A', 1, 20, 1, RECEIVED_AT)).toBe(false);
+      await ds.releaseLease('dst_lease', 'A');
+      expect(await ds.takeLease('dst_lease', 'A', 60_000)).toBe(false);
+      await ds.releaseLease('dst_lease', 'B');
+      expect(await ds.takeLease('dst_lease', 'A', 60_000)).toBe(true);
+
+      expect((await ds.setPaused('dst_lease', true))!.paused).toBe(true);
+      expect(await ds.delete('dst_lease')).toBe(true);
+      expect(await ds.get('dst_lease')).toBeNull();
+      expect(await ds.delete('dst_lease')).toBe(false);
+    });
+  });
+}
+
