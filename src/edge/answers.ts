@@ -1,7 +1,7 @@
 import type { DropReason } from '../errors/codes.js';
 import type { ItemType } from '../domain/ingest/item.js';
 import type { ItemError } from '../pipeline/field-error.js';
-import type { ItemOutcome } from '../domain/ingest/job.js';
+import type { KeptOutcome } from '../domain/ingest/job.js';
 import type { EnrichedItem, PolicyDrop, ShownItem } from '../pipeline/enriched-item.js';
 
 /** The 202 body: what was kept, dropped and refused. */
@@ -15,7 +15,7 @@ export interface BatchAnswer {
 }
 
 export function batchAnswer(
-  outcomes: ItemOutcome[],
+  outcomes: KeptOutcome[],
   policyDrops: { index: number; reason: DropReason }[],
   errors: ItemError[],
   requestId: string,
@@ -53,7 +53,7 @@ export interface DryRunItem {
 
 export function dryRunAnswer(
   items: EnrichedItem[],
-  outcomes: ItemOutcome[],
+  outcomes: KeptOutcome[],
   policyDrops: PolicyDrop[],
   errors: ItemError[],
   bodyDroppedKeys: string[],
@@ -67,7 +67,7 @@ export function dryRunAnswer(
   return { items: rows, errors, dropped_keys: bodyDroppedKeys, request_id: requestId };
 }
 
-function dryRunItem(item: ShownItem, o: ItemOutcome): DryRunItem {
+function dryRunItem(item: ShownItem, o: KeptOutcome): DryRunItem {
   const track = item.type === 'track';
   return {
     index: item.index,

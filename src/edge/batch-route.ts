@@ -9,7 +9,8 @@ import type { LiveWindow } from '../domain/live-window.js';
 import type { BatchContext, CheckedBatch } from '../pipeline/checked-batch.js';
 import type { CheckThreads } from '../pipeline/check-threads.js';
 import type { Collector } from '../domain/collector.js';
-import { KeyNoLongerWorksError } from '../domain/ingest/job.js';
+import { type ItemOutcome, type KeptOutcome, KeyNoLongerWorksError } from '../domain/ingest/job.js';
+import type { ItemError } from '../pipeline/field-error.js';
 import { type AuthRecord, StoreUnavailableError } from '../stores/port.js';
 import type { Admission } from './admission.js';
 import { batchAnswer, dryRunAnswer } from './answers.js';
@@ -19,7 +20,7 @@ import { sendRefusal } from './envelope.js';
 import { feedLive } from './live-feed.js';
 import { readBody } from './read-body.js';
 import type { EndpointProfile } from './endpoints.js';
-import { emptyFacts, tallyKept, tallyRefused } from './request-facts.js';
+import { type ItemTally, emptyFacts, tallyKept, tallyRefused } from './request-facts.js';
 import type { ReadBudget, ReadShare } from './read-budget.js';
 import { type BatchOptions, type Refusal, checkContentType, checkEncoding, isRefusal } from './request-checks.js';
 
@@ -211,7 +212,7 @@ export async function writeChecked(
   options: BatchOptions & { arrival: number; dialect: Dialect },
 ): Promise<Refusal | null> {
   const { dialect, arrival } = options;
-  let outcomes;
+  let outcomes: ItemOutcome[];
   try {
     outcomes =
       checked.items.length === 0
@@ -229,17 +230,38 @@ export async function writeChecked(
     if (e instanceof KeyNoLongerWorksError) return { code: 'invalid_key' };
     return unavailable(req, e);
   }
-  tallyKept(req.facts!.items!, outcomes, checked.dropped);
+  const kept = keptOrRefused(outcomes, checked, req.facts!.items!);
+  tallyKept(req.facts!.items!, kept, checked.dropped);
   req.facts!.dryRun = options.validate;
   if (options.validate) {
-    reply.code(200).send(dryRunAnswer(checked.items, outcomes, checked.dropped, checked.errors, checked.droppedKeys, req.id));
+    reply.code(200).send(dryRunAnswer(checked.items, kept, checked.dropped, checked.errors, checked.droppedKeys, req.id));
   } else {
     feedLive(deps.live, auth.source.id, req.id, deps.clock(), dialect.okStatus, {
-      count: checked.count, refused: checked.refused, errors: checked.errors, stored: { items: checked.items, outcomes }, dropped: checked.dropped,
+      count: checked.count, refused: checked.refused, errors: checked.errors, stored: { items: checked.items, outcomes: kept }, dropped: checked.dropped,
     });
-    reply.code(dialect.okStatus).send(batchAnswer(outcomes, checked.dropped, checked.errors, req.id));
+    reply.code(dialect.okStatus).send(batchAnswer(kept, checked.dropped, checked.errors, req.id));
   }
   return null;
+}
+
+/**
+ * The outcomes of the items the store kept; those it refused (decided on what
+ * the project holds, such as a sixth group type) join the item errors, in
+ * index order, as if the checks had refused them, and are counted so.
+ */
+function keptOrRefused(outcomes: ItemOutcome[], checked: CheckedBatch, tally: ItemTally): KeptOutcome[] {
+  const kept: KeptOutcome[] = [];
+  const refused: ItemError[] = [];
+  for (const o of outcomes) {
+    if (o.status !== 'refused') kept.push(o);
+    else refused.push({ index: o.index, code: o.code, field: o.field, message: o.message });
+  }
+  if (refused.length === 0) return kept;
+  for (const e of refused) tally.refused.set(e.code, (tally.refused.get(e.code) ?? 0) + 1);
+  const gone = new Set(refused.map((e) => e.index));
+  checked.errors = [...checked.errors, ...refused].sort((a, b) => a.index - b.index);
+  checked.items = checked.items.filter((i) => !gone.has(i.index));
+  return kept;
 }
 
 /** A store failure answered as 503 collection_unavailable; anything else is a bug and propagates. */

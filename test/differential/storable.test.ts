@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dryRunAnswer } from '../../src/edge/answers.js';
 import { checkItems } from '../../src/pipeline/check-batch.js';
 import type { Collector } from '../../src/domain/collector.js';
-import type { IngestJob, ItemOutcome } from '../../src/domain/ingest/job.js';
+import type { IngestJob, ItemOutcome, KeptOutcome } from '../../src/domain/ingest/job.js';
 import type { EnrichedItem } from '../../src/pipeline/enriched-item.js';
 import type { PersonView, StoredEvent } from '../../src/stores/port.js';
 import { STORES, type StoreUnderTest } from '../conformance/stores.js';
@@ -70,7 +70,7 @@ const status = (o: ItemOutcome) => (o.status === 'dropped' ? `dropped:${o.reason
 function checkRun(name: string, items: EnrichedItem[], dropped: Parameters<typeof dryRunAnswer>[2], r: EngineRun): void {
   // Before and after the same state, a dry run and a real write decide alike.
   expect(r.dry.map(status), name).toEqual(r.real.map(status));
-  const shown = new Map(dryRunAnswer(items, r.dry, dropped, [], [], 'req').items.map((i) => [i.index, i]));
+  const shown = new Map(dryRunAnswer(items, r.dry.filter((o): o is KeptOutcome => o.status !== 'refused'), dropped, [], [], 'req').items.map((i) => [i.index, i]));
   const stored = new Map(r.events.map((e) => [e.id, e]));
   const byIndex = new Map(items.map((i) => [i.index, i]));
   for (const [k, o] of r.real.entries()) {

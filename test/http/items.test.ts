@@ -28,8 +28,22 @@ describe('every item error code of the reference', () => {
     ['invalid_item', () => 'a string', ['invalid_item@item']],
     ['invalid_item (array)', () => [1], ['invalid_item@item']],
     ['invalid_item_type', () => ({ type: 'page', event: 'e', distinct_id: 'u' }), ['invalid_item_type@type']],
-    ['item_type_not_yet_supported (group)', () => ({ type: 'group', distinct_id: 'u' }), ['item_type_not_yet_supported@type']],
-    ['item_type_not_yet_supported (alias)', () => ({ type: 'alias', distinct_id: 'u' }), ['item_type_not_yet_supported@type']],
+    ['invalid_group_type (missing)', () => ({ type: 'group', group_key: 'acme' }), ['invalid_group_type@group_type']],
+    ['invalid_group_type (upper case)', () => ({ type: 'group', group_type: 'Company', group_key: 'acme' }), ['invalid_group_type@group_type']],
+    ['invalid_group_type (65 characters)', () => ({ type: 'group', group_type: 'a'.repeat(65), group_key: 'acme' }), ['invalid_group_type@group_type']],
+    ['invalid_group_key (missing)', () => ({ type: 'group', group_type: 'company' }), ['invalid_group_key@group_key']],
+    ['invalid_group_key (placeholder)', () => ({ type: 'group', group_type: 'company', group_key: 'null' }), ['invalid_group_key@group_key']],
+    ['invalid_group_key (control character)', () => ({ type: 'group', group_type: 'company', group_key: 'a\u0007' }), ['invalid_group_key@group_key']],
+    ['missing_identity (alias)', () => ({ type: 'alias', previous_id: 'anon-1' }), ['missing_identity@distinct_id']],
+    ['invalid_previous_id (missing)', () => ({ type: 'alias', distinct_id: 'u' }), ['invalid_previous_id@previous_id']],
+    ['invalid_previous_id (equal ids)', () => ({ type: 'alias', distinct_id: 'u', previous_id: 'u' }), ['invalid_previous_id@previous_id']],
+    ['invalid_previous_id (placeholder)', () => ({ type: 'alias', distinct_id: 'u', previous_id: 'undefined' }), ['invalid_previous_id@previous_id']],
+    ['invalid_set_once (not an object)', () => ({ type: 'identify', distinct_id: 'u', set_once: 'x' }), ['invalid_set_once@set_once']],
+    ['invalid_set_once (reserved key)', () => ({ type: 'identify', distinct_id: 'u', set_once: { $plan: 'pro' } }), ['invalid_set_once@set_once.$plan']],
+    ['invalid_set_once (too large)', () => ({ type: 'identify', distinct_id: 'u', set_once: { s: 'x'.repeat(8200) } }), ['invalid_set_once@set_once']],
+    ['invalid_unset (not an array)', () => ({ type: 'identify', distinct_id: 'u', unset: 'plan' }), ['invalid_unset@unset']],
+    ['invalid_unset (not a string)', () => ({ type: 'identify', distinct_id: 'u', unset: [1] }), ['invalid_unset@unset']],
+    ['invalid_unset (also set)', () => ({ type: 'identify', distinct_id: 'u', properties: { plan: 'pro' }, unset: ['plan'] }), ['invalid_unset@unset']],
     ['missing_event_name', () => ({ distinct_id: 'u' }), ['missing_event_name@event']],
     ['invalid_event_name (empty)', () => ({ event: '', distinct_id: 'u' }), ['invalid_event_name@event']],
     ['invalid_event_name (129 code points)', () => ({ event: 'é'.repeat(129), distinct_id: 'u' }), ['invalid_event_name@event']],
@@ -86,6 +100,11 @@ describe('every item error code of the reference', () => {
     // Answered only by POST /api/v1/import, and reached in import.test.ts.
     reached.add('missing_timestamp');
     reached.add('timestamp_before_retention');
+    // Decided on what the project holds, when the item is written: reached in groups.test.ts and alias.test.ts.
+    reached.add('too_many_group_types');
+    reached.add('illegal_merge');
+    // Kept for item types still to come: no type is answered with it today.
+    reached.add('item_type_not_yet_supported');
     expect([...reached].sort()).toEqual(Object.keys(ITEM_ERRORS).sort());
   });
 });
@@ -247,6 +266,27 @@ describe('item rules (docs/design.md, "Validation")', () => {
 
   it('an identify ignores event; unknown fields are ignored', async () => {
     expect(await codesOf({ type: 'identify', distinct_id: 'u', event: '$whatever', color: 'red' })).toEqual([]);
+  });
+
+  it('the faults of a group, an alias and an identify\'s person operations are listed in field order', async () => {
+    expect(await codesOf({ type: 'group', group_type: 'A', group_key: 'null', distinct_id: 'undefined', properties: { $plan: 1 } })).toEqual([
+      'invalid_group_type@group_type', 'invalid_group_key@group_key', 'invalid_distinct_id@distinct_id', 'reserved_property@properties.$plan',
+    ]);
+    expect(await codesOf({ type: 'identify', distinct_id: 'u', properties: { $x: 1, a: 1 }, set_once: [], unset: ['a'] })).toEqual([
+      'reserved_property@properties.$x', 'invalid_set_once@set_once', 'invalid_unset@unset',
+    ]);
+    expect(await codesOf({ type: 'alias', previous_id: '', timestamp: 'soon' })).toEqual([
+      'missing_identity@distinct_id', 'invalid_previous_id@previous_id', 'invalid_timestamp@timestamp',
+    ]);
+  });
+
+  it('a group or an alias lists the common fields it does not read among the keys not kept, unchecked', async () => {
+    const res = await send(f, { items: [
+      { type: 'group', group_type: 'company', group_key: 'acme', event: 'x', anonymous_id: 'bad', session_id: 'bad' },
+      { type: 'alias', distinct_id: 'u', previous_id: 'p', properties: 'not even an object', session_id: 'bad' },
+    ] }, { query: 'validate=true' });
+    expect(res.json().errors).toEqual([]);
+    expect(res.json().items.map((i: { dropped_keys: string[] }) => i.dropped_keys)).toEqual([['event', 'anonymous_id', 'session_id'], ['properties', 'session_id']]);
   });
 });
 

@@ -1,4 +1,4 @@
-import type { DropReason } from '../../errors/codes.js';
+import type { DropReason, ItemErrorCode } from '../../errors/codes.js';
 import type { IngestItem } from './item.js';
 
 /** One request's worth of valid, not-dropped items, to be written together. */
@@ -19,7 +19,12 @@ export interface IngestJob {
 export type ItemOutcome =
   | { index: number; status: 'accepted'; eventId: string | null; personId: string; personIsNew: boolean }
   | { index: number; status: 'duplicate'; eventId: string | null }
-  | { index: number; status: 'dropped'; reason: DropReason };
+  | { index: number; status: 'dropped'; reason: DropReason }
+  /** Valid alone, refused by what the project holds (a sixth group type, an alias that would merge two identified people): nothing of it is kept. */
+  | { index: number; status: 'refused'; code: ItemErrorCode; field: string; message: string };
+
+/** The outcomes of items the store kept, repeated or dropped: all but those it refused. */
+export type KeptOutcome = Exclude<ItemOutcome, { status: 'refused' }>;
 
 /**
  * The job's key stopped working (revoked, expired, or its source, project or

@@ -141,6 +141,8 @@ function isMetered(item: IngestItem): boolean {
     case 'track':
       return true;
     case 'identify':
+    case 'group':
+    case 'alias':
       return false;
     default:
       return unhandledType(item);
@@ -153,7 +155,10 @@ function namesPersonByDistinctId(item: IngestItem): boolean {
     case 'track':
       return item.anonymousId === null;
     case 'identify':
+    case 'alias':
       return true;
+    case 'group':
+      return item.distinctId !== null;
     default:
       return unhandledType(item);
   }
@@ -174,6 +179,9 @@ function writeItem(w: Writes, item: IngestItem, at: JobAt): ItemOutcome | Promis
       return writeTrack(w, item, at);
     case 'identify':
       return writeIdentify(w, item, at);
+    case 'group':
+    case 'alias':
+      return { index: item.index, status: 'refused', code: 'item_type_not_yet_supported', field: 'type', message: `"${item.type}" items are not stored yet.` };
     default:
       return unhandledType(item);
   }
