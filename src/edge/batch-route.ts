@@ -1,6 +1,7 @@
 /**
  * The pieces the batch API's checks are made of, shared with the Segment
- * intake (segment-route.ts); their order is the list in batch-checks.ts.
+ * and PostHog intakes (segment-route.ts, posthog-route.ts); their order is
+ * the list in batch-checks.ts.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type BearerResult, hashKey, hashesMatch, isKeyShaped, keyWorks } from '../domain/keys.js';
@@ -22,7 +23,7 @@ import { readBody } from './read-body.js';
 import type { EndpointProfile } from './endpoints.js';
 import { type ItemTally, emptyFacts, tallyKept, tallyRefused } from './request-facts.js';
 import type { ReadBudget, ReadShare } from './read-budget.js';
-import { type BatchOptions, type Refusal, checkContentType, checkEncoding, isRefusal } from './request-checks.js';
+import { type BatchOptions, type BodyEncoding, type Refusal, checkContentType, checkEncoding, isRefusal } from './request-checks.js';
 
 export interface BatchRouteDeps {
   collector: Collector;
@@ -101,12 +102,14 @@ export async function readAdmitted(
   deps: BatchRouteDeps,
   req: FastifyRequest,
   share: ReadShare,
-  opts: { anyContentType?: boolean } = {},
+  opts: { anyContentType?: boolean; encoding?: BodyEncoding } = {},
 ): Promise<{ bytes: Buffer; release: () => void } | Refusal | null> {
   const contentType = opts.anyContentType ? null : checkContentType(req.headers['content-type']);
   if (contentType !== null) return contentType;
-  const encoding = checkEncoding(req.headers['content-encoding']);
-  if (isRefusal(encoding)) return encoding;
+  const header = checkEncoding(req.headers['content-encoding']);
+  if (isRefusal(header)) return header;
+  // An intake that names the compression elsewhere (PostHog's query) decompresses once, whichever said so.
+  const encoding = opts.encoding ?? header;
 
   const body = await readBody(req.raw, encoding, (bytes) => deps.reading.reserve(share, bytes));
   if (isRefusal(body)) return body;
