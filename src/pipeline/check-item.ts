@@ -46,7 +46,7 @@ const IGNORED_FIELDS = {
   alias: ['event', 'anonymous_id', 'session_id', 'properties'],
 } as const;
 /** A group type: the name of a kind of group, as a project's few group types are told apart. */
-const GROUP_TYPE = /^[a-z0-9_]{1,64}$/;
+export const GROUP_TYPE = /^[a-z0-9_]{1,64}$/;
 /** At most this many trait names in one unset. */
 export const MAX_UNSET_KEYS = 255;
 export { MAX_NAME_LENGTH } from './identity-fields.js';
