@@ -49,6 +49,10 @@ export interface DryRunItem {
   properties: Record<string, unknown>;
   enrichment: Record<string, unknown>;
   dropped_keys: string[];
+  group: { group_type: string; group_key: string; new: boolean } | null;
+  alias: { previous_id: string; effect: 'linked' | 'merged' | 'none' } | null;
+  set_once: Record<string, unknown> | null;
+  unset: string[] | null;
 }
 
 export function dryRunAnswer(
@@ -69,6 +73,7 @@ export function dryRunAnswer(
 
 function dryRunItem(item: ShownItem, o: KeptOutcome): DryRunItem {
   const track = item.type === 'track';
+  const effect = o.status === 'accepted' ? o.effect : undefined;
   return {
     index: item.index,
     type: item.type,
@@ -85,5 +90,9 @@ function dryRunItem(item: ShownItem, o: KeptOutcome): DryRunItem {
     properties: item.properties,
     enrichment: item.enrichment,
     dropped_keys: item.droppedKeys,
+    group: item.type === 'group' ? { group_type: item.groupType, group_key: item.groupKey, new: effect?.kind === 'group' && effect.groupIsNew } : null,
+    alias: item.type === 'alias' ? { previous_id: item.previousId, effect: effect?.kind === 'alias' ? effect.effect : 'none' } : null,
+    set_once: item.type === 'identify' ? item.setOnce : null,
+    unset: item.type === 'identify' ? item.unset : null,
   };
 }

@@ -15,9 +15,21 @@ export interface IngestJob {
   dryRun: boolean;
 }
 
+/** What a group or an alias item did, for the dry run's answer. */
+export type ItemEffect =
+  | { kind: 'group'; groupIsNew: boolean }
+  | { kind: 'alias'; effect: 'linked' | 'merged' | 'none' };
+
 /** What became of one item of a job. */
 export type ItemOutcome =
-  | { index: number; status: 'accepted'; eventId: string | null; personId: string; personIsNew: boolean }
+  | {
+      index: number;
+      status: 'accepted';
+      eventId: string | null;
+      personId: string;
+      personIsNew: boolean;
+      effect?: ItemEffect;
+    }
   | { index: number; status: 'duplicate'; eventId: string | null }
   | { index: number; status: 'dropped'; reason: DropReason }
   /** Valid alone, refused by what the project holds (a sixth group type, an alias that would merge two identified people): nothing of it is kept. */
