@@ -45,17 +45,18 @@ it('expireAll repeats steps until one says nothing is left, and adds them up', a
 });
 
 /** Pending erasures by id: how many events each deletes, or the error it fails with. */
-function erasures(plan: Record<number, number | Error>, asked: number[] = []): Pick<ErasureStore, 'staleErasures' | 'finishErasure'> {
+function erasures(plan: Record<number, number | Error>, asked: number[] = []): Pick<ErasureStore, 'staleErasures' | 'deleteErasedEvents' | 'endErasure'> {
   return {
     staleErasures: async (idleMs) => {
       asked.push(idleMs);
-      return Object.keys(plan).map((id) => ({ id: Number(id), projectId: 'prj_1', personIds: ['per_1'], throughSeq: 9 }));
+      return Object.keys(plan).map((id) => ({ id: Number(id), projectId: 'prj_1', personIds: ['per_1'], arrivedThrough: 9 }));
     },
-    finishErasure: async (e) => {
+    deleteErasedEvents: async (e) => {
       const outcome = plan[e.id]!;
       if (outcome instanceof Error) throw outcome;
       return { eventsDeleted: outcome, done: true };
     },
+    endErasure: async () => undefined,
   };
 }
 
@@ -63,7 +64,7 @@ it('a server runs a pass at start; a failed pass is reported and the next one ru
   const reports: unknown[] = [];
   let fail = true;
   const asked: number[] = [];
-  const store: RetentionStore & Pick<ErasureStore, 'staleErasures' | 'finishErasure'> = {
+  const store: RetentionStore & Pick<ErasureStore, 'staleErasures' | 'deleteErasedEvents' | 'endErasure'> = {
     ...erasures({ 1: 7 }, asked),
     ...noProjects,
     expireEvents: async () => {
@@ -96,8 +97,8 @@ it('an erasure that fails holds up neither the others nor expiry, and is reporte
   // Called alone, the second erasure is finished before the first one's failure is thrown.
   const finished: number[] = [];
   const spy = erasures({ 1: new Error('day too big'), 2: 5 });
-  const finish = spy.finishErasure;
-  spy.finishErasure = async (e, o) => (finished.push(e.id), finish(e, o));
+  const finish = spy.deleteErasedEvents;
+  spy.deleteErasedEvents = async (e, o) => (finished.push(e.id), finish(e, o));
   await expect(finishErasures(spy, 0)).rejects.toThrow('day too big');
   expect(finished).toEqual([1, 2]);
 });

@@ -1,4 +1,5 @@
 import type { ErasureStore, ExpiryPlan, ProjectRetention, RetentionStore } from '../stores/port.js';
+import { finishErasure } from './erasure.js';
 
 /** Days a project keeps raw events unless it sets another retention. */
 export const DEFAULT_RETENTION_DAYS = 400;
@@ -67,7 +68,7 @@ export async function expireAll(
  * others: each is tried, then the first failure is thrown.
  */
 export async function finishErasures(
-  store: Pick<ErasureStore, 'staleErasures' | 'finishErasure'>,
+  store: Pick<ErasureStore, 'staleErasures' | 'deleteErasedEvents' | 'endErasure'>,
   staleMs: number,
   opts: { stopping?: () => boolean } = {},
 ): Promise<{ erasures: number; eventsDeleted: number }> {
@@ -76,7 +77,7 @@ export async function finishErasures(
   for (const e of await store.staleErasures(staleMs)) {
     if (opts.stopping?.() === true) break;
     try {
-      const r = await store.finishErasure(e, opts);
+      const r = await finishErasure(store, e, opts);
       total.eventsDeleted += r.eventsDeleted;
       if (r.done) total.erasures++;
     } catch (err) {
@@ -94,7 +95,7 @@ export async function finishErasures(
  * there is reported and does not keep events from expiring.
  */
 export function startRetention(
-  store: RetentionStore & Pick<ErasureStore, 'staleErasures' | 'finishErasure'>,
+  store: RetentionStore & Pick<ErasureStore, 'staleErasures' | 'deleteErasedEvents' | 'endErasure'>,
   clock: () => number,
   report: { done: (r: RetentionPass) => void; failed: (e: unknown) => void },
   everyMs = RETENTION_EVERY_MS,

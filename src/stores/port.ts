@@ -1,43 +1,50 @@
 /**
- * The store port: everything Inlet asks of a database. Each engine is one
- * folder under stores/ implementing `Store`, and every engine passes the same
- * conformance suite (test/conformance). The ingest engine (domain/ingest),
- * key caching and lookup batching (domain/key-book.ts) and key-use batching
- * (domain/key-uses.ts) live in the domain, once, and reach a database only
- * through this file; an adapter imports this file and its driver, nothing
- * above, and holds no rule of Inlet's that differs by engine: what is off the
- * ingest path is written once for both SQL engines in stores/sql (an
- * erasure's rules with it, see ErasureStore), and what expires is the
- * domain's plan (RetentionStore).
+ * The store port: everything Inlet asks of a database (`Store`), and what an
+ * engine must provide for it (`Engine`). The ingest engine (domain/ingest),
+ * key caching and lookup batching (domain/key-book.ts), key-use batching
+ * (domain/key-uses.ts), the plan of retention (domain/retention.ts) and the
+ * rules of erasure (domain/erasure.ts) live in the domain, once, and reach a
+ * database only through this file.
+ *
+ * An engine is one folder under stores/ (sqlite/, postgres/) that implements
+ * `Engine`: the request path (write transactions and key lookups, tuned by
+ * hand), the deletion of events in short steps (retention and erasure), its
+ * lifecycle, and a handle on its connection for the queries written once.
+ * Everything else a Store is (admin, accounts, listings, reads, event pages,
+ * retention's and erasure's bookkeeping) is built once from an Engine by
+ * stores/sql/sql-store.ts. An engine imports this file, stores/sql and its
+ * driver, nothing above, and holds no rule of Inlet's. Every engine passes the
+ * same conformance suite (test/conformance); see docs/design.md, "One data
+ * layer", for how to add an engine or a table.
  *
  * The contract, for every engine:
  *
  * Transactions (`transaction`). `fn` runs on one IngestTx between BEGIN and
  * COMMIT (or ROLLBACK when `keep` is false, as a dry run is); everything it
  * writes is kept all together or not at all. COMMIT resolves only once the
- * writes are durable: on disk (SQLite, synchronous=FULL) or acknowledged by
- * the server (PostgreSQL). If `fn` throws, or COMMIT fails, nothing of the
- * transaction is kept and the promise rejects. A store whose `writers` is
- * 'one' runs its transactions one after the other (it queues them itself);
- * 'many' runs them at once, and writers of one project take turns only
- * through `lockProject`.
+ * writes are durable: on disk or acknowledged by the database server. If
+ * `fn` throws, or COMMIT fails, nothing of the transaction is kept and the
+ * promise rejects. A store whose `writers` is 'one' runs its transactions
+ * one after the other (it queues them itself); 'many' runs them at once, and
+ * writers of one project take turns only through the project lock.
  *
- * What a transaction may do: the IngestTx operations, each at most one round
- * trip whatever the size of its lists. A store may hold writes back and send
- * them with the next read, the next savepoint, or before COMMIT (PostgreSQL
- * does): a write's failure can then surface at one of those instead, always
- * before the transaction commits, and reads in the same transaction always
- * see the writes held back. `fn` must not start another transaction on the
- * same store and wait for it (on a 'one' store it would wait for itself).
+ * What a transaction may do: the IngestTx operations (`read`, `write`,
+ * `savepoint`), each a fixed number of round trips whatever the size of its
+ * lists. A store may hold writes back and send them with the next read, the
+ * next savepoint, or before COMMIT: a write's failure can then surface at one
+ * of those instead, always before the transaction commits, and reads in the
+ * same transaction always see the writes held back. `fn` must not start
+ * another transaction on the same store and wait for it (on a 'one' store it
+ * would wait for itself).
  *
- * The project lock (`lockProject`). From the call until the transaction ends,
+ * The project lock (taken by `read`, first). From the call until the transaction ends,
  * no other transaction, on any server of the same database, holds the lock of
  * that project: the meter, the plan limit, insert_ids, person links and the
  * key check are then decided on data no other writer is changing. Admin
  * changes that take a key out of service (revocation, deleting its source,
  * project or organization) wait for the lock of the projects they touch, so a
  * write that checked its key under the lock commits before the change, or
- * sees it.
+ * sees it. An erasure's first transaction takes it too (ErasureTx).
  *
  * Errors. A database failure rejects with StoreUnavailableError: `refused`
  * says the store answered and refused what was written (a constraint, a value
@@ -49,17 +56,15 @@
  * call. `keysChangeMark` is a cheap freshness signal: a value that changes
  * whenever anything `lookUpKeys` reads may have changed, on this server or
  * another; null means the store has no cheap signal, and lookups are then
- * never cached. (PostgreSQL has none: asking the server whether anything
- * changed costs the same round trip as the lookup itself.)
+ * never cached (asking a database server whether anything changed costs the
+ * same round trip as the lookup itself).
  *
- * Admin and read queries sit in interfaces of their own (AdminStore,
- * ReadStore, EventPages): a new query is a method there, written once for
- * both engines in src/stores/sql/ (an engine gives only what it must do its
- * own way, see docs/design.md, "One data layer"). Each
- * admin write is durable when it resolves, and never lands inside a running
- * transaction (a 'one' store queues it with them). Reads see committed data.
- * The console's accounts and lists (AccountStore, ListingStore, in
- * port-console.ts) keep the same rules.
+ * Everything off the request path. Each admin write is durable when it
+ * resolves, and never lands inside a running transaction (an engine with
+ * one writer runs it in its turn, `writeTurn`). Reads see committed data.
+ * Deleting events (retention, erasure) goes in short steps, so that writers
+ * never wait long. The console's accounts and lists (AccountStore,
+ * ListingStore, in port-console.ts) keep the same rules.
  */
 import type { AccountStore, ListingStore } from './port-console.js';
 
@@ -192,48 +197,139 @@ export interface KeyState {
   ownersLive: boolean;
 }
 
+/** A person the pass creates. */
+export interface NewPerson {
+  id: string;
+  kind: PersonKind;
+}
+
+/** A distinct_id linked to a person. */
+export interface NewLink {
+  distinctId: string;
+  personId: string;
+}
+
+/** A person folded into another: its ids, traits (newest per key) and, on read, events. */
+export interface Merge {
+  from: string;
+  into: string;
+}
+
+/** An insert_id of the source recorded as stored, with the event it names (null for an identify). */
+export interface InsertIdClaim {
+  insertId: string;
+  eventId: string | null;
+}
+
 /**
- * The bulk operations the ingest and people algorithms (domain/) run inside
- * one transaction; see the contract at the top of this file.
+ * What a pass reads, all at once, under the project lock. Each list is asked
+ * for as it is; an empty list reads nothing (and the engine sends no
+ * statement for it).
+ */
+export interface PassQuery {
+  projectId: string;
+  sourceId: string;
+  /** Keys whose state is read. */
+  keyIds: string[];
+  /** Metering months whose usage is read, with the plan limit; when empty, neither is read. */
+  months: string[];
+  /** insert_ids of the source looked up. */
+  insertIds: string[];
+  /** distinct_ids whose links are read. */
+  linkedIds: string[];
+  /** Person ids read, each followed through a merge. */
+  personIds: string[];
+  /** Ids checked for suppression (their person was erased with it), by kind. */
+  suppressed: { distinctIds: string[]; personIds: string[] };
+}
+
+/** What `read` answers, field by field to the query; ids not found are missing from the maps. */
+export interface PassState {
+  /** Keys by id as they are now. */
+  keys: Map<string, KeyState>;
+  /** Null when there is no limit, or when no month was asked. */
+  monthlyEventLimit: number | null;
+  /** Events metered, by month asked; a month missing has none. */
+  usage: Map<string, number>;
+  /** insert_id → event id (null for an identify) of those already stored. */
+  insertIds: Map<string, string | null>;
+  /** distinct_id → the person it is linked to now. */
+  links: Map<string, PersonRef>;
+  /** person id → the person it is now. */
+  persons: Map<string, PersonRef>;
+  /** Those of the ids asked whose items are dropped. */
+  suppressed: SuppressedIds;
+}
+
+/** What every write of a pass is of. */
+export interface PassScope {
+  projectId: string;
+  sourceId: string;
+  /** When the persons created were created. */
+  now: number;
+}
+
+/**
+ * Everything a pass writes, applied by `write` in the order of the fields
+ * (PASS_WRITE_ORDER): a field's writes may rely on those of the fields
+ * before it, never on those after. An empty list writes nothing.
+ */
+export interface PassWrites {
+  /** Persons created. */
+  persons: NewPerson[];
+  /**
+   * Links of distinct_ids that had none (as read under the lock). One already
+   * linked must fail the transaction: a link changes only by a merge.
+   */
+  links: NewLink[];
+  /** Merges, in the order decided; each re-points the links written before it, these included. */
+  merges: Merge[];
+  /** Traits, one per (person, key) (newestTraits), set after the merges so that they win over traits merged. */
+  traits: TraitWrite[];
+  /** Events; a row whose `event` is null is refused (StoreUnavailableError, refused), as a NOT NULL column does. */
+  events: NewEventRow[];
+  /** insert_ids claimed, after the events they name. A conflict must fail the transaction (it cannot happen under the lock). */
+  insertIds: InsertIdClaim[];
+  /** Events metered, added to each month's usage. */
+  usage: Map<string, number>;
+}
+
+/** The order `write` applies a bundle's fields in: every field, once. */
+export const PASS_WRITE_ORDER = ['persons', 'links', 'merges', 'traits', 'events', 'insertIds', 'usage'] as const satisfies readonly (keyof PassWrites)[];
+// A field of PassWrites missing from the order fails here.
+const writeOrderComplete: Exclude<keyof PassWrites, (typeof PASS_WRITE_ORDER)[number]> extends never ? true : never = true;
+void writeOrderComplete;
+
+/** A bundle with nothing in it, for a pass to fill. */
+export function noPassWrites(): PassWrites {
+  return { persons: [], links: [], merges: [], traits: [], events: [], insertIds: [], usage: new Map() };
+}
+
+/**
+ * The seam between the ingest domain and an engine: a pass (domain/ingest,
+ * domain/people) reads what its jobs need in one call, decides everything in
+ * memory (dedup, metering, plan limit, suppression, people, traits) and hands
+ * the engine its writes in one call. The rules live in the domain, once; an
+ * engine only reads and writes rows, in hand-written SQL of its own (this is
+ * the hot path: no query builder).
+ *
+ * `read` takes the project's lock before it reads anything: from then until
+ * the transaction ends no other transaction, on any server of the same
+ * database, holds the lock of that project (see the contract). It sees the
+ * writes made earlier in the transaction.
+ *
+ * `write` applies a bundle in PASS_WRITE_ORDER. An engine handles every field
+ * of PassWrites in a record typed `{ [K in keyof PassWrites]-?: ... }` (or
+ * one that leaves out only fields it handles by name), so a field added to
+ * PassWrites does not compile until every engine writes it; a table new to
+ * the ingest path is a field of PassQuery and PassState if the pass reads
+ * it, a field of PassWrites if it writes it, and its place in
+ * PASS_WRITE_ORDER. A store may hold a bundle back and send it with the next
+ * read, savepoint, or before COMMIT (see the contract).
  */
 export interface IngestTx {
-  /** Takes the project's lock until the transaction ends (see the contract). */
-  lockProject(projectId: string): Awaitable<void>;
-  /** Keys by id as they are now; keys that do not exist are missing from the map. */
-  keyStates(keyIds: string[]): Awaitable<Map<string, KeyState>>;
-  monthlyEventLimit(projectId: string): Awaitable<number | null>;
-  usage(projectId: string, month: string): Awaitable<number>;
-  addUsage(projectId: string, month: string, events: number): Awaitable<void>;
-  /** insert_id → event id (null for an identify) of those already stored. */
-  findInsertIds(sourceId: string, insertIds: string[]): Awaitable<Map<string, string | null>>;
-  /**
-   * Records insert_ids as stored, after insertEvents has inserted the events
-   * they name. A conflict must fail the transaction (it cannot happen under
-   * lockProject): here, or when the write is sent.
-   */
-  addInsertIds(sourceId: string, rows: { insertId: string; eventId: string | null }[]): Awaitable<void>;
-  /** distinct_id → the person it is linked to now. */
-  findLinks(projectId: string, distinctIds: string[]): Awaitable<Map<string, PersonRef>>;
-  /** person id → the person it is now. */
-  findPersons(projectId: string, personIds: string[]): Awaitable<Map<string, PersonRef>>;
-  createPersons(projectId: string, persons: { id: string; kind: PersonKind }[], createdAt: number): Awaitable<void>;
-  /**
-   * Links distinct_ids that have no link yet (as read under lockProject) to a
-   * person. One already linked must fail the transaction, here or when the
-   * write is sent: a link changes only by mergePerson.
-   */
-  addLinks(projectId: string, links: { distinctId: string; personId: string }[]): Awaitable<void>;
-  /** Folds `from` into `into`: ids, traits (newest per key) and, on read, events. */
-  mergePerson(projectId: string, from: string, into: string): Awaitable<void>;
-  upsertTraits(projectId: string, traits: TraitWrite[]): Awaitable<void>;
-  /** Rows whose `event` is null are refused (StoreUnavailableError, refused), as a NOT NULL column does. */
-  insertEvents(rows: NewEventRow[]): Awaitable<void>;
-  /**
-   * Those of the distinct_ids, and of the person ids (an item's anonymous_id),
-   * whose items are dropped: their person was erased with suppression. One
-   * lookup for both lists.
-   */
-  findSuppressed(projectId: string, distinctIds: string[], personIds: string[]): Awaitable<SuppressedIds>;
+  read(q: PassQuery): Awaitable<PassState>;
+  write(scope: PassScope, w: PassWrites): Awaitable<void>;
   /**
    * Runs `fn`; if it throws, every write made since the call is undone and
    * the error rethrown, and the transaction goes on as if `fn` never ran.
@@ -289,7 +385,7 @@ export interface EventPages {
   sourceIdsOf(projectId: string): Promise<string[]>;
 }
 
-// ---- retention -----------------------------------------------------------------
+// ---- retention ---------------------------------------------------------------
 
 /** A project's retention, as the domain reads it to plan a step (domain/retention.ts). */
 export interface ProjectRetention {
@@ -301,15 +397,15 @@ export interface ProjectRetention {
 export interface ExpiryPlan {
   /** Each project's events with a timestamp below `before` have expired. */
   cutoffs: { projectId: string; before: number }[];
-  /** Every project's events below this have expired: an engine that keeps a table per day drops a day that has ended by then. */
+  /** Every project's events below this have expired: an engine may delete a whole stretch of time ending by then at once. */
   allBefore: number;
 }
 
 /** What one retention step removed. */
 export interface ExpiryStep {
-  /** Events deleted row by row. */
+  /** Events deleted and counted. */
   deleted: number;
-  /** Whole day tables dropped (engines that keep one per day). */
+  /** Stretches of time dropped whole, their events not counted one by one. */
   dropped: number;
   /** Whether expired events may be left: call again. */
   more: boolean;
@@ -318,13 +414,13 @@ export interface ExpiryStep {
 /**
  * Deletes events older than their project's retention, as the domain's plan
  * says (the cutoffs are its rule). A step is short (one small transaction,
- * or one day table) so that writers never wait long; the caller repeats
- * steps until none is left. Deleted projects' events expire too.
+ * or one stretch of time dropped whole) so that writers never wait long; the
+ * caller repeats steps until none is left. Deleted projects' events expire too.
  */
 export interface RetentionStore {
-  /** Every project's retention, deleted projects included (written once, stores/sql/retention.ts). */
+  /** Every project's retention, deleted projects included. */
   projectRetentions(): Promise<ProjectRetention[]>;
-  /** One step: SQLite deletes rows a batch per transaction; PostgreSQL drops a day table or deletes a batch of rows. */
+  /** One step of the plan: about `batch` events at most. */
   expireEvents(plan: ExpiryPlan, batch: number): Promise<ExpiryStep>;
 }
 
@@ -336,11 +432,15 @@ export interface PendingErasure {
   projectId: string;
   /** The person and every person merged into it: events carry the person they were stored for. */
   personIds: string[];
-  /** The newest event stored when the person was forgotten: no later event is the person's. */
-  throughSeq: number;
+  /**
+   * Where the newest event stored when the person was forgotten stands in the
+   * order events arrive: no event that arrived later is the person's. A
+   * number only the store reads.
+   */
+  arrivedThrough: number;
 }
 
-/** What erasing a person removed. */
+/** What erasing a person removed (domain/erasure.ts). */
 export interface ErasedPerson {
   personId: string;
   /**
@@ -354,67 +454,56 @@ export interface ErasedPerson {
 }
 
 /**
- * Erasing a person, on request: its links, traits, the persons merged into
- * it, and every event of any of them in every source of the project.
- *
- * Contract, for every engine: the links and persons go first, in one
- * transaction under the project lock ingestion takes, which also records
- * the suppression when asked; the events stored until then are deleted
- * after, in short steps. An item for the person that arrives meanwhile is
- * therefore either stored before that transaction (and deleted with the
- * rest) or ingested after it: dropped as `suppressed`, or given a new person.
- *
- * That first transaction also records the erasure as pending: the persons
- * whose events go, and the newest event stored until then. Each step of
- * deletion marks the record as touched at its time, and the record goes once
- * every event is deleted. A process that stops in between (a crash, a lost
- * database) leaves the record, and `finishErasure` deletes the rest: nothing
- * of the person can be left behind for good, though its persons and links
- * are gone and it can no longer be looked up.
- *
- * These rules are written once for both engines (stores/sql/erasure.ts, with
- * the bookkeeping queries); an engine gives only its transactions, its
- * clock, the newest seq, and the deletion of events in short steps.
+ * What an erasure reads and writes in its first transaction; the rules of
+ * which persons go and what is suppressed are the domain's
+ * (domain/erasure.ts).
  */
-export interface ErasureStore {
-  /** Null when the project has no such person. */
-  erasePerson(projectId: string, lookup: PersonLookup, opts: { suppress: boolean; now: number }): Promise<ErasedPerson | null>;
-  /**
-   * Pending erasures no step has touched for `idleMs` or more (a running
-   * erasure touches its record at every step). Times are the store's own
-   * clock: the database server's where processes on several machines share
-   * one, so that their clocks need not agree.
-   */
-  staleErasures(idleMs: number): Promise<PendingErasure[]>;
-  /**
-   * Step two of an erasure: deletes its events in short steps, touching its
-   * record at each, then drops the record. Once `stopping()` is true no
-   * further step starts, and the record stays pending (`done` is false).
-   */
-  finishErasure(e: PendingErasure, opts?: { stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }>;
-  /**
-   * Lets items for the id be stored again; false when it was not suppressed.
-   * A distinct_id takes the person ids erased with it along (its person may
-   * come back whole, browser key and all); the other distinct_ids of that
-   * erasure stay suppressed. A person id lifts the person ids of its erasure
-   * (the person and those merged into it) and no distinct_id.
-   */
-  unsuppress(projectId: string, lookup: PersonLookup): Promise<boolean>;
+export interface ErasureTx {
+  /** Takes the project's lock until the transaction ends, the lock IngestTx.read takes first. */
+  lockProject(projectId: string): Promise<void>;
+  /** The person a distinct_id is linked to, or a person id names, as it is now (a merge followed); null: none. */
+  currentPerson(projectId: string, lookup: PersonLookup): Promise<string | null>;
+  /** The persons merged into this one. */
+  mergedInto(projectId: string, personId: string): Promise<string[]>;
+  /** The distinct_ids linked to any of these persons, in byte order. */
+  linkedIds(projectId: string, personIds: string[]): Promise<string[]>;
+  /** Suppresses the distinct_ids and the person ids, each recorded as erased with `erasedPersonId`. */
+  suppress(projectId: string, erasedPersonId: string, ids: { distinctIds: string[]; personIds: string[] }, now: number): Promise<void>;
+  /** Deletes the persons, their links (these distinct_ids) and their traits. */
+  removePersons(projectId: string, personIds: string[], distinctIds: string[]): Promise<void>;
+  /** Records the erasure of these persons' events, every one stored until now, as pending, touched now. */
+  recordPending(projectId: string, personIds: string[]): Promise<PendingErasure>;
+  /** Lifts a suppressed distinct_id; null when it was not suppressed, else the person erased with it (null: none recorded). */
+  liftDistinctId(projectId: string, distinctId: string): Promise<{ erasedPersonId: string | null } | null>;
+  /** The person whose erasure suppressed this person id; null when it is not suppressed. */
+  erasureOfPersonId(projectId: string, personId: string): Promise<string | null>;
+  /** Lifts every person id suppressed by the erasure of `erasedPersonId`. */
+  liftPersonIdsOf(projectId: string, erasedPersonId: string): Promise<void>;
 }
-
-// ---- backups -----------------------------------------------------------------
 
 /**
- * A consistent copy of the whole store in one new file, taken while servers
- * keep writing. Only an engine that is one file has it; a database server
- * has its own tools (pg_dump).
+ * What an erasure needs of a store; the rules and their order are the
+ * domain's (domain/erasure.ts). Times of pending records are the store's own
+ * clock: the database server's where processes on several machines share
+ * one, so that their clocks need not agree.
  */
-export interface FileBackups {
-  /** Writes the copy to `toFile`, which must not exist yet; returns its size in bytes. */
-  backup(toFile: string): Promise<number>;
+export interface ErasureStore {
+  /** Runs `fn` in one write transaction, kept all together or not at all. */
+  erasureTransaction<T>(fn: (tx: ErasureTx) => Promise<T>): Promise<T>;
+  /** Pending erasures no step has touched for `idleMs` or more. */
+  staleErasures(idleMs: number): Promise<PendingErasure[]>;
+  /**
+   * Deletes the erasure's events (its persons', arrived up to
+   * `arrivedThrough`, in every source of the project) in short steps,
+   * touching its record at each. Once `stopping()` is true no further step
+   * starts (`done` false then).
+   */
+  deleteErasedEvents(e: PendingErasure, opts?: { stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }>;
+  /** Removes the pending record: every event of the erasure is deleted. */
+  endErasure(id: number): Promise<void>;
 }
 
-// ---- the store ----------------------------------------------------------------
+// ---- admin and reads -------------------------------------------------------------
 
 /** Organizations, projects, sources and keys; deletion is a mark, so history stays readable. */
 export interface AdminStore {
@@ -458,6 +547,15 @@ export interface ReadStore {
   usage(projectId: string, month: string): Promise<number>;
 }
 
+// ---- what an engine provides -------------------------------------------------------
+
+/** Write transactions; see "Transactions" in the contract. */
+export interface WriteStore {
+  /** 'one': transactions run one at a time; 'many': at once, serialised per project by the lock `read` takes. */
+  readonly writers: 'one' | 'many';
+  transaction<T>(fn: (tx: IngestTx) => Promise<T>, opts?: { keep?: boolean }): Promise<T>;
+}
+
 /** Key lookups for authentication; see "Keys" in the contract. */
 export interface KeyStore {
   /**
@@ -477,15 +575,57 @@ export interface KeyStore {
   recordKeyUses(uses: Map<string, number>): Promise<void>;
 }
 
-/** Write transactions; see the contract at the top of this file. */
-export interface WriteStore {
-  /** 'one': transactions run one at a time; 'many': at once, serialised per project by lockProject. */
-  readonly writers: 'one' | 'many';
-  transaction<T>(fn: (tx: IngestTx) => Promise<T>, opts?: { keep?: boolean }): Promise<T>;
+/** The request path, an engine's own, reached without a layer between. */
+export interface HotPath extends WriteStore, KeyStore {}
+
+/** Starting and stopping. */
+export interface Lifecycle {
+  /** Resolves once the store answers a trivial query; rejects with StoreUnavailableError otherwise. */
+  ping(): Promise<void>;
+  /**
+   * Work a server does once before it listens, so that its first requests do
+   * not wait for it. Admin commands never call it.
+   */
+  prepareToServe?(): Promise<void>;
+  /** Ends background work and closes; the domain has sent its last writes before. */
+  close(): Promise<void>;
+  /**
+   * A consistent copy of the whole store in one new file (`toFile`, which
+   * must not exist yet), taken while servers keep writing; its size in bytes.
+   * Only an engine that is one file has it; a database server has its own
+   * tools (pg_dump).
+   */
+  backup?(toFile: string): Promise<number>;
 }
 
-/** One engine: what an adapter provides. */
-export interface Store extends WriteStore, KeyStore, ReadStore, RetentionStore, ErasureStore, Partial<FileBackups> {
+/**
+ * What an engine provides: the request path and the deletion of events, its
+ * own way, and `data`, its handle for the queries written once
+ * (stores/sql/engine.ts: a query builder over its connection, the few bits
+ * of SQL that differ, and the reads it tunes to its own indexes). Everything
+ * else a Store is, is built once from these (stores/sql/sql-store.ts).
+ */
+export interface Engine<Data> extends HotPath, Lifecycle {
+  readonly data: Data;
+  /**
+   * Runs `fn`, an off-path write that opens its own transaction, in the
+   * engine's turn for writes (one at a time with the ingest transactions,
+   * where the engine has one writer); `changesKeys` when it may change what
+   * lookUpKeys reads, so that keysChangeMark moves.
+   */
+  writeTurn<T>(fn: () => Promise<T>, opts?: { changesKeys?: boolean }): Promise<T>;
+  /** In an erasure's first transaction: these links and persons are gone, and no cache of the engine's may serve them again. */
+  forgetCached(projectId: string, distinctIds: string[], personIds: string[]): void;
+  /** ErasureStore.deleteErasedEvents, `touch` called before each step (it touches the record). */
+  deleteErasedEvents(e: PendingErasure, steps: { touch: () => Promise<void>; stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }>;
+  /** RetentionStore.expireEvents: one short step of the plan. */
+  expireEvents(plan: ExpiryPlan, batch: number): Promise<ExpiryStep>;
+}
+
+// ---- the store -----------------------------------------------------------------
+
+/** What the rest of Inlet uses: an engine's request path, with everything off it built once. */
+export interface Store extends HotPath, Lifecycle, ReadStore, RetentionStore, ErasureStore {
   readonly admin: AdminStore;
   /** Console accounts and sessions (port-console.ts). */
   readonly accounts: AccountStore;
@@ -493,16 +633,6 @@ export interface Store extends WriteStore, KeyStore, ReadStore, RetentionStore, 
   readonly listings: ListingStore;
   /** Events read in keyset pages: export, paging and filters. */
   readonly eventPages: EventPages;
-  /** Resolves once the store answers a trivial query; rejects with StoreUnavailableError otherwise. */
-  ping(): Promise<void>;
-  /**
-   * Work a server does once before it listens, so that its first requests do
-   * not wait for it (the embedded store fills its insert_ids from the rows).
-   * Admin commands never call it.
-   */
-  prepareToServe?(): Promise<void>;
-  /** Ends background work and closes; the domain has sent its last writes before. */
-  close(): Promise<void>;
 }
 
 /** A database failure; see "Errors" in the contract. Answered as 503. */

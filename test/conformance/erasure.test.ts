@@ -11,6 +11,7 @@ import type { Store } from '../../src/stores/port.js';
 import { TestClock } from '../helpers/fixture.js';
 import { type ItemSpec, RECEIVED_AT, ingestJob } from '../helpers/items.js';
 import { STORES, type StoreUnderTest } from './stores.js';
+import { erasePerson, unsuppress } from '../../src/domain/erasure.js';
 
 const MONTH = monthOf(RECEIVED_AT);
 
@@ -60,7 +61,7 @@ for (const engine of STORES) {
       ]);
       expect((await store.findPerson(w.projectId, { distinctId: 'bob' }))!.id).toBe('per_web');
 
-      const erased = await store.erasePerson(w.projectId, { distinctId: 'bob' }, { suppress: false, now: RECEIVED_AT });
+      const erased = await erasePerson(store, w.projectId, { distinctId: 'bob' }, { suppress: false, now: RECEIVED_AT });
       expect(erased).toEqual({ personId: 'per_web', distinctIds: ['bob'], eventsDeleted: 4, suppressed: false });
       // An erasure that ran to its end leaves nothing pending, however stale.
       expect(await store.staleErasures(0)).toEqual([]);
@@ -83,16 +84,16 @@ for (const engine of STORES) {
       const [first] = await w.ingest(w.a, [{ event: 'e', distinctId: 'dave' }, { event: 'e', distinctId: 'dave' }]);
       const serverPerson = (first as { personId: string }).personId;
       await w.ingest(w.a, [{ type: 'identify', event: null, distinctId: 'dave', anonymousId: 'per_dave' }, { event: 'e', anonymousId: 'per_dave' }]);
-      const erased = await store.erasePerson(w.projectId, { personId: serverPerson }, { suppress: false, now: RECEIVED_AT });
+      const erased = await erasePerson(store, w.projectId, { personId: serverPerson }, { suppress: false, now: RECEIVED_AT });
       expect(erased).toEqual({ personId: 'per_dave', distinctIds: ['dave'], eventsDeleted: 3, suppressed: false });
-      expect(await store.erasePerson(w.projectId, { personId: serverPerson }, { suppress: false, now: RECEIVED_AT })).toBeNull();
-      expect(await store.erasePerson(w.projectId, { distinctId: 'nobody' }, { suppress: false, now: RECEIVED_AT })).toBeNull();
+      expect(await erasePerson(store, w.projectId, { personId: serverPerson }, { suppress: false, now: RECEIVED_AT })).toBeNull();
+      expect(await erasePerson(store, w.projectId, { distinctId: 'nobody' }, { suppress: false, now: RECEIVED_AT })).toBeNull();
     });
 
     it('with suppression, later items for those ids are dropped as suppressed, neither stored nor metered, until unsuppressed', async () => {
       const w = await world();
       await w.ingest(w.a, [{ event: 'e', distinctId: 'erin' }, { event: 'e', distinctId: 'frank' }]);
-      expect(await store.erasePerson(w.projectId, { distinctId: 'erin' }, { suppress: true, now: RECEIVED_AT })).toMatchObject({
+      expect(await erasePerson(store, w.projectId, { distinctId: 'erin' }, { suppress: true, now: RECEIVED_AT })).toMatchObject({
         distinctIds: ['erin'], eventsDeleted: 1, suppressed: true,
       });
       const later = await w.ingest(w.b, [
@@ -111,8 +112,8 @@ for (const engine of STORES) {
       const other = await world();
       expect((await other.ingest(other.a, [{ event: 'e', distinctId: 'erin' }]))[0]!.status).toBe('accepted');
 
-      expect(await store.unsuppress(w.projectId, { distinctId: 'erin' })).toBe(true);
-      expect(await store.unsuppress(w.projectId, { distinctId: 'erin' })).toBe(false);
+      expect(await unsuppress(store, w.projectId, { distinctId: 'erin' })).toBe(true);
+      expect(await unsuppress(store, w.projectId, { distinctId: 'erin' })).toBe(false);
       expect((await w.ingest(w.b, [{ event: 'e', distinctId: 'erin', insertId: 'erin_2' }]))[0]).toMatchObject({ status: 'accepted', personIsNew: true });
     });
 
@@ -124,7 +125,7 @@ for (const engine of STORES) {
         { type: 'identify', event: null, distinctId: 'gdpr1', anonymousId: browser },
         { type: 'identify', event: null, distinctId: 'gdpr1b', anonymousId: browser },
       ]);
-      const erased = await store.erasePerson(w.projectId, { distinctId: 'gdpr1' }, { suppress: true, now: RECEIVED_AT });
+      const erased = await erasePerson(store, w.projectId, { distinctId: 'gdpr1' }, { suppress: true, now: RECEIVED_AT });
       expect(erased).toMatchObject({ personId: browser, distinctIds: ['gdpr1', 'gdpr1b'], suppressed: true });
       return serverPerson;
     }
@@ -164,21 +165,21 @@ for (const engine of STORES) {
       const w = await world();
       const serverPerson = await erasedWithSuppression(w, 'per_gdpr2');
       // By a person id merged into the erased one: the whole erasure's person ids come back, its distinct_ids stay suppressed.
-      expect(await store.unsuppress(w.projectId, { personId: serverPerson })).toBe(true);
-      expect(await store.unsuppress(w.projectId, { personId: 'per_gdpr2' })).toBe(false);
+      expect(await unsuppress(store, w.projectId, { personId: serverPerson })).toBe(true);
+      expect(await unsuppress(store, w.projectId, { personId: 'per_gdpr2' })).toBe(false);
       expect((await w.ingest(w.a, [{ event: 'e', anonymousId: 'per_gdpr2' }, { event: 'e', distinctId: 'gdpr1' }])).map(outcome)).toEqual(['accepted', 'suppressed']);
 
       const v = await world();
       await erasedWithSuppression(v, 'per_gdpr3');
-      expect(await store.unsuppress(v.projectId, { distinctId: 'gdpr1' })).toBe(true);
+      expect(await unsuppress(store, v.projectId, { distinctId: 'gdpr1' })).toBe(true);
       const after = await v.ingest(v.a, [
         { event: 'e', anonymousId: 'per_gdpr3' },
         { event: 'e', distinctId: 'gdpr1' },
         { event: 'e', distinctId: 'gdpr1b' },
       ]);
       expect(after.map(outcome)).toEqual(['accepted', 'accepted', 'suppressed']);
-      expect(await store.unsuppress(v.projectId, { personId: 'per_gdpr3' })).toBe(false);
-      expect(await store.unsuppress(v.projectId, { distinctId: 'gdpr1b' })).toBe(true);
+      expect(await unsuppress(store, v.projectId, { personId: 'per_gdpr3' })).toBe(false);
+      expect(await unsuppress(store, v.projectId, { distinctId: 'gdpr1b' })).toBe(true);
     });
   });
 }

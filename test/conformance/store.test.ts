@@ -11,6 +11,7 @@ import type { Collector } from '../../src/domain/collector.js';
 import { type IngestJob, type ItemOutcome, KeyNoLongerWorksError } from '../../src/domain/ingest/job.js';
 import { type Store, StoreUnavailableError } from '../../src/stores/port.js';
 import { TestClock } from '../helpers/fixture.js';
+import { passQuery, passWrites } from '../helpers/pass-bundles.js';
 import { describeWith } from '../helpers/needs-services.js';
 import { type ItemSpec, ingestJob } from '../helpers/items.js';
 import { STORES, type StoreUnderTest } from './stores.js';
@@ -41,6 +42,8 @@ const identify = (distinctId: string, traits: Record<string, unknown>, o: ItemSp
 });
 
 const accepted = (o: ItemOutcome) => o.status === 'accepted';
+/** What a bundle written by a test directly is of. */
+const scope = (w: World) => ({ projectId: w.projectId, sourceId: w.sourceId, now: w.clock.now() });
 
 for (const engine of STORES) {
   describeWith(engine.needs ?? [], engine.name, () => {
@@ -425,8 +428,8 @@ for (const engine of STORES) {
         expect(again[0]).toMatchObject({ personId: 'per_dan', personIsNew: false });
         expect((await w.admin.browserIdentify(w.projectId, 'per_dan', 'dan')).id).toBe('per_dan');
         await collector.transaction(async (tx) => {
-          await tx.lockProject(w.projectId);
-          await tx.mergePerson(w.projectId, 'per_dan', 'per_dan');
+          await tx.read(passQuery(w.projectId, w.sourceId));
+          await tx.write(scope(w), passWrites({ merges: [{ from: 'per_dan', into: 'per_dan' }] }));
         });
         expect(await store.findPerson(w.projectId, { distinctId: 'dan' })).toEqual(before);
         expect((await store.listEvents(w.sourceId, 10))[0]!.personId).toBe('per_dan');
@@ -462,15 +465,20 @@ for (const engine of STORES) {
         expect((await store.listEvents(w.sourceId, 10)).map((e) => e.personId)).toEqual(['per_xena']);
       });
 
-      it('a merge in store.transaction sees the links and traits written before it', async () => {
+      it('a merge in store.transaction sees the links and traits written before it, in an earlier bundle', async () => {
         const w = await world();
         const t = w.clock.now();
         await collector.transaction(async (tx) => {
-          await tx.lockProject(w.projectId);
-          await tx.createPersons(w.projectId, [{ id: 'per_s', kind: 'server' }, { id: 'per_b', kind: 'browser' }], t);
-          await tx.addLinks(w.projectId, [{ distinctId: 'yan', personId: 'per_s' }]);
-          await tx.upsertTraits(w.projectId, [{ personId: 'per_s', key: 'plan', value: '"x"', setAt: t }]);
-          await tx.mergePerson(w.projectId, 'per_s', 'per_b');
+          await tx.read(passQuery(w.projectId, w.sourceId));
+          await tx.write(
+            { ...scope(w), now: t },
+            passWrites({
+              persons: [{ id: 'per_s', kind: 'server' }, { id: 'per_b', kind: 'browser' }],
+              links: [{ distinctId: 'yan', personId: 'per_s' }],
+              traits: [{ personId: 'per_s', key: 'plan', value: '"x"', setAt: t }],
+            }),
+          );
+          await tx.write(scope(w), passWrites({ merges: [{ from: 'per_s', into: 'per_b' }] }));
         });
         expect(await store.findPerson(w.projectId, { distinctId: 'yan' })).toMatchObject({ id: 'per_b', distinctIds: ['yan'], traits: { plan: 'x' } });
       });
@@ -483,13 +491,17 @@ for (const engine of STORES) {
 
     });
 
-    it('usage added by calls made at the same time on one transaction all counts', async () => {
+    it('usage added by bundles written at the same time on one transaction all counts', async () => {
       const w = await world();
       await collector.transaction(async (tx) => {
-        await tx.lockProject(w.projectId);
-        await Promise.all([tx.addUsage(w.projectId, '2026-01', 2), tx.addUsage(w.projectId, '2026-02', 3)]);
+        await tx.read(passQuery(w.projectId, w.sourceId));
+        await Promise.all([
+          tx.write(scope(w), passWrites({ usage: new Map([['2026-01', 2]]) })),
+          tx.write(scope(w), passWrites({ usage: new Map([['2026-01', 1], ['2026-02', 1]]) })),
+          tx.write(scope(w), passWrites({ usage: new Map([['2026-02', 2]]) })),
+        ]);
       });
-      expect([await store.usage(w.projectId, '2026-01'), await store.usage(w.projectId, '2026-02')]).toEqual([2, 3]);
+      expect([await store.usage(w.projectId, '2026-01'), await store.usage(w.projectId, '2026-02')]).toEqual([3, 3]);
     });
 
     describe('traits order', () => {
@@ -632,16 +644,16 @@ for (const engine of STORES) {
         const t = w.clock.now();
         const boom = new Error('boom');
         await store.transaction(async (tx) => {
-          await tx.lockProject(w.projectId);
-          await tx.createPersons(w.projectId, [{ id: 'per_kept', kind: 'browser' }], t);
+          await tx.read(passQuery(w.projectId, w.sourceId));
+          await tx.write({ ...scope(w), now: t }, passWrites({ persons: [{ id: 'per_kept', kind: 'browser' }] }));
           await expect(
             tx.savepoint(async () => {
-              await tx.createPersons(w.projectId, [{ id: 'per_undone', kind: 'browser' }], t);
-              await tx.addLinks(w.projectId, [{ distinctId: 'undone', personId: 'per_undone' }]);
+              await tx.write({ ...scope(w), now: t }, passWrites({ persons: [{ id: 'per_undone', kind: 'browser' }] }));
+              await tx.write(scope(w), passWrites({ links: [{ distinctId: 'undone', personId: 'per_undone' }] }));
               throw boom;
             }),
           ).rejects.toBe(boom);
-          await tx.savepoint(async () => tx.addLinks(w.projectId, [{ distinctId: 'kept', personId: 'per_kept' }]));
+          await tx.savepoint(async () => tx.write(scope(w), passWrites({ links: [{ distinctId: 'kept', personId: 'per_kept' }] })));
         });
         expect(await store.findPerson(w.projectId, { distinctId: 'kept' })).toMatchObject({ id: 'per_kept', distinctIds: ['kept'] });
         expect(await store.findPerson(w.projectId, { personId: 'per_undone' })).toBeNull();
@@ -652,9 +664,9 @@ for (const engine of STORES) {
         const w = await world();
         const seen = await store.transaction(
           async (tx) => {
-            await tx.lockProject(w.projectId);
-            await tx.addUsage(w.projectId, '2026-03', 4);
-            return tx.usage(w.projectId, '2026-03');
+            await tx.read(passQuery(w.projectId, w.sourceId));
+            await tx.write(scope(w), passWrites({ usage: new Map([['2026-03', 4]]) }));
+            return (await tx.read(passQuery(w.projectId, w.sourceId, { months: ['2026-03'] }))).usage.get('2026-03');
           },
           { keep: false },
         );
@@ -667,9 +679,8 @@ for (const engine of STORES) {
         const boom = new Error('boom');
         await expect(
           collector.transaction(async (tx) => {
-            await tx.lockProject(w.projectId);
-            await tx.createPersons(w.projectId, [{ id: 'per_tx', kind: 'browser' }], w.clock.now());
-            await tx.addLinks(w.projectId, [{ distinctId: 'tx-user', personId: 'per_tx' }]);
+            await tx.read(passQuery(w.projectId, w.sourceId));
+            await tx.write(scope(w), passWrites({ persons: [{ id: 'per_tx', kind: 'browser' }], links: [{ distinctId: 'tx-user', personId: 'per_tx' }] }));
             throw boom;
           }),
         ).rejects.toBe(boom);
@@ -682,8 +693,8 @@ for (const engine of STORES) {
         await collector.ingest(job(w, [track({ distinctId: 'u', insertId: 'dup' })]));
         await expect(
           collector.transaction(async (tx) => {
-            await tx.lockProject(w.projectId);
-            await tx.addInsertIds(w.sourceId, [{ insertId: 'dup', eventId: null }]);
+            await tx.read(passQuery(w.projectId, w.sourceId));
+            await tx.write(scope(w), passWrites({ insertIds: [{ insertId: 'dup', eventId: null }] }));
           }),
         ).rejects.toThrow();
       });
@@ -694,11 +705,10 @@ for (const engine of STORES) {
         const held = first!.status === 'accepted' ? first!.personId : null;
         await expect(
           collector.transaction(async (tx) => {
-            await tx.lockProject(w.projectId);
-            await tx.createPersons(w.projectId, [{ id: 'per_other', kind: 'browser' }], w.clock.now());
-            await tx.addLinks(w.projectId, [{ distinctId: 'held', personId: 'per_other' }]);
+            await tx.read(passQuery(w.projectId, w.sourceId));
+            await tx.write(scope(w), passWrites({ persons: [{ id: 'per_other', kind: 'browser' }], links: [{ distinctId: 'held', personId: 'per_other' }] }));
             // A store that holds writes back sends them at the latest before COMMIT.
-            await tx.findLinks(w.projectId, ['held']);
+            await tx.read(passQuery(w.projectId, w.sourceId, { linkedIds: ['held'] }));
           }),
         ).rejects.toThrow(StoreUnavailableError);
         expect(await store.findPerson(w.projectId, { distinctId: 'held' })).toMatchObject({ id: held, distinctIds: ['held'] });

@@ -7,6 +7,7 @@
  */
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { type Fixture, TestClock, makeFixture } from '../helpers/fixture.js';
+import { erasePerson } from '../../src/domain/erasure.js';
 
 let f: Fixture;
 const clock = new TestClock();
@@ -27,7 +28,7 @@ it('suppression is bypassed by anonymous_id: the erased person id is dropped as 
     ],
   });
   expect(made.json()).toMatchObject({ accepted: 2 });
-  const erased = await f.collector.store.erasePerson(f.projectId, { distinctId: 'gdpr1' }, { suppress: true, now: clock.now() });
+  const erased = await erasePerson(f.collector.store, f.projectId, { distinctId: 'gdpr1' }, { suppress: true, now: clock.now() });
   expect(erased).toMatchObject({ personId: 'per_gdpr1browser', distinctIds: ['gdpr1'], suppressed: true });
 
   const dropped = [{ index: 0, reason: 'suppressed' }];

@@ -10,6 +10,7 @@ import { newEventId } from '../../src/domain/ids.js';
 import type { NewEventRow } from '../../src/stores/port.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/fixture.js';
+import { passWrites } from '../helpers/pass-bundles.js';
 import { BIN } from '../helpers/process.js';
 
 const EVENTS = 1_000_000;
@@ -56,7 +57,7 @@ async function writeChunk(store: SqliteStore, projectId: string, sourceId: strin
       properties: `{"n":${i},"note":"${'x'.repeat(40)}"}`,
     });
   }
-  await store.transaction(async (tx) => tx.insertEvents(rows));
+  await store.transaction(async (tx) => tx.write({ projectId, sourceId, now: start }, passWrites({ events: rows })));
 }
 
 /** Runs the export in a child process with a small heap, and reports its peak RSS. */

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { AdminError } from '../../domain/admin.js';
+import { erasePerson, unsuppress } from '../../domain/erasure.js';
 import { UsageError, runWithStore, withCommon } from '../context.js';
 import { formatCount } from '../numbers.js';
 
@@ -20,7 +21,7 @@ export function registerErasure(person: Command): void {
         if ((o.distinctId === undefined) === (o.personId === undefined)) throw new UsageError('Give exactly one of --distinct-id and --person-id.');
         await admin.getProject(o.project);
         const lookup = o.distinctId !== undefined ? { distinctId: o.distinctId as string } : { personId: o.personId as string };
-        const erased = await store.erasePerson(o.project, lookup, { suppress: o.suppress === true, now: Date.now() });
+        const erased = await erasePerson(store, o.project, lookup, { suppress: o.suppress === true, now: Date.now() });
         if (erased === null) {
           throw new AdminError(`No person with ${o.distinctId !== undefined ? `distinct_id "${o.distinctId}"` : `id ${o.personId}`} in project ${o.project}; nothing was deleted.`);
         }
@@ -47,10 +48,10 @@ export function registerErasure(person: Command): void {
         await admin.getProject(o.project);
         // Lifting a suppression that is not there leaves the same state: not an error.
         if (o.distinctId !== undefined) {
-          await store.unsuppress(o.project, { distinctId: o.distinctId as string });
+          await unsuppress(store, o.project, { distinctId: o.distinctId as string });
           return { distinct_id: o.distinctId as string, suppressed: false as const };
         }
-        await store.unsuppress(o.project, { personId: o.personId as string });
+        await unsuppress(store, o.project, { personId: o.personId as string });
         return { person_id: o.personId as string, suppressed: false as const };
       },
       (r) => `items for ${'distinct_id' in r ? r.distinct_id : r.person_id} in project ${(o.project as string)} are stored again`,

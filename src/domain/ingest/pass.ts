@@ -1,4 +1,4 @@
-import type { IngestTx, NewEventRow, SuppressedIds } from '../../stores/port.js';
+import { type IngestTx, type NewEventRow, type PassQuery, type PassWrites, type SuppressedIds, noPassWrites } from '../../stores/port.js';
 import { newEventId } from '../ids.js';
 import { keyWorks } from '../keys.js';
 import { monthOf } from '../month.js';
@@ -17,107 +17,57 @@ export type JobResult = ItemOutcome[] | KeyNoLongerWorksError;
  * track items beyond the monthly limit are dropped in order; people are
  * resolved in bulk; traits keep the newest value per key.
  *
- * Taking many jobs at once is commit batching at the level of the algorithm: a
- * burst of one-item requests costs one lookup of each kind and one insert per
- * table, not one each.
+ * The pass reads everything its jobs need in one call (IngestTx.read), decides
+ * in memory, and hands the engine one bundle of writes (IngestTx.write).
+ * Taking many jobs at once is commit batching at the level of the algorithm:
+ * a burst of one-item requests costs one read and one write, not one each.
  */
 export async function ingestPass(tx: IngestTx, all: IngestJob[], now: number): Promise<JobResult[]> {
   const { projectId, sourceId } = all[0]!;
   if (all.some((j) => j.projectId !== projectId || j.sourceId !== sourceId)) {
     throw new Error('ingestPass takes jobs of one project and source');
   }
-  // One writer per project at a time: the key check, the meter, the plan
-  // limit, insert_ids and person links are then decided on data no one else
-  // is changing, and a key revoked while its request was read counts here.
-  await tx.lockProject(projectId);
-  const keys = await tx.keyStates(unique(all.map((j) => j.keyId)));
+  // Read under the project lock, which `read` takes first: the key check, the
+  // meter, the plan limit, insert_ids and person links are then decided on
+  // data no one else is changing, a key revoked while its request was read
+  // counts here, and an erasure with suppression (which takes the lock too)
+  // lets no item slip between the two.
+  const q = query(all, projectId, sourceId);
+  const state = await tx.read(q);
   const works = (j: IngestJob): boolean => {
-    const k = keys.get(j.keyId);
+    const k = state.keys.get(j.keyId);
     return k !== undefined && k.ownersLive && keyWorks(k, now);
   };
   const jobs = all.filter(works);
-  const written = jobs.length === 0 ? [] : await write(tx, jobs, projectId, sourceId);
+  if (jobs.length === 0) return all.map(() => new KeyNoLongerWorksError());
+
+  const out = noPassWrites();
+  const room = new Map<string, number>();
+  const limit = state.monthlyEventLimit;
+  for (const month of q.months) room.set(month, limit === null ? Infinity : Math.max(0, limit - (state.usage.get(month) ?? 0)));
+  const w: Writes = {
+    projectId, sourceId, people: new PersonResolver(state, out), room, suppressed: state.suppressed, stored: state.insertIds, out, madeBy: new Map(),
+  };
+  const written: ItemOutcome[][] = [];
+  for (const [job, { items, receivedAt }] of jobs.entries()) {
+    const at: JobAt = { job, receivedAt, month: monthOf(receivedAt) };
+    const outcomes: ItemOutcome[] = [];
+    written.push(outcomes);
+    for (const item of items) outcomes.push(unwritten(w, item) ?? writeItem(w, item, at));
+  }
+  out.traits = newestTraits(w.people.traits);
+  await tx.write({ projectId, sourceId, now: jobs[0]!.receivedAt }, out);
+
   let next = 0;
   return all.map((j) => (works(j) ? written[next++]! : new KeyNoLongerWorksError()));
 }
 
-async function write(tx: IngestTx, jobs: IngestJob[], projectId: string, sourceId: string): Promise<ItemOutcome[][]> {
-  const room = await roomLeft(tx, jobs, projectId);
-  const wanted = lookups(jobs);
-  // Read under the lock: an erasure with suppression takes it too, so no item slips between the two.
-  // An erased person's id is suppressed with its distinct_ids: an anonymous_id naming it would re-create it.
-  const suppressed =
-    wanted.distinctIds.size > 0 || wanted.anonymousIds.size > 0
-      ? await tx.findSuppressed(projectId, [...wanted.distinctIds], [...wanted.anonymousIds])
-      : NONE_SUPPRESSED;
-  const stored = wanted.insertIds.length > 0 ? await tx.findInsertIds(sourceId, wanted.insertIds) : new Map<string, string | null>();
-  const people = new PersonResolver(tx, projectId, jobs[0]!.receivedAt);
-  await people.preload([...wanted.linkedIds], [...wanted.anonymousIds]);
-
-  const w: Writes = { projectId, sourceId, people, room, suppressed, stored, events: [], metered: new Map(), claims: [], madeBy: new Map() };
-  const all: ItemOutcome[][] = [];
-  for (const [job, { items, receivedAt }] of jobs.entries()) {
-    const at: JobAt = { job, receivedAt, month: monthOf(receivedAt) };
-    const outcomes: ItemOutcome[] = [];
-    all.push(outcomes);
-    for (const item of items) {
-      // Awaited only when a person must be read: most items need no trip to the store.
-      const outcome = unwritten(w, item) ?? writeItem(w, item, at);
-      outcomes.push(outcome instanceof Promise ? await outcome : outcome);
-    }
-  }
-
-  await people.flush();
-  if (people.traits.length > 0) await tx.upsertTraits(projectId, newestTraits(people.traits));
-  if (w.events.length > 0) await tx.insertEvents(w.events);
-  if (w.claims.length > 0) await tx.addInsertIds(sourceId, w.claims);
-  for (const [month, n] of w.metered) await tx.addUsage(projectId, month, n);
-  return all;
-}
-
-/** What a pass gathers as it goes through the items, and writes at its end. */
-interface Writes {
-  projectId: string;
-  sourceId: string;
-  people: PersonResolver;
-  /** Room left under the plan limit, by metering month. */
-  room: Map<string, number>;
-  suppressed: SuppressedIds;
-  /** Event ids of the insert_ids stored, by insert_id: before the pass, and by it. */
-  stored: Map<string, string | null>;
-  events: NewEventRow[];
-  /** Items metered, by month. */
-  metered: Map<string, number>;
-  claims: { insertId: string; eventId: string | null }[];
-  /** A person made in this pass is new only to the job that made it: its place in the pass. */
-  madeBy: Map<string, number>;
-}
-
-/** The job an item came in: its place in the pass, when it arrived and the month it is metered in. */
-interface JobAt {
-  job: number;
-  receivedAt: number;
-  month: string;
-}
-
 /**
- * Room left under the plan limit, per metering month of the jobs that carry
- * metered items: read once, before the items, so that the loop over them never
- * waits on the store for it.
+ * What the pass reads, gathered in one loop over the items (each list in item
+ * order, once per value). An erased person's id is suppressed with its
+ * distinct_ids: an anonymous_id naming it would re-create it.
  */
-async function roomLeft(tx: IngestTx, jobs: IngestJob[], projectId: string): Promise<Map<string, number>> {
-  const limit = await tx.monthlyEventLimit(projectId);
-  const room = new Map<string, number>();
-  for (const j of jobs) {
-    const month = monthOf(j.receivedAt);
-    if (room.has(month) || !j.items.some(isMetered)) continue;
-    room.set(month, limit === null ? Infinity : Math.max(0, limit - (await tx.usage(projectId, month))));
-  }
-  return room;
-}
-
-/** What the lookups before the items ask for, gathered in one loop over them (each list in item order, once per value). */
-function lookups(jobs: IngestJob[]): { distinctIds: Set<string>; linkedIds: Set<string>; anonymousIds: Set<string>; insertIds: string[] } {
+function query(jobs: IngestJob[], projectId: string, sourceId: string): PassQuery {
   const distinctIds = new Set<string>();
   const linkedIds = new Set<string>();
   const anonymousIds = new Set<string>();
@@ -132,7 +82,41 @@ function lookups(jobs: IngestJob[]): { distinctIds: Set<string>; linkedIds: Set<
       if (i.insertId !== null) insertIds.push(i.insertId);
     }
   }
-  return { distinctIds, linkedIds, anonymousIds, insertIds };
+  const personIds = [...anonymousIds];
+  return {
+    projectId, sourceId, keyIds: unique(jobs.map((j) => j.keyId)), months: metered(jobs), insertIds, linkedIds: [...linkedIds], personIds,
+    suppressed: { distinctIds: [...distinctIds], personIds },
+  };
+}
+
+/** The metering months of the jobs that carry metered items, once each. */
+function metered(jobs: IngestJob[]): string[] {
+  const months = new Set<string>();
+  for (const j of jobs) if (j.items.some(isMetered)) months.add(monthOf(j.receivedAt));
+  return [...months];
+}
+
+/** What a pass gathers as it goes through the items, and writes at its end. */
+interface Writes {
+  projectId: string;
+  sourceId: string;
+  people: PersonResolver;
+  /** Room left under the plan limit, by metering month of the jobs that carry metered items. */
+  room: Map<string, number>;
+  suppressed: SuppressedIds;
+  /** Event ids of the insert_ids stored, by insert_id: before the pass, and by it. */
+  stored: Map<string, string | null>;
+  /** The bundle the pass hands the engine. */
+  out: PassWrites;
+  /** A person made in this pass is new only to the job that made it: its place in the pass. */
+  madeBy: Map<string, number>;
+}
+
+/** The job an item came in: its place in the pass, when it arrived and the month it is metered in. */
+interface JobAt {
+  job: number;
+  receivedAt: number;
+  month: string;
 }
 
 /** Whether the item counts against the plan's monthly limit. */
@@ -173,7 +157,7 @@ function unwritten(w: Writes, item: IngestItem): ItemOutcome | null {
   return null;
 }
 
-function writeItem(w: Writes, item: IngestItem, at: JobAt): ItemOutcome | Promise<ItemOutcome> {
+function writeItem(w: Writes, item: IngestItem, at: JobAt): ItemOutcome {
   switch (item.type) {
     case 'track':
       return writeTrack(w, item, at);
@@ -188,19 +172,18 @@ function writeItem(w: Writes, item: IngestItem, at: JobAt): ItemOutcome | Promis
 }
 
 /** A track within the plan's limit becomes an event of its person; beyond it, it is dropped. */
-function writeTrack(w: Writes, item: IngestItem<'track'>, at: JobAt): ItemOutcome | Promise<ItemOutcome> {
+function writeTrack(w: Writes, item: IngestItem<'track'>, at: JobAt): ItemOutcome {
   const left = w.room.get(at.month)!;
   if (left <= 0) return { index: item.index, status: 'dropped', reason: 'collection_paused' };
   w.room.set(at.month, left - 1);
-  w.metered.set(at.month, (w.metered.get(at.month) ?? 0) + 1);
+  w.out.usage.set(at.month, (w.out.usage.get(at.month) ?? 0) + 1);
   // A track names someone (the checks see to it): its browser person, or else its user.
-  if (item.anonymousId === null) return trackEvent(w, item, at, w.people.byDistinctId(item.distinctId!));
-  return w.people.byAnonymousId(item.anonymousId).then((person) => trackEvent(w, item, at, person));
+  return trackEvent(w, item, at, item.anonymousId === null ? w.people.byDistinctId(item.distinctId!) : w.people.byAnonymousId(item.anonymousId));
 }
 
 function trackEvent(w: Writes, item: IngestItem<'track'>, at: JobAt, person: Resolved): ItemOutcome {
   const eventId = newEventId(at.receivedAt);
-  w.events.push({
+  w.out.events.push({
     id: eventId,
     projectId: w.projectId,
     sourceId: w.sourceId,
@@ -218,9 +201,9 @@ function trackEvent(w: Writes, item: IngestItem<'track'>, at: JobAt, person: Res
 }
 
 /** An identify sets traits on its user's person, linking the browser person it names to that user. */
-function writeIdentify(w: Writes, item: IngestItem<'identify'>, at: JobAt): ItemOutcome | Promise<ItemOutcome> {
-  if (item.anonymousId === null) return identifyTraits(w, item, at, w.people.byDistinctId(item.distinctId));
-  return w.people.linkToBrowserPerson(item.distinctId, item.anonymousId).then((person) => identifyTraits(w, item, at, person));
+function writeIdentify(w: Writes, item: IngestItem<'identify'>, at: JobAt): ItemOutcome {
+  const person = item.anonymousId === null ? w.people.byDistinctId(item.distinctId) : w.people.linkToBrowserPerson(item.distinctId, item.anonymousId);
+  return identifyTraits(w, item, at, person);
 }
 
 function identifyTraits(w: Writes, item: IngestItem<'identify'>, at: JobAt, person: Resolved): ItemOutcome {
@@ -233,15 +216,13 @@ function identifyTraits(w: Writes, item: IngestItem<'identify'>, at: JobAt, pers
 /** The outcome of an item written, whatever its type; its insert_id is claimed. */
 function accepted(w: Writes, item: IngestItem, at: JobAt, eventId: string | null, person: Resolved): ItemOutcome {
   if (item.insertId !== null) {
-    w.claims.push({ insertId: item.insertId, eventId });
+    w.out.insertIds.push({ insertId: item.insertId, eventId });
     // A later item with this insert_id (in another job of the batch) is a repeat of this one.
     w.stored.set(item.insertId, eventId);
   }
   if (person.isNew && !w.madeBy.has(person.id)) w.madeBy.set(person.id, at.job);
   return { index: item.index, status: 'accepted', eventId, personId: person.id, personIsNew: person.isNew && w.madeBy.get(person.id) === at.job };
 }
-
-const NONE_SUPPRESSED: SuppressedIds = { distinctIds: new Set(), personIds: new Set() };
 
 function unique(xs: string[]): string[] {
   return [...new Set(xs)];

@@ -1,4 +1,4 @@
-import type { IngestTx } from '../../stores/port.js';
+import { type IngestTx, noPassWrites } from '../../stores/port.js';
 import { PersonResolver } from './resolver.js';
 
 /** The id that kept a link from being made: it belongs to a person erased with suppression. */
@@ -13,13 +13,15 @@ export interface SuppressedLink {
  * suppressed id links nothing, as ingestion drops an item that names one.
  */
 export async function browserIdentify(tx: IngestTx, projectId: string, anonymousId: string, distinctId: string, now: number): Promise<string | SuppressedLink> {
-  await tx.lockProject(projectId);
-  const suppressed = await tx.findSuppressed(projectId, [distinctId], [anonymousId]);
-  if (suppressed.distinctIds.size > 0) return { suppressed: 'distinct_id' };
-  if (suppressed.personIds.size > 0) return { suppressed: 'anonymous_id' };
-  const people = new PersonResolver(tx, projectId, now);
-  await people.preload([distinctId], [anonymousId]);
-  const person = await people.linkToBrowserPerson(distinctId, anonymousId);
-  await people.flush();
+  // No source: it reads and claims no insert_ids.
+  const state = await tx.read({
+    projectId, sourceId: '', keyIds: [], months: [], insertIds: [], linkedIds: [distinctId], personIds: [anonymousId],
+    suppressed: { distinctIds: [distinctId], personIds: [anonymousId] },
+  });
+  if (state.suppressed.distinctIds.size > 0) return { suppressed: 'distinct_id' };
+  if (state.suppressed.personIds.size > 0) return { suppressed: 'anonymous_id' };
+  const writes = noPassWrites();
+  const person = new PersonResolver(state, writes).linkToBrowserPerson(distinctId, anonymousId);
+  await tx.write({ projectId, sourceId: '', now }, writes);
   return person.id;
 }

@@ -1,4 +1,4 @@
-import type { IngestTx, PersonKind, PersonRef, TraitWrite } from '../../stores/port.js';
+import type { PassState, PassWrites, PersonRef, TraitWrite } from '../../stores/port.js';
 import { newPersonId } from '../ids.js';
 
 export interface Resolved {
@@ -7,52 +7,45 @@ export interface Resolved {
 }
 
 /**
- * Resolves the people of one job (or one admin command) inside its transaction.
- * It reads every id it will need in two bulk lookups, decides in memory, and
- * writes new persons and links in bulk; only a merge, which is rare, writes
- * at once. The caller holds the project lock, so no other writer can link the
- * same distinct_id meanwhile.
+ * Resolves the people of one pass (or one admin command) inside its
+ * transaction, in memory: it starts from the links and persons the pass read
+ * (PassState), and puts what it decides into the pass's write bundle: persons
+ * created, links added, merges in the order made. The caller holds the
+ * project lock, so no other writer can link the same distinct_id meanwhile.
+ *
+ * Every distinct_id and anonymous_id it is asked about must have been in the
+ * read (PassQuery.linkedIds, personIds): one not found there is taken as
+ * unseen.
+ *
+ * A merge is written after all the persons and links of the bundle
+ * (PASS_WRITE_ORDER), and re-points the links written before it: those made
+ * before the merge point at `from` and are re-pointed with the stored ones;
+ * those made after it already point at `into`, here, in memory, as the
+ * traits waiting are.
  */
 export class PersonResolver {
-  private readonly links = new Map<string, PersonRef>();
-  private readonly persons = new Map<string, PersonRef>();
+  private readonly links: Map<string, PersonRef>;
+  private readonly persons: Map<string, PersonRef>;
   private readonly created = new Set<string>();
-  /** Person ids already looked up, found or not: never asked for twice. */
-  private readonly looked = new Set<string>();
-  private pendingPersons: { id: string; kind: PersonKind }[] = [];
-  private pendingLinks = new Map<string, string>();
   /** Traits waiting to be written; a merge re-points them. */
   readonly traits: TraitWrite[] = [];
 
   constructor(
-    private readonly tx: IngestTx,
-    private readonly projectId: string,
-    private readonly now: number,
-  ) {}
-
-  /** Loads the links and persons the job names, in two round trips. */
-  async preload(distinctIds: string[], personIds: string[]): Promise<void> {
-    if (distinctIds.length > 0) {
-      for (const [did, ref] of await this.tx.findLinks(this.projectId, distinctIds)) this.links.set(did, ref);
-    }
-    if (personIds.length > 0) {
-      for (const [id, ref] of await this.tx.findPersons(this.projectId, personIds)) this.persons.set(id, ref);
-      for (const id of personIds) this.looked.add(id);
-    }
+    read: Pick<PassState, 'links' | 'persons'>,
+    private readonly out: Pick<PassWrites, 'persons' | 'links' | 'merges'>,
+  ) {
+    this.links = read.links;
+    this.persons = read.persons;
   }
 
   /** The person behind a browser person key, recorded as a browser person if unseen. */
-  async byAnonymousId(anonymousId: string): Promise<Resolved> {
+  byAnonymousId(anonymousId: string): Resolved {
     let ref = this.persons.get(anonymousId);
-    if (ref === undefined && !this.looked.has(anonymousId)) {
-      ref = (await this.tx.findPersons(this.projectId, [anonymousId])).get(anonymousId);
-      this.looked.add(anonymousId);
-    }
     if (ref === undefined) {
       ref = { id: anonymousId, kind: 'browser' };
       this.create(ref);
+      this.persons.set(anonymousId, ref);
     }
-    this.persons.set(anonymousId, ref);
     return { id: ref.id, isNew: this.created.has(ref.id) };
   }
 
@@ -72,8 +65,8 @@ export class PersonResolver {
    * the id is merged into it; an id already held by another browser person
    * stays with that person, whose record is returned.
    */
-  async linkToBrowserPerson(distinctId: string, anonymousId: string): Promise<Resolved> {
-    const browser = await this.byAnonymousId(anonymousId);
+  linkToBrowserPerson(distinctId: string, anonymousId: string): Resolved {
+    const browser = this.byAnonymousId(anonymousId);
     const current = this.links.get(distinctId);
     if (current === undefined) {
       this.link(distinctId, { id: browser.id, kind: this.persons.get(anonymousId)!.kind });
@@ -81,38 +74,24 @@ export class PersonResolver {
     }
     if (current.id === browser.id) return browser;
     if (current.kind === 'server') {
-      await this.merge(current.id, browser.id);
+      this.merge(current.id, browser.id);
       return browser;
     }
     return { id: current.id, isNew: this.created.has(current.id) };
   }
 
-  /** Writes the persons and links decided so far. */
-  async flush(): Promise<void> {
-    if (this.pendingPersons.length > 0) {
-      await this.tx.createPersons(this.projectId, this.pendingPersons, this.now);
-      this.pendingPersons = [];
-    }
-    if (this.pendingLinks.size > 0) {
-      const links = [...this.pendingLinks].map(([distinctId, personId]) => ({ distinctId, personId }));
-      await this.tx.addLinks(this.projectId, links);
-      this.pendingLinks = new Map();
-    }
-  }
-
   private create(ref: PersonRef): void {
     this.created.add(ref.id);
-    this.pendingPersons.push({ id: ref.id, kind: ref.kind });
+    this.out.persons.push({ id: ref.id, kind: ref.kind });
   }
 
   private link(distinctId: string, ref: PersonRef): void {
     this.links.set(distinctId, ref);
-    this.pendingLinks.set(distinctId, ref.id);
+    this.out.links.push({ distinctId, personId: ref.id });
   }
 
-  private async merge(from: string, into: string): Promise<void> {
-    await this.flush();
-    await this.tx.mergePerson(this.projectId, from, into);
+  private merge(from: string, into: string): void {
+    this.out.merges.push({ from, into });
     const intoRef = this.persons.get(into) ?? { id: into, kind: 'browser' as const };
     for (const map of [this.links, this.persons]) {
       for (const [k, ref] of map) if (ref.id === from) map.set(k, intoRef);

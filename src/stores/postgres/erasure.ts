@@ -1,8 +1,5 @@
-import { sql } from 'kysely';
 import type pg from 'pg';
 import type { PendingErasure } from '../port.js';
-import type { SqlEngine } from '../sql/engine.js';
-import type { ErasureEngine } from '../sql/erasure.js';
 import { serverError, unavailable } from './pool.js';
 
 const DAY_MS = 86_400_000;
@@ -40,38 +37,13 @@ const SQL = {
 } as const;
 
 /**
- * What PostgreSQL does its own way in an erasure (the rules are in
- * sql/erasure.ts): transactions on the pool, the database's clock, the
- * newest seq from the events' sequence, person ids as text[], and events
- * deleted by ranges of time sized to the statement timeout.
- */
-export function postgresErasure(
-  pool: pg.Pool,
-  engine: SqlEngine,
-  /** The pool's statement_timeout, which sizes the ranges of deletion. */
-  statementMs: number,
-): ErasureEngine {
-  return {
-    writing: (fn) => engine.db.transaction().execute(fn),
-    // Every event row stored so far has a seq at or below this, and every later one a higher seq.
-    newestSeq: async (trx) =>
-      (await sql<{ seq: number }>`SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('events', 'seq')::regclass), 0) AS seq`.execute(trx)).rows[0]!.seq,
-    // The database's own clock: servers whose clocks disagree still agree on how long a record has gone untouched.
-    clock: () => sql<number>`(extract(epoch FROM clock_timestamp()) * 1000)::bigint`,
-    personIdsColumn: (ids) => ids,
-    personIdsOf: (column) => column as string[],
-    // No cache of links outlives a transaction here.
-    forgot: () => undefined,
-    deleteEvents: (e, steps) => deleteErased(pool, statementMs, e, steps),
-  };
-}
-
-/**
  * Time ranges of the project, a day at most, one statement each; a
  * millisecond too busy for one statement goes source by source, in ranges
- * of seqs. The record is touched before each statement.
+ * of seqs. The record is touched before each statement. The rules are
+ * domain/erasure.ts's; this is only how PostgreSQL deletes the events, in
+ * statements sized to its statement timeout.
  */
-async function deleteErased(
+export async function deleteErased(
   pool: pg.Pool,
   statementMs: number,
   e: PendingErasure,
@@ -90,7 +62,7 @@ async function deleteErased(
       const [seqs] = (await run<{ lo: string | null; hi: string | null }>(pool, SQL.seqsAt, [source, ms])).rows;
       if (seqs?.lo == null || seqs.hi == null) continue;
       // Rows stored after the erasure began are not the erasure's.
-      const end = Math.min(Number(seqs.hi), e.throughSeq) + 1;
+      const end = Math.min(Number(seqs.hi), e.arrivedThrough) + 1;
       const complete = await deleteInSeqRanges(Number(seqs.lo), end, pacing, (from, to) =>
         count(SQL.deleteSeqs, [source, ms, from, to, e.projectId, e.personIds]));
       if (!complete) return false;
@@ -101,7 +73,7 @@ async function deleteErased(
     Math.floor(span.lo / DAY_MS) * DAY_MS,
     span.hi,
     pacing,
-    (from, to) => count(SQL.deleteRange, [e.projectId, from, to, e.personIds, e.throughSeq]),
+    (from, to) => count(SQL.deleteRange, [e.projectId, from, to, e.personIds, e.arrivedThrough]),
     busyMs,
   );
   return { eventsDeleted, done: complete };

@@ -1,5 +1,8 @@
 import type pg from 'pg';
-import { type IngestTx, type KeyState, type NewEventRow, type PersonKind, type PersonRef, StoreUnavailableError, type SuppressedIds, type TraitWrite } from '../port.js';
+import {
+  type IngestTx, type KeyState, type NewEventRow, type PassQuery, type PassScope, type PassState, type PassWrites, type PersonKind, type PersonRef,
+  StoreUnavailableError, type SuppressedIds, noPassWrites,
+} from '../port.js';
 import { int8Array, jsonbArray, textArray, uuidArray } from './binary-arrays.js';
 import { LOCK_NS, isServerError, unavailable } from './pool.js';
 
@@ -10,7 +13,11 @@ import { LOCK_NS, isServerError, unavailable } from './pool.js';
 
 export const SQL = {
   lock: 'SELECT pg_advisory_xact_lock($1::int, hashtext($2::text))',
-  limit: 'SELECT monthly_event_limit AS l FROM projects WHERE id = $1',
+  // The limit and the usage of the months asked, in one statement: a row per
+  // month found (with the limit), or one with a null month.
+  meter: `SELECT p.monthly_event_limit AS l, u.month, u.events FROM projects p
+    LEFT JOIN usage u ON u.project_id = p.id AND u.month = ANY($2::text[])
+    WHERE p.id = $1`,
   keyStates: `SELECT k.id, k.revoked_at, k.expires_at,
       (s.deleted_at IS NULL AND p.deleted_at IS NULL AND o.deleted_at IS NULL) AS live
     FROM api_keys k JOIN sources s ON s.id = k.source_id JOIN projects p ON p.id = s.project_id JOIN orgs o ON o.id = p.org_id
@@ -18,7 +25,6 @@ export const SQL = {
   savepoint: 'SAVEPOINT pass',
   release: 'RELEASE SAVEPOINT pass',
   rollbackTo: 'ROLLBACK TO SAVEPOINT pass',
-  usage: 'SELECT events FROM usage WHERE project_id = $1 AND month = $2',
   // Lookups by a list probe the primary key once per value (a lateral join
   // over the list; LIMIT 1 keeps the planner from flattening it into a join
   // it may plan as a scan), so their cost follows the request, not the table. With
@@ -98,171 +104,140 @@ export const SQL = {
  */
 const PREPARED: ReadonlySet<keyof typeof SQL> = new Set(['writes', 'findInsertIds', 'findLinks', 'findPersons']);
 
-/** Writes waiting for the next round trip; each kind at most once (see hold). */
-interface PendingWrites {
-  projectId: string | null;
-  persons: { list: { id: string; kind: PersonKind }[]; createdAt: number } | null;
-  links: { distinctId: string; personId: string }[] | null;
-  traits: TraitWrite[] | null;
-  events: NewEventRow[] | null;
-  insertIds: { sourceId: string; rows: { insertId: string; eventId: string | null }[] } | null;
-  usage: Map<string, number> | null;
+/** The parts of SQL.writes: every field of a bundle but the merges, which go between two of them. */
+type WritePart = Exclude<keyof PassWrites, 'merges'>;
+
+/**
+ * The parameters of SQL.writes that each field of a bundle fills, after
+ * $1 (the project) and $4 (when persons were created). A field added to
+ * PassWrites fails to compile here until it is written (see IngestTx); merges
+ * are written by name, in flush.
+ */
+const PARAMS: { [K in WritePart]-?: (v: PassWrites[K], scope: PassScope) => unknown[] } = {
+  persons: (v) => [textArray(v.map((p) => p.id)), textArray(v.map((p) => p.kind))],
+  links: (v) => [textArray(v.map((l) => l.distinctId)), textArray(v.map((l) => l.personId))],
+  traits: (v) => [textArray(v.map((t) => t.personId)), textArray(v.map((t) => t.key)), jsonbArray(v.map((t) => t.value)), int8Array(v.map((t) => t.setAt))],
+  events: (events) => {
+    const text = <K extends keyof NewEventRow>(k: K): Buffer => textArray(events.map((r) => r[k] as string | null));
+    const int8 = <K extends keyof NewEventRow>(k: K): Buffer => int8Array(events.map((r) => r[k] as number));
+    return [
+      uuidArray(events.map((r) => r.id)), text('projectId'), text('sourceId'), text('event'), text('distinctId'), text('anonymousId'),
+      text('personId'), text('sessionId'), int8('timestamp'), int8('receivedAt'), text('insertId'), jsonbArray(events.map((r) => r.properties)),
+    ];
+  },
+  insertIds: (v, scope) => [scope.sourceId, textArray(v.map((c) => c.insertId)), uuidArray(v.map((c) => c.eventId))],
+  usage: (v) => [textArray([...v.keys()]), int8Array([...v.values()])],
+};
+
+/** The parts in the order of SQL.writes' parameters. */
+const PARTS_IN_PARAMS: readonly WritePart[] = ['persons', 'links', 'traits', 'events', 'insertIds', 'usage'];
+
+/** Nothing of these fields to write: each is a list, or the usage map. */
+function nothingIn(w: PassWrites, parts: readonly WritePart[]): boolean {
+  return parts.every((k) => (w[k] instanceof Map ? w[k].size : w[k].length) === 0);
 }
 
-const noWrites = (): PendingWrites => ({ projectId: null, persons: null, links: null, traits: null, events: null, insertIds: null, usage: null });
+const EMPTY: PassWrites = noPassWrites();
 
 /**
  * The ingest transaction on PostgreSQL, over one client that holds an open
- * transaction. Reads are one statement each. Writes wait in memory and go
- * together in one statement (SQL.writes) before the next read, a merge, or
- * the end of the transaction (flush), so a pass costs one round trip for all
- * its writes instead of six. Any failure rejects with StoreUnavailableError
- * and the caller rolls the whole transaction back.
+ * transaction. A read is one statement per list asked for, after the lock. A
+ * bundle of writes waits in memory and goes in one statement (SQL.writes)
+ * before the next read or savepoint, or the end of the transaction (flush),
+ * so a pass costs one round trip for all its writes; a bundle with merges
+ * takes two, with the merges between them (PASS_WRITE_ORDER). Any failure
+ * rejects with StoreUnavailableError and the caller rolls the whole
+ * transaction back.
  *
  * Contract: whoever opens the transaction calls flush() before COMMIT
  * (postgres-store.ts does, in withIngestTx).
  */
 export class PgIngestTx implements IngestTx {
-  private pending = noWrites();
+  private pending: { scope: PassScope; writes: PassWrites } | null = null;
 
   constructor(private readonly client: pg.PoolClient) {}
 
-  async lockProject(projectId: string): Promise<void> {
+  async read(q: PassQuery): Promise<PassState> {
     // Writers of one project take turns on every server; a hash collision
     // only makes two projects take turns too.
-    await this.read('lock', [LOCK_NS.project, projectId]);
+    await this.statement('lock', [LOCK_NS.project, q.projectId]);
+    const keys = new Map<string, KeyState>();
+    if (q.keyIds.length > 0) {
+      const rows = await this.q<{ id: string; revoked_at: number | null; expires_at: number | null; live: boolean }>('keyStates', [textArray(q.keyIds)]);
+      for (const r of rows) keys.set(r.id, { revokedAt: r.revoked_at, expiresAt: r.expires_at, ownersLive: r.live });
+    }
+    let limit: number | null = null;
+    const usage = new Map<string, number>();
+    if (q.months.length > 0) {
+      for (const r of await this.q<{ l: number | null; month: string | null; events: number | null }>('meter', [q.projectId, textArray(q.months)])) {
+        limit = r.l;
+        if (r.month !== null) usage.set(r.month, r.events!);
+      }
+    }
+    const suppressed: SuppressedIds = { distinctIds: new Set(), personIds: new Set() };
+    if (q.suppressed.distinctIds.length > 0 || q.suppressed.personIds.length > 0) {
+      const rows = await this.q<{ person: boolean; id: string }>('findSuppressed', [q.projectId, textArray(q.suppressed.distinctIds), textArray(q.suppressed.personIds)]);
+      for (const r of rows) (r.person ? suppressed.personIds : suppressed.distinctIds).add(r.id);
+    }
+    const insertIds = new Map<string, string | null>();
+    if (q.insertIds.length > 0) {
+      for (const r of await this.q<{ insert_id: string; event_id: string | null }>('findInsertIds', [q.sourceId, textArray(q.insertIds)])) insertIds.set(r.insert_id, r.event_id);
+    }
+    const links = q.linkedIds.length === 0 ? new Map<string, PersonRef>() : refs(await this.q<RefRow>('findLinks', [q.projectId, textArray(q.linkedIds)]));
+    const persons = q.personIds.length === 0 ? new Map<string, PersonRef>() : refs(await this.q<RefRow>('findPersons', [q.projectId, textArray(q.personIds)]));
+    return { keys, monthlyEventLimit: limit, usage, insertIds, links, persons, suppressed };
   }
 
-  async keyStates(keyIds: string[]): Promise<Map<string, KeyState>> {
-    const rows = await this.read<{ id: string; revoked_at: number | null; expires_at: number | null; live: boolean }>('keyStates', [textArray(keyIds)]);
-    return new Map(rows.map((r) => [r.id, { revokedAt: r.revoked_at, expiresAt: r.expires_at, ownersLive: r.live }]));
+  async write(scope: PassScope, writes: PassWrites): Promise<void> {
+    // Bundles are not joined: ON CONFLICT must not meet one key twice in a
+    // statement. The last check and the record run in one synchronous step,
+    // so bundles written at the same time cannot overwrite each other.
+    while (this.pending !== null) await this.flush();
+    this.pending = { scope, writes };
   }
 
   async savepoint<T>(fn: () => Promise<T>): Promise<T> {
-    await this.read('savepoint', []);
+    await this.statement('savepoint', []);
     try {
       const out = await fn();
       // Held-back writes of `fn` belong inside the savepoint.
-      await this.read('release', []);
+      await this.statement('release', []);
       return out;
     } catch (e) {
       // After a lost connection the transaction fails as a whole anyway.
       if (e instanceof StoreUnavailableError && !isServerError(e)) throw e;
-      this.pending = noWrites();
+      this.pending = null;
       await this.q('rollbackTo', []);
       throw e;
     }
   }
 
-  async monthlyEventLimit(projectId: string): Promise<number | null> {
-    const rows = await this.read<{ l: number | null }>('limit', [projectId]);
-    return rows[0]?.l ?? null;
-  }
-
-  async usage(projectId: string, month: string): Promise<number> {
-    const rows = await this.read<{ events: number }>('usage', [projectId, month]);
-    return rows[0]?.events ?? 0;
-  }
-
-  async addUsage(projectId: string, month: string, events: number): Promise<void> {
-    await this.hold(projectId, () => false, (w) => {
-      w.usage ??= new Map();
-      w.usage.set(month, (w.usage.get(month) ?? 0) + events);
-    });
-  }
-
-  async findInsertIds(sourceId: string, insertIds: string[]): Promise<Map<string, string | null>> {
-    const rows = await this.read<{ insert_id: string; event_id: string | null }>('findInsertIds', [sourceId, textArray(insertIds)]);
-    return new Map(rows.map((r) => [r.insert_id, r.event_id]));
-  }
-
-  async addInsertIds(sourceId: string, rows: { insertId: string; eventId: string | null }[]): Promise<void> {
-    await this.hold(
-      null,
-      (w) => w.insertIds !== null && w.insertIds.sourceId !== sourceId,
-      (w) => (w.insertIds = { sourceId, rows: w.insertIds === null ? rows : w.insertIds.rows.concat(rows) }),
-    );
-  }
-
-  async findSuppressed(projectId: string, distinctIds: string[], personIds: string[]): Promise<SuppressedIds> {
-    const found: SuppressedIds = { distinctIds: new Set(), personIds: new Set() };
-    const rows = await this.read<{ person: boolean; id: string }>('findSuppressed', [projectId, textArray(distinctIds), textArray(personIds)]);
-    for (const r of rows) (r.person ? found.personIds : found.distinctIds).add(r.id);
-    return found;
-  }
-
-  async findLinks(projectId: string, distinctIds: string[]): Promise<Map<string, PersonRef>> {
-    return refs(await this.read<RefRow>('findLinks', [projectId, textArray(distinctIds)]));
-  }
-
-  async findPersons(projectId: string, personIds: string[]): Promise<Map<string, PersonRef>> {
-    return refs(await this.read<RefRow>('findPersons', [projectId, textArray(personIds)]));
-  }
-
-  async createPersons(projectId: string, persons: { id: string; kind: PersonKind }[], createdAt: number): Promise<void> {
-    await this.hold(projectId, (w) => w.persons !== null, (w) => (w.persons = { list: persons, createdAt }));
-  }
-
-  async addLinks(projectId: string, links: { distinctId: string; personId: string }[]): Promise<void> {
-    await this.hold(projectId, (w) => w.links !== null, (w) => (w.links = links));
-  }
-
-  async mergePerson(projectId: string, from: string, into: string): Promise<void> {
-    if (from === into) return;
-    await this.read('mergePerson', [projectId, from, into]);
-  }
-
-  async upsertTraits(projectId: string, traits: TraitWrite[]): Promise<void> {
-    await this.hold(projectId, (w) => w.traits !== null, (w) => (w.traits = traits));
-  }
-
-  async insertEvents(rows: NewEventRow[]): Promise<void> {
-    await this.hold(null, () => false, (w) => (w.events = w.events === null ? rows : w.events.concat(rows)));
-  }
-
-  /** Sends the writes waiting, if any, in one statement. */
+  /** Sends the bundle waiting, if any: one statement, or two with the merges between them. */
   async flush(): Promise<void> {
-    const w = this.pending;
-    if (w.persons === null && w.links === null && w.traits === null && w.events === null && w.insertIds === null && w.usage === null) return;
-    this.pending = noWrites();
-    const persons = w.persons?.list ?? [];
-    const links = w.links ?? [];
-    const traits = w.traits ?? [];
-    const events = w.events ?? [];
-    const claims = w.insertIds?.rows ?? [];
-    const usage = [...(w.usage ?? [])];
-    const text = <K extends keyof NewEventRow>(k: K): Buffer => textArray(events.map((r) => r[k] as string | null));
-    const int8 = <K extends keyof NewEventRow>(k: K): Buffer => int8Array(events.map((r) => r[k] as number));
-    await this.q('writes', [
-      w.projectId, textArray(persons.map((p) => p.id)), textArray(persons.map((p) => p.kind)), w.persons?.createdAt ?? 0,
-      textArray(links.map((l) => l.distinctId)), textArray(links.map((l) => l.personId)),
-      textArray(traits.map((t) => t.personId)), textArray(traits.map((t) => t.key)), jsonbArray(traits.map((t) => t.value)),
-      int8Array(traits.map((t) => t.setAt)),
-      uuidArray(events.map((r) => r.id)), text('projectId'), text('sourceId'), text('event'), text('distinctId'), text('anonymousId'),
-      text('personId'), text('sessionId'), int8('timestamp'), int8('receivedAt'), text('insertId'), jsonbArray(events.map((r) => r.properties)),
-      w.insertIds?.sourceId ?? null, textArray(claims.map((c) => c.insertId)), uuidArray(claims.map((c) => c.eventId)),
-      textArray(usage.map(([month]) => month)), int8Array(usage.map(([, n]) => n)),
-    ]);
+    const p = this.pending;
+    if (p === null) return;
+    this.pending = null;
+    const { scope, writes: w } = p;
+    if (w.merges.length === 0) {
+      await this.writes(scope, w);
+      return;
+    }
+    await this.writes(scope, { ...EMPTY, persons: w.persons, links: w.links });
+    for (const m of w.merges) if (m.from !== m.into) await this.q('mergePerson', [scope.projectId, m.from, m.into]);
+    await this.writes(scope, { ...w, persons: [], links: [], merges: [] });
   }
 
-  /**
-   * Holds a write back: sends what waits first while it clashes (another
-   * project's writes, or a kind that may appear once per statement, as ON
-   * CONFLICT must not meet one key twice), then records it. The last check
-   * and the record run in one synchronous step, so calls made concurrently
-   * cannot overwrite each other.
-   */
-  private async hold(projectId: string | null, clashes: (w: PendingWrites) => boolean, record: (w: PendingWrites) => void): Promise<void> {
-    const otherProject = (w: PendingWrites): boolean => projectId !== null && w.projectId !== null && w.projectId !== projectId;
-    while (otherProject(this.pending) || clashes(this.pending)) await this.flush();
-    if (projectId !== null) this.pending.projectId = projectId;
-    record(this.pending);
+  /** SQL.writes with the fields of `w` but the merges; nothing is sent when they are all empty. */
+  private async writes(scope: PassScope, w: PassWrites): Promise<void> {
+    if (nothingIn(w, PARTS_IN_PARAMS)) return;
+    const [persons, links, traits, events, insertIds, usage] = PARTS_IN_PARAMS.map((k) => (PARAMS[k] as (v: unknown, s: PassScope) => unknown[])(w[k], scope));
+    await this.q('writes', [scope.projectId, ...persons!, scope.now, ...links!, ...traits!, ...events!, ...insertIds!, ...usage!]);
   }
 
-  /** A statement that reads (or a merge): the writes waiting go first, so it sees them. */
-  private async read<R extends pg.QueryResultRow = pg.QueryResultRow>(name: keyof typeof SQL, values: unknown[]): Promise<R[]> {
+  /** A statement the writes waiting go before: the lock (a read follows it) or a savepoint's. */
+  private async statement(name: keyof typeof SQL, values: unknown[]): Promise<void> {
     await this.flush();
-    return this.q<R>(name, values);
+    await this.q(name, values);
   }
 
   private async q<R extends pg.QueryResultRow = pg.QueryResultRow>(name: keyof typeof SQL, values: unknown[]): Promise<R[]> {

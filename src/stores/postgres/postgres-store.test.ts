@@ -19,10 +19,12 @@ import { type ItemSpec, item as itemOf } from '../../../test/helpers/items.js';
 import { PageReadsBusyError } from '../page-read-gate.js';
 import { StoreUnavailableError } from '../port.js';
 import { PG_MIGRATIONS } from './migrations.js';
+import { passQuery, passWrites } from '../../../test/helpers/pass-bundles.js';
 import { SQL } from './ingest-tx.js';
 import { PgEventPages } from './event-pages.js';
 import { PostgresStore } from './postgres-store.js';
 import { postgresEngine } from './sql-engine.js';
+import { erasePerson } from '../../domain/erasure.js';
 
 const enabled = STORES.some((e) => e.name === 'postgres');
 const DAY = 86_400_000;
@@ -146,7 +148,7 @@ async function withSlowDeletes(
       ].map((it, index) => ({ ...it, index }));
       await collector.ingest({ projectId: project.id, sourceId: source.id, keyId: key.id, receivedAt: Date.now(), dryRun: false, items });
 
-      const bob = await collector.store.erasePerson(project.id, { distinctId: 'bob' }, { suppress: false, now: Date.now() });
+      const bob = await erasePerson(collector.store, project.id, { distinctId: 'bob' }, { suppress: false, now: Date.now() });
       expect(bob).toMatchObject({ eventsDeleted: 40 });
       expect(await left()).toEqual([{ d: 'carol', n: 3 }]);
       expect(await collector.store.staleErasures(0)).toEqual([]);
@@ -168,7 +170,7 @@ async function withSlowDeletes(
         await collector.ingest({ projectId: project.id, sourceId: source.id, keyId: key.id, receivedAt: Date.now(), dryRun: false, items });
       }
 
-      const bob = await collector.store.erasePerson(project.id, { distinctId: 'bob' }, { suppress: false, now: Date.now() });
+      const bob = await erasePerson(collector.store, project.id, { distinctId: 'bob' }, { suppress: false, now: Date.now() });
       expect(bob).toMatchObject({ eventsDeleted: 40 });
       expect(await left()).toEqual([{ d: 'carol', n: 6 }]);
       expect((await setup.query('SELECT count(*)::int AS n FROM insert_ids WHERE insert_id LIKE \'bob%\'')).rows[0].n).toBe(0);
@@ -194,7 +196,7 @@ async function withSlowDeletes(
       vi.useFakeTimers({ toFake: ['Date'] });
       vi.setSystemTime(Date.now() - DAY);
       repair = await eventDeletesFail(aged.url);
-      await expect(store.erasePerson(project.id, { distinctId: 'bob' }, { suppress: false, now: Date.now() })).rejects.toThrow();
+      await expect(erasePerson(store, project.id, { distinctId: 'bob' }, { suppress: false, now: Date.now() })).rejects.toThrow();
       await repair();
       repair = async () => {};
       // A server whose clock is a day ahead does not take it for abandoned: it was touched just now.
@@ -522,12 +524,11 @@ async function withSlowDeletes(
     it('a connection lost inside a transaction rolls back what it wrote', async () => {
       await expect(
         collector.transaction(async (tx) => {
-          await tx.lockProject(projectId);
-          await tx.createPersons(projectId, [{ id: 'per_lost', kind: 'browser' }], clock.now());
-          await tx.addLinks(projectId, [{ distinctId: 'lost', personId: 'per_lost' }]);
+          await tx.read(passQuery(projectId, 'src'));
+          const scope = { projectId, sourceId: 'src', now: clock.now() };
+          await tx.write(scope, passWrites({ persons: [{ id: 'per_lost', kind: 'browser' }], links: [{ distinctId: 'lost', personId: 'per_lost' }] }));
           proxy.set('down');
-          await tx.insertEvents([]);
-          await tx.addUsage(projectId, '2026-01', 1);
+          await tx.write(scope, passWrites({ usage: new Map([['2026-01', 1]]) }));
         }),
       ).rejects.toBeInstanceOf(StoreUnavailableError);
       proxy.set('up');

@@ -1,14 +1,8 @@
 import type pg from 'pg';
-import type { AuthRecord, ErasedPerson, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure, PersonLookup, PersonView, ProjectRetention, Store, StoredEvent } from '../port.js';
-import type { SqlEngine } from '../sql/engine.js';
-import { SqlAccounts } from '../sql/accounts.js';
-import { SqlAdmin } from '../sql/admin.js';
-import { SqlErasure } from '../sql/erasure.js';
-import { SqlEventPages } from '../sql/event-pages.js';
-import { SqlListings } from '../sql/listings.js';
-import { SqlReads } from '../sql/reads.js';
-import { projectRetentions } from '../sql/retention.js';
-import { postgresErasure } from './erasure.js';
+import type { AuthRecord, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure } from '../port.js';
+import type { EngineData, SqlStoreEngine } from '../sql/engine.js';
+import { SqlStore } from '../sql/sql-store.js';
+import { deleteErased } from './erasure.js';
 import { PgEventPages } from './event-pages.js';
 import { PgRetention } from './retention.js';
 import { PgIngestTx } from './ingest-tx.js';
@@ -44,57 +38,38 @@ const AUTH_SQL = `SELECT k.id AS "keyId", k.hash, k.expires_at AS "expiresAt", k
   WHERE k.hash = ANY($1::bytea[])`;
 
 /**
- * The shared store: every server of a deployment on one PostgreSQL database.
- * Transactions run at once on a pool (`writers: 'many'`); writers of one
- * project take turns on an advisory lock. Keys have no cheap change mark, so
- * every lookup reads the database.
+ * The shared engine: every server of a deployment on one PostgreSQL
+ * database. Transactions run at once on a pool (`writers: 'many'`); writers
+ * of one project take turns on an advisory lock. Keys have no cheap change
+ * mark, so every lookup reads the database.
  */
-export class PostgresStore implements Store {
-  readonly admin: SqlAdmin;
-  readonly accounts: SqlAccounts;
-  readonly listings: SqlListings;
-  readonly eventPages: SqlEventPages;
-  private readonly reads: SqlReads;
-  private readonly retention: PgRetention;
-  private readonly erasure: SqlErasure;
-  private readonly engine: SqlEngine;
+class PostgresEngine implements SqlStoreEngine {
+  readonly data: EngineData;
   readonly writers = 'many';
   /** A lookup asked while another hangs gets the bound of one on its own: a connection, then a statement. */
   readonly keyLookupLimitMs: number;
+  private readonly retention: PgRetention;
   private readonly partitionTimer: NodeJS.Timeout;
 
-  private constructor(
+  constructor(
     private readonly pool: pg.Pool,
     clock: () => number,
-    timeouts: PgTimeouts,
+    private readonly timeouts: PgTimeouts,
     onBackgroundError: (e: unknown) => void,
   ) {
-    const engine = postgresEngine(pool);
-    this.engine = engine;
-    this.admin = new SqlAdmin(engine);
-    this.accounts = new SqlAccounts(engine);
-    this.listings = new SqlListings(engine, new PgListingReads(engine.db));
-    this.eventPages = new SqlEventPages(engine, new PgEventPages(engine));
-    this.reads = new SqlReads(engine, this.eventPages);
+    const sql = postgresEngine(pool);
+    this.data = {
+      sql,
+      writeTransaction: (fn) => sql.db.transaction().execute(fn),
+      eventPages: new PgEventPages(sql),
+      listingReads: new PgListingReads(sql.db),
+    };
     this.retention = new PgRetention(pool);
-    this.erasure = new SqlErasure(engine, postgresErasure(pool, engine, timeouts.statementMs));
     this.keyLookupLimitMs = timeouts.connectMs + timeouts.statementMs;
     this.partitionTimer = setInterval(
       () => void ensureDayPartitions(pool, clock()).catch(onBackgroundError),
       PARTITION_CHECK_MS,
     ).unref();
-  }
-
-  /** Connects, brings the schema up to date and makes the coming days' event tables. */
-  static async connect(url: string, opts: PostgresStoreOptions = {}): Promise<PostgresStore> {
-    const timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
-    const onError = opts.onBackgroundError ?? (() => {});
-    const clock = opts.clock ?? Date.now;
-    await migrate(url, timeouts.connectMs);
-    const pool = createPool(url, timeouts, onError);
-    // Not fatal: without a day's table its rows go to the default partition.
-    await ensureDayPartitions(pool, clock()).catch(onError);
-    return new PostgresStore(pool, clock, timeouts, onError);
   }
 
   async lookUpKeys(hashes: Buffer[]): Promise<Map<string, AuthRecord>> {
@@ -119,42 +94,21 @@ export class PostgresStore implements Store {
     return withIngestTx(this.pool, fn, opts.keep ?? true);
   }
 
-  listEvents(sourceId: string, limit: number): Promise<StoredEvent[]> {
-    return this.reads.listEvents(sourceId, limit);
+  /** Writers run at once; a change of keys is seen by the next lookup, which always reads the database. */
+  writeTurn<T>(fn: () => Promise<T>): Promise<T> {
+    return fn();
   }
 
-  findPerson(projectId: string, lookup: PersonLookup): Promise<PersonView | null> {
-    return this.reads.findPerson(projectId, lookup);
-  }
+  /** No cache of links outlives a transaction here. */
+  forgetCached(): void {}
 
-  usage(projectId: string, month: string): Promise<number> {
-    return this.reads.usage(projectId, month);
-  }
-
-  projectRetentions(): Promise<ProjectRetention[]> {
-    return projectRetentions(this.engine);
+  deleteErasedEvents(e: PendingErasure, steps: { touch: () => Promise<void>; stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }> {
+    return deleteErased(this.pool, this.timeouts.statementMs, e, steps);
   }
 
   /** A step of retention (retention.ts). */
   expireEvents(plan: ExpiryPlan, batch: number): Promise<ExpiryStep> {
     return this.retention.step(plan, batch);
-  }
-
-  /** Erasure is written once (sql/erasure.ts); PostgreSQL's own steps are in erasure.ts. */
-  erasePerson(projectId: string, lookup: PersonLookup, opts: { suppress: boolean; now: number }): Promise<ErasedPerson | null> {
-    return this.erasure.erasePerson(projectId, lookup, opts);
-  }
-
-  unsuppress(projectId: string, lookup: PersonLookup): Promise<boolean> {
-    return this.erasure.unsuppress(projectId, lookup);
-  }
-
-  staleErasures(idleMs: number): Promise<PendingErasure[]> {
-    return this.erasure.staleErasures(idleMs);
-  }
-
-  finishErasure(e: PendingErasure, opts?: { stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }> {
-    return this.erasure.finishErasure(e, opts);
   }
 
   async ping(): Promise<void> {
@@ -172,6 +126,21 @@ export class PostgresStore implements Store {
     } catch (e) {
       throw unavailable(e);
     }
+  }
+}
+
+/** The shared store: PostgreSQL (PostgresEngine), with everything off the ingest path written once (SqlStore). */
+export class PostgresStore extends SqlStore {
+  /** Connects, brings the schema up to date and makes the coming days' event tables. */
+  static async connect(url: string, opts: PostgresStoreOptions = {}): Promise<PostgresStore> {
+    const timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
+    const onError = opts.onBackgroundError ?? (() => {});
+    const clock = opts.clock ?? Date.now;
+    await migrate(url, timeouts.connectMs);
+    const pool = createPool(url, timeouts, onError);
+    // Not fatal: without a day's table its rows go to the default partition.
+    await ensureDayPartitions(pool, clock()).catch(onError);
+    return new PostgresStore(new PostgresEngine(pool, clock, timeouts, onError));
   }
 }
 

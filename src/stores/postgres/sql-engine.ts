@@ -59,6 +59,12 @@ export function postgresEngine(pool: pg.Pool): SqlEngine {
     async lockProjects(trx, projectIds) {
       for (const id of projectIds) await sql`SELECT pg_advisory_xact_lock(${LOCK_NS.project}::int, hashtext(${id}::text))`.execute(trx);
     },
+    // The database's own clock: servers whose clocks disagree still agree on how long a record has gone untouched.
+    clock: () => sql<number>`(extract(epoch FROM clock_timestamp()) * 1000)::bigint`,
+    // Every event row stored so far has a seq at or below this, and every later one a higher seq.
+    newestArrival: () => sql<number>`coalesce(pg_sequence_last_value(pg_get_serial_sequence('events', 'seq')::regclass), 0)`,
+    idList: (ids) => ids,
+    idsOf: (column) => column as string[],
   };
 }
 

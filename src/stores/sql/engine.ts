@@ -1,4 +1,7 @@
 import type { AliasableExpression, Expression, Kysely, SqlBool } from 'kysely';
+import type { Engine } from '../port.js';
+import type { EngineEventPages } from './event-pages.js';
+import type { EngineListingReads } from './listings.js';
 import type { Database } from './schema.js';
 
 /**
@@ -27,11 +30,46 @@ export interface SqlEngine {
   startsWith(column: string, prefix: string): Expression<SqlBool>;
   /**
    * In a transaction: waits for the lock of each project (in the order
-   * given), the lock every write of that project holds (IngestTx.lockProject).
+   * given), the lock every write of that project holds (the one IngestTx.read takes).
    * Nothing to do where writers take turns on the whole database.
    */
   lockProjects(trx: Kysely<Database>, projectIds: string[]): Promise<void>;
+  /**
+   * Now, in epoch ms: the database server's clock where processes on several
+   * machines share one (their clocks need not agree), the process's on
+   * SQLite, whose processes share one machine.
+   */
+  clock(): Expression<number>;
+  /**
+   * In a transaction under the project lock: a number at or above every
+   * stored event's `seq`, and below every later one's (the arrival position
+   * of PendingErasure.arrivedThrough).
+   */
+  newestArrival(): Expression<number>;
+  /** A list of ids as a column holds it (pending_erasures.person_ids: JSON text on SQLite, text[] on PostgreSQL), and back. */
+  idList(ids: string[]): string | string[];
+  idsOf(column: string | string[]): string[];
 }
+
+/**
+ * An engine's handle for the queries written once (Engine.data): its
+ * queries and dialect, its write transactions off the ingest path, and the
+ * reads it shapes to its own indexes.
+ */
+export interface EngineData {
+  readonly sql: SqlEngine;
+  /**
+   * Runs `fn` in one write transaction of the store, in its turn with the
+   * ingest transactions (on SQLite the same queue, whose caches of links and
+   * insert_ids learn what each transaction did).
+   */
+  writeTransaction<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T>;
+  readonly eventPages: EngineEventPages;
+  readonly listingReads: EngineListingReads;
+}
+
+/** An engine of the SQL data layer: what sqlStore builds a Store from. */
+export type SqlStoreEngine = Engine<EngineData>;
 
 /**
  * Runs a write in its turn: SQLite runs the store's writes one at a time on its

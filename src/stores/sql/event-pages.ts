@@ -1,5 +1,6 @@
-import type { EventCursor, EventPage, EventPageQuery, EventPages, StoredEvent } from '../port.js';
+import type { EventCursor, EventPage, EventPageQuery, EventPages } from '../port.js';
 import type { SqlEngine } from './engine.js';
+import { toStoredEvent } from './rows.js';
 
 /**
  * Where an event stands among a source's events: its timestamp, then `seq`,
@@ -59,13 +60,6 @@ export function eventRows(engine: SqlEngine) {
       'e.session_id', 'e.timestamp', 'e.received_at', 'e.insert_id', engine.jsonText('e.properties').as('properties'),
     ]);
 }
-
-/** An event as the port shows it, from its row. */
-export const toStoredEvent = (r: EventRow): StoredEvent => ({
-  id: r.id, event: r.event, distinctId: r.distinct_id, anonymousId: r.anonymous_id, personId: r.person_id,
-  sessionId: r.session_id, timestamp: r.timestamp, receivedAt: r.received_at, insertId: r.insert_id,
-  properties: JSON.parse(r.properties) as Record<string, unknown>,
-});
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

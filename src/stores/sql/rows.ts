@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
-import type { KeyRecord, Org, Project, Source } from '../port.js';
+import type { KeyRecord, Org, Project, Source, StoredEvent } from '../port.js';
 import type { SessionRecord, UserRecord } from '../port-console.js';
+import type { EventRow } from './event-pages.js';
 import type { Database } from './schema.js';
 
 /** A yes/no column as read on either engine (1 on SQLite, true on PostgreSQL). */
@@ -35,4 +36,11 @@ export const toUser = (r: Selectable<Database['users']>): UserRecord => ({
 /** A session as the port shows it, from its row. */
 export const toSession = (r: Selectable<Database['sessions']>): SessionRecord => ({
   tokenHash: r.token_hash, userId: r.user_id, csrfToken: r.csrf_token, createdAt: r.created_at, lastSeenAt: r.last_seen_at,
+});
+
+/** An event as the port shows it, from its row (EventRow: its current person, its properties as JSON text). */
+export const toStoredEvent = (r: EventRow): StoredEvent => ({
+  id: r.id, event: r.event, distinctId: r.distinct_id, anonymousId: r.anonymous_id, personId: r.person_id,
+  sessionId: r.session_id, timestamp: r.timestamp, receivedAt: r.received_at, insertId: r.insert_id,
+  properties: JSON.parse(r.properties) as Record<string, unknown>,
 });

@@ -54,6 +54,6 @@ export interface Database {
   suppressed_ids: { project_id: string; distinct_id: string; created_at: Ms; person_id: string | null };
   /** A person id suppressed by the erasure of `erased_person_id` (itself, or the person it was merged into). */
   suppressed_persons: { project_id: string; person_id: string; erased_person_id: string; created_at: Ms };
-  /** person_ids: JSON text on SQLite, text[] on PostgreSQL (ErasureEngine.personIdsColumn). */
+  /** person_ids: JSON text on SQLite, text[] on PostgreSQL (SqlEngine.idList). */
   pending_erasures: { id: Generated<number>; project_id: string; person_ids: string | string[]; through_seq: number; touched_at: Ms };
 }

@@ -1,7 +1,4 @@
-import { sql } from 'kysely';
 import type { PendingErasure } from '../port.js';
-import type { ErasureEngine } from '../sql/erasure.js';
-import type { SqlEngine } from '../sql/engine.js';
 import { EventDeletion } from './event-deletion.js';
 import type { Db } from './open.js';
 import { personLinkCacheOf } from './person-link-cache.js';
@@ -11,39 +8,41 @@ const ERASE_ROWS_PER_STEP = 20_000;
 
 /**
  * What SQLite does its own way in an erasure (the rules are in
- * sql/erasure.ts): transactions in the store's turn (`transaction`, whose
- * single writer lock is the project lock here), the wall clock, ids as JSON,
- * and events deleted a range of rows per transaction, so writers wait for
- * one short range at most.
+ * domain/erasure.ts): its cache of links forgets the erased ones, and events
+ * are deleted a range of seqs per transaction of the store's, so writers wait
+ * for one short range at most.
  */
-export function sqliteErasure(db: Db, engine: SqlEngine, transaction: <T>(fn: () => Promise<T>) => Promise<T>): ErasureEngine {
-  const deletion = new EventDeletion(db);
-  const links = personLinkCacheOf(db);
-  const eventsIn = db.prepare('SELECT seq FROM events WHERE seq > ? AND seq <= ? AND project_id = ? AND person_id IN (SELECT value FROM json_each(?))').pluck();
-  return {
-    writing: (fn) => transaction(() => fn(engine.db)),
-    newestSeq: async (trx) => (await sql<{ seq: number }>`SELECT coalesce(max(seq), 0) AS seq FROM events`.execute(trx)).rows[0]!.seq,
-    // Every process on one file runs on one machine, under one clock.
-    clock: () => sql.val(Date.now()),
-    personIdsColumn: (ids) => JSON.stringify(ids),
-    personIdsOf: (column) => JSON.parse(column as string) as string[],
-    forgot(projectId, distinctIds, personIds) {
-      // This connection's cache of links must not serve them again (dropped when the transaction commits).
-      for (const d of distinctIds) links.link(projectId, d);
-      for (const p of personIds) links.merge(projectId, p);
-    },
-    async deleteEvents(e: PendingErasure, steps) {
-      let eventsDeleted = 0;
-      const ids = JSON.stringify(e.personIds);
-      for (let after = 0; after < e.throughSeq; after += ERASE_ROWS_PER_STEP) {
-        if (steps.stopping?.() === true) return { eventsDeleted, done: false };
-        const upTo = Math.min(e.throughSeq, after + ERASE_ROWS_PER_STEP);
-        eventsDeleted += await transaction(async () => {
-          await steps.touch();
-          return deletion.delete(eventsIn.all(after, upTo, e.projectId, ids) as number[]);
-        });
-      }
-      return { eventsDeleted, done: true };
-    },
-  };
+export class SqliteErasure {
+  private readonly deletion: EventDeletion;
+  private readonly links;
+  private readonly eventsIn;
+
+  constructor(
+    db: Db,
+    private readonly transaction: <T>(fn: () => Promise<T>) => Promise<T>,
+  ) {
+    this.deletion = new EventDeletion(db);
+    this.links = personLinkCacheOf(db);
+    this.eventsIn = db.prepare('SELECT seq FROM events WHERE seq > ? AND seq <= ? AND project_id = ? AND person_id IN (SELECT value FROM json_each(?))').pluck();
+  }
+
+  /** This connection's cache of links must not serve them again (dropped when the transaction commits). */
+  forgetCached(projectId: string, distinctIds: string[], personIds: string[]): void {
+    for (const d of distinctIds) this.links.link(projectId, d);
+    for (const p of personIds) this.links.merge(projectId, p);
+  }
+
+  async deleteEvents(e: PendingErasure, steps: { touch: () => Promise<void>; stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }> {
+    let eventsDeleted = 0;
+    const ids = JSON.stringify(e.personIds);
+    for (let after = 0; after < e.arrivedThrough; after += ERASE_ROWS_PER_STEP) {
+      if (steps.stopping?.() === true) return { eventsDeleted, done: false };
+      const upTo = Math.min(e.arrivedThrough, after + ERASE_ROWS_PER_STEP);
+      eventsDeleted += await this.transaction(async () => {
+        await steps.touch();
+        return this.deletion.delete(this.eventsIn.all(after, upTo, e.projectId, ids) as number[]);
+      });
+    }
+    return { eventsDeleted, done: true };
+  }
 }

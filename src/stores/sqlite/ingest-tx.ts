@@ -1,4 +1,4 @@
-import type { IngestTx, KeyState, NewEventRow, PersonKind, PersonRef, SuppressedIds, TraitWrite } from '../port.js';
+import { type IngestTx, type KeyState, PASS_WRITE_ORDER, type PassQuery, type PassScope, type PassState, type PassWrites, type PersonKind, type PersonRef, type SuppressedIds } from '../port.js';
 import { EventMinuteIndex } from './event-minute-index.js';
 import { type SqliteInsertIds, insertIdsOf } from './insert-ids.js';
 import { storeError } from './store-error.js';
@@ -9,14 +9,34 @@ import { type PersonLinkCache, personLinkCacheOf } from './person-link-cache.js'
 // of 500 ids is one statement, and no SQL is ever built from values.
 const IN_LIST = 'IN (SELECT value FROM json_each(?))';
 
+/** Writes one field of a bundle; `seqs` carries the rows of the events inserted to the insert_id claims that follow. */
+type FieldWriter<K extends keyof PassWrites> = (tx: SqliteIngestTx, scope: PassScope, v: PassWrites[K], seqs: Map<string, number>) => void;
+
+/**
+ * Every field of a bundle, written its own way; a field added to PassWrites
+ * fails to compile here until it is written (see IngestTx).
+ */
+const WRITERS: { [K in keyof PassWrites]-?: FieldWriter<K> } = {
+  persons: (tx, scope, v) => tx.createPersons(scope.projectId, v, scope.now),
+  links: (tx, scope, v) => tx.addLinks(scope.projectId, v),
+  merges: (tx, scope, v) => {
+    for (const m of v) tx.mergePerson(scope.projectId, m.from, m.into);
+  },
+  traits: (tx, scope, v) => tx.upsertTraits(scope.projectId, v),
+  events: (tx, _scope, v, seqs) => tx.insertEvents(v, seqs),
+  insertIds: (tx, scope, v, seqs) => tx.addInsertIds(scope.sourceId, v, seqs),
+  usage: (tx, scope, v) => {
+    for (const [month, n] of v) tx.addUsage(scope.projectId, month, n);
+  },
+};
+
 /**
  * The ingest transaction on SQLite. Every method runs synchronously inside the
- * transaction the caller holds; the single writer lock makes lockProject free.
+ * transaction the caller holds; the single writer lock makes the project lock
+ * free.
  */
 export class SqliteIngestTx implements IngestTx {
   private readonly s;
-  /** Rows of the events inserted in this pass, for the insert_id claims that follow. */
-  private readonly seqOfEvent = new Map<string, number>();
   private readonly links: PersonLinkCache;
 
   constructor(
@@ -27,14 +47,19 @@ export class SqliteIngestTx implements IngestTx {
     this.links = personLinkCacheOf(db);
     this.s = {
       dataVersion: db.prepare('PRAGMA data_version').pluck(),
-      limit: db.prepare('SELECT monthly_event_limit AS l FROM projects WHERE id = ?'),
+      // The limit and the usage of the months asked, in one statement: a row
+      // per month found (with the limit), or one with a null month.
+      meter: db.prepare(
+        `SELECT p.monthly_event_limit AS l, u.month, u.events FROM projects p
+         LEFT JOIN usage u ON u.project_id = p.id AND u.month ${IN_LIST}
+         WHERE p.id = ?`,
+      ),
       keyStates: db.prepare(
         `SELECT k.id, k.revoked_at, k.expires_at,
                 (s.deleted_at IS NULL AND p.deleted_at IS NULL AND o.deleted_at IS NULL) AS live
          FROM api_keys k JOIN sources s ON s.id = k.source_id JOIN projects p ON p.id = s.project_id JOIN orgs o ON o.id = p.org_id
          WHERE k.id ${IN_LIST}`,
       ),
-      usage: db.prepare('SELECT events FROM usage WHERE project_id = ? AND month = ?'),
       addUsage: db.prepare(
         'INSERT INTO usage (project_id, month, events) VALUES (?, ?, ?) ON CONFLICT (project_id, month) DO UPDATE SET events = events + excluded.events',
       ),
@@ -103,9 +128,32 @@ export class SqliteIngestTx implements IngestTx {
     this.db.exec('ROLLBACK');
   }
 
-  lockProject(): void {}
+  read(q: PassQuery): PassState {
+    let limit: number | null = null;
+    const usage = new Map<string, number>();
+    if (q.months.length > 0) {
+      for (const r of this.s.meter.all(JSON.stringify(q.months), q.projectId) as { l: number | null; month: string | null; events: number | null }[]) {
+        limit = r.l;
+        if (r.month !== null) usage.set(r.month, r.events!);
+      }
+    }
+    return {
+      keys: q.keyIds.length === 0 ? new Map() : this.keyStates(q.keyIds),
+      monthlyEventLimit: limit,
+      usage,
+      insertIds: q.insertIds.length === 0 ? new Map() : this.insertIds.find(q.sourceId, q.insertIds),
+      links: q.linkedIds.length === 0 ? new Map() : this.findLinks(q.projectId, q.linkedIds),
+      persons: q.personIds.length === 0 ? new Map() : refs(this.s.findPersons.all(q.projectId, JSON.stringify(q.personIds))),
+      suppressed: this.findSuppressed(q.projectId, q.suppressed.distinctIds, q.suppressed.personIds),
+    };
+  }
 
-  keyStates(keyIds: string[]): Map<string, KeyState> {
+  write(scope: PassScope, w: PassWrites): void {
+    const seqs = new Map<string, number>();
+    for (const k of PASS_WRITE_ORDER) (WRITERS[k] as FieldWriter<typeof k>)(this, scope, w[k], seqs);
+  }
+
+  private keyStates(keyIds: string[]): Map<string, KeyState> {
     const rows = this.s.keyStates.all(JSON.stringify(keyIds)) as { id: string; revoked_at: number | null; expires_at: number | null; live: number }[];
     return new Map(rows.map((r) => [r.id, { revokedAt: r.revoked_at, expiresAt: r.expires_at, ownersLive: r.live === 1 }]));
   }
@@ -126,37 +174,23 @@ export class SqliteIngestTx implements IngestTx {
     }
   }
 
-  monthlyEventLimit(projectId: string): number | null {
-    const row = this.s.limit.get(projectId) as { l: number | null } | undefined;
-    return row?.l ?? null;
-  }
-
-  usage(projectId: string, month: string): number {
-    const row = this.s.usage.get(projectId, month) as { events: number } | undefined;
-    return row?.events ?? 0;
-  }
-
   addUsage(projectId: string, month: string, events: number): void {
     this.s.addUsage.run(projectId, month, events);
   }
 
-  findInsertIds(sourceId: string, insertIds: string[]): Map<string, string | null> {
-    return this.insertIds.find(sourceId, insertIds);
-  }
-
-  addInsertIds(sourceId: string, rows: { insertId: string; eventId: string | null }[]): void {
+  addInsertIds(sourceId: string, rows: PassWrites['insertIds'], seqs: Map<string, number>): void {
+    if (rows.length === 0) return;
     const pairs = rows.map((r) => {
       if (r.eventId === null) return { insertId: r.insertId, eventSeq: null };
-      const seq = this.seqOfEvent.get(r.eventId);
-      if (seq === undefined) throw new Error(`event ${r.eventId} was not inserted in this pass`);
-      this.seqOfEvent.delete(r.eventId);
+      const seq = seqs.get(r.eventId);
+      if (seq === undefined) throw new Error(`event ${r.eventId} was not inserted in this bundle`);
       return { insertId: r.insertId, eventSeq: seq };
     });
     this.insertIds.add(sourceId, pairs);
   }
 
   /** Served from memory where it can be (person-link-cache.ts). */
-  findLinks(projectId: string, distinctIds: string[]): Map<string, PersonRef> {
+  private findLinks(projectId: string, distinctIds: string[]): Map<string, PersonRef> {
     const found = new Map<string, PersonRef>();
     const rest: string[] = [];
     for (const id of distinctIds) {
@@ -172,15 +206,11 @@ export class SqliteIngestTx implements IngestTx {
     return found;
   }
 
-  findPersons(projectId: string, personIds: string[]): Map<string, PersonRef> {
-    return refs(this.s.findPersons.all(projectId, JSON.stringify(personIds)));
-  }
-
-  createPersons(projectId: string, persons: { id: string; kind: PersonKind }[], createdAt: number): void {
+  createPersons(projectId: string, persons: PassWrites['persons'], createdAt: number): void {
     for (const p of persons) this.s.createPerson.run(projectId, p.id, p.kind, createdAt);
   }
 
-  addLinks(projectId: string, links: { distinctId: string; personId: string }[]): void {
+  addLinks(projectId: string, links: PassWrites['links']): void {
     for (const l of links) {
       this.links.link(projectId, l.distinctId);
       this.s.addLink.run(projectId, l.distinctId, l.personId);
@@ -196,24 +226,22 @@ export class SqliteIngestTx implements IngestTx {
     this.s.dropTraits.run(projectId, from);
   }
 
-  upsertTraits(projectId: string, traits: TraitWrite[]): void {
+  upsertTraits(projectId: string, traits: PassWrites['traits']): void {
     for (const t of traits) this.s.upsertTrait.run(projectId, t.personId, t.key, t.value, t.setAt);
   }
 
-  findSuppressed(projectId: string, distinctIds: string[], personIds: string[]): SuppressedIds {
+  private findSuppressed(projectId: string, distinctIds: string[], personIds: string[]): SuppressedIds {
     const ids = (s: { all: (...a: unknown[]) => unknown[] }, list: string[]) => new Set(list.length === 0 ? [] : (s.all(projectId, JSON.stringify(list)) as string[]));
     return { distinctIds: ids(this.s.suppressed, distinctIds), personIds: ids(this.s.suppressedPersons, personIds) };
   }
 
-  insertEvents(rows: NewEventRow[]): void {
-    // A pass that failed before its claims must not leave rows behind for the next.
-    this.seqOfEvent.clear();
+  insertEvents(rows: PassWrites['events'], seqs: Map<string, number>): void {
     for (const e of rows) {
       const { lastInsertRowid } = this.s.insertEvent.run(
         e.id, e.projectId, e.sourceId, e.event, e.distinctId, e.anonymousId, e.personId, e.sessionId,
         e.timestamp, e.receivedAt, e.insertId, e.properties,
       );
-      if (e.insertId !== null) this.seqOfEvent.set(e.id, Number(lastInsertRowid));
+      if (e.insertId !== null) seqs.set(e.id, Number(lastInsertRowid));
     }
   }
 }

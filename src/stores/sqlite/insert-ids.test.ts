@@ -3,9 +3,11 @@ import { sqliteTestDir } from '../../../test/helpers/sqlite.js';
 import { type ItemSpec, ingestJob, seedJobOwners } from '../../../test/helpers/items.js';
 import type { IngestJob, ItemOutcome } from '../../domain/ingest/job.js';
 import { ingestPass } from '../../domain/ingest/pass.js';
+import type { InsertIdClaim } from '../port.js';
 import { SqlAdmin } from '../sql/admin.js';
 import { sqliteEngine } from './sql-engine.js';
 import { EventDeletion } from './event-deletion.js';
+import { passQuery, passWrites } from '../../../test/helpers/pass-bundles.js';
 import { SqliteIngestTx } from './ingest-tx.js';
 import type { PairHash } from './insert-id-hash.js';
 import { SqliteInsertIds, insertIdsOf } from './insert-ids.js';
@@ -42,12 +44,15 @@ async function writer(db: Db, hash?: PairHash, seed = true) {
   /** The insert_ids of src_1 found stored, in a write of its own rolled back after. */
   const stored = (insertIds: string[]): string[] => {
     tx.begin();
-    const found = tx.findInsertIds('src_1', insertIds);
+    const found = tx.read(passQuery('prj_1', 'src_1', { insertIds })).insertIds;
     tx.rollback();
     return [...found.keys()].sort();
   };
   return { tx, ids, write, stored };
 }
+
+/** insert_ids claimed in a bundle of their own. */
+const claim = (tx: SqliteIngestTx, sourceId: string, rows: InsertIdClaim[]): void => tx.write({ projectId: 'prj_1', sourceId, now: 0 }, passWrites({ insertIds: rows }));
 
 const count = (db: Db, sql: string): number => db.prepare(sql).pluck().get() as number;
 
@@ -72,7 +77,7 @@ describe('insert_ids in memory, checked against their rows', () => {
     const { write, tx } = await writer(db, oneHash);
     await write([[track('x'), identify('y')]]);
     tx.begin();
-    const found = tx.findInsertIds('src_1', ['x', 'y', 'z']);
+    const found = tx.read(passQuery('prj_1', 'src_1', { insertIds: ['x', 'y', 'z'] })).insertIds;
     tx.rollback();
     const first = db.prepare("SELECT id FROM events WHERE insert_id = 'x'").pluck().get();
     expect(found).toEqual(new Map([['x', first], ['y', null]]));
@@ -82,10 +87,10 @@ describe('insert_ids in memory, checked against their rows', () => {
     const db = open();
     const { tx } = await writer(db, oneHash);
     tx.begin();
-    tx.addInsertIds('src_2', [{ insertId: 'a', eventId: null }]);
-    expect(tx.findInsertIds('src_1', ['a']).size).toBe(0);
-    tx.addInsertIds('src_1', [{ insertId: 'a', eventId: null }]);
-    expect(tx.findInsertIds('src_1', ['a'])).toEqual(new Map([['a', null]]));
+    claim(tx, 'src_2', [{ insertId: 'a', eventId: null }]);
+    expect(tx.read(passQuery('prj_1', 'src_1', { insertIds: ['a'] })).insertIds.size).toBe(0);
+    claim(tx, 'src_1', [{ insertId: 'a', eventId: null }]);
+    expect(tx.read(passQuery('prj_1', 'src_1', { insertIds: ['a'] })).insertIds).toEqual(new Map([['a', null]]));
     tx.commit();
   });
 
@@ -94,11 +99,11 @@ describe('insert_ids in memory, checked against their rows', () => {
     const { write, tx } = await writer(db, oneHash);
     await write([[track('a'), identify('b')]]);
     tx.begin();
-    expect(() => tx.addInsertIds('src_1', [{ insertId: 'a', eventId: null }])).toThrow(/already stored/);
-    expect(() => tx.addInsertIds('src_1', [{ insertId: 'b', eventId: null }])).toThrow(/already stored/);
-    expect(() => tx.addInsertIds('src_1', [{ insertId: 'n', eventId: null }, { insertId: 'n', eventId: null }])).toThrow(/already stored/);
-    tx.addInsertIds('src_1', [{ insertId: 'c', eventId: null }]);
-    expect(() => tx.addInsertIds('src_1', [{ insertId: 'c', eventId: null }])).toThrow(/already stored/);
+    expect(() => claim(tx, 'src_1', [{ insertId: 'a', eventId: null }])).toThrow(/already stored/);
+    expect(() => claim(tx, 'src_1', [{ insertId: 'b', eventId: null }])).toThrow(/already stored/);
+    expect(() => claim(tx, 'src_1', [{ insertId: 'n', eventId: null }, { insertId: 'n', eventId: null }])).toThrow(/already stored/);
+    claim(tx, 'src_1', [{ insertId: 'c', eventId: null }]);
+    expect(() => claim(tx, 'src_1', [{ insertId: 'c', eventId: null }])).toThrow(/already stored/);
     tx.rollback();
   });
 
@@ -122,11 +127,11 @@ describe('insert_ids in memory, checked against their rows', () => {
     await expect(
       tx.savepoint(async () => {
         await ingestPass(tx, [ingestJob([track('undone'), identify('undone-id')])], 0);
-        expect(tx.findInsertIds('src_1', ['undone', 'undone-id']).size).toBe(2);
+        expect(tx.read(passQuery('prj_1', 'src_1', { insertIds: ['undone', 'undone-id'] })).insertIds.size).toBe(2);
         throw boom;
       }),
     ).rejects.toBe(boom);
-    expect(tx.findInsertIds('src_1', ['kept', 'undone', 'undone-id'])).toEqual(new Map([['kept', expect.any(String)]]));
+    expect(tx.read(passQuery('prj_1', 'src_1', { insertIds: ['kept', 'undone', 'undone-id'] })).insertIds).toEqual(new Map([['kept', expect.any(String)]]));
     // Nested: the inner one fails, the outer one keeps what it added before.
     await tx.savepoint(async () => {
       await ingestPass(tx, [ingestJob([track('outer')])], 0);
@@ -233,9 +238,9 @@ describe('insert_ids in memory, checked against their rows', () => {
     expect(ids.size).toBe(0);
     tx.begin();
     expect(ids.size).toBe(22_500 + 12_000);
-    const found = tx.findInsertIds('src_1', ['old-2', 'old-3', 'old-10', 'old-24998', 'identify-0', 'identify-11999', 'identify-12000']);
+    const found = tx.read(passQuery('prj_1', 'src_1', { insertIds: ['old-2', 'old-3', 'old-10', 'old-24998', 'identify-0', 'identify-11999', 'identify-12000'] })).insertIds;
     expect(found).toEqual(new Map([['old-2', 'evt_2'], ['old-24998', 'evt_24998'], ['identify-0', null], ['identify-11999', null]]));
-    expect(tx.findInsertIds('src_2', ['old-3', 'old-2', 'identify-0'])).toEqual(new Map([['old-3', 'evt_3']]));
+    expect(tx.read(passQuery('prj_1', 'src_2', { insertIds: ['old-3', 'old-2', 'identify-0'] })).insertIds).toEqual(new Map([['old-3', 'evt_3']]));
     tx.rollback();
   });
 

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sqliteTestDir } from '../../../test/helpers/sqlite.js';
+import { passQuery } from '../../../test/helpers/pass-bundles.js';
 import { SqliteIngestTx } from './ingest-tx.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 
@@ -39,9 +40,9 @@ describe('embedded schema migrations', () => {
     expect(db.prepare('SELECT count(*) FROM identify_claims').pluck().get()).toBe(12_000);
     const tx = new SqliteIngestTx(db);
     tx.begin();
-    const found = tx.findInsertIds('src_a', ['old-2', 'old-3', 'old-10', 'old-24998', 'identify-0', 'identify-11999', 'identify-12000']);
+    const found = tx.read(passQuery('prj_1', 'src_a', { insertIds: ['old-2', 'old-3', 'old-10', 'old-24998', 'identify-0', 'identify-11999', 'identify-12000'] })).insertIds;
     expect(found).toEqual(new Map([['old-2', 'evt_2'], ['old-24998', 'evt_24998'], ['identify-0', null], ['identify-11999', null]]));
-    expect(tx.findInsertIds('src_b', ['old-3', 'old-2', 'identify-0'])).toEqual(new Map([['old-3', 'evt_3']]));
+    expect(tx.read(passQuery('prj_1', 'src_b', { insertIds: ['old-3', 'old-2', 'identify-0'] })).insertIds).toEqual(new Map([['old-3', 'evt_3']]));
     tx.rollback();
   });
 

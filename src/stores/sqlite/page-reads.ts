@@ -1,7 +1,8 @@
 import type { StoredEvent } from '../port.js';
 import type { DayCount } from '../port-console.js';
 import type { Db } from './open.js';
-import { storedEventFromRow } from './rows.js';
+import type { EventRow } from '../sql/event-pages.js';
+import { toStoredEvent } from '../sql/rows.js';
 
 const DAY_MS = 86_400_000;
 const dayName = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
@@ -28,7 +29,8 @@ export function pageReadsOn(db: Db): PageReads {
        WHERE seq > (SELECT through FROM event_minutes_state) AND project_id = ? AND timestamp >= ? AND timestamp < ? GROUP BY 1`,
     ),
     personEvents: db.prepare(
-      `SELECT e.*, coalesce(p.merged_into, e.person_id) AS current_person
+      `SELECT e.seq, e.id, e.event, e.distinct_id, e.anonymous_id, coalesce(p.merged_into, e.person_id) AS person_id,
+         e.session_id, e.timestamp, e.received_at, e.insert_id, e.properties
        FROM (SELECT * FROM events ORDER BY seq DESC LIMIT ?) e
        LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
        WHERE e.project_id = ? AND coalesce(p.merged_into, e.person_id) = ?
@@ -56,7 +58,7 @@ export function pageReadsOn(db: Db): PageReads {
       return [...counts.entries()].sort((a, b) => a[0] - b[0]).map(([day, events]) => ({ day: dayName(day), events }));
     },
     personEvents(projectId, personId, limit, scan) {
-      return (s.personEvents.all(scan, projectId, personId, limit) as Record<string, never>[]).map(storedEventFromRow);
+      return (s.personEvents.all(scan, projectId, personId, limit) as EventRow[]).map(toStoredEvent);
     },
   };
 }

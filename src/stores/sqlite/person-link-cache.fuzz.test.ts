@@ -4,7 +4,7 @@ import { tempDir } from '../../../test/helpers/fixture.js';
 import { type ItemSpec, collectorOn, ingestJob } from '../../../test/helpers/items.js';
 import { Collector } from '../../domain/collector.js';
 import { browserIdentify } from '../../domain/people/browser-identify.js';
-import type { IngestTx, PersonRef, Store } from '../port.js';
+import type { IngestTx, PassQuery, PassState, Store } from '../port.js';
 import { personLinkCacheOf } from './person-link-cache.js';
 import { type Db, openSqlite } from './open.js';
 import { SqliteStore } from './sqlite-store.js';
@@ -32,21 +32,22 @@ function checkedStore(db: Db): Store {
   const checkedTx = (tx: IngestTx): IngestTx =>
     new Proxy(tx, {
       get: (t, p) => {
-        if (p !== 'findLinks') return bound(t, p);
-        return (projectId: string, ids: string[]) => {
-          const rows = truth.all(projectId, JSON.stringify(ids)) as { key: string; id: string; kind: string }[];
+        if (p !== 'read') return bound(t, p);
+        return (q: PassQuery) => {
+          const ids = q.linkedIds;
+          const rows = truth.all(q.projectId, JSON.stringify(ids)) as { key: string; id: string; kind: string }[];
           const expected = new Map(rows.map((r) => [r.key, `${r.id}/${r.kind}`]));
-          for (const id of ids) if (cache.get(projectId, id) !== undefined) fromMemory++;
-          const check = (answer: Map<string, PersonRef>) => {
+          for (const id of ids) if (cache.get(q.projectId, id) !== undefined) fromMemory++;
+          const check = (answer: PassState) => {
             for (const id of ids) {
               asked++;
-              const got = answer.get(id);
+              const got = answer.links.get(id);
               const said = got === undefined ? undefined : `${got.id}/${got.kind}`;
-              if (said !== expected.get(id)) wrong.push(`${projectId} ${id}: memory said ${said}, the database ${expected.get(id)}`);
+              if (said !== expected.get(id)) wrong.push(`${q.projectId} ${id}: memory said ${said}, the database ${expected.get(id)}`);
             }
             return answer;
           };
-          const answer = t.findLinks(projectId, ids);
+          const answer = t.read(q);
           return answer instanceof Promise ? answer.then(check) : check(answer);
         };
       },

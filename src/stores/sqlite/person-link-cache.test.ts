@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../../test/helpers/fixture.js';
+import { passWrites } from '../../../test/helpers/pass-bundles.js';
 import { type ItemSpec, collectorOn, ingestJob } from '../../../test/helpers/items.js';
 import type { Collector } from '../../domain/collector.js';
 import type { IngestJob, ItemOutcome } from '../../domain/ingest/job.js';
@@ -144,8 +145,7 @@ describe('the store around the cache', () => {
         const inStore = new Promise<void>((r) => (reached = r));
         during = collector.ingest(ingestJob([track('u9')]));
         await inStore;
-        await tx.createPersons('prj_1', [{ id: 'per_b', kind: 'browser' }], 0);
-        await tx.mergePerson('prj_1', server!, 'per_b');
+        await tx.write({ projectId: 'prj_1', sourceId: 'src_1', now: 0 }, passWrites({ persons: [{ id: 'per_b', kind: 'browser' }], merges: [{ from: server!, into: 'per_b' }] }));
       });
       expect((await during).map((o) => o.status)).toEqual(['accepted']);
       expect((await collector.ingest(ingestJob([track('u1')]))).map(personOf)).toEqual(['per_b']);

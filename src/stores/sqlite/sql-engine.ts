@@ -118,5 +118,10 @@ export function sqliteEngine(db: Db): SqlEngine {
     startsWith: (column, prefix) => sql<boolean>`${sql.ref(column)} >= ${prefix} AND ${sql.ref(column)} < ${`${prefix}\u{10FFFF}`}`,
     // Writers take turns on the whole file.
     lockProjects: async () => undefined,
+    // Every process on one file runs on one machine, under one clock.
+    clock: () => sql.val(Date.now()),
+    newestArrival: () => sql<number>`(SELECT coalesce(max(seq), 0) FROM events)`,
+    idList: (ids) => JSON.stringify(ids),
+    idsOf: (column) => JSON.parse(column as string) as string[],
   };
 }

@@ -1,27 +1,8 @@
-import {
-  type AuthRecord,
-  type ErasedPerson,
-  type ExpiryPlan,
-  type ExpiryStep,
-  type IngestTx,
-  type PendingErasure,
-  type PersonLookup,
-  type PersonView,
-  type ProjectRetention,
-  type Store,
-  StoreUnavailableError,
-  type StoredEvent,
-} from '../port.js';
-import type { SqlEngine } from '../sql/engine.js';
-import { SqlAccounts } from '../sql/accounts.js';
-import { SqlAdmin } from '../sql/admin.js';
-import { SqlErasure } from '../sql/erasure.js';
-import { SqlEventPages } from '../sql/event-pages.js';
-import { SqlListings } from '../sql/listings.js';
-import { SqlReads } from '../sql/reads.js';
-import { projectRetentions } from '../sql/retention.js';
+import { type AuthRecord, type ExpiryPlan, type ExpiryStep, type IngestTx, type PendingErasure, StoreUnavailableError } from '../port.js';
+import type { EngineData, SqlStoreEngine } from '../sql/engine.js';
+import { SqlStore } from '../sql/sql-store.js';
 import { backupTo } from './backup.js';
-import { sqliteErasure } from './erasure.js';
+import { SqliteErasure } from './erasure.js';
 import { SqliteEventPages } from './event-pages.js';
 import { SqliteRetention } from './retention.js';
 import { type CheckpointThread, Checkpointer, LONG_WAL_FRAMES } from './checkpointer.js';
@@ -34,7 +15,7 @@ import { type Db, openSqlite } from './open.js';
 import { SqlitePageReader } from './page-reader.js';
 import { sqliteEngine } from './sql-engine.js';
 import { storeError } from './store-error.js';
-import { authFromRow } from './rows.js';
+import { toProject, toSource } from '../sql/rows.js';
 
 /** For tests: a short WAL without writing hundreds of megabytes. */
 export interface WalTuning {
@@ -47,27 +28,20 @@ export interface WalTuning {
 }
 
 /**
- * The embedded store: one SQLite file in the data directory, one connection,
- * one write transaction at a time (`writers: 'one'`). Transactions, admin
- * writes and the checkpointer's catch-ups take turns on one queue (`turn`):
- * a transaction's function may wait on promises, and no other write may
- * reach the connection meanwhile.
+ * The embedded engine: one SQLite file in the data directory, one
+ * connection, one write transaction at a time (`writers: 'one'`).
+ * Transactions, off-path writes and the checkpointer's catch-ups take turns
+ * on one queue (`turn`): a transaction's function may wait on promises, and
+ * no other write may reach the connection meanwhile.
  */
-export class SqliteStore implements Store {
-  readonly admin: SqlAdmin;
-  readonly accounts: SqlAccounts;
-  readonly listings: SqlListings;
-  readonly eventPages: SqlEventPages;
-  private readonly reads: SqlReads;
-  private readonly retention: SqliteRetention;
-  private readonly erasure: SqlErasure;
-  private readonly engine: SqlEngine;
+class SqliteEngine implements SqlStoreEngine {
+  readonly data: EngineData;
   readonly writers = 'one';
   readonly keyLookupLimitMs = Infinity;
   private readonly authStmt;
   private readonly dataVersion;
-  /** Admin writes made on this connection: data_version only counts other connections' commits. */
-  private adminWrites = 0;
+  /** Writes made on this connection that may change keys: data_version only counts other connections' commits. */
+  private keyWrites = 0;
   private readonly checkpointer: Checkpointer;
   private catchingUp = false;
   /**
@@ -79,13 +53,14 @@ export class SqliteStore implements Store {
   private inside = false;
   private turn: Promise<unknown> = Promise.resolve();
   private readonly touchKeys: (uses: Map<string, number>) => void;
-  private readonly minutes: EventMinuteIndex;
   private readonly tx: SqliteIngestTx;
   private readonly pageReader: SqlitePageReader;
+  private readonly retention: SqliteRetention;
+  private readonly erasure: SqliteErasure;
 
   constructor(
     private readonly db: Db,
-    wal: WalTuning = {},
+    wal: WalTuning,
   ) {
     // Checkpoints run in a thread of their own (see checkpointer.ts), not inside our commits.
     db.pragma('wal_autocheckpoint = 0');
@@ -94,29 +69,19 @@ export class SqliteStore implements Store {
     // the length that asks for a catch-up (64 MiB with 4 KiB pages).
     const pageSize = db.pragma('page_size', { simple: true }) as number;
     db.pragma(`journal_size_limit = ${wal.sizeLimitBytes ?? (wal.longFrames ?? LONG_WAL_FRAMES) * pageSize}`);
-    const engine = sqliteEngine(db);
-    this.engine = engine;
-    // Admin writes take their turn, and count once done: a key lookup that
-    // read the mark before the write ends reads again after it.
-    this.admin = new SqlAdmin(engine, (fn) =>
-      this.exclusive(async () => {
-        const out = await fn();
-        this.adminWrites++;
-        return out;
-      }),
-    );
-    // Account writes take their turn too, but change no key or owner.
-    this.accounts = new SqlAccounts(engine, (fn) => this.exclusive(fn));
+    const sql = sqliteEngine(db);
     // Reads that scan events run on a thread of their own, never between two commits here.
     this.pageReader = new SqlitePageReader(db.name);
-    this.listings = new SqlListings(engine, new SqliteListingReads(engine.db, this.pageReader));
+    this.data = {
+      sql,
+      writeTransaction: (fn) => this.transaction(() => fn(sql.db)),
+      eventPages: new SqliteEventPages(db, sql),
+      listingReads: new SqliteListingReads(sql.db, this.pageReader),
+    };
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
-    this.minutes = new EventMinuteIndex(db);
-    this.tx = new SqliteIngestTx(db, insertIdsOf(db), this.minutes);
-    this.eventPages = new SqlEventPages(engine, new SqliteEventPages(db, engine));
-    this.reads = new SqlReads(engine, this.eventPages);
+    this.tx = new SqliteIngestTx(db, insertIdsOf(db), new EventMinuteIndex(db));
     this.retention = new SqliteRetention(db);
-    this.erasure = new SqlErasure(engine, sqliteErasure(db, engine, (fn) => this.transaction(fn)));
+    this.erasure = new SqliteErasure(db, (fn) => this.transaction(fn));
     this.checkpointer.whenLong(() => {
       if (this.catchingUp) return;
       this.catchingUp = true;
@@ -140,10 +105,6 @@ export class SqliteStore implements Store {
     );
   }
 
-  static open(dataDir: string, wal?: WalTuning): SqliteStore {
-    return new SqliteStore(openSqlite(dataDir), wal);
-  }
-
   async lookUpKeys(hashes: Buffer[]): Promise<Map<string, AuthRecord>> {
     const found = new Map<string, AuthRecord>();
     for (const hash of hashes) {
@@ -153,9 +114,9 @@ export class SqliteStore implements Store {
     return found;
   }
 
-  /** data_version moves when another connection commits; adminWrites when this one changes keys or owners. */
+  /** data_version moves when another connection commits; keyWrites when this one changes keys or owners. */
   keysChangeMark(): string {
-    return `${this.dataVersion.get() as number}:${this.adminWrites}`;
+    return `${this.dataVersion.get() as number}:${this.keyWrites}`;
   }
 
   /** One transaction of its own, in its turn with the others. */
@@ -172,7 +133,7 @@ export class SqliteStore implements Store {
   /**
    * Runs `fn` in a write transaction (BEGIN IMMEDIATE), after the writes
    * queued before it. `fn` must never wait on this store's transaction(),
-   * admin writes or close(): they wait for it in turn. A transaction()
+   * off-path writes or close(): they wait for it in turn. A transaction()
    * called by `fn` before it first waits is refused; called later, it waits
    * forever, as those do.
    */
@@ -202,6 +163,16 @@ export class SqliteStore implements Store {
     });
   }
 
+  /** In its turn; a write that may change keys counts once done, so a lookup that read the mark before it ends reads again after. */
+  writeTurn<T>(fn: () => Promise<T>, opts: { changesKeys?: boolean } = {}): Promise<T> {
+    if (opts.changesKeys !== true) return this.exclusive(fn);
+    return this.exclusive(async () => {
+      const out = await fn();
+      this.keyWrites++;
+      return out;
+    });
+  }
+
   /** Runs `fn` when no write runs, and lets none start before it ends. */
   private exclusive<T>(fn: () => Promise<T> | T): Promise<T> {
     const result = this.turn.then(fn);
@@ -209,42 +180,17 @@ export class SqliteStore implements Store {
     return result;
   }
 
-  listEvents(sourceId: string, limit: number): Promise<StoredEvent[]> {
-    return this.reads.listEvents(sourceId, limit);
+  forgetCached(projectId: string, distinctIds: string[], personIds: string[]): void {
+    this.erasure.forgetCached(projectId, distinctIds, personIds);
   }
 
-  findPerson(projectId: string, lookup: PersonLookup): Promise<PersonView | null> {
-    return this.reads.findPerson(projectId, lookup);
-  }
-
-  usage(projectId: string, month: string): Promise<number> {
-    return this.reads.usage(projectId, month);
-  }
-
-  projectRetentions(): Promise<ProjectRetention[]> {
-    return projectRetentions(this.engine);
+  deleteErasedEvents(e: PendingErasure, steps: { touch: () => Promise<void>; stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }> {
+    return this.erasure.deleteEvents(e, steps);
   }
 
   /** A step of retention (retention.ts), in a write transaction of its own, in its turn with the others. */
   expireEvents(plan: ExpiryPlan, batch: number): Promise<ExpiryStep> {
     return this.transaction(async () => this.retention.step(plan, batch));
-  }
-
-  /** Erasure is written once (sql/erasure.ts); SQLite's own steps are in erasure.ts. */
-  erasePerson(projectId: string, lookup: PersonLookup, opts: { suppress: boolean; now: number }): Promise<ErasedPerson | null> {
-    return this.erasure.erasePerson(projectId, lookup, opts);
-  }
-
-  staleErasures(idleMs: number): Promise<PendingErasure[]> {
-    return this.erasure.staleErasures(idleMs);
-  }
-
-  finishErasure(e: PendingErasure, opts?: { stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }> {
-    return this.erasure.finishErasure(e, opts);
-  }
-
-  unsuppress(projectId: string, lookup: PersonLookup): Promise<boolean> {
-    return this.erasure.unsuppress(projectId, lookup);
   }
 
   /** SQLite's online backup (backup.ts). */
@@ -275,3 +221,27 @@ export class SqliteStore implements Store {
   }
 }
 
+/** The embedded store: one SQLite file (SqliteEngine), with everything off the ingest path written once (SqlStore). */
+export class SqliteStore extends SqlStore {
+  constructor(db: Db, wal: WalTuning = {}) {
+    super(new SqliteEngine(db, wal));
+  }
+
+  static open(dataDir: string, wal?: WalTuning): SqliteStore {
+    return new SqliteStore(openSqlite(dataDir), wal);
+  }
+}
+
+/** The authentication row (aliases key_id, s_id, …; the project's columns unaliased). */
+function authFromRow(r: Record<string, never>): AuthRecord {
+  return {
+    keyId: r.key_id,
+    hash: r.hash,
+    expiresAt: r.expires_at,
+    revokedAt: r.revoked_at,
+    source: toSource({
+      id: r.s_id, project_id: r.s_project_id, name: r.s_name, filter_bots: r.filter_bots, record_ip: r.record_ip, created_at: r.s_created_at,
+    }),
+    project: toProject(r as never),
+  };
+}

@@ -1,0 +1,125 @@
+import { sql } from 'kysely';
+import type {
+  AuthRecord,
+  ErasureTx,
+  ExpiryPlan,
+  ExpiryStep,
+  IngestTx,
+  PendingErasure,
+  PersonLookup,
+  PersonView,
+  ProjectRetention,
+  Store,
+  StoredEvent,
+} from '../port.js';
+import { SqlAccounts } from './accounts.js';
+import { SqlAdmin } from './admin.js';
+import type { SqlStoreEngine } from './engine.js';
+import { SqlErasureTx } from './erasure.js';
+import { SqlEventPages } from './event-pages.js';
+import { SqlListings } from './listings.js';
+import { SqlReads } from './reads.js';
+
+/**
+ * A Store from an engine: the request path, the deletion of events and the
+ * lifecycle are the engine's own (called straight through); everything else
+ * is written once here, in the files beside this one. An engine is one class
+ * that extends this one with its Engine (sqlite/, postgres/).
+ */
+export class SqlStore implements Store {
+  readonly writers: 'one' | 'many';
+  readonly keyLookupLimitMs: number;
+  readonly admin: SqlAdmin;
+  readonly accounts: SqlAccounts;
+  readonly listings: SqlListings;
+  readonly eventPages: SqlEventPages;
+  private readonly reads: SqlReads;
+  readonly backup?: (toFile: string) => Promise<number>;
+
+  constructor(protected readonly engine: SqlStoreEngine) {
+    const { sql, eventPages, listingReads } = engine.data;
+    this.writers = engine.writers;
+    this.keyLookupLimitMs = engine.keyLookupLimitMs;
+    // Admin writes may change keys and their owners; account writes change neither.
+    this.admin = new SqlAdmin(sql, (fn) => engine.writeTurn(fn, { changesKeys: true }));
+    this.accounts = new SqlAccounts(sql, (fn) => engine.writeTurn(fn));
+    this.listings = new SqlListings(sql, listingReads);
+    this.eventPages = new SqlEventPages(sql, eventPages);
+    this.reads = new SqlReads(sql, this.eventPages);
+    if (engine.backup !== undefined) this.backup = (toFile) => engine.backup!(toFile);
+  }
+
+  transaction<T>(fn: (tx: IngestTx) => Promise<T>, opts?: { keep?: boolean }): Promise<T> {
+    return this.engine.transaction(fn, opts);
+  }
+
+  lookUpKeys(hashes: Buffer[]): Promise<Map<string, AuthRecord>> {
+    return this.engine.lookUpKeys(hashes);
+  }
+
+  keysChangeMark(): string | null {
+    return this.engine.keysChangeMark();
+  }
+
+  recordKeyUses(uses: Map<string, number>): Promise<void> {
+    return this.engine.recordKeyUses(uses);
+  }
+
+  listEvents(sourceId: string, limit: number): Promise<StoredEvent[]> {
+    return this.reads.listEvents(sourceId, limit);
+  }
+
+  findPerson(projectId: string, lookup: PersonLookup): Promise<PersonView | null> {
+    return this.reads.findPerson(projectId, lookup);
+  }
+
+  usage(projectId: string, month: string): Promise<number> {
+    return this.reads.usage(projectId, month);
+  }
+
+  /** Every project's retention, deleted projects included (their events expire as well). */
+  async projectRetentions(): Promise<ProjectRetention[]> {
+    const { db, bytewise } = this.engine.data.sql;
+    const rows = await db.selectFrom('projects').select(['id', 'retention_days']).orderBy(bytewise('id')).execute();
+    return rows.map((r) => ({ projectId: r.id, retentionDays: r.retention_days }));
+  }
+
+  expireEvents(plan: ExpiryPlan, batch: number): Promise<ExpiryStep> {
+    return this.engine.expireEvents(plan, batch);
+  }
+
+  erasureTransaction<T>(fn: (tx: ErasureTx) => Promise<T>): Promise<T> {
+    return this.engine.data.writeTransaction((db) => fn(new SqlErasureTx(this.engine, db)));
+  }
+
+  async staleErasures(idleMs: number): Promise<PendingErasure[]> {
+    const q = this.engine.data.sql;
+    const rows = await this.engine.data.writeTransaction((db) =>
+      db.selectFrom('pending_erasures').select(['id', 'project_id', 'person_ids', 'through_seq'])
+        .where('touched_at', '<=', sql<number>`${q.clock()} - ${idleMs}`).orderBy('id').execute(),
+    );
+    return rows.map((r) => ({ id: r.id, projectId: r.project_id, personIds: q.idsOf(r.person_ids), arrivedThrough: r.through_seq }));
+  }
+
+  deleteErasedEvents(e: PendingErasure, opts: { stopping?: () => boolean } = {}): Promise<{ eventsDeleted: number; done: boolean }> {
+    const q = this.engine.data.sql;
+    const touch = async () => void (await q.db.updateTable('pending_erasures').set({ touched_at: q.clock() }).where('id', '=', e.id).execute());
+    return this.engine.deleteErasedEvents(e, { touch, stopping: opts.stopping });
+  }
+
+  async endErasure(id: number): Promise<void> {
+    await this.engine.data.writeTransaction((db) => db.deleteFrom('pending_erasures').where('id', '=', id).execute());
+  }
+
+  async prepareToServe(): Promise<void> {
+    await this.engine.prepareToServe?.();
+  }
+
+  ping(): Promise<void> {
+    return this.engine.ping();
+  }
+
+  close(): Promise<void> {
+    return this.engine.close();
+  }
+}
