@@ -83,7 +83,7 @@ function dryRunItem(item: ShownItem, o: KeptOutcome): DryRunItem {
     event: item.event,
     distinct_id: item.distinctId,
     anonymous_id: item.anonymousId,
-    person: o.status === 'accepted' ? { id: o.personId, new: o.personIsNew } : null,
+    person: o.status === 'accepted' && o.personId !== null ? { id: o.personId, new: o.personIsNew } : null,
     session: track ? { id: item.sessionId, server_session: item.sessionId === null } : null,
     insert_id: item.insertId,
     timestamp: new Date(item.timestamp).toISOString(),

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdmin } from '../../src/domain/admin.js';
+import { erasePerson } from '../../src/domain/erasure.js';
 import type { Collector } from '../../src/domain/collector.js';
 import type { IngestJob, ItemOutcome } from '../../src/domain/ingest/job.js';
 import type { Store } from '../../src/stores/port.js';
@@ -115,7 +116,7 @@ for (const engine of STORES) {
         const w = await world();
         await send(w, [group('company', 'acme', { distinctId: 'cy', properties: { seats: 3 } }), group('company', 'acme', { distinctId: 'di' })]);
         const di = await person(w, 'di');
-        await store.erasePerson(w.projectId, { distinctId: 'cy' }, { suppress: false, now: w.clock.now() });
+        await erasePerson(store, w.projectId, { distinctId: 'cy' }, { suppress: false, now: w.clock.now() });
         expect(await store.findGroup(w.projectId, 'company', 'acme')).toMatchObject({ traits: { seats: 3 }, members: [di!.id] });
       });
     });

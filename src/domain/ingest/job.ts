@@ -26,7 +26,8 @@ export type ItemOutcome =
       index: number;
       status: 'accepted';
       eventId: string | null;
-      personId: string;
+      /** The item's person: null only for a group item that names no member. */
+      personId: string | null;
       personIsNew: boolean;
       effect?: ItemEffect;
     }

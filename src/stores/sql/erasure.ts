@@ -55,6 +55,8 @@ export class SqlErasureTx implements ErasureTx {
   async removePersons(projectId: string, personIds: string[], distinctIds: string[]): Promise<void> {
     await this.db.deleteFrom('person_links').where('project_id', '=', projectId).where('person_id', 'in', personIds).execute();
     await this.db.deleteFrom('person_traits').where('project_id', '=', projectId).where('person_id', 'in', personIds).execute();
+    // Memberships are the person's; the groups are not people and stay.
+    await this.db.deleteFrom('group_members').where('project_id', '=', projectId).where('person_id', 'in', personIds).execute();
     await this.db.deleteFrom('persons').where('project_id', '=', projectId).where('id', 'in', personIds).execute();
     this.engine.forgetCached(projectId, distinctIds, personIds);
   }
