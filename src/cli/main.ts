@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { registerAdminCommands } from './commands/admin-commands.js';
 import { registerBackup } from './commands/backup-command.js';
 import { registerDataCommands } from './commands/data-commands.js';
+import { registerGroupCommands } from './commands/group-commands.js';
 import { registerSend } from './commands/send-command.js';
 import { registerServe } from './commands/serve.js';
 import { registerUserCommands } from './commands/user-commands.js';
@@ -21,6 +22,7 @@ export const program = new Command('inlet')
 registerServe(program);
 registerAdminCommands(program);
 registerDataCommands(program);
+registerGroupCommands(program);
 registerUserCommands(program);
 registerSend(program);
 registerBackup(program);
