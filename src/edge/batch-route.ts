@@ -11,6 +11,7 @@ import type { BatchContext, CheckedBatch } from '../pipeline/checked-batch.js';
 import type { CheckThreads } from '../pipeline/check-threads.js';
 import type { Collector } from '../domain/collector.js';
 import { type ItemOutcome, type KeptOutcome, KeyNoLongerWorksError } from '../domain/ingest/job.js';
+import { type IngestItem, unhandledType } from '../domain/ingest/item.js';
 import type { ItemError } from '../pipeline/field-error.js';
 import { type AuthRecord, StoreUnavailableError } from '../stores/port.js';
 import type { Admission } from './admission.js';
@@ -215,19 +216,23 @@ export async function writeChecked(
   options: BatchOptions & { arrival: number; dialect: Dialect },
 ): Promise<Refusal | null> {
   const { dialect, arrival } = options;
+  const ingest = (dryRun: boolean) =>
+    deps.collector.ingest({ projectId: auth.project.id, sourceId: auth.source.id, keyId: auth.keyId, receivedAt: arrival, items: checked.items, dryRun });
   let outcomes: ItemOutcome[];
   try {
-    outcomes =
-      checked.items.length === 0
-        ? []
-        : await deps.collector.ingest({
-            projectId: auth.project.id,
-            sourceId: auth.source.id,
-            keyId: auth.keyId,
-            receivedAt: arrival,
-            items: checked.items,
-            dryRun: options.validate,
-          });
+    // Only the store can refuse a group (a sixth type) or an alias (an illegal merge): with
+    // strict=true such a request is tried first, so that all or nothing still holds. A type
+    // added by another server between the two is the one case left to the write.
+    if (options.strict && !options.validate && checked.items.some(refusableByStore)) {
+      const tried = await ingest(true);
+      if (tried.some((o) => o.status === 'refused')) {
+        const refused: ItemError[] = [];
+        for (const o of tried) if (o.status === 'refused') refused.push({ index: o.index, code: o.code, field: o.field, message: o.message });
+        for (const e of refused) req.facts!.items!.refused.set(e.code, (req.facts!.items!.refused.get(e.code) ?? 0) + 1);
+        return { code: 'strict_item_invalid', errors: refused };
+      }
+    }
+    outcomes = checked.items.length === 0 ? [] : await ingest(options.validate);
   } catch (e) {
     // The key was revoked (or its source, project or org deleted) while the body was read.
     if (e instanceof KeyNoLongerWorksError) return { code: 'invalid_key' };
@@ -245,6 +250,20 @@ export async function writeChecked(
     reply.code(dialect.okStatus).send(batchAnswer(kept, checked.dropped, checked.errors, req.id));
   }
   return null;
+}
+
+/** Whether the store may refuse the item, on what the project holds. */
+function refusableByStore(item: IngestItem): boolean {
+  switch (item.type) {
+    case 'group':
+    case 'alias':
+      return true;
+    case 'track':
+    case 'identify':
+      return false;
+    default:
+      return unhandledType(item);
+  }
 }
 
 /**

@@ -351,6 +351,44 @@ describe('answers', () => {
     expect((await send(f, { items: [{ event: 'paid', distinct_id: 'cust_9', insert_id: 'v1' }] })).json()).toMatchObject({ duplicates: [] });
   });
 
+  it('validate=true shows what a group, an alias, a set_once and an unset would do, and keeps none of it', async () => {
+    await send(f, { items: [{ type: 'identify', distinct_id: 'old', properties: { plan: 'free' } }, { type: 'identify', distinct_id: 'kept' }, { type: 'alias', distinct_id: 'kept', previous_id: 'kept-2' }] });
+    const res = await send(f, { items: [
+      { type: 'group', group_type: 'company', group_key: 'acme', distinct_id: 'new-user', properties: { seats: 3 } },
+      { type: 'alias', distinct_id: 'new-user', previous_id: 'old' },
+      { type: 'identify', distinct_id: 'new-user', set_once: { first: 'web' }, unset: ['plan'] },
+      { type: 'alias', distinct_id: 'new-user', previous_id: 'kept-2' },
+      { type: 'group', group_type: 'company', group_key: 'acme' },
+    ] }, { query: 'validate=true' });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    const [group, alias, identify, sameGroup] = body.items;
+    expect(group).toMatchObject({ type: 'group', outcome: 'accepted', event_id: null, group: { group_type: 'company', group_key: 'acme', new: true }, alias: null, properties: { seats: 3 } });
+    expect(group.person).toEqual({ id: expect.stringMatching(/^per_/), new: true });
+    expect(alias).toMatchObject({ type: 'alias', outcome: 'accepted', alias: { previous_id: 'old', effect: 'merged' }, group: null, person: { id: group.person.id } });
+    expect(identify).toMatchObject({ type: 'identify', set_once: { first: 'web' }, unset: ['plan'], group: null, alias: null });
+    // A group made earlier in the same request is not new to a later item, and one without distinct_id has no person.
+    expect(sameGroup).toMatchObject({ index: 4, group: { new: false }, person: null });
+    // The alias that would merge an identified person is listed with its code, not among the items.
+    expect(body.errors).toEqual([expect.objectContaining({ index: 3, code: 'illegal_merge', field: 'previous_id' })]);
+    expect(body.items.map((i: { index: number }) => i.index)).toEqual([0, 1, 2, 4]);
+    expect(await f.collector.store.findGroup(f.projectId, 'company', 'acme')).toBeNull();
+    expect(await f.collector.store.findPerson(f.projectId, { distinctId: 'new-user' })).toBeNull();
+    expect((await f.collector.store.findPerson(f.projectId, { distinctId: 'old' }))!.traits).toEqual({ plan: 'free' });
+  });
+
+  it('strict=true stores nothing when the store would refuse an item (a sixth group type)', async () => {
+    await send(f, { items: ['a', 'b', 'c', 'd', 'e'].map((t) => ({ type: 'group', group_type: t, group_key: 'k' })) });
+    const res = await send(f, { items: [{ event: 'paid', distinct_id: 'u', insert_id: 'st-1' }, { type: 'group', group_type: 'f', group_key: 'k' }] }, { query: 'strict=true' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toMatchObject({ code: 'strict_item_invalid', errors: [{ index: 1, code: 'too_many_group_types', field: 'group_type' }] });
+    expect(await f.collector.store.listEvents(f.sourceId, 10)).toEqual([]);
+    // Without strict, the valid item is kept and the other listed.
+    expect((await send(f, { items: [{ event: 'paid', distinct_id: 'u', insert_id: 'st-1' }, { type: 'group', group_type: 'f', group_key: 'k' }] })).json()).toMatchObject({
+      accepted: 1, errors: [{ index: 1, code: 'too_many_group_types' }],
+    });
+  });
+
   it('validate=true with strict=true refuses a batch with an invalid item', async () => {
     const res = await send(f, { items: [{ event: 'a', distinct_id: 'u' }, {}] }, { query: 'validate=true&strict=true' });
     expect(res.statusCode).toBe(400);
