@@ -1,14 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { echoed } from '../domain/echo.js';
 import { readBearer } from '../domain/keys.js';
-import { checkBatch } from '../pipeline/checked-batch.js';
-import { parseJsonBody } from '../pipeline/parse-body.js';
-import { type BatchRouteDeps, admitItems, answering, checkKey, ingestChecked, itemContext, readAdmitted } from './batch-route.js';
-import { BATCH_PATH, ENDPOINTS } from './endpoints.js';
+import { type BatchRouteDeps, answering, checkKey } from './batch-route.js';
+import { ingestForeign } from './foreign-intake.js';
 import { normaliseHost } from './host.js';
 import { POSTHOG_PATHS, apiKeyOf, postHogItems, readPostHogBody } from './posthog-map.js';
 import { type BodyEncoding, type Refusal, checkBrowser, checkMethod, isRefusal } from './request-checks.js';
-import { keyInBodyShare } from './segment-route.js';
 
 /**
  * The PostHog-compatible endpoints (/batch/, /capture/, /e/, /i/v0/e/): the
@@ -35,33 +32,16 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
 
   const encoding = queryEncoding(q === -1 ? '' : url.slice(q + 1));
   if (isRefusal(encoding)) return encoding;
-  // PostHog's browser library sends text/plain; the JSON check decides. A
-  // body read before its key is known goes to the keyless pool, by address,
-  // exactly as the Segment intake's keyless bodies do.
-  const body = await readAdmitted(deps, req, early === null ? keyInBodyShare(req.ip) : { projectId: early.project.id }, { anyContentType: true, encoding });
-  if (body === null || isRefusal(body)) return body;
-  try {
-    const parsed = parseJsonBody(body.bytes);
-    const auth = early ?? (await checkKey(deps, req, isRefusal(parsed) ? { kind: 'missing' } : apiKeyOf(parsed.json)));
-    if (isRefusal(auth)) return auth.code === 'missing_key' ? { ...auth, message: MISSING_KEY } : auth;
-    if (isRefusal(parsed)) return parsed;
-    const posthog = readPostHogBody(parsed.json);
-    if (isRefusal(posthog)) return posthog;
-    const arrival = deps.clock();
-    const { items, ownEvents } = postHogItems(posthog, arrival);
-    const profile = ENDPOINTS.get(BATCH_PATH)!;
-    const overLimit = await admitItems(deps, req, reply, auth, items.length, arrival, profile);
-    if (overLimit !== null) return overLimit;
-    const checked = checkBatch(items, [], itemContext(auth, arrival, profile, ownEvents));
-    return await ingestChecked(deps, req, reply, auth, checked, {
-      validate: false,
-      strict: false,
-      arrival,
-      dialect: { okStatus: 200, refuseAllInvalid: false },
-    });
-  } finally {
-    body.release();
-  }
+  // PostHog's browser library sends text/plain; the JSON check decides.
+  return ingestForeign(deps, req, reply, early, {
+    keyInBody: apiKeyOf,
+    missingKey: MISSING_KEY,
+    encoding,
+    items: (json, arrival) => {
+      const posthog = readPostHogBody(json);
+      return isRefusal(posthog) ? posthog : postHogItems(posthog, arrival);
+    },
+  });
 }
 
 const MISSING_KEY = 'Send your Inlet server key as "api_key" in the body (what posthog-node does with its project key), or as "Authorization: Bearer <key>".';
