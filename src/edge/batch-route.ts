@@ -282,6 +282,9 @@ function keptOrRefused(outcomes: ItemOutcome[], checked: CheckedBatch, tally: It
   for (const e of refused) tally.refused.set(e.code, (tally.refused.get(e.code) ?? 0) + 1);
   const gone = new Set(refused.map((e) => e.index));
   checked.errors = [...checked.errors, ...refused].sort((a, b) => a.index - b.index);
+  // The live view names each refused item by its event and distinct_id; these items had passed the checks, so both are theirs.
+  const named = checked.items.filter((i) => gone.has(i.index)).map((i) => ({ index: i.index, event: i.event, distinctId: i.distinctId }));
+  checked.refused = [...checked.refused, ...named].sort((a, b) => a.index - b.index);
   checked.items = checked.items.filter((i) => !gone.has(i.index));
   return kept;
 }
