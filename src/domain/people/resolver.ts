@@ -174,6 +174,8 @@ export function newestTraits(traits: TraitWrite[]): TraitWrite[] {
  * unset at or after it removes it (one before it is already past).
  */
 export function firstSetOnce(setOnce: TraitWrite[], traits: TraitWrite[]): TraitWrite[] {
+  // Most passes have none: no map of their traits is built for nothing.
+  if (setOnce.length === 0) return [];
   const decided = new Map<string, TraitWrite>();
   for (const t of traits) decided.set(`${t.personId}\u0000${t.key}`, t);
   const first = new Map<string, TraitWrite>();
