@@ -1,4 +1,4 @@
-import type { Org, PersonView, Project, Source, StoredEvent } from '../stores/port.js';
+import type { GroupSummary, GroupView, Org, PersonView, Project, Source, StoredEvent } from '../stores/port.js';
 
 /** The JSON shapes of docs/cli.md, one function each. */
 export const orgJson = (o: Org) => ({ id: o.id, name: o.name });
@@ -41,6 +41,16 @@ export const personJson = (p: PersonView) => ({
   distinct_ids: p.distinctIds,
   traits: p.traits,
   created_at: new Date(p.createdAt).toISOString(),
+  groups: p.groups.map((g) => ({ group_type: g.groupType, group_key: g.groupKey })),
 });
+
+export const groupSummaryJson = (g: GroupSummary) => ({
+  group_type: g.groupType,
+  group_key: g.groupKey,
+  traits: g.traits,
+  created_at: new Date(g.createdAt).toISOString(),
+});
+
+export const groupJson = (g: GroupView) => ({ ...groupSummaryJson(g), members: g.members });
 
 export const deleted = (id: string) => ({ id, deleted: true as const });

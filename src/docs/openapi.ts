@@ -1,6 +1,6 @@
 /**
  * The OpenAPI 3.1 document of POST /api/v1/batch and POST /api/v1/import, the
- * Segment-spec endpoints and /healthz and /readyz, built from the error table:
+ * Segment-spec and PostHog-compatible endpoints and /healthz and /readyz, built from the error table:
  * one response per status the table uses, listing exactly that status's codes.
  */
 import { STATUS_CODES } from 'node:http';
@@ -23,6 +23,7 @@ import {
   RETRY_AFTER_STATUSES,
 } from './facts.js';
 import { NOT_ON_SEGMENT, opsPaths, segmentPaths, segmentSchemas } from './openapi-segment.js';
+import { postHogPaths, postHogSchemas } from './openapi-posthog.js';
 import { type Schema, componentSchemas, errorEnvelope, ref } from './schemas.js';
 
 /** The parts of an OpenAPI document that tests and clients read. */
@@ -144,13 +145,14 @@ export function openApiDocument(baseUrl: string): OpenApiDocument {
     tags: [
       { name: 'Batch API', description: 'The endpoints of Inlet\'s own shape.' },
       { name: 'Segment-spec', description: 'Segment\'s tracking API, for code written for Segment or RudderStack.' },
+      { name: 'PostHog-compatible', description: 'PostHog\'s capture API, for code written for posthog-node.' },
       { name: 'Operations', description: 'For load balancers and orchestrators: no key.' },
     ],
     paths: {
       [BATCH_PATH]: {
         post: operation(baseUrl, responses, {
           operationId: 'sendBatch',
-          summary: 'Send a batch of track and identify items',
+          summary: 'Send a batch of track, identify, group and alias items',
           description:
             'Each item is checked on its own: valid items are kept, refused ones are listed with their index. ' +
             `The body may be at most ${MAX_BODY_BYTES} bytes as sent and once decompressed.`,
@@ -159,7 +161,7 @@ export function openApiDocument(baseUrl: string): OpenApiDocument {
       [IMPORT_PATH]: {
         post: operation(baseUrl, responses, {
           operationId: 'importBatch',
-          summary: 'Import a batch of historical track and identify items',
+          summary: 'Import a batch of historical track, identify, group and alias items',
           description:
             `The same checks, answers, idempotency (insert_ids shared with ${BATCH_PATH}) and metering as ${BATCH_PATH}, except: ` +
             'every item needs a timestamp (missing_timestamp), which may be as old as the project\'s event retention ' +
@@ -167,6 +169,8 @@ export function openApiDocument(baseUrl: string): OpenApiDocument {
         }),
       },
       ...segmentPaths(baseUrl, segmentErrors),
+      // The PostHog intake answers what the Segment one does: no query flags, and a 200 even when every item is refused.
+      ...postHogPaths(baseUrl, segmentErrors),
       ...opsPaths(errorResponse(baseUrl, 503, ['collection_unavailable'])),
     },
     components: {
@@ -184,7 +188,7 @@ export function openApiDocument(baseUrl: string): OpenApiDocument {
       },
       headers: headers(),
       responses: { BadRequest: errorResponse(baseUrl, 400, ['bad_request']) },
-      schemas: { ...componentSchemas(), ...segmentSchemas() },
+      schemas: { ...componentSchemas(), ...segmentSchemas(), ...postHogSchemas() },
     },
   };
 }

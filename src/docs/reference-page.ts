@@ -11,6 +11,7 @@ import { CHECK_ORDER } from '../edge/batch-checks.js';
 import { codeSections } from './code-sections.js';
 import { acceptedDollarKeys, enrichmentKeys } from './dollar-keys.js';
 import { segmentSection } from './segment-section.js';
+import { postHogSection } from './posthog-section.js';
 import {
   BATCH_PATH,
   DEFAULT_POLICY_HEADER,
@@ -179,6 +180,7 @@ function blocks(baseUrl: string): Map<string, Html> {
     ['check-order', checkOrder()],
     ['rate-limits', rateLimits()],
     ['segment', segmentSection(baseUrl)],
+    ['posthog', postHogSection(baseUrl)],
     ['code-sections', codeSections()],
   ]);
 }

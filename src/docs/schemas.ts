@@ -4,6 +4,9 @@
  */
 import { DROP_REASONS, ITEM_ERRORS, REQUEST_ERRORS } from '../errors/codes.js';
 import { INSERT_ID, PERSON_ID, SESSION_ID } from '../pipeline/ids.js';
+import { ITEM_TYPES } from '../domain/ingest/item.js';
+import { GROUP_TYPE, MAX_UNSET_KEYS } from '../pipeline/check-item.js';
+import { MAX_GROUP_TYPES } from '../domain/groups.js';
 import { acceptedDollarKeys, enrichmentKeys } from './dollar-keys.js';
 import {
   FUTURE_MINUTES,
@@ -66,13 +69,14 @@ function commonFields(): Record<string, Schema> {
   };
 }
 
+const GROUP_TYPE_PATTERN = GROUP_TYPE.source;
 const nameSchema = (description: string): Schema => ({ type: 'string', minLength: 1, maxLength: MAX_NAME_LENGTH, description });
 const DISTINCT_ID = 'Your own user id. No control characters and no placeholders such as "undefined", "null" or "0".';
 
 function item(): Schema {
   return {
-    description: `One track or identify, told apart by "type"; "group" and "alias" are reserved and refused with item_type_not_yet_supported. ${ITEM_DESCRIPTION}`,
-    oneOf: [ref('TrackItem'), ref('IdentifyItem')],
+    description: `One track, identify, group or alias, told apart by "type". ${ITEM_DESCRIPTION}`,
+    oneOf: [ref('TrackItem'), ref('IdentifyItem'), ref('GroupItem'), ref('AliasItem')],
   };
 }
 
@@ -97,13 +101,64 @@ function trackItem(): Schema {
 function identifyItem(): Schema {
   return {
     type: 'object',
-    description: `Sets traits (its properties) on the person of distinct_id. ${ITEM_DESCRIPTION}`,
+    description: `Sets traits (its properties) on the person of distinct_id, newest per key by timestamp; set_once sets traits the person has no value for; unset removes traits as of the timestamp. ${ITEM_DESCRIPTION}`,
     required: ['type', 'distinct_id'],
     properties: {
       type: { type: 'string', const: 'identify' },
       event: { description: 'Ignored on identify, whatever it holds.' },
       distinct_id: nameSchema(DISTINCT_ID),
       ...commonFields(),
+      set_once: orNull({ ...ref('Properties'), description: 'Traits set only where the person has no value for the key yet, whatever the timestamps; checked as properties are (invalid_set_once).' }),
+      unset: orNull({
+        type: 'array',
+        maxItems: MAX_UNSET_KEYS,
+        items: { type: 'string', minLength: 1, maxLength: MAX_KEY_LENGTH },
+        description: 'Trait names to remove as of the timestamp: a value set at or before it goes, one set after it stays. None may also be a key of properties (invalid_unset).',
+      }),
+    },
+  };
+}
+
+/** What a group or an alias does not read: ignored, unchecked, and listed in a dry run's dropped_keys. */
+const ignored = (what: string): Schema => ({ description: `Ignored on ${what}, whatever it holds.` });
+
+function groupItem(): Schema {
+  const { insert_id: insertId, timestamp, properties: props } = commonFields();
+  return {
+    type: 'object',
+    description: `Sets the traits (its properties) of a group, newest per key by timestamp, and makes the person of distinct_id, when sent, a member. A project has at most ${MAX_GROUP_TYPES} group types (too_many_group_types). Not metered. ${ITEM_DESCRIPTION}`,
+    required: ['type', 'group_type', 'group_key'],
+    properties: {
+      type: { type: 'string', const: 'group' },
+      group_type: { type: 'string', pattern: GROUP_TYPE_PATTERN, description: 'The kind of group, such as company (invalid_group_type).' },
+      group_key: nameSchema('The group\'s id within its type, under the distinct_id rules (invalid_group_key).'),
+      distinct_id: orNull(nameSchema(`${DISTINCT_ID} Its person becomes a member of the group.`)),
+      insert_id: insertId!,
+      timestamp: timestamp!,
+      properties: props!,
+      event: ignored('group'),
+      anonymous_id: ignored('group'),
+      session_id: ignored('group'),
+    },
+  };
+}
+
+function aliasItem(): Schema {
+  const { insert_id: insertId, timestamp } = commonFields();
+  return {
+    type: 'object',
+    description: `From now on previous_id means the same person as distinct_id: linked, or the person of previous_id merged into the person of distinct_id, never two identified people (illegal_merge). Not metered. ${ITEM_DESCRIPTION}`,
+    required: ['type', 'distinct_id', 'previous_id'],
+    properties: {
+      type: { type: 'string', const: 'alias' },
+      distinct_id: nameSchema(DISTINCT_ID),
+      previous_id: nameSchema('The id that joins the person of distinct_id, under the distinct_id rules and not equal to it (invalid_previous_id).'),
+      insert_id: insertId!,
+      timestamp: timestamp!,
+      event: ignored('alias'),
+      anonymous_id: ignored('alias'),
+      session_id: ignored('alias'),
+      properties: ignored('alias'),
     },
   };
 }
@@ -165,10 +220,13 @@ function batchAnswer(): Schema {
 function dryRunItem(): Schema {
   return {
     type: 'object',
-    required: ['index', 'type', 'outcome', 'reason', 'event_id', 'event', 'distinct_id', 'anonymous_id', 'person', 'session', 'insert_id', 'timestamp', 'properties', 'enrichment', 'dropped_keys'],
+    required: [
+      'index', 'type', 'outcome', 'reason', 'event_id', 'event', 'distinct_id', 'anonymous_id', 'person', 'session', 'insert_id', 'timestamp', 'properties', 'enrichment', 'dropped_keys',
+      'group', 'alias', 'set_once', 'unset',
+    ],
     properties: {
       index: { type: 'integer', minimum: 0 },
-      type: { type: 'string', enum: ['track', 'identify'] },
+      type: { type: 'string', enum: [...ITEM_TYPES] },
       outcome: { type: 'string', enum: ['accepted', 'duplicate', 'dropped'] },
       reason: orNull({ type: 'string', enum: dropReasons() }),
       event_id: orNull({ type: 'string', description: 'The id the event would be stored under.' }),
@@ -190,6 +248,20 @@ function dryRunItem(): Schema {
       properties: { type: 'object', description: 'Properties or traits after normalisation.' },
       enrichment: { type: 'object', description: 'What the server would add, such as $source_id and what $user_agent yields.' },
       dropped_keys: { type: 'array', items: { type: 'string' }, description: 'Paths of what was sent but would not be stored.' },
+      group: orNull({
+        type: 'object',
+        required: ['group_type', 'group_key', 'new'],
+        description: 'On a group item: the group, and whether it would be made.',
+        properties: { group_type: { type: 'string' }, group_key: { type: 'string' }, new: { type: 'boolean' } },
+      }),
+      alias: orNull({
+        type: 'object',
+        required: ['previous_id', 'effect'],
+        description: 'On an alias item: linked (an id gets a person), merged (two persons become one) or none (already one person).',
+        properties: { previous_id: { type: 'string' }, effect: { type: 'string', enum: ['linked', 'merged', 'none'] } },
+      }),
+      set_once: orNull({ type: 'object', description: 'On an identify: its set_once, as it would be applied.' }),
+      unset: orNull({ type: 'array', items: { type: 'string' }, description: 'On an identify: its unset, as it would be applied.' }),
     },
   };
 }
@@ -235,6 +307,8 @@ export function componentSchemas(): Record<string, Schema> {
     Item: item(),
     TrackItem: trackItem(),
     IdentifyItem: identifyItem(),
+    GroupItem: groupItem(),
+    AliasItem: aliasItem(),
     Properties: properties(),
     BatchAnswer: batchAnswer(),
     DryRunAnswer: dryRunAnswer(),

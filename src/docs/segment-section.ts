@@ -9,8 +9,8 @@ const MESSAGE_TYPES: [string, Html | string][] = [
   ['identify', html`an <code>identify</code> item; <code>traits</code> are its properties`],
   ['page', html`a <code>track</code> item named <code>$pageview</code>, with the page <code>name</code> as the property <code>name</code>`],
   ['screen', html`a <code>track</code> item named <code>$screen</code>, likewise`],
-  ['group', html`refused with ${anchor('item_type_not_yet_supported')}`],
-  ['alias', html`refused with ${anchor('item_type_not_yet_supported')}`],
+  ['group', html`a <code>group</code> item: <code>groupId</code> is its <code>group_key</code>, <code>traits.group_type</code> its <code>group_type</code> (<code>company</code> when absent), the other <code>traits</code> its traits; the sender becomes a member`],
+  ['alias', html`an <code>alias</code> item: <code>previousId</code> is its <code>previous_id</code>, <code>userId</code> its <code>distinct_id</code>`],
 ];
 
 export function segmentSection(baseUrl: string): Html {

@@ -1,7 +1,7 @@
 import type { DropReason } from '../errors/codes.js';
 import type { ItemType } from '../domain/ingest/item.js';
 import type { ItemError } from '../pipeline/field-error.js';
-import type { ItemOutcome } from '../domain/ingest/job.js';
+import type { KeptOutcome } from '../domain/ingest/job.js';
 import type { EnrichedItem, PolicyDrop, ShownItem } from '../pipeline/enriched-item.js';
 
 /** The 202 body: what was kept, dropped and refused. */
@@ -15,7 +15,7 @@ export interface BatchAnswer {
 }
 
 export function batchAnswer(
-  outcomes: ItemOutcome[],
+  outcomes: KeptOutcome[],
   policyDrops: { index: number; reason: DropReason }[],
   errors: ItemError[],
   requestId: string,
@@ -49,11 +49,15 @@ export interface DryRunItem {
   properties: Record<string, unknown>;
   enrichment: Record<string, unknown>;
   dropped_keys: string[];
+  group: { group_type: string; group_key: string; new: boolean } | null;
+  alias: { previous_id: string; effect: 'linked' | 'merged' | 'none' } | null;
+  set_once: Record<string, unknown> | null;
+  unset: string[] | null;
 }
 
 export function dryRunAnswer(
   items: EnrichedItem[],
-  outcomes: ItemOutcome[],
+  outcomes: KeptOutcome[],
   policyDrops: PolicyDrop[],
   errors: ItemError[],
   bodyDroppedKeys: string[],
@@ -67,8 +71,9 @@ export function dryRunAnswer(
   return { items: rows, errors, dropped_keys: bodyDroppedKeys, request_id: requestId };
 }
 
-function dryRunItem(item: ShownItem, o: ItemOutcome): DryRunItem {
+function dryRunItem(item: ShownItem, o: KeptOutcome): DryRunItem {
   const track = item.type === 'track';
+  const effect = o.status === 'accepted' ? o.effect : undefined;
   return {
     index: item.index,
     type: item.type,
@@ -78,12 +83,16 @@ function dryRunItem(item: ShownItem, o: ItemOutcome): DryRunItem {
     event: item.event,
     distinct_id: item.distinctId,
     anonymous_id: item.anonymousId,
-    person: o.status === 'accepted' ? { id: o.personId, new: o.personIsNew } : null,
+    person: o.status === 'accepted' && o.personId !== null ? { id: o.personId, new: o.personIsNew } : null,
     session: track ? { id: item.sessionId, server_session: item.sessionId === null } : null,
     insert_id: item.insertId,
     timestamp: new Date(item.timestamp).toISOString(),
     properties: item.properties,
     enrichment: item.enrichment,
     dropped_keys: item.droppedKeys,
+    group: item.type === 'group' ? { group_type: item.groupType, group_key: item.groupKey, new: effect?.kind === 'group' && effect.groupIsNew } : null,
+    alias: item.type === 'alias' ? { previous_id: item.previousId, effect: effect?.kind === 'alias' ? effect.effect : 'none' } : null,
+    set_once: item.type === 'identify' ? item.setOnce : null,
+    unset: item.type === 'identify' ? item.unset : null,
   };
 }

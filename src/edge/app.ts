@@ -26,6 +26,8 @@ import { lingerOnClose } from './lingering-close.js';
 import { ReadBudget } from './read-budget.js';
 import { originForm } from './request-target.js';
 import { segmentRoute } from './segment-route.js';
+import { postHogRoute } from './posthog-route.js';
+import { POSTHOG_PATHS } from './posthog-map.js';
 
 export interface AppDeps {
   collector: Collector;
@@ -204,6 +206,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.all('/api/*', api);
   const segment = segmentRoute(routeDeps);
   app.all('/v1/*', segment);
+  const posthog = postHogRoute(routeDeps);
+  for (const path of POSTHOG_PATHS) app.all(path, posthog);
   app.register(docsRoutes());
   app.register(opsRoutes(app.readiness));
   app.register(consolePlugin({ collector: deps.collector, clock: deps.clock, live, liveCaps, setApart }));
@@ -211,6 +215,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // Methods Fastify has no route table for still get the API's checks.
     if ((req.raw.url ?? '').startsWith('/api/')) return api(req, reply);
     if ((req.raw.url ?? '').startsWith('/v1/')) return segment(req, reply);
+    if (isPostHogPath(req.raw.url)) return posthog(req, reply);
     sendRefusal(req, reply, { code: 'not_found', message: 'There is nothing here. Send batches to POST /api/v1/batch; the reference is at /docs/api.' });
   });
   app.setErrorHandler(async (err: Error & { statusCode?: number; code?: string }, req, reply) => {
@@ -219,6 +224,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // (the body still unread) must still go through the API's checks, in order.
     if (err.code?.startsWith('FST_ERR_CTP_') && (req.raw.url ?? '').startsWith('/api/')) return api(req, reply);
     if (err.code?.startsWith('FST_ERR_CTP_') && (req.raw.url ?? '').startsWith('/v1/')) return segment(req, reply);
+    if (err.code?.startsWith('FST_ERR_CTP_') && isPostHogPath(req.raw.url)) return posthog(req, reply);
     // A client that went away is not our failure, and there is no one to answer.
     if (isClientGone(req.raw, err)) return clientGone(req, counters);
     if (status >= 500) req.log.error({ err }, 'unexpected failure');
@@ -226,4 +232,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     sendRefusal(req, reply, { code: status >= 500 ? 'internal_error' : (FRAMEWORK_STATUS_CODES.get(status) ?? 'bad_request') });
   });
   return app;
+}
+
+/** Whether a request's target is one of the PostHog-compatible paths, whatever its query. */
+function isPostHogPath(url: string | undefined): boolean {
+  const u = url ?? '/';
+  const q = u.indexOf('?');
+  return POSTHOG_PATHS.has(q === -1 ? u : u.slice(0, q));
 }

@@ -1,6 +1,7 @@
 /**
  * The pieces the batch API's checks are made of, shared with the Segment
- * intake (segment-route.ts); their order is the list in batch-checks.ts.
+ * and PostHog intakes (segment-route.ts, posthog-route.ts); their order is
+ * the list in batch-checks.ts.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type BearerResult, hashKey, hashesMatch, isKeyShaped, keyWorks } from '../domain/keys.js';
@@ -9,7 +10,9 @@ import type { LiveWindow } from '../domain/live-window.js';
 import type { BatchContext, CheckedBatch } from '../pipeline/checked-batch.js';
 import type { CheckThreads } from '../pipeline/check-threads.js';
 import type { Collector } from '../domain/collector.js';
-import { KeyNoLongerWorksError } from '../domain/ingest/job.js';
+import { type ItemOutcome, type KeptOutcome, KeyNoLongerWorksError } from '../domain/ingest/job.js';
+import { type IngestItem, unhandledType } from '../domain/ingest/item.js';
+import type { ItemError } from '../pipeline/field-error.js';
 import { type AuthRecord, StoreUnavailableError } from '../stores/port.js';
 import type { Admission } from './admission.js';
 import { batchAnswer, dryRunAnswer } from './answers.js';
@@ -21,9 +24,10 @@ import { readBody } from './read-body.js';
 import type { EndpointProfile } from './endpoints.js';
 import { type ItemTally, emptyFacts, tallyKept, tallyRefused } from './request-facts.js';
 import type { ItemCounts } from '../domain/outcomes/ledger.js';
-import { recordChecked, recordWhole } from './outcome-answers.js';
+import { recordChecked, recordWhole, sendable } from './outcome-answers.js';
+import { sampleText } from '../domain/outcomes/sample-text.js';
 import type { ReadBudget, ReadShare } from './read-budget.js';
-import { type BatchOptions, type Refusal, checkContentType, checkEncoding, isRefusal } from './request-checks.js';
+import { type BatchOptions, type BodyEncoding, type Refusal, checkContentType, checkEncoding, isRefusal } from './request-checks.js';
 
 export interface BatchRouteDeps {
   collector: Collector;
@@ -104,12 +108,14 @@ export async function readAdmitted(
   deps: BatchRouteDeps,
   req: FastifyRequest,
   share: ReadShare,
-  opts: { anyContentType?: boolean } = {},
+  opts: { anyContentType?: boolean; encoding?: BodyEncoding } = {},
 ): Promise<{ bytes: Buffer; release: () => void } | Refusal | null> {
   const contentType = opts.anyContentType ? null : checkContentType(req.headers['content-type']);
   if (contentType !== null) return contentType;
-  const encoding = checkEncoding(req.headers['content-encoding']);
-  if (isRefusal(encoding)) return encoding;
+  const header = checkEncoding(req.headers['content-encoding']);
+  if (isRefusal(header)) return header;
+  // An intake that names the compression elsewhere (PostHog's query) decompresses once, whichever said so.
+  const encoding = opts.encoding ?? header;
 
   const body = await readBody(req.raw, encoding, (bytes) => deps.reading.reserve(share, bytes));
   if (isRefusal(body)) return body;
@@ -225,35 +231,40 @@ export async function writeChecked(
   options: BatchOptions & { arrival: number; dialect: Dialect },
 ): Promise<Refusal | null> {
   const { dialect, arrival } = options;
-  let outcomes;
+  const ingest = (dryRun: boolean) =>
+    deps.collector.ingest({ projectId: auth.project.id, sourceId: auth.source.id, keyId: auth.keyId, receivedAt: arrival, items: checked.items, dryRun });
+  let outcomes: ItemOutcome[];
   try {
-    outcomes =
-      checked.items.length === 0
-        ? []
-        : await deps.collector.ingest({
-            projectId: auth.project.id,
-            sourceId: auth.source.id,
-            keyId: auth.keyId,
-            receivedAt: arrival,
-            items: checked.items,
-            dryRun: options.validate,
-          });
+    // Only the store can refuse a group (a sixth type) or an alias (an illegal merge): with
+    // strict=true such a request is tried first, so that all or nothing still holds. A type
+    // added by another server between the two is the one case left to the write.
+    if (options.strict && !options.validate && checked.items.some(refusableByStore)) {
+      const tried = await ingest(true);
+      if (tried.some((o) => o.status === 'refused')) {
+        const refused: ItemError[] = [];
+        for (const o of tried) if (o.status === 'refused') refused.push({ index: o.index, code: o.code, field: o.field, message: o.message });
+        for (const e of refused) req.facts!.items!.refused.set(e.code, (req.facts!.items!.refused.get(e.code) ?? 0) + 1);
+        return { code: 'strict_item_invalid', errors: refused };
+      }
+    }
+    outcomes = checked.items.length === 0 ? [] : await ingest(options.validate);
   } catch (e) {
     // The key was revoked (or its source, project or org deleted) while the body was read.
     if (e instanceof KeyNoLongerWorksError) return { code: 'invalid_key' };
     return unavailable(req, e);
   }
-  tallyKept(req.facts!.items!, outcomes, checked.dropped);
+  const kept = keptOrRefused(outcomes, checked, req.facts!.items!);
+  tallyKept(req.facts!.items!, kept, checked.dropped);
   req.facts!.dryRun = options.validate;
   if (options.validate) {
-    reply.code(200).send(dryRunAnswer(checked.items, outcomes, checked.dropped, checked.errors, checked.droppedKeys, req.id));
+    reply.code(200).send(dryRunAnswer(checked.items, kept, checked.dropped, checked.errors, checked.droppedKeys, req.id));
   } else {
     // What the store decided (accepted, duplicate, dropped there) was counted with the write; the rest is the ledger's.
     recordChecked(deps.collector.outcomes, req, { projectId: auth.project.id, sourceId: auth.source.id }, arrival, checked, notWritten(req.facts!.items!, checked), outcomes);
     feedLive(deps.live, auth.source.id, req.id, deps.clock(), dialect.okStatus, {
-      count: checked.count, refused: checked.refused, errors: checked.errors, stored: { items: checked.items, outcomes }, dropped: checked.dropped,
+      count: checked.count, refused: checked.refused, errors: checked.errors, stored: { items: checked.items, outcomes: kept }, dropped: checked.dropped,
     });
-    reply.code(dialect.okStatus).send(batchAnswer(outcomes, checked.dropped, checked.errors, req.id));
+    reply.code(dialect.okStatus).send(batchAnswer(kept, checked.dropped, checked.errors, req.id));
   }
   return null;
 }
@@ -267,6 +278,45 @@ function notWritten(tally: ItemTally, checked: CheckedBatch): ItemCounts {
 }
 
 const NONE: ReadonlyMap<string, number> = new Map();
+
+/** Whether the store may refuse the item, on what the project holds. */
+function refusableByStore(item: IngestItem): boolean {
+  switch (item.type) {
+    case 'group':
+    case 'alias':
+      return true;
+    case 'track':
+    case 'identify':
+      return false;
+    default:
+      return unhandledType(item);
+  }
+}
+
+/**
+ * The outcomes of the items the store kept; those it refused (decided on what
+ * the project holds, such as a sixth group type) join the item errors, in
+ * index order, as if the checks had refused them, and are counted so.
+ */
+function keptOrRefused(outcomes: ItemOutcome[], checked: CheckedBatch, tally: ItemTally): KeptOutcome[] {
+  const kept: KeptOutcome[] = [];
+  const refused: ItemError[] = [];
+  for (const o of outcomes) {
+    if (o.status !== 'refused') kept.push(o);
+    else refused.push({ index: o.index, code: o.code, field: o.field, message: o.message });
+  }
+  if (refused.length === 0) return kept;
+  for (const e of refused) tally.refused.set(e.code, (tally.refused.get(e.code) ?? 0) + 1);
+  const gone = new Set(refused.map((e) => e.index));
+  checked.errors = [...checked.errors, ...refused].sort((a, b) => a.index - b.index);
+  // The live view names each refused item by its event and distinct_id; these items had passed the checks, so both are theirs.
+  const named = checked.items
+    .filter((i) => gone.has(i.index))
+    .map((i) => ({ index: i.index, event: i.event, distinctId: i.distinctId, sample: { text: sampleText(sendable(i)), distinctId: i.distinctId, anonymousId: i.anonymousId } }));
+  checked.refused = [...checked.refused, ...named].sort((a, b) => a.index - b.index);
+  checked.items = checked.items.filter((i) => !gone.has(i.index));
+  return kept;
+}
 
 /** A store failure answered as 503 collection_unavailable; anything else is a bug and propagates. */
 function unavailable(req: FastifyRequest, e: unknown): Refusal {

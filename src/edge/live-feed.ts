@@ -1,4 +1,4 @@
-import type { ItemOutcome } from '../domain/ingest/job.js';
+import type { KeptOutcome } from '../domain/ingest/job.js';
 import type { LiveItem, LiveRequest, LiveWindow } from '../domain/live-window.js';
 import type { PolicyDrop, ShownItem } from '../pipeline/enriched-item.js';
 import type { RefusedItem } from '../pipeline/checked-batch.js';
@@ -12,7 +12,7 @@ export interface AnsweredItems {
   refused: RefusedItem[];
   errors: ItemError[];
   /** Valid items that went to the store, and what the store did with each. */
-  stored?: { items: ShownItem[]; outcomes: ItemOutcome[] };
+  stored?: { items: ShownItem[]; outcomes: KeptOutcome[] };
   /** Valid items dropped before the store (bot filter). */
   dropped?: PolicyDrop[];
 }

@@ -100,7 +100,12 @@ export function sendable(item: ShownItem): Record<string, unknown> {
     case 'track':
       return { type: 'track', event: item.event, ...common };
     case 'identify':
-      return { type: 'identify', ...common };
+      return { type: 'identify', ...common, ...(item.setOnce === null ? {} : { set_once: item.setOnce }), ...(item.unset === null ? {} : { unset: item.unset }) };
+    case 'group':
+      return { type: 'group', group_type: item.groupType, group_key: item.groupKey, ...common };
+    case 'alias':
+      // An alias carries ids only.
+      return { type: 'alias', previous_id: item.previousId, ...common, properties: undefined };
     default:
       return unhandledType(item);
   }

@@ -1,6 +1,6 @@
 import type { DropReason, ItemErrorCode } from '../errors/codes.js';
 import type { ItemError } from '../pipeline/field-error.js';
-import type { ItemOutcome } from '../domain/ingest/job.js';
+import type { KeptOutcome } from '../domain/ingest/job.js';
 
 /** What became of a request's items, counted (never the items themselves). */
 export interface ItemTally {
@@ -50,7 +50,7 @@ export function tallyRefused(errors: ItemError[]): ItemTally {
 }
 
 /** Adds what became of the items that passed the checks: stored, repeated or dropped. */
-export function tallyKept(t: ItemTally, outcomes: ItemOutcome[], policyDrops: { reason: DropReason }[]): void {
+export function tallyKept(t: ItemTally, outcomes: KeptOutcome[], policyDrops: { reason: DropReason }[]): void {
   const drop = (r: DropReason) => t.dropped.set(r, (t.dropped.get(r) ?? 0) + 1);
   for (const d of policyDrops) drop(d.reason);
   for (const o of outcomes) {

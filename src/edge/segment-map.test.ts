@@ -52,3 +52,20 @@ describe('insertIdFor', () => {
     expect(insertIdFor(undefined)).toBeUndefined();
   });
 });
+
+describe('segmentItem, group and alias', () => {
+  it('group: groupId is the key, traits.group_type the type (else company), the other traits the group\'s', () => {
+    expect(segmentItem({ type: 'group', userId: 'u1', groupId: 'acme', traits: { group_type: 'team', seats: 3 } }, undefined, NOW)).toEqual({
+      type: 'group', group_key: 'acme', group_type: 'team', properties: { seats: 3 }, distinct_id: 'u1',
+    });
+    expect(segmentItem({ type: 'group', anonymousId: 'a-1', groupId: 7, context: { ip: '10.0.0.1' } }, undefined, NOW)).toEqual({
+      type: 'group', group_key: '7', group_type: 'company', distinct_id: 'a-1',
+    });
+  });
+
+  it('alias: previousId is the previous_id, userId the distinct_id', () => {
+    expect(segmentItem({ type: 'alias', userId: 'u1', previousId: 'anon-1', messageId: 'm-1' }, undefined, NOW)).toEqual({
+      type: 'alias', previous_id: 'anon-1', distinct_id: 'u1', insert_id: 'm-1',
+    });
+  });
+});

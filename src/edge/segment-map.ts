@@ -77,7 +77,9 @@ export function segmentItem(m: Record<string, unknown>, batchSentAt: unknown, re
   if (type === 'identify') item.type = 'identify';
   else if (type === 'track' || type === undefined || type === null) item.event = m.event;
   else if (typeof type === 'string' && OWN_EVENTS.has(type)) item.event = OWN_EVENTS.get(type);
-  // group, alias and unknown types keep their type, and are refused with its code.
+  else if (type === 'group') Object.assign(item, groupOf(m));
+  else if (type === 'alias') Object.assign(item, { type, previous_id: m.previousId });
+  // Unknown types keep their type, and are refused with its code.
   else item.type = type;
   Object.assign(item, identity(m.userId, m.anonymousId));
   const insertId = insertIdFor(m.messageId);
@@ -85,10 +87,30 @@ export function segmentItem(m: Record<string, unknown>, batchSentAt: unknown, re
   // RudderStack's SDK sends the event time as originalTimestamp.
   const timestamp = correctedTimestamp(m.timestamp ?? m.originalTimestamp, m.sentAt ?? batchSentAt, receivedAt);
   if (timestamp !== undefined) item.timestamp = timestamp;
+  // A group's traits are its properties already; an alias has none, and neither says anything of the sender.
+  if (type === 'group' || type === 'alias') return item;
   const props = properties(m, type);
   if (props !== undefined) item.properties = props;
   return item;
 }
+
+/** A group call: groupId is the group's key, its type the traits' group_type or "company"; the other traits are the group's. */
+function groupOf(m: Record<string, unknown>): Record<string, unknown> {
+  const item: Record<string, unknown> = { type: 'group', group_key: typeof m.groupId === 'number' ? String(m.groupId) : m.groupId };
+  const traits = m.traits;
+  if (!isPlainObject(traits)) {
+    item.group_type = DEFAULT_GROUP_TYPE;
+    if (traits !== undefined && traits !== null) item.properties = traits;
+    return item;
+  }
+  const { group_type: groupType, ...rest } = traits;
+  item.group_type = groupType ?? DEFAULT_GROUP_TYPE;
+  item.properties = rest;
+  return item;
+}
+
+/** The group type of a Segment group call that names none: Segment's groups are accounts. */
+const DEFAULT_GROUP_TYPE = 'company';
 
 /** userId is the distinct_id; anonymousId is a browser person key when it has that form, else the distinct_id of a message without userId. */
 function identity(userId: unknown, anonymousId: unknown): Record<string, unknown> {

@@ -1,13 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { echoed } from '../domain/echo.js';
 import { type BearerResult, readBearer } from '../domain/keys.js';
-import { checkBatch } from '../pipeline/checked-batch.js';
-import { parseJsonBody } from '../pipeline/parse-body.js';
-import { type BatchRouteDeps, admitItems, answering, checkKey, ingestChecked, itemContext, readAdmitted } from './batch-route.js';
-import { BATCH_PATH, ENDPOINTS } from './endpoints.js';
+import { type BatchRouteDeps, answering, checkKey } from './batch-route.js';
+import { ingestForeign } from './foreign-intake.js';
 import { normaliseHost } from './host.js';
 import { type Refusal, checkBrowser, checkMethod, isRefusal } from './request-checks.js';
-import type { ReadShare } from './read-budget.js';
 import { SEGMENT_PATHS, type SegmentPath, readSegmentBody, segmentItems, writeKeyOf } from './segment-map.js';
 
 /**
@@ -35,47 +32,14 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
   const early = headerKey.kind === 'token' ? await checkKey(deps, req, headerKey) : null;
   if (isRefusal(early)) return early;
 
-  // Some of those SDKs send a gzip body without a Content-Type: the JSON check decides.
-  // A body read before its key is known is reserved in the keyless pool,
-  // under its client's address, so it cannot take the room of bodies with a key.
-  const body = await readAdmitted(deps, req, early === null ? keyInBodyShare(req.ip) : { projectId: early.project.id }, { anyContentType: true });
-  if (body === null || isRefusal(body)) return body;
-  try {
-    const parsed = parseJsonBody(body.bytes);
-    const auth = early ?? (await checkKey(deps, req, isRefusal(parsed) ? { kind: 'missing' } : writeKeyOf(parsed.json)));
-    if (isRefusal(auth)) return auth.code === 'missing_key' ? { ...auth, message: MISSING_KEY } : auth;
-    if (isRefusal(parsed)) return parsed;
-    const segment = readSegmentBody(parsed.json, type);
-    if (isRefusal(segment)) return segment;
-    const arrival = deps.clock();
-    const { items, ownEvents } = segmentItems(segment, arrival);
-    const profile = ENDPOINTS.get(BATCH_PATH)!;
-    const overLimit = await admitItems(deps, req, reply, auth, items.length, arrival, profile);
-    if (overLimit !== null) return overLimit;
-    const checked = checkBatch(items, [], itemContext(auth, arrival, profile, ownEvents));
-    return await ingestChecked(deps, req, reply, auth, checked, {
-      validate: false,
-      strict: false,
-      arrival,
-      // The SDKs take any 2xx as delivered and log the rest as failures, so an
-      // answer in which every item was refused is still a 200 that lists them.
-      dialect: { okStatus: 200, refuseAllInvalid: false },
-    });
-  } finally {
-    body.release();
-  }
-}
-
-/**
- * The read-budget share of a body whose key, if any, is inside it: its
- * client's address within the keyless pool (as a trusted proxy names it, if
- * any; an IPv4 address the same whether it came over IPv4 or as IPv4-mapped
- * IPv6). One share for all such bodies would let anyone without a key hold it
- * and lock out every client sending its key this way.
- */
-export function keyInBodyShare(remoteAddress: string | undefined): ReadShare {
-  const addr = remoteAddress ?? 'unknown';
-  return { address: addr.toLowerCase().startsWith('::ffff:') && addr.includes('.') ? addr.slice(7) : addr };
+  return ingestForeign(deps, req, reply, early, {
+    keyInBody: writeKeyOf,
+    missingKey: MISSING_KEY,
+    items: (json, arrival) => {
+      const segment = readSegmentBody(json, type);
+      return isRefusal(segment) ? segment : segmentItems(segment, arrival);
+    },
+  });
 }
 
 const MISSING_KEY =

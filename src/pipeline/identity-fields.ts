@@ -10,12 +10,23 @@ export const MAX_NAME_LENGTH = 128;
 /** A field's value once checked, or the one fault it has. */
 export type FieldCheck = { ok: true; value: string } | { ok: false; error: FieldError };
 
-/** event and distinct_id: 1-128 code points, not blank, no control characters, storable. */
-export function checkName(v: unknown, field: 'event' | 'distinct_id'): FieldCheck {
-  const code = field === 'event' ? 'invalid_event_name' : 'invalid_distinct_id';
+/** The fields held to the name rule, and the code each refuses with. */
+const NAME_CODES = {
+  event: 'invalid_event_name',
+  distinct_id: 'invalid_distinct_id',
+  group_key: 'invalid_group_key',
+  previous_id: 'invalid_previous_id',
+} as const;
+
+/** The fields that are user ids, or as strict as one. */
+export type IdField = Exclude<keyof typeof NAME_CODES, 'event'>;
+
+/** event, distinct_id and the ids held to its rule: 1-128 code points, not blank, no control characters, storable. */
+export function checkName(v: unknown, field: keyof typeof NAME_CODES): FieldCheck {
+  const code = NAME_CODES[field];
   const fault = (message: string): FieldCheck => ({ ok: false, error: { code, field, message } });
   if (typeof v !== 'string') {
-    const hint = typeof v === 'number' && field === 'distinct_id' ? ` Send it as a string: "${v}".` : '';
+    const hint = typeof v === 'number' && field !== 'event' ? ` Send it as a string: "${v}".` : '';
     return fault(`"${field}" must be a string, not ${describeJson(v)}.${hint}`);
   }
   const length = codePointLength(v);
@@ -31,16 +42,18 @@ export function checkName(v: unknown, field: 'event' | 'distinct_id'): FieldChec
 /**
  * The distinct_id rule, wherever a distinct_id comes from (an item, the
  * admin command): a name, and not a placeholder that betrays a client bug.
+ * A group key and an alias's previous_id follow it too, under their own codes.
  */
-export function checkDistinctId(v: unknown): FieldCheck {
-  const r = checkName(v, 'distinct_id');
+export function checkDistinctId(v: unknown, field: IdField = 'distinct_id'): FieldCheck {
+  const r = checkName(v, field);
   if (r.ok && isPlaceholderDistinctId(r.value)) {
+    const advice = field === 'group_key' ? 'Send the group\'s real id.' : field === 'previous_id' ? 'Send the id the user had before.' : 'Send your real user id, or anonymous_id only.';
     return {
       ok: false,
       error: {
-        code: 'invalid_distinct_id',
-        field: 'distinct_id',
-        message: `"distinct_id" ${quoted(r.value)} is a placeholder, not a user id; it would merge every such user into one person. Send your real user id, or anonymous_id only.`,
+        code: NAME_CODES[field],
+        field,
+        message: `"${field}" ${quoted(r.value)} is a placeholder, not a real id; it would merge every such ${field === 'group_key' ? 'group' : 'user into one person'}${field === 'group_key' ? ' into one' : ''}. ${advice}`,
       },
     };
   }

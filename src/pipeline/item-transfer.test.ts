@@ -24,6 +24,9 @@ const items = [
   { event: 'paid', distinct_id: 'u_1', insert_id: 'i-1' },
   { event: 'with dropped key', distinct_id: 'u_5', unknown_field: 1, properties: { $insert_id: 'i-2' } },
   { event: 'browsed', anonymous_id: 'per_a1b2c3d4e5f6g7h8', session_id: 'ses_2', properties: { page: '/' } },
+  { type: 'identify', distinct_id: 'u_7', set_once: { first_seen: 'today' }, unset: ['old_plan'] },
+  { type: 'group', group_type: 'company', group_key: 'acme', distinct_id: 'u_7', properties: { seats: 12 } },
+  { type: 'alias', distinct_id: 'u_7', previous_id: 'anon-7' },
 ];
 
 describe('a checked batch sent between threads', () => {
@@ -34,6 +37,7 @@ describe('a checked batch sent between threads', () => {
     expect(batch.dropped).toHaveLength(1);
     expect(batch.errors.length).toBeGreaterThan(2);
     expect(batch.items.some((i) => i.anonymousId !== null)).toBe(true);
+    expect(batch.items.map((i) => i.type)).toEqual(expect.arrayContaining(['group', 'alias']));
     const moved = unpackBatch(structuredClone(packBatch(batch)));
     expect(plain(moved)).toEqual(plain(batch));
   });

@@ -36,6 +36,7 @@ type SentField = Exclude<ItemField, 'properties'>;
 export const AT = {
   index: 0, type: 1, event: 2, distinctId: 3, anonymousId: 4, sessionId: 5, insertId: 6, timestamp: 7,
   propertiesJson: 8, storedJson: 9, enrichment: 10, userAgent: 11, droppedKeys: 12,
+  setOnce: 13, unset: 14, groupType: 15, groupKey: 16, previousId: 17,
 } as const satisfies Record<SentField, number>;
 
 /** An item's fields as they cross, at their places in AT (undefined for a field its type does not have). */
@@ -84,6 +85,11 @@ function pack(item: ShownItem): ItemTuple {
     item.enrichment,
     item.userAgent,
     item.droppedKeys,
+    'setOnce' in item ? item.setOnce : undefined,
+    'unset' in item ? item.unset : undefined,
+    'groupType' in item ? item.groupType : undefined,
+    'groupKey' in item ? item.groupKey : undefined,
+    'previousId' in item ? item.previousId : undefined,
   ];
 }
 
@@ -114,6 +120,11 @@ class TransferredItem implements Record<ItemField, unknown> {
   readonly enrichment: unknown;
   readonly userAgent: unknown;
   readonly droppedKeys: unknown;
+  readonly setOnce: unknown;
+  readonly unset: unknown;
+  readonly groupType: unknown;
+  readonly groupKey: unknown;
+  readonly previousId: unknown;
   #parsed: JsonObject | undefined;
 
   constructor(t: ItemTuple) {
@@ -130,6 +141,11 @@ class TransferredItem implements Record<ItemField, unknown> {
     this.enrichment = t[AT.enrichment];
     this.userAgent = t[AT.userAgent];
     this.droppedKeys = t[AT.droppedKeys];
+    this.setOnce = t[AT.setOnce];
+    this.unset = t[AT.unset];
+    this.groupType = t[AT.groupType];
+    this.groupKey = t[AT.groupKey];
+    this.previousId = t[AT.previousId];
   }
 
   get properties(): JsonObject {

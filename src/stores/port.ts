@@ -144,6 +144,45 @@ export interface PersonView {
   distinctIds: string[];
   traits: Record<string, unknown>;
   createdAt: number;
+  /** The groups it is a member of, by type then key. */
+  groups: GroupRef[];
+}
+
+/** A group: its type (one of at most 5 per project) and its key within the type. */
+export interface GroupRef {
+  groupType: string;
+  groupKey: string;
+}
+
+/** A person's membership of a group. */
+export interface Membership extends GroupRef {
+  personId: string;
+}
+
+/** One trait to set on a group. */
+export interface GroupTraitWrite extends GroupRef {
+  key: string;
+  /** JSON text of the value. */
+  value: string;
+  /** Item timestamp: newest wins per key; on a tie the later write wins. */
+  setAt: number;
+}
+
+/** A group as `inlet group list` shows it. */
+export interface GroupSummary extends GroupRef {
+  traits: Record<string, unknown>;
+  createdAt: number;
+}
+
+/** A group as `inlet group show` shows it: with its members (person ids, the first 1,000 in byte order). */
+export interface GroupView extends GroupSummary {
+  members: string[];
+}
+
+/** A page of a project's groups, by type then key. */
+export interface GroupListQuery {
+  groupType?: string;
+  limit: number;
 }
 
 export type PersonLookup = { distinctId: string } | { personId: string };
@@ -185,8 +224,8 @@ export interface NewEventRow {
 export interface TraitWrite {
   personId: string;
   key: string;
-  /** JSON text of the value. */
-  value: string;
+  /** JSON text of the value; null: the trait is unset (a tombstone, ordered by setAt as a value is). */
+  value: string | null;
   /** Item timestamp: newest wins per key; on a tie the later write wins. */
   setAt: number;
 }
@@ -243,6 +282,12 @@ export interface PassQuery {
   personIds: string[];
   /** Ids checked for suppression (their person was erased with it), by kind. */
   suppressed: { distinctIds: string[]; personIds: string[] };
+  /** distinct_ids whose person is asked whether it holds another distinct_id too (an alias's previous_id). */
+  withOtherIds?: string[];
+  /** Whether the project's group types are read. */
+  groupTypes?: boolean;
+  /** Groups looked up, to know which exist. */
+  groups?: GroupRef[];
 }
 
 /** What `read` answers, field by field to the query; ids not found are missing from the maps. */
@@ -261,6 +306,12 @@ export interface PassState {
   persons: Map<string, PersonRef>;
   /** Those of the ids asked whose items are dropped. */
   suppressed: SuppressedIds;
+  /** Those of PassQuery.withOtherIds whose person holds another distinct_id too. */
+  withOtherIds: Set<string>;
+  /** The project's group types, when asked (else empty). */
+  groupTypes: string[];
+  /** Those of the groups asked that exist. */
+  groups: GroupRef[];
 }
 
 /** What every write of a pass is of. */
@@ -286,8 +337,18 @@ export interface PassWrites {
   links: NewLink[];
   /** Merges, in the order decided; each re-points the links written before it, these included. */
   merges: Merge[];
-  /** Traits, one per (person, key) (newestTraits), set after the merges so that they win over traits merged. */
+  /** Traits, one per (person, key) (newestTraits), set after the merges so that they win over traits merged; a null value is an unset. */
   traits: TraitWrite[];
+  /** Traits set only where the person has no value (no row, or an unset one), after the traits. */
+  setOnce: TraitWrite[];
+  /** Group types the project did not have (at most 5 in all, decided under the lock). */
+  groupTypes: string[];
+  /** Groups made; one that exists already is left as it is. */
+  groups: GroupRef[];
+  /** Group traits, one per (group, key): newest wins by setAt, as for traits. */
+  groupTraits: GroupTraitWrite[];
+  /** Memberships of persons in groups; one held already is left as it is. */
+  members: Membership[];
   /** Events; a row whose `event` is null is refused (StoreUnavailableError, refused), as a NOT NULL column does. */
   events: NewEventRow[];
   /** insert_ids claimed, after the events they name. A conflict must fail the transaction (it cannot happen under the lock). */
@@ -311,14 +372,19 @@ export interface PassOutcome {
 }
 
 /** The order `write` applies a bundle's fields in: every field, once. */
-export const PASS_WRITE_ORDER = ['persons', 'links', 'merges', 'traits', 'events', 'insertIds', 'usage', 'outcomes'] as const satisfies readonly (keyof PassWrites)[];
+export const PASS_WRITE_ORDER = [
+  'persons', 'links', 'merges', 'traits', 'setOnce', 'groupTypes', 'groups', 'groupTraits', 'members', 'events', 'insertIds', 'usage', 'outcomes',
+] as const satisfies readonly (keyof PassWrites)[];
 // A field of PassWrites missing from the order fails here.
 const writeOrderComplete: Exclude<keyof PassWrites, (typeof PASS_WRITE_ORDER)[number]> extends never ? true : never = true;
 void writeOrderComplete;
 
 /** A bundle with nothing in it, for a pass to fill. */
 export function noPassWrites(): PassWrites {
-  return { persons: [], links: [], merges: [], traits: [], events: [], insertIds: [], usage: new Map(), outcomes: [] };
+  return {
+    persons: [], links: [], merges: [], traits: [], setOnce: [], groupTypes: [], groups: [], groupTraits: [], members: [], events: [], insertIds: [], usage: new Map(),
+    outcomes: [],
+  };
 }
 
 /**
@@ -485,7 +551,7 @@ export interface ErasureTx {
   linkedIds(projectId: string, personIds: string[]): Promise<string[]>;
   /** Suppresses the distinct_ids and the person ids, each recorded as erased with `erasedPersonId`. */
   suppress(projectId: string, erasedPersonId: string, ids: { distinctIds: string[]; personIds: string[] }, now: number): Promise<void>;
-  /** Deletes the persons, their links (these distinct_ids), their traits, and the items kept as samples (port-outcomes.ts) that named them. */
+  /** Deletes the persons, their links (these distinct_ids), their traits, their group memberships (never the groups), and the items kept as samples (port-outcomes.ts) that named them. */
   removePersons(projectId: string, personIds: string[], distinctIds: string[]): Promise<void>;
   /** Records the erasure of these persons' events, every one stored until now, as pending, touched now. */
   recordPending(projectId: string, personIds: string[]): Promise<PendingErasure>;
@@ -556,11 +622,17 @@ export interface AdminStore {
 }
 
 /** Reads that need no transaction of the caller's. */
-export interface ReadStore {
+export interface ReadStore extends GroupStore {
   listEvents(sourceId: string, limit: number): Promise<StoredEvent[]>;
   findPerson(projectId: string, lookup: PersonLookup): Promise<PersonView | null>;
   /** Events metered for the project in the month ("YYYY-MM", UTC). */
   usage(projectId: string, month: string): Promise<number>;
+}
+
+/** Groups, read off the ingest path (written once, stores/sql/groups.ts). */
+export interface GroupStore {
+  findGroup(projectId: string, groupType: string, groupKey: string): Promise<GroupView | null>;
+  listGroups(projectId: string, q: GroupListQuery): Promise<GroupSummary[]>;
 }
 
 // ---- what an engine provides -------------------------------------------------------

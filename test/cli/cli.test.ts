@@ -119,7 +119,7 @@ describe('the inlet command (docs/cli.md)', () => {
         received_at: expect.stringMatching(/\.\d{3}Z$/), insert_id: 'inv_1', properties: { amount: 42, $source_id: source.id },
       }]);
       const person = await cliJson(['person', 'show', '--project', project.id, '--distinct-id', 'cust_1'], env);
-      expect(person).toEqual({ id: events[0].person_id, distinct_ids: ['cust_1'], traits: { plan: 'pro' }, created_at: expect.any(String) });
+      expect(person).toEqual({ id: events[0].person_id, distinct_ids: ['cust_1'], traits: { plan: 'pro' }, created_at: expect.any(String), groups: [] });
       expect(await cliJson(['person', 'show', '--project', project.id, '--person-id', person.id], env)).toEqual(person);
 
       const merged = await cliJson(['browser', 'identify', '--project', project.id, '--anonymous-id', 'per_browser', '--distinct-id', 'cust_1'], env);

@@ -380,6 +380,7 @@ for (const engine of STORES) {
           distinctIds: ['alice'],
           traits: {},
           createdAt: w.clock.now(),
+          groups: [],
         });
       });
 

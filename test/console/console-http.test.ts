@@ -202,6 +202,19 @@ describe('the console over HTTP', () => {
     expect(person.body).toMatch(/Person <code>per_/);
     expect(person.body).toContain('&quot;Ada&quot;');
     expect(person.body).toContain('Signed up');
+    expect(person.body).toContain('In no group');
+  });
+
+  it('the people page shows the groups a person is a member of', async () => {
+    const r = await send(f, { items: [
+      { type: 'group', group_type: 'company', group_key: 'acme <inc>', distinct_id: 'grouped' },
+      { type: 'group', group_type: 'team', group_key: 'blue', distinct_id: 'grouped' },
+    ] });
+    expect(r.json()).toMatchObject({ accepted: 2, errors: [] });
+    const person = await get(`/console/projects/${f.projectId}/people?q=grouped`);
+    expect(person.body).toContain('<h3>Groups</h3>');
+    expect(person.body).toContain('<td><code>company</code></td><td>acme &lt;inc&gt;</td>');
+    expect(person.body).toContain('<td><code>team</code></td><td>blue</td>');
   });
 
   it('fault: an unknown console path answered the API\'s JSON; it gets the console\'s own 404 page, signed in or not, telling nothing of what exists', async () => {

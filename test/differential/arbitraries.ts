@@ -154,7 +154,7 @@ export const item = (now: number) =>
     {
       arbitrary: fc
         .record({
-          type: field(fc.constantFrom('track', 'identify', null), fc.constantFrom('group', 'page', 1), 4),
+          type: field(fc.constantFrom('track', 'identify', 'group', 'alias', null), fc.constantFrom('page', 1), 4),
           event: field(fc.oneof(fc.constantFrom('paid', 'signed_up', '$agent_run'), name), fc.constantFrom('$pageview', 'Identify', 5)),
           distinct_id: distinctId,
           anonymous_id: field(fc.constantFrom('per_browser_a', 'per_browser_b', `per_${'p'.repeat(124)}`), fc.constantFrom(`per_${'p'.repeat(125)}`, 'per_\u0000', 'PER_x', 'per_'), 24),
@@ -162,6 +162,11 @@ export const item = (now: number) =>
           insert_id: field(fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{8,12}$/), fc.stringMatching(/^[A-Za-z0-9_-]{80}$/)), fc.constantFrom('ins_a', 'I'.repeat(81), 'ins\u0000'), 8),
           timestamp: field(timestamp(now), fc.constantFrom(Math.floor(now / 1000), '2026-11-22T12:00:00', now - 8 * 86_400_000, now + 3_600_000), 8),
           properties,
+          group_type: field(fc.constantFrom('company', 'team', `g${'_'.repeat(63)}`), fc.constantFrom('Company', '', 'g'.repeat(65), 'a-b'), 2),
+          group_key: distinctId,
+          previous_id: distinctId,
+          set_once: field(tieObject(), json, 6),
+          unset: field(fc.array(key, { maxLength: 3 }), fc.constantFrom('plan', [1], ['\u0000']), 6),
           extra: field(json, json, 20),
         })
         .map((r) => Object.fromEntries(Object.entries(r).filter(([, v]) => v !== undefined))),

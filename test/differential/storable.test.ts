@@ -15,9 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dryRunAnswer } from '../../src/edge/answers.js';
 import { checkItems } from '../../src/pipeline/check-batch.js';
 import type { Collector } from '../../src/domain/collector.js';
-import type { IngestJob, ItemOutcome } from '../../src/domain/ingest/job.js';
+import type { IngestJob, ItemOutcome, KeptOutcome } from '../../src/domain/ingest/job.js';
 import type { EnrichedItem } from '../../src/pipeline/enriched-item.js';
-import type { PersonView, StoredEvent } from '../../src/stores/port.js';
+import type { GroupView, PersonView, StoredEvent } from '../../src/stores/port.js';
 import { STORES, type StoreUnderTest } from '../conformance/stores.js';
 import { batch } from './arbitraries.js';
 
@@ -42,6 +42,8 @@ interface EngineRun {
   again: ItemOutcome[];
   events: StoredEvent[];
   people: (PersonView | null)[];
+  /** Every group of the project, with its members. */
+  groups: (GroupView | null)[];
 }
 
 /** The org, project, source and key a job names, so the engine's key check at write time passes. */
@@ -61,16 +63,18 @@ async function runOn(collector: Collector, job: IngestJob, lookups: ({ distinctI
   const again = await collector.ingest({ ...job, dryRun: true });
   const events = await collector.store.listEvents(job.sourceId, 1000);
   const people = await Promise.all(lookups.map((l) => collector.store.findPerson(job.projectId, l)));
-  return { dry, real, again, events, people };
+  const listed = await collector.store.listGroups(job.projectId, { limit: 1000 });
+  const groups = await Promise.all(listed.map((g) => collector.store.findGroup(job.projectId, g.groupType, g.groupKey)));
+  return { dry, real, again, events, people, groups };
 }
 
-const status = (o: ItemOutcome) => (o.status === 'dropped' ? `dropped:${o.reason}` : o.status);
+const status = (o: ItemOutcome) => (o.status === 'dropped' ? `dropped:${o.reason}` : o.status === 'refused' ? `refused:${o.code}` : o.status);
 
 /** Checks one engine's run against what the pipeline and the dry run promised. */
 function checkRun(name: string, items: EnrichedItem[], dropped: Parameters<typeof dryRunAnswer>[2], r: EngineRun): void {
   // Before and after the same state, a dry run and a real write decide alike.
   expect(r.dry.map(status), name).toEqual(r.real.map(status));
-  const shown = new Map(dryRunAnswer(items, r.dry, dropped, [], [], 'req').items.map((i) => [i.index, i]));
+  const shown = new Map(dryRunAnswer(items, r.dry.filter((o): o is KeptOutcome => o.status !== 'refused'), dropped, [], [], 'req').items.map((i) => [i.index, i]));
   const stored = new Map(r.events.map((e) => [e.id, e]));
   const byIndex = new Map(items.map((i) => [i.index, i]));
   for (const [k, o] of r.real.entries()) {
@@ -100,8 +104,11 @@ function comparable(r: EngineRun): unknown {
   const labels = new Map<string, string>();
   const label = (id: string) => (id.startsWith('per_') && !labels.has(id) ? labels.set(id, `person ${labels.size}`) : labels).get(id) ?? id;
   const events = r.events.map((e) => ({ ...e, id: undefined, personId: label(e.personId), properties: asJson(e.properties) }));
-  const people = r.people.map((p) => p && { distinctIds: [...p.distinctIds].sort(), traits: asJson(p.traits) });
-  return { events, people, real: r.real.map(status) };
+  const people = r.people.map((p) => p && { distinctIds: [...p.distinctIds].sort(), traits: asJson(p.traits), groups: p.groups });
+  // A member is named by its person's distinct_ids: person ids are each engine's own, and members come in their order.
+  const idsOf = new Map(r.people.flatMap((p) => (p === null ? [] : [[p.id, [...p.distinctIds].sort().join(' ')] as const])));
+  const groups = r.groups.map((g) => g && { groupType: g.groupType, groupKey: g.groupKey, traits: asJson(g.traits), members: g.members.map((m) => idsOf.get(m) ?? m).sort() });
+  return { events, people, groups, real: r.real.map(status) };
 }
 
 const engines = STORES;
@@ -118,6 +125,8 @@ describe.runIf(engines.length > 0)(`differential: what the pipeline accepts, ${e
   it(`no item the pipeline accepts fails a write; each is stored and reads back as the dry run showed (${RUNS} runs, seed ${SEED})`, async () => {
     let run = 0;
     let storedItems = 0;
+    let groupsRead = 0;
+    let aliases = 0;
     await fc.assert(
       fc.asyncProperty(batch(NOW), fc.boolean(), fc.boolean(), async (raw, recordIp, filterBots) => {
         run++;
@@ -127,7 +136,7 @@ describe.runIf(engines.length > 0)(`differential: what the pipeline accepts, ${e
         if (enriched.items.length === 0) return;
         const items = enriched.items;
         const lookups = [
-          ...new Set(items.flatMap((i) => (i.distinctId === null ? [] : [i.distinctId]))),
+          ...new Set(items.flatMap((i) => [...(i.distinctId === null ? [] : [i.distinctId]), ...(i.type === 'alias' ? [i.previousId] : [])])),
         ].map((distinctId) => ({ distinctId }) as { distinctId: string } | { personId: string });
         for (const a of new Set(items.flatMap((i) => (i.anonymousId === null ? [] : [i.anonymousId])))) lookups.push({ personId: a });
 
@@ -140,10 +149,15 @@ describe.runIf(engines.length > 0)(`differential: what the pipeline accepts, ${e
         }
         for (const r of results.slice(1)) expect(comparable(r)).toEqual(comparable(results[0]!));
         storedItems += items.length;
+        groupsRead += results[0]!.groups.length;
+        aliases += results[0]!.real.filter((o) => o.status === 'accepted' && o.effect?.kind === 'alias').length;
       }),
       { seed: SEED, numRuns: RUNS, endOnFailure: true },
     );
     // The alphabet is hostile, not hopeless: most batches reach the stores.
     expect(storedItems).toBeGreaterThan(RUNS);
+    // Groups and aliases reach the stores too.
+    expect(groupsRead).toBeGreaterThan(RUNS / 10);
+    expect(aliases).toBeGreaterThan(RUNS / 10);
   }, Math.max(60_000, RUNS * 1000));
 });

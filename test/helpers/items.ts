@@ -8,7 +8,10 @@ import { storedProperties } from '../../src/domain/ingest/stored-properties.js';
 /** Any field of an item but its index, which is its position; what the checks derive is derived from the rest unless given. */
 export type ItemSpec = { type?: ItemType; event?: string | null } & Partial<
   Pick<EnrichedItem<'track'>, 'distinctId' | 'anonymousId' | 'sessionId' | 'insertId' | 'timestamp' | 'properties' | 'propertiesJson' | 'enrichment' | 'storedJson' | 'userAgent' | 'droppedKeys'>
->;
+> &
+  Partial<Pick<EnrichedItem<'identify'>, 'setOnce' | 'unset'>> &
+  Partial<Pick<EnrichedItem<'group'>, 'groupType' | 'groupKey'>> &
+  Partial<Pick<EnrichedItem<'alias'>, 'previousId'>>;
 
 /** The time jobs are received at unless a test says otherwise (November 2026). */
 export const RECEIVED_AT = 1_795_000_000_000;
@@ -39,7 +42,12 @@ export function item(s: ItemSpec, index: number, timestamp = RECEIVED_AT): Enric
       return { ...common, type, event: s.event === undefined ? 'e' : (s.event as string), distinctId: s.distinctId ?? null, storedJson: s.storedJson ?? storedProperties({ properties, propertiesJson, enrichment }) };
     case 'identify':
       if (s.distinctId === undefined || s.distinctId === null) throw new Error('An identify item needs a distinctId.');
-      return { ...common, type, event: null, distinctId: s.distinctId };
+      return { ...common, type, event: null, distinctId: s.distinctId, setOnce: s.setOnce ?? null, unset: s.unset ?? null };
+    case 'group':
+      return { ...common, type, event: null, distinctId: s.distinctId ?? null, groupType: s.groupType ?? 'company', groupKey: s.groupKey ?? 'acme' };
+    case 'alias':
+      if (s.distinctId === undefined || s.distinctId === null || s.previousId === undefined) throw new Error('An alias item needs a distinctId and a previousId.');
+      return { ...common, type, event: null, distinctId: s.distinctId, previousId: s.previousId };
     default:
       return unhandledType(type);
   }

@@ -11,7 +11,9 @@ export interface LiveServer {
   env: Record<string, string>;
   /** Stored events of the source, newest first, as `inlet events list --json` prints them. */
   events(limit?: number): Promise<{ event: string; insert_id: string | null; distinct_id: string | null; anonymous_id: string | null; timestamp: string; properties: Record<string, unknown> }[]>;
-  person(distinctId: string): Promise<{ traits: Record<string, unknown>; distinct_ids: string[] }>;
+  person(distinctId: string): Promise<{ id: string; traits: Record<string, unknown>; distinct_ids: string[]; groups: { group_type: string; group_key: string }[] }>;
+  /** A group, as `inlet group show --json` prints it. */
+  group(groupType: string, groupKey: string): Promise<{ group_type: string; group_key: string; traits: Record<string, unknown>; members: string[] }>;
   stop(): Promise<void>;
 }
 
@@ -30,6 +32,7 @@ export async function startLiveServer(serveEnv: Record<string, string> = {}): Pr
     env,
     events: (limit = 1000) => cliJson(['events', 'list', '--source', source.id, '--limit', String(limit)], env),
     person: (distinctId) => cliJson(['person', 'show', '--project', project.id, '--distinct-id', distinctId], env),
+    group: (groupType, groupKey) => cliJson(['group', 'show', '--project', project.id, '--type', groupType, '--key', groupKey], env),
     stop: async () => {
       await stopServer(server);
       tmp.remove();

@@ -28,8 +28,22 @@ describe('every item error code of the reference', () => {
     ['invalid_item', () => 'a string', ['invalid_item@item']],
     ['invalid_item (array)', () => [1], ['invalid_item@item']],
     ['invalid_item_type', () => ({ type: 'page', event: 'e', distinct_id: 'u' }), ['invalid_item_type@type']],
-    ['item_type_not_yet_supported (group)', () => ({ type: 'group', distinct_id: 'u' }), ['item_type_not_yet_supported@type']],
-    ['item_type_not_yet_supported (alias)', () => ({ type: 'alias', distinct_id: 'u' }), ['item_type_not_yet_supported@type']],
+    ['invalid_group_type (missing)', () => ({ type: 'group', group_key: 'acme' }), ['invalid_group_type@group_type']],
+    ['invalid_group_type (upper case)', () => ({ type: 'group', group_type: 'Company', group_key: 'acme' }), ['invalid_group_type@group_type']],
+    ['invalid_group_type (65 characters)', () => ({ type: 'group', group_type: 'a'.repeat(65), group_key: 'acme' }), ['invalid_group_type@group_type']],
+    ['invalid_group_key (missing)', () => ({ type: 'group', group_type: 'company' }), ['invalid_group_key@group_key']],
+    ['invalid_group_key (placeholder)', () => ({ type: 'group', group_type: 'company', group_key: 'null' }), ['invalid_group_key@group_key']],
+    ['invalid_group_key (control character)', () => ({ type: 'group', group_type: 'company', group_key: 'a\u0007' }), ['invalid_group_key@group_key']],
+    ['missing_identity (alias)', () => ({ type: 'alias', previous_id: 'anon-1' }), ['missing_identity@distinct_id']],
+    ['invalid_previous_id (missing)', () => ({ type: 'alias', distinct_id: 'u' }), ['invalid_previous_id@previous_id']],
+    ['invalid_previous_id (equal ids)', () => ({ type: 'alias', distinct_id: 'u', previous_id: 'u' }), ['invalid_previous_id@previous_id']],
+    ['invalid_previous_id (placeholder)', () => ({ type: 'alias', distinct_id: 'u', previous_id: 'undefined' }), ['invalid_previous_id@previous_id']],
+    ['invalid_set_once (not an object)', () => ({ type: 'identify', distinct_id: 'u', set_once: 'x' }), ['invalid_set_once@set_once']],
+    ['invalid_set_once (reserved key)', () => ({ type: 'identify', distinct_id: 'u', set_once: { $plan: 'pro' } }), ['invalid_set_once@set_once.$plan']],
+    ['invalid_set_once (too large)', () => ({ type: 'identify', distinct_id: 'u', set_once: { s: 'x'.repeat(8200) } }), ['invalid_set_once@set_once']],
+    ['invalid_unset (not an array)', () => ({ type: 'identify', distinct_id: 'u', unset: 'plan' }), ['invalid_unset@unset']],
+    ['invalid_unset (not a string)', () => ({ type: 'identify', distinct_id: 'u', unset: [1] }), ['invalid_unset@unset']],
+    ['invalid_unset (also set)', () => ({ type: 'identify', distinct_id: 'u', properties: { plan: 'pro' }, unset: ['plan'] }), ['invalid_unset@unset']],
     ['missing_event_name', () => ({ distinct_id: 'u' }), ['missing_event_name@event']],
     ['invalid_event_name (empty)', () => ({ event: '', distinct_id: 'u' }), ['invalid_event_name@event']],
     ['invalid_event_name (129 code points)', () => ({ event: 'é'.repeat(129), distinct_id: 'u' }), ['invalid_event_name@event']],
@@ -86,6 +100,11 @@ describe('every item error code of the reference', () => {
     // Answered only by POST /api/v1/import, and reached in import.test.ts.
     reached.add('missing_timestamp');
     reached.add('timestamp_before_retention');
+    // Decided on what the project holds, when the item is written: reached in groups.test.ts and alias.test.ts.
+    reached.add('too_many_group_types');
+    reached.add('illegal_merge');
+    // Kept for item types still to come: no type is answered with it today.
+    reached.add('item_type_not_yet_supported');
     expect([...reached].sort()).toEqual(Object.keys(ITEM_ERRORS).sort());
   });
 });
@@ -248,6 +267,27 @@ describe('item rules (docs/design.md, "Validation")', () => {
   it('an identify ignores event; unknown fields are ignored', async () => {
     expect(await codesOf({ type: 'identify', distinct_id: 'u', event: '$whatever', color: 'red' })).toEqual([]);
   });
+
+  it('the faults of a group, an alias and an identify\'s person operations are listed in field order', async () => {
+    expect(await codesOf({ type: 'group', group_type: 'A', group_key: 'null', distinct_id: 'undefined', properties: { $plan: 1 } })).toEqual([
+      'invalid_group_type@group_type', 'invalid_group_key@group_key', 'invalid_distinct_id@distinct_id', 'reserved_property@properties.$plan',
+    ]);
+    expect(await codesOf({ type: 'identify', distinct_id: 'u', properties: { $x: 1, a: 1 }, set_once: [], unset: ['a'] })).toEqual([
+      'reserved_property@properties.$x', 'invalid_set_once@set_once', 'invalid_unset@unset',
+    ]);
+    expect(await codesOf({ type: 'alias', previous_id: '', timestamp: 'soon' })).toEqual([
+      'missing_identity@distinct_id', 'invalid_previous_id@previous_id', 'invalid_timestamp@timestamp',
+    ]);
+  });
+
+  it('a group or an alias lists the common fields it does not read among the keys not kept, unchecked', async () => {
+    const res = await send(f, { items: [
+      { type: 'group', group_type: 'company', group_key: 'acme', event: 'x', anonymous_id: 'bad', session_id: 'bad' },
+      { type: 'alias', distinct_id: 'u', previous_id: 'p', properties: 'not even an object', session_id: 'bad' },
+    ] }, { query: 'validate=true' });
+    expect(res.json().errors).toEqual([]);
+    expect(res.json().items.map((i: { dropped_keys: string[] }) => i.dropped_keys)).toEqual([['event', 'anonymous_id', 'session_id'], ['properties', 'session_id']]);
+  });
 });
 
 describe('answers', () => {
@@ -309,6 +349,44 @@ describe('answers', () => {
     expect(await f.collector.store.findPerson(f.projectId, { distinctId: 'cust_9' })).toBeNull();
     // Nothing stored: the real call is not a duplicate.
     expect((await send(f, { items: [{ event: 'paid', distinct_id: 'cust_9', insert_id: 'v1' }] })).json()).toMatchObject({ duplicates: [] });
+  });
+
+  it('validate=true shows what a group, an alias, a set_once and an unset would do, and keeps none of it', async () => {
+    await send(f, { items: [{ type: 'identify', distinct_id: 'old', properties: { plan: 'free' } }, { type: 'identify', distinct_id: 'kept' }, { type: 'alias', distinct_id: 'kept', previous_id: 'kept-2' }] });
+    const res = await send(f, { items: [
+      { type: 'group', group_type: 'company', group_key: 'acme', distinct_id: 'new-user', properties: { seats: 3 } },
+      { type: 'alias', distinct_id: 'new-user', previous_id: 'old' },
+      { type: 'identify', distinct_id: 'new-user', set_once: { first: 'web' }, unset: ['plan'] },
+      { type: 'alias', distinct_id: 'new-user', previous_id: 'kept-2' },
+      { type: 'group', group_type: 'company', group_key: 'acme' },
+    ] }, { query: 'validate=true' });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    const [group, alias, identify, sameGroup] = body.items;
+    expect(group).toMatchObject({ type: 'group', outcome: 'accepted', event_id: null, group: { group_type: 'company', group_key: 'acme', new: true }, alias: null, properties: { seats: 3 } });
+    expect(group.person).toEqual({ id: expect.stringMatching(/^per_/), new: true });
+    expect(alias).toMatchObject({ type: 'alias', outcome: 'accepted', alias: { previous_id: 'old', effect: 'merged' }, group: null, person: { id: group.person.id } });
+    expect(identify).toMatchObject({ type: 'identify', set_once: { first: 'web' }, unset: ['plan'], group: null, alias: null });
+    // A group made earlier in the same request is not new to a later item, and one without distinct_id has no person.
+    expect(sameGroup).toMatchObject({ index: 4, group: { new: false }, person: null });
+    // The alias that would merge an identified person is listed with its code, not among the items.
+    expect(body.errors).toEqual([expect.objectContaining({ index: 3, code: 'illegal_merge', field: 'previous_id' })]);
+    expect(body.items.map((i: { index: number }) => i.index)).toEqual([0, 1, 2, 4]);
+    expect(await f.collector.store.findGroup(f.projectId, 'company', 'acme')).toBeNull();
+    expect(await f.collector.store.findPerson(f.projectId, { distinctId: 'new-user' })).toBeNull();
+    expect((await f.collector.store.findPerson(f.projectId, { distinctId: 'old' }))!.traits).toEqual({ plan: 'free' });
+  });
+
+  it('strict=true stores nothing when the store would refuse an item (a sixth group type)', async () => {
+    await send(f, { items: ['a', 'b', 'c', 'd', 'e'].map((t) => ({ type: 'group', group_type: t, group_key: 'k' })) });
+    const res = await send(f, { items: [{ event: 'paid', distinct_id: 'u', insert_id: 'st-1' }, { type: 'group', group_type: 'f', group_key: 'k' }] }, { query: 'strict=true' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toMatchObject({ code: 'strict_item_invalid', errors: [{ index: 1, code: 'too_many_group_types', field: 'group_type' }] });
+    expect(await f.collector.store.listEvents(f.sourceId, 10)).toEqual([]);
+    // Without strict, the valid item is kept and the other listed.
+    expect((await send(f, { items: [{ event: 'paid', distinct_id: 'u', insert_id: 'st-1' }, { type: 'group', group_type: 'f', group_key: 'k' }] })).json()).toMatchObject({
+      accepted: 1, errors: [{ index: 1, code: 'too_many_group_types' }],
+    });
   });
 
   it('validate=true with strict=true refuses a batch with an invalid item', async () => {

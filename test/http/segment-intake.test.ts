@@ -158,16 +158,24 @@ describe('mapping', () => {
     expect(byId.get('s1')).toMatchObject({ event: '$screen', properties: { name: 'Home' } });
   });
 
-  it('group and alias are item_type_not_yet_supported, in a 200 that lists them', async () => {
+  it('group sets a group\'s traits and makes the sender a member; alias links previousId to userId\'s person', async () => {
     const res = await post('/v1/batch', {
       batch: [
-        { type: 'group', groupId: 'g1', userId: 'u1' },
-        { type: 'alias', previousId: 'old', userId: 'u1' },
+        { type: 'identify', userId: 'u1', traits: { plan: 'team' }, messageId: 'g0' },
+        { type: 'group', groupId: 'acme', userId: 'u1', traits: { name: 'Acme', seats: 12 }, messageId: 'g1' },
+        { type: 'group', groupId: 'blue', userId: 'u1', traits: { group_type: 'team' }, messageId: 'g2' },
+        { type: 'alias', previousId: 'anon-old', userId: 'u1', messageId: 'a1' },
       ],
     });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ accepted: 0, errors: [{ index: 0, code: 'item_type_not_yet_supported' }, { index: 1, code: 'item_type_not_yet_supported' }] });
-    expect((await post('/v1/alias', { previousId: 'a', userId: 'b' })).json().errors[0].code).toBe('item_type_not_yet_supported');
+    expect(res.json()).toMatchObject({ accepted: 4, errors: [] });
+    const person = await f.collector.store.findPerson(f.projectId, { distinctId: 'u1' });
+    expect(person!.distinctIds.sort()).toEqual(['anon-old', 'u1']);
+    expect(person!.groups).toEqual([{ groupType: 'company', groupKey: 'acme' }, { groupType: 'team', groupKey: 'blue' }]);
+    expect(await f.collector.store.findGroup(f.projectId, 'company', 'acme')).toMatchObject({ traits: { name: 'Acme', seats: 12 }, members: [person!.id] });
+    // The single-message paths too; a resent messageId is a duplicate.
+    expect((await post('/v1/alias', { previousId: 'anon-old', userId: 'u1', messageId: 'a1' })).json()).toMatchObject({ accepted: 1, duplicates: [0] });
+    expect((await post('/v1/group', { groupId: 'acme', userId: 'u2', messageId: 'g3' })).json()).toMatchObject({ accepted: 1, errors: [] });
   });
 
   it('corrects the timestamp by the sender\'s clock skew, receivedAt - sentAt', async () => {

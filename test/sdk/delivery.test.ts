@@ -148,6 +148,32 @@ describe('delivery through a faulty network', () => {
     expect(await inlet.flush()).toMatchObject({ accepted: 2 });
     expect((await live.person(who)).traits).toEqual({ plan: 'team', seats: 5 });
   });
+
+  it('sends group, alias, and identify with setOnce and unset, read back on the person and the group', async () => {
+    const inlet = await client();
+    const who = `cust_groups_${++run}`;
+    const t = Date.now();
+    inlet.identify({ distinctId: who, traits: { plan: 'team', trial: true }, setOnce: { first_plan: 'free' }, timestamp: t - 3000 });
+    inlet.identify({ distinctId: who, setOnce: { first_plan: 'pro' }, unset: ['trial'], timestamp: t - 2000 });
+    inlet.group({ groupType: 'company', groupKey: `acme_${run}`, traits: { seats: 40 }, distinctId: who });
+    inlet.alias({ distinctId: who, previousId: `${who}_anon` });
+    expect(await inlet.flush()).toMatchObject({ accepted: 4, refused: 0, failed: 0 });
+    const person = await live.person(who);
+    expect(person.traits).toEqual({ plan: 'team', first_plan: 'free' });
+    expect(person.distinct_ids.sort()).toEqual([who, `${who}_anon`].sort());
+    expect(person.groups).toEqual([{ group_type: 'company', group_key: `acme_${run}` }]);
+    expect(await live.group('company', `acme_${run}`)).toMatchObject({ traits: { seats: 40 }, members: [person.id] });
+  });
+
+  it('reports a sixth group type as refused with its code, the others accepted', async () => {
+    const inlet = await client();
+    for (const type of ['t1', 't2', 't3', 't4', 't5', 't6']) inlet.group({ groupType: type, groupKey: `g_${++run}` });
+    const report = await inlet.flush();
+    // Other tests of this server may have added types already; whatever they did, no more than 5 are ever taken.
+    expect(report.accepted).toBeLessThanOrEqual(5);
+    expect(report.refusedItems.length).toBeGreaterThanOrEqual(1);
+    expect(report.refusedItems.every((r) => r.errors[0]?.code === 'too_many_group_types')).toBe(true);
+  });
 });
 
 describe('queue, flush and close', () => {

@@ -5,7 +5,9 @@ import { Pacer } from './pacer.js';
 import { Timers } from './timers.js';
 import { attempt, encodeBatch } from './transport.js';
 import {
+  type AliasMessage,
   ClosedError,
+  type GroupMessage,
   type IdentifyMessage,
   type ItemResult,
   QueueFullError,
@@ -56,7 +58,7 @@ interface LastTry {
 }
 
 /**
- * Sends track and identify items to Inlet in batches, retries what can be
+ * Sends track, identify, group and alias items to Inlet in batches, retries what can be
  * retried with the same insert_ids, and tells what became of every item.
  */
 export class Inlet {
@@ -111,13 +113,39 @@ export class Inlet {
     });
   }
 
-  /** Queues traits for a person. Returns and throws as track() does. */
+  /** Queues traits for a person (and set-once traits, and traits to remove). Returns and throws as track() does. */
   identify(m: IdentifyMessage): boolean {
     return this.enqueue({
       type: 'identify',
       distinct_id: m.distinctId,
       anonymous_id: m.anonymousId,
       properties: m.traits,
+      set_once: m.setOnce,
+      unset: m.unset,
+      timestamp: wireTime(m.timestamp),
+      insert_id: m.insertId,
+    });
+  }
+
+  /** Queues a group's traits, and makes `distinctId` a member when given. Returns and throws as track() does. */
+  group(m: GroupMessage): boolean {
+    return this.enqueue({
+      type: 'group',
+      group_type: m.groupType,
+      group_key: m.groupKey,
+      properties: m.traits,
+      distinct_id: m.distinctId,
+      timestamp: wireTime(m.timestamp),
+      insert_id: m.insertId,
+    });
+  }
+
+  /** Queues an alias: `previousId` means the same person as `distinctId` from now on. Returns and throws as track() does. */
+  alias(m: AliasMessage): boolean {
+    return this.enqueue({
+      type: 'alias',
+      distinct_id: m.distinctId,
+      previous_id: m.previousId,
       timestamp: wireTime(m.timestamp),
       insert_id: m.insertId,
     });

@@ -4,6 +4,8 @@ export type { InletOptions, RetryInfo } from './options.js';
 export {
   ClosedError,
   QueueFullError,
+  type AliasMessage,
+  type GroupMessage,
   type IdentifyMessage,
   type ItemError,
   type ItemResult,

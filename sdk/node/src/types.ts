@@ -21,6 +21,34 @@ export interface IdentifyMessage {
   distinctId: string;
   anonymousId?: string;
   traits?: Record<string, unknown>;
+  /** Traits set only where the person has no value for the key yet, whenever they arrive. */
+  setOnce?: Record<string, unknown>;
+  /** Trait names to remove, as of `timestamp`: a value set later survives. */
+  unset?: string[];
+  timestamp?: Date | string | number;
+  insertId?: string;
+}
+
+/** A group's traits, and a member, as `group()` takes them. */
+export interface GroupMessage {
+  /** The kind of group, such as `company`: 1 to 64 of a-z, 0-9 and `_`; at most 5 per project. */
+  groupType: string;
+  /** The group's id within its type. */
+  groupKey: string;
+  /** The group's traits: the newest value per key wins, by timestamp. */
+  traits?: Record<string, unknown>;
+  /** A user who becomes a member of the group. */
+  distinctId?: string;
+  timestamp?: Date | string | number;
+  insertId?: string;
+}
+
+/** Two ids of one person, as `alias()` takes them. */
+export interface AliasMessage {
+  /** The user id `previousId` joins. */
+  distinctId: string;
+  /** The id that from now on means the same person as `distinctId`. */
+  previousId: string;
   timestamp?: Date | string | number;
   insertId?: string;
 }
@@ -113,7 +141,7 @@ export class QueueFullError extends Error {
   }
 }
 
-/** Thrown by `track()`/`identify()` after `close()`. */
+/** Thrown by `track()`, `identify()`, `group()` and `alias()` after `close()`. */
 export class ClosedError extends Error {
   constructor() {
     super('This Inlet client is closed; create a new one to send more.');

@@ -60,7 +60,9 @@ export function registerDataCommands(program: Command): void {
         if (p === null) throw new AdminError(`No person with ${o.distinctId !== undefined ? `distinct_id "${o.distinctId}"` : `id ${o.personId}`} in project ${o.project}.`);
         return personJson(p);
       },
-      (p) => `person ${p.id}\n  distinct ids: ${p.distinct_ids.join(', ') || '-'}\n  traits: ${JSON.stringify(p.traits)}\n  created: ${p.created_at}`,
+      (p) =>
+        `person ${p.id}\n  distinct ids: ${p.distinct_ids.join(', ') || '-'}\n  traits: ${JSON.stringify(p.traits)}\n` +
+        `  groups: ${p.groups.map((g) => `${g.group_type} ${g.group_key}`).join(', ') || '-'}\n  created: ${p.created_at}`,
     ),
   );
 

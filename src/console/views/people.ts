@@ -34,7 +34,7 @@ ${listing.persons.length === 0
 </section>`;
 }
 
-/** Search by distinct id; the person found, with its ids, traits and latest events. */
+/** Search by distinct id; the person found, with its ids, traits, groups and latest events. */
 export function peoplePage(viewer: Viewer, d: PeoplePageData): string {
   const p = d.person;
   const base = `${BASE}/projects/${d.project.id}/people`;
@@ -63,6 +63,10 @@ ${p === null
 ${Object.keys(p.traits).length === 0
   ? html`<p class="hint">No traits.</p>`
   : html`<div class="scroll"><table><thead><tr><th scope="col">Trait</th><th scope="col">Value</th></tr></thead><tbody>${Object.entries(p.traits).map(([k, v]) => html`<tr><td>${k}</td><td><code>${JSON.stringify(v)}</code></td></tr>`)}</tbody></table></div>`}
+<h3>Groups</h3>
+${p.groups.length === 0
+  ? html`<p class="hint">In no group. A group item with this person's distinct id makes it a member.</p>`
+  : html`<div class="scroll"><table><thead><tr><th scope="col">Group type</th><th scope="col">Group key</th></tr></thead><tbody>${p.groups.map((g) => html`<tr><td><code>${g.groupType}</code></td><td>${g.groupKey}</td></tr>`)}</tbody></table></div>`}
 <h3>Latest events</h3>
 ${d.events === null
   ? html`<p class="hint">Not shown: the server is busy reading other pages. Reload in a moment.</p>`

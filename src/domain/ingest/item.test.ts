@@ -21,6 +21,6 @@ describe('an item type left out of a switch on the type', () => {
   });
 
   it('is one of the types the checks accept, listed once', () => {
-    expect(ITEM_TYPES).toEqual(['track', 'identify']);
+    expect(ITEM_TYPES).toEqual(['track', 'identify', 'group', 'alias']);
   });
 });

@@ -17,7 +17,7 @@ interface CommonFields {
   insertId: string | null;
   /** Epoch ms. */
   timestamp: number;
-  /** A track's properties, or an identify's traits. */
+  /** A track's properties, or the traits an identify sets on a person or a group item on a group (none for an alias). */
   properties: Record<string, unknown>;
   /** `properties` as JSON text: the checks write it as they measure it. */
   propertiesJson: string;
@@ -39,6 +39,28 @@ interface FieldsByType {
     event: null;
     /** The user id the traits are set on. */
     distinctId: string;
+    /** Traits set only where the person has no value for the key yet; null when not sent. */
+    setOnce: Record<string, unknown> | null;
+    /** Trait keys removed as of the item's timestamp; null when not sent. */
+    unset: string[] | null;
+  };
+  group: {
+    type: 'group';
+    /** A group item has no event name. */
+    event: null;
+    /** Its kind ("company"): one of at most five per project. */
+    groupType: string;
+    /** The group's own id within its type. */
+    groupKey: string;
+  };
+  alias: {
+    type: 'alias';
+    /** An alias has no event name. */
+    event: null;
+    /** The user id whose person `previousId` joins. */
+    distinctId: string;
+    /** The id that from now on means the same person as `distinctId`. */
+    previousId: string;
   };
 }
 
@@ -48,7 +70,7 @@ export type ItemType = keyof FieldsByType;
 export type IngestItem<T extends ItemType = ItemType> = { [K in T]: Omit<CommonFields, keyof FieldsByType[K]> & FieldsByType[K] }[T];
 
 /** Every item type, at run time, in the order the reference lists them. */
-export const ITEM_TYPES = Object.keys({ track: true, identify: true } satisfies Record<ItemType, true>) as ItemType[];
+export const ITEM_TYPES = Object.keys({ track: true, identify: true, group: true, alias: true } satisfies Record<ItemType, true>) as ItemType[];
 
 /**
  * The `default` of a switch on an item's type: with every type handled its

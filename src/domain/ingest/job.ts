@@ -1,4 +1,4 @@
-import type { DropReason } from '../../errors/codes.js';
+import type { DropReason, ItemErrorCode } from '../../errors/codes.js';
 import type { IngestItem } from './item.js';
 
 /** One request's worth of valid, not-dropped items, to be written together. */
@@ -15,11 +15,29 @@ export interface IngestJob {
   dryRun: boolean;
 }
 
+/** What a group or an alias item did, for the dry run's answer. */
+export type ItemEffect =
+  | { kind: 'group'; groupIsNew: boolean }
+  | { kind: 'alias'; effect: 'linked' | 'merged' | 'none' };
+
 /** What became of one item of a job. */
 export type ItemOutcome =
-  | { index: number; status: 'accepted'; eventId: string | null; personId: string; personIsNew: boolean }
+  | {
+      index: number;
+      status: 'accepted';
+      eventId: string | null;
+      /** The item's person: null only for a group item that names no member. */
+      personId: string | null;
+      personIsNew: boolean;
+      effect?: ItemEffect;
+    }
   | { index: number; status: 'duplicate'; eventId: string | null }
-  | { index: number; status: 'dropped'; reason: DropReason };
+  | { index: number; status: 'dropped'; reason: DropReason }
+  /** Valid alone, refused by what the project holds (a sixth group type, an alias that would merge two identified people): nothing of it is kept. */
+  | { index: number; status: 'refused'; code: ItemErrorCode; field: string; message: string };
+
+/** The outcomes of items the store kept, repeated or dropped: all but those it refused. */
+export type KeptOutcome = Exclude<ItemOutcome, { status: 'refused' }>;
 
 /**
  * The job's key stopped working (revoked, expired, or its source, project or

@@ -25,7 +25,8 @@ export function writtenOutcomes(jobs: readonly IngestJob[], outcomes: readonly I
     for (const o of outcomes[i]!) {
       if (o.status === 'accepted') accepted++;
       else if (o.status === 'duplicate') duplicate++;
-      else add(minute, 'dropped', o.reason, 1);
+      else if (o.status === 'dropped') add(minute, 'dropped', o.reason, 1);
+      // Refused by the store (a sixth group type, an illegal merge): counted with the checks' refusals, by the ledger.
     }
     add(minute, 'accepted', '', accepted);
     add(minute, 'duplicate', '', duplicate);

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import {
+  type GroupRef,
   type IngestTx, type KeyState, type NewEventRow, type PassQuery, type PassScope, type PassState, type PassWrites, type PersonKind, type PersonRef,
   StoreUnavailableError, type SuppressedIds, noPassWrites,
 } from '../port.js';
@@ -51,13 +52,53 @@ export const SQL = {
       UPDATE persons SET merged_into = $3::text WHERE project_id = $1::text AND (id = $2::text OR merged_into = $2::text)
     ), relink AS (
       UPDATE person_links SET person_id = $3 WHERE project_id = $1 AND person_id = $2
+    ), members_moved AS (
+      DELETE FROM group_members WHERE project_id = $1 AND person_id = $2 RETURNING group_type, group_key, created_at
+    ), members_joined AS (
+      -- A membership the person merged into holds already stays once.
+      INSERT INTO group_members (project_id, group_type, group_key, person_id, created_at)
+      SELECT $1, group_type, group_key, $3, created_at FROM members_moved
+      ON CONFLICT DO NOTHING
     ), moved AS (
-      DELETE FROM person_traits WHERE project_id = $1 AND person_id = $2 RETURNING key, value, set_at
+      DELETE FROM person_traits WHERE project_id = $1 AND person_id = $2 RETURNING key, value, set_at, unset
     )
-    INSERT INTO person_traits (project_id, person_id, key, value, set_at)
-    SELECT $1, $3, key, value, set_at FROM moved
-    ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at
+    INSERT INTO person_traits (project_id, person_id, key, value, set_at, unset)
+    SELECT $1, $3, key, value, set_at, unset FROM moved
+    ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at, unset = excluded.unset
     WHERE excluded.set_at > person_traits.set_at`,
+  // Ids among those asked whose person holds another distinct_id too.
+  withOtherIds: `SELECT x.key FROM unnest($2::text[]) AS x(key)
+    CROSS JOIN LATERAL (SELECT person_id FROM person_links WHERE project_id = $1 AND distinct_id = x.key LIMIT 1) l
+    WHERE EXISTS (SELECT 1 FROM person_links o WHERE o.project_id = $1 AND o.person_id = l.person_id AND o.distinct_id <> x.key)`,
+  groupTypes: 'SELECT group_type FROM group_types WHERE project_id = $1',
+  findGroups: `SELECT g.group_type AS "groupType", g.group_key AS "groupKey" FROM unnest($2::text[], $3::text[]) AS x(t, k)
+    CROSS JOIN LATERAL (SELECT group_type, group_key FROM project_groups WHERE project_id = $1 AND group_type = x.t AND group_key = x.k LIMIT 1) g`,
+  // What only people and groups write (set-once traits, group types, groups, their traits, memberships):
+  // rare, so a statement of its own, sent only when there is some, after the writes it may rely on.
+  peopleAndGroups: `WITH set_once AS (
+      INSERT INTO person_traits (project_id, person_id, key, value, set_at, unset)
+      SELECT $1::text, r.person_id, r.key, r.value, r.set_at, false
+      FROM unnest($2::text[], $3::text[], $4::jsonb[], $5::bigint[]) AS r(person_id, key, value, set_at)
+      ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at, unset = false
+      WHERE person_traits.unset
+    ), types_added AS (
+      INSERT INTO group_types (project_id, group_type, created_at) SELECT $1::text, t, $6::bigint FROM unnest($7::text[]) AS r(t)
+    ), groups_made AS (
+      INSERT INTO project_groups (project_id, group_type, group_key, created_at)
+      SELECT $1::text, r.t, r.k, $6::bigint FROM unnest($8::text[], $9::text[]) AS r(t, k)
+      ON CONFLICT DO NOTHING
+    ), group_traits_set AS (
+      INSERT INTO group_traits (project_id, group_type, group_key, key, value, set_at)
+      SELECT $1::text, r.t, r.k, r.key, r.value, r.set_at
+      FROM unnest($10::text[], $11::text[], $12::text[], $13::jsonb[], $14::bigint[]) AS r(t, k, key, value, set_at)
+      ON CONFLICT (project_id, group_type, group_key, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at
+      WHERE excluded.set_at >= group_traits.set_at
+    ), members_added AS (
+      INSERT INTO group_members (project_id, group_type, group_key, person_id, created_at)
+      SELECT $1::text, r.t, r.k, r.person_id, $6::bigint FROM unnest($15::text[], $16::text[], $17::text[]) AS r(t, k, person_id)
+      ON CONFLICT DO NOTHING
+    )
+    SELECT 1`,
   // Every write of a pass in one statement and one round trip: each part
   // writes a table of its own and reads none of the others, so sharing one
   // snapshot changes nothing. An empty array makes its part a no-op.
@@ -69,25 +110,26 @@ export const SQL = {
       INSERT INTO person_links (project_id, distinct_id, person_id)
       SELECT $1::text, r.distinct_id, r.person_id FROM unnest($5::text[], $6::text[]) AS r(distinct_id, person_id)
     ), traits_set AS (
-      INSERT INTO person_traits (project_id, person_id, key, value, set_at)
-      SELECT $1::text, r.person_id, r.key, r.value, r.set_at
-      FROM unnest($7::text[], $8::text[], $9::jsonb[], $10::bigint[]) AS r(person_id, key, value, set_at)
-      ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at
+      -- An unset is a row of its own (unset true, a JSON null as its value), ordered by set_at as a value is.
+      INSERT INTO person_traits (project_id, person_id, key, value, set_at, unset)
+      SELECT $1::text, r.person_id, r.key, r.value, r.set_at, r.unset <> 0
+      FROM unnest($7::text[], $8::text[], $9::jsonb[], $10::bigint[], $11::bigint[]) AS r(person_id, key, value, set_at, unset)
+      ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at, unset = excluded.unset
       WHERE excluded.set_at >= person_traits.set_at
     ), events_stored AS (
       INSERT INTO events (id, project_id, source_id, event, distinct_id, anonymous_id, person_id, session_id,
         "timestamp", received_at, insert_id, properties)
       SELECT r.id, r.project_id, r.source_id, r.event, r.distinct_id, r.anonymous_id, r.person_id, r.session_id,
         r.ts, r.received_at, r.insert_id, r.properties
-      FROM unnest($11::uuid[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[],
-        $19::bigint[], $20::bigint[], $21::text[], $22::jsonb[])
+      FROM unnest($12::uuid[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[],
+        $20::bigint[], $21::bigint[], $22::text[], $23::jsonb[])
         AS r(id, project_id, source_id, event, distinct_id, anonymous_id, person_id, session_id, ts, received_at, insert_id, properties)
     ), insert_ids_claimed AS (
       INSERT INTO insert_ids (source_id, insert_id, event_id)
-      SELECT $23::text, r.insert_id, r.event_id FROM unnest($24::text[], $25::uuid[]) AS r(insert_id, event_id)
+      SELECT $24::text, r.insert_id, r.event_id FROM unnest($25::text[], $26::uuid[]) AS r(insert_id, event_id)
     ), usage_added AS (
       INSERT INTO usage (project_id, month, events)
-      SELECT $1::text, r.month, r.events FROM unnest($26::text[], $27::bigint[]) AS r(month, events)
+      SELECT $1::text, r.month, r.events FROM unnest($27::text[], $28::bigint[]) AS r(month, events)
       ON CONFLICT (project_id, month) DO UPDATE SET events = usage.events + excluded.events
     ), outcomes_counted AS (
       -- One row per minute, outcome and code (the pass adds them up), so no row is hit twice.
@@ -122,7 +164,10 @@ type WritePart = Exclude<keyof PassWrites, 'merges'>;
 const PARAMS: { [K in WritePart]-?: (v: PassWrites[K], scope: PassScope) => unknown[] } = {
   persons: (v) => [textArray(v.map((p) => p.id)), textArray(v.map((p) => p.kind))],
   links: (v) => [textArray(v.map((l) => l.distinctId)), textArray(v.map((l) => l.personId))],
-  traits: (v) => [textArray(v.map((t) => t.personId)), textArray(v.map((t) => t.key)), jsonbArray(v.map((t) => t.value)), int8Array(v.map((t) => t.setAt))],
+  traits: (v) => [
+    textArray(v.map((t) => t.personId)), textArray(v.map((t) => t.key)), jsonbArray(v.map((t) => t.value ?? 'null')), int8Array(v.map((t) => t.setAt)),
+    int8Array(v.map((t) => (t.value === null ? 1 : 0))),
+  ],
   events: (events) => {
     const text = <K extends keyof NewEventRow>(k: K): Buffer => textArray(events.map((r) => r[k] as string | null));
     const int8 = <K extends keyof NewEventRow>(k: K): Buffer => int8Array(events.map((r) => r[k] as number));
@@ -133,11 +178,20 @@ const PARAMS: { [K in WritePart]-?: (v: PassWrites[K], scope: PassScope) => unkn
   },
   insertIds: (v, scope) => [scope.sourceId, textArray(v.map((c) => c.insertId)), uuidArray(v.map((c) => c.eventId))],
   usage: (v) => [textArray([...v.keys()]), int8Array([...v.values()])],
+  setOnce: (v) => [textArray(v.map((t) => t.personId)), textArray(v.map((t) => t.key)), jsonbArray(v.map((t) => t.value ?? 'null')), int8Array(v.map((t) => t.setAt))],
+  groupTypes: (v) => [textArray(v)],
+  groups: (v) => [textArray(v.map((g) => g.groupType)), textArray(v.map((g) => g.groupKey))],
+  groupTraits: (v) => [
+    textArray(v.map((t) => t.groupType)), textArray(v.map((t) => t.groupKey)), textArray(v.map((t) => t.key)), jsonbArray(v.map((t) => t.value)), int8Array(v.map((t) => t.setAt)),
+  ],
+  members: (v) => [textArray(v.map((m) => m.groupType)), textArray(v.map((m) => m.groupKey)), textArray(v.map((m) => m.personId))],
   outcomes: (v) => [int8Array(v.map((o) => o.minute)), textArray(v.map((o) => o.outcome)), textArray(v.map((o) => o.code)), int8Array(v.map((o) => o.count))],
 };
 
 /** The parts in the order of SQL.writes' parameters. */
 const PARTS_IN_PARAMS: readonly WritePart[] = ['persons', 'links', 'traits', 'events', 'insertIds', 'usage', 'outcomes'];
+/** The parts in the order of SQL.peopleAndGroups' parameters. */
+const PEOPLE_AND_GROUPS: readonly WritePart[] = ['setOnce', 'groupTypes', 'groups', 'groupTraits', 'members'];
 
 /** Nothing of these fields to write: each is a list, or the usage map. */
 function nothingIn(w: PassWrites, parts: readonly WritePart[]): boolean {
@@ -192,7 +246,16 @@ export class PgIngestTx implements IngestTx {
     }
     const links = q.linkedIds.length === 0 ? new Map<string, PersonRef>() : refs(await this.q<RefRow>('findLinks', [q.projectId, textArray(q.linkedIds)]));
     const persons = q.personIds.length === 0 ? new Map<string, PersonRef>() : refs(await this.q<RefRow>('findPersons', [q.projectId, textArray(q.personIds)]));
-    return { keys, monthlyEventLimit: limit, usage, insertIds, links, persons, suppressed };
+    const withOtherIds = new Set<string>();
+    if (q.withOtherIds !== undefined && q.withOtherIds.length > 0) {
+      for (const r of await this.q<{ key: string }>('withOtherIds', [q.projectId, textArray(q.withOtherIds)])) withOtherIds.add(r.key);
+    }
+    const groupTypes = q.groupTypes === true ? (await this.q<{ group_type: string }>('groupTypes', [q.projectId])).map((r) => r.group_type) : [];
+    const groups =
+      q.groups === undefined || q.groups.length === 0
+        ? []
+        : await this.q<GroupRef>('findGroups', [q.projectId, textArray(q.groups.map((g) => g.groupType)), textArray(q.groups.map((g) => g.groupKey))]);
+    return { keys, monthlyEventLimit: limit, usage, insertIds, links, persons, suppressed, withOtherIds, groupTypes, groups };
   }
 
   async write(scope: PassScope, writes: PassWrites): Promise<void> {
@@ -227,11 +290,16 @@ export class PgIngestTx implements IngestTx {
     const { scope, writes: w } = p;
     if (w.merges.length === 0) {
       await this.writes(scope, w);
-      return;
+    } else {
+      await this.writes(scope, { ...EMPTY, persons: w.persons, links: w.links });
+      for (const m of w.merges) if (m.from !== m.into) await this.q('mergePerson', [scope.projectId, m.from, m.into]);
+      await this.writes(scope, { ...w, persons: [], links: [], merges: [] });
     }
-    await this.writes(scope, { ...EMPTY, persons: w.persons, links: w.links });
-    for (const m of w.merges) if (m.from !== m.into) await this.q('mergePerson', [scope.projectId, m.from, m.into]);
-    await this.writes(scope, { ...w, persons: [], links: [], merges: [] });
+    // Only what comes before them in PASS_WRITE_ORDER is relied on, and it is written by now.
+    if (!nothingIn(w, PEOPLE_AND_GROUPS)) {
+      const [setOnce, groupTypes, groups, groupTraits, members] = PEOPLE_AND_GROUPS.map((k) => (PARAMS[k] as (v: unknown, s: PassScope) => unknown[])(w[k], scope));
+      await this.q('peopleAndGroups', [scope.projectId, ...setOnce!, scope.now, ...groupTypes!, ...groups!, ...groupTraits!, ...members!]);
+    }
   }
 
   /** SQL.writes with the fields of `w` but the merges; nothing is sent when they are all empty. */

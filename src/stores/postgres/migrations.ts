@@ -199,6 +199,29 @@ export const PG_MIGRATIONS: string[] = [
   CREATE INDEX destinations_project ON destinations (project_id);
   CREATE INDEX events_seq ON events USING brin (seq) WITH (autosummarize = on);
   `,
+  // Version 12: groups (their types, traits and members) and unset traits
+  // (a row marked unset, ordered by set_at as a value is; reads skip it).
+  `
+  ALTER TABLE person_traits ADD COLUMN unset boolean NOT NULL DEFAULT false;
+  CREATE TABLE group_types (
+    project_id text NOT NULL, group_type text NOT NULL, created_at bigint NOT NULL,
+    PRIMARY KEY (project_id, group_type)
+  );
+  CREATE TABLE project_groups (
+    project_id text NOT NULL, group_type text NOT NULL, group_key text NOT NULL, created_at bigint NOT NULL,
+    PRIMARY KEY (project_id, group_type, group_key)
+  );
+  CREATE TABLE group_traits (
+    project_id text NOT NULL, group_type text NOT NULL, group_key text NOT NULL, key text NOT NULL,
+    value jsonb NOT NULL, set_at bigint NOT NULL,
+    PRIMARY KEY (project_id, group_type, group_key, key)
+  );
+  CREATE TABLE group_members (
+    project_id text NOT NULL, group_type text NOT NULL, group_key text NOT NULL, person_id text NOT NULL, created_at bigint NOT NULL,
+    PRIMARY KEY (project_id, group_type, group_key, person_id)
+  );
+  CREATE INDEX group_members_person ON group_members (project_id, person_id);
+  `,
 ];
 
 /**

@@ -55,6 +55,8 @@ export class SqlErasureTx implements ErasureTx {
   async removePersons(projectId: string, personIds: string[], distinctIds: string[]): Promise<void> {
     await this.db.deleteFrom('person_links').where('project_id', '=', projectId).where('person_id', 'in', personIds).execute();
     await this.db.deleteFrom('person_traits').where('project_id', '=', projectId).where('person_id', 'in', personIds).execute();
+    // Memberships are the person's; the groups are not people and stay.
+    await this.db.deleteFrom('group_members').where('project_id', '=', projectId).where('person_id', 'in', personIds).execute();
     await this.db.deleteFrom('persons').where('project_id', '=', projectId).where('id', 'in', personIds).execute();
     // Refused and dropped items kept as samples that sent one of its distinct_ids, or one of its person ids as anonymous_id.
     for (const part of chunks(distinctIds)) {

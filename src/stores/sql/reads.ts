@@ -1,8 +1,8 @@
-import type { EventPages, PersonLookup, PersonView, ReadStore, StoredEvent } from '../port.js';
+import type { EventPages, GroupStore, PersonLookup, PersonView, ReadStore, StoredEvent } from '../port.js';
 import type { SqlEngine } from './engine.js';
 
 /** Events, people and usage as the CLI and the console read them, on either SQL engine. */
-export class SqlReads implements ReadStore {
+export class SqlReads implements Omit<ReadStore, keyof GroupStore> {
   constructor(
     private readonly engine: SqlEngine,
     private readonly pages: EventPages,
@@ -28,13 +28,18 @@ export class SqlReads implements ReadStore {
     if (p === undefined) return null;
     const ids = await db.selectFrom('person_links').select('distinct_id').where('project_id', '=', projectId)
       .where('person_id', '=', p.id).orderBy(this.engine.bytewise('distinct_id')).execute();
+    // An unset trait is a row marked unset (a tombstone that keeps older values out): the person has no value.
     const traits = await db.selectFrom('person_traits').select(['key', this.engine.jsonText('value').as('value')])
-      .where('project_id', '=', projectId).where('person_id', '=', p.id).orderBy(this.engine.bytewise('key')).execute();
+      .where('project_id', '=', projectId).where('person_id', '=', p.id).where('unset', '=', false).orderBy(this.engine.bytewise('key')).execute();
+    const groups = await db.selectFrom('group_members').select(['group_type', 'group_key'])
+      .where('project_id', '=', projectId).where('person_id', '=', p.id)
+      .orderBy(this.engine.bytewise('group_type')).orderBy(this.engine.bytewise('group_key')).execute();
     return {
       id: p.id,
       distinctIds: ids.map((r) => r.distinct_id),
       traits: Object.fromEntries(traits.map((t) => [t.key, JSON.parse(t.value)])),
       createdAt: p.created_at,
+      groups: groups.map((g) => ({ groupType: g.group_type, groupKey: g.group_key })),
     };
   }
 

@@ -42,7 +42,12 @@ export interface Database {
   login_failures: { key: string; failures: number; first_at: Ms; blocked_until: Generated<Ms> };
   persons: { project_id: string; id: string; kind: string; merged_into: string | null; created_at: Ms };
   person_links: { project_id: string; distinct_id: string; person_id: string };
-  person_traits: { project_id: string; person_id: string; key: string; value: Json; set_at: Ms };
+  /** unset: the trait was unset at set_at (a tombstone, its value a JSON null); reads skip it. */
+  person_traits: { project_id: string; person_id: string; key: string; value: Json; set_at: Ms; unset: FlagWithDefault };
+  group_types: { project_id: string; group_type: string; created_at: Ms };
+  project_groups: { project_id: string; group_type: string; group_key: string; created_at: Ms };
+  group_traits: { project_id: string; group_type: string; group_key: string; key: string; value: Json; set_at: Ms };
+  group_members: { project_id: string; group_type: string; group_key: string; person_id: string; created_at: Ms };
   usage: { project_id: string; month: string; events: number };
   /** `seq` places an event among those of equal timestamp; `id` is a UUID (uuid on PostgreSQL, lower-case TEXT on SQLite). */
   events: {

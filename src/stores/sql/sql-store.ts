@@ -4,6 +4,9 @@ import type {
   ErasureTx,
   ExpiryPlan,
   ExpiryStep,
+  GroupListQuery,
+  GroupSummary,
+  GroupView,
   IngestTx,
   PendingErasure,
   PersonLookup,
@@ -21,6 +24,7 @@ import { SqlEventPages } from './event-pages.js';
 import { SqlListings } from './listings.js';
 import { SqlOutcomes } from './outcomes.js';
 import { SqlReads } from './reads.js';
+import { SqlGroups } from './groups.js';
 
 /**
  * A Store from an engine: the request path, the deletion of events and the
@@ -38,6 +42,7 @@ export class SqlStore implements Store {
   readonly outcomes: SqlOutcomes;
   readonly destinations: SqlDestinations;
   private readonly reads: SqlReads;
+  private readonly groups: SqlGroups;
   readonly backup?: (toFile: string) => Promise<number>;
 
   constructor(protected readonly engine: SqlStoreEngine) {
@@ -52,6 +57,7 @@ export class SqlStore implements Store {
     this.eventPages = new SqlEventPages(sql, eventPages);
     this.reads = new SqlReads(sql, this.eventPages);
     this.destinations = new SqlDestinations(sql, engine.data.destinations);
+    this.groups = new SqlGroups(sql);
     if (engine.backup !== undefined) this.backup = (toFile) => engine.backup!(toFile);
   }
 
@@ -81,6 +87,14 @@ export class SqlStore implements Store {
 
   usage(projectId: string, month: string): Promise<number> {
     return this.reads.usage(projectId, month);
+  }
+
+  findGroup(projectId: string, groupType: string, groupKey: string): Promise<GroupView | null> {
+    return this.groups.findGroup(projectId, groupType, groupKey);
+  }
+
+  listGroups(projectId: string, q: GroupListQuery): Promise<GroupSummary[]> {
+    return this.groups.listGroups(projectId, q);
   }
 
   /** Every project's retention, deleted projects included (their events expire as well). */

@@ -1,4 +1,7 @@
-import { type IngestTx, type KeyState, PASS_WRITE_ORDER, type PassQuery, type PassScope, type PassState, type PassWrites, type PersonKind, type PersonRef, type SuppressedIds } from '../port.js';
+import {
+  type GroupRef, type IngestTx, type KeyState, PASS_WRITE_ORDER, type PassQuery, type PassScope, type PassState, type PassWrites, type PersonKind, type PersonRef,
+  type SuppressedIds,
+} from '../port.js';
 import { EventMinuteIndex } from './event-minute-index.js';
 import { type SqliteInsertIds, insertIdsOf } from './insert-ids.js';
 import { storeError } from './store-error.js';
@@ -23,6 +26,21 @@ const WRITERS: { [K in keyof PassWrites]-?: FieldWriter<K> } = {
     for (const m of v) tx.mergePerson(scope.projectId, m.from, m.into);
   },
   traits: (tx, scope, v) => tx.upsertTraits(scope.projectId, v),
+  setOnce: (tx, scope, v) => {
+    for (const t of v) tx.s.setOnce.run(scope.projectId, t.personId, t.key, t.value, t.setAt);
+  },
+  groupTypes: (tx, scope, v) => {
+    for (const t of v) tx.s.addGroupType.run(scope.projectId, t, scope.now);
+  },
+  groups: (tx, scope, v) => {
+    for (const g of v) tx.s.addGroup.run(scope.projectId, g.groupType, g.groupKey, scope.now);
+  },
+  groupTraits: (tx, scope, v) => {
+    for (const t of v) tx.s.upsertGroupTrait.run(scope.projectId, t.groupType, t.groupKey, t.key, t.value, t.setAt);
+  },
+  members: (tx, scope, v) => {
+    for (const m of v) tx.s.addMember.run(scope.projectId, m.groupType, m.groupKey, m.personId, scope.now);
+  },
   events: (tx, _scope, v, seqs) => tx.insertEvents(v, seqs),
   insertIds: (tx, scope, v, seqs) => tx.addInsertIds(scope.sourceId, v, seqs),
   usage: (tx, scope, v) => {
@@ -37,7 +55,7 @@ const WRITERS: { [K in keyof PassWrites]-?: FieldWriter<K> } = {
  * free.
  */
 export class SqliteIngestTx implements IngestTx {
-  private readonly s;
+  readonly s;
   private readonly links: PersonLinkCache;
 
   constructor(
@@ -85,17 +103,46 @@ export class SqliteIngestTx implements IngestTx {
       mergeMark: db.prepare('UPDATE persons SET merged_into = ? WHERE project_id = ? AND (id = ? OR merged_into = ?)'),
       mergeLinks: db.prepare('UPDATE person_links SET person_id = ? WHERE project_id = ? AND person_id = ?'),
       mergeTraits: db.prepare(
-        `INSERT INTO person_traits (project_id, person_id, key, value, set_at)
-         SELECT project_id, ?, key, value, set_at FROM person_traits WHERE project_id = ? AND person_id = ?
-         ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at
+        `INSERT INTO person_traits (project_id, person_id, key, value, set_at, unset)
+         SELECT project_id, ?, key, value, set_at, unset FROM person_traits WHERE project_id = ? AND person_id = ?
+         ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at, unset = excluded.unset
          WHERE excluded.set_at > person_traits.set_at`,
       ),
+      // A membership already held by the person merged into stays once.
+      mergeMembers: db.prepare('UPDATE OR IGNORE group_members SET person_id = ? WHERE project_id = ? AND person_id = ?'),
+      dropMembers: db.prepare('DELETE FROM group_members WHERE project_id = ? AND person_id = ?'),
       dropTraits: db.prepare('DELETE FROM person_traits WHERE project_id = ? AND person_id = ?'),
+      // An unset is a row of its own (unset = 1), ordered by set_at as a value is.
       upsertTrait: db.prepare(
-        `INSERT INTO person_traits (project_id, person_id, key, value, set_at) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at
+        `INSERT INTO person_traits (project_id, person_id, key, value, set_at, unset) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at, unset = excluded.unset
          WHERE excluded.set_at >= person_traits.set_at`,
       ),
+      // Set once: only where the person has no value (no row, or an unset one), whatever the timestamps.
+      setOnce: db.prepare(
+        `INSERT INTO person_traits (project_id, person_id, key, value, set_at, unset) VALUES (?, ?, ?, ?, ?, 0)
+         ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at, unset = 0
+         WHERE person_traits.unset = 1`,
+      ),
+      // Ids among those asked whose person holds another distinct_id too.
+      withOtherIds: db.prepare(
+        `SELECT l.distinct_id FROM person_links l
+         WHERE l.project_id = ? AND l.distinct_id ${IN_LIST}
+           AND EXISTS (SELECT 1 FROM person_links o WHERE o.project_id = l.project_id AND o.person_id = l.person_id AND o.distinct_id <> l.distinct_id)`,
+      ).pluck(),
+      groupTypes: db.prepare('SELECT group_type FROM group_types WHERE project_id = ?').pluck(),
+      findGroups: db.prepare(
+        `SELECT g.group_type AS groupType, g.group_key AS groupKey FROM json_each(?) j
+         JOIN project_groups g ON g.project_id = ? AND g.group_type = j.value ->> 0 AND g.group_key = j.value ->> 1`,
+      ),
+      addGroupType: db.prepare('INSERT INTO group_types (project_id, group_type, created_at) VALUES (?, ?, ?)'),
+      addGroup: db.prepare('INSERT INTO project_groups (project_id, group_type, group_key, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING'),
+      upsertGroupTrait: db.prepare(
+        `INSERT INTO group_traits (project_id, group_type, group_key, key, value, set_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (project_id, group_type, group_key, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at
+         WHERE excluded.set_at >= group_traits.set_at`,
+      ),
+      addMember: db.prepare('INSERT INTO group_members (project_id, group_type, group_key, person_id, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING'),
       // Two statements: in one (UNION ALL) SQLite took 15 to 20 times as long for the same rows.
       suppressed: db.prepare(`SELECT distinct_id FROM suppressed_ids WHERE project_id = ? AND distinct_id ${IN_LIST}`).pluck(),
       suppressedPersons: db.prepare(`SELECT person_id FROM suppressed_persons WHERE project_id = ? AND person_id ${IN_LIST}`).pluck(),
@@ -150,6 +197,12 @@ export class SqliteIngestTx implements IngestTx {
       links: q.linkedIds.length === 0 ? new Map() : this.findLinks(q.projectId, q.linkedIds),
       persons: q.personIds.length === 0 ? new Map() : refs(this.s.findPersons.all(q.projectId, JSON.stringify(q.personIds))),
       suppressed: this.findSuppressed(q.projectId, q.suppressed.distinctIds, q.suppressed.personIds),
+      withOtherIds: new Set(q.withOtherIds === undefined || q.withOtherIds.length === 0 ? [] : (this.s.withOtherIds.all(q.projectId, JSON.stringify(q.withOtherIds)) as string[])),
+      groupTypes: q.groupTypes === true ? (this.s.groupTypes.all(q.projectId) as string[]) : [],
+      groups:
+        q.groups === undefined || q.groups.length === 0
+          ? []
+          : (this.s.findGroups.all(JSON.stringify(q.groups.map((g) => [g.groupType, g.groupKey])), q.projectId) as GroupRef[]),
     };
   }
 
@@ -233,10 +286,13 @@ export class SqliteIngestTx implements IngestTx {
     this.s.mergeLinks.run(into, projectId, from);
     this.s.mergeTraits.run(into, projectId, from);
     this.s.dropTraits.run(projectId, from);
+    this.s.mergeMembers.run(into, projectId, from);
+    this.s.dropMembers.run(projectId, from);
   }
 
   upsertTraits(projectId: string, traits: PassWrites['traits']): void {
-    for (const t of traits) this.s.upsertTrait.run(projectId, t.personId, t.key, t.value, t.setAt);
+    // An unset keeps a JSON null as its value: the column holds JSON, and reads skip the row.
+    for (const t of traits) this.s.upsertTrait.run(projectId, t.personId, t.key, t.value ?? 'null', t.setAt, t.value === null ? 1 : 0);
   }
 
   private findSuppressed(projectId: string, distinctIds: string[], personIds: string[]): SuppressedIds {

@@ -193,4 +193,27 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   );
   CREATE INDEX destinations_project ON destinations (project_id);
   `,
+  // Version 16: groups (their types, traits and members) and unset traits
+  // (a row marked unset, ordered by set_at as a value is; reads skip it).
+  `
+  ALTER TABLE person_traits ADD COLUMN unset INTEGER NOT NULL DEFAULT 0;
+  CREATE TABLE group_types (
+    project_id TEXT NOT NULL, group_type TEXT NOT NULL, created_at INTEGER NOT NULL,
+    PRIMARY KEY (project_id, group_type)
+  ) WITHOUT ROWID;
+  CREATE TABLE project_groups (
+    project_id TEXT NOT NULL, group_type TEXT NOT NULL, group_key TEXT NOT NULL, created_at INTEGER NOT NULL,
+    PRIMARY KEY (project_id, group_type, group_key)
+  ) WITHOUT ROWID;
+  CREATE TABLE group_traits (
+    project_id TEXT NOT NULL, group_type TEXT NOT NULL, group_key TEXT NOT NULL, key TEXT NOT NULL,
+    value TEXT NOT NULL, set_at INTEGER NOT NULL,
+    PRIMARY KEY (project_id, group_type, group_key, key)
+  ) WITHOUT ROWID;
+  CREATE TABLE group_members (
+    project_id TEXT NOT NULL, group_type TEXT NOT NULL, group_key TEXT NOT NULL, person_id TEXT NOT NULL, created_at INTEGER NOT NULL,
+    PRIMARY KEY (project_id, group_type, group_key, person_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX group_members_person ON group_members (project_id, person_id);
+  `,
 ];

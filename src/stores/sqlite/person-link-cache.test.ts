@@ -32,7 +32,7 @@ async function setUp(): Promise<{ db: Db; committer: Collector }> {
 }
 
 const personOf = (o: ItemOutcome): string => {
-  if (o.status !== 'accepted') throw new Error(`item ${o.index} was ${o.status}`);
+  if (o.status !== 'accepted' || o.personId === null) throw new Error(`item ${o.index} was ${o.status}, with no person`);
   return o.personId;
 };
 const track = (distinctId: string): ItemSpec => ({ distinctId });
