@@ -134,8 +134,8 @@ export const SQL = {
     ), outcomes_counted AS (
       -- One row per minute, outcome and code (the pass adds them up), so no row is hit twice.
       INSERT INTO outcome_counts (source_id, minute, outcome, code, project_id, count)
-      SELECT $23::text, r.minute, r.outcome, r.code, $1::text, r.count
-      FROM unnest($28::bigint[], $29::text[], $30::text[], $31::bigint[]) AS r(minute, outcome, code, count)
+      SELECT $24::text, r.minute, r.outcome, r.code, $1::text, r.count
+      FROM unnest($29::bigint[], $30::text[], $31::text[], $32::bigint[]) AS r(minute, outcome, code, count)
       ON CONFLICT (source_id, minute, outcome, code) DO UPDATE SET count = outcome_counts.count + excluded.count
     )
     SELECT 1`,
