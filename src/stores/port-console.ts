@@ -107,7 +107,7 @@ export interface AccountStore {
   purgeExpired(opts: { createdBefore: number; seenBefore: number; failuresBefore: number; now: number; limit: number }): Promise<number>;
 }
 
-/** Events stored for one UTC day ("YYYY-MM-DD"), by the events' own timestamps. */
+/** Items stored for one UTC day ("YYYY-MM-DD"), as the project chart shows them. */
 export interface DayCount {
   day: string;
   events: number;
@@ -136,8 +136,6 @@ export interface ListingStore {
   listProjects(orgId: string | null): Promise<Project[]>;
   /** Live sources of a live project, by name then id. */
   listSources(projectId: string): Promise<Source[]>;
-  /** Events per day with timestamps in [from, to) (epoch ms), days without events left out. */
-  eventsPerDay(projectId: string, from: number, to: number): Promise<DayCount[]>;
   /** Up to `limit` distinct ids starting with `prefix`, in byte order, with their persons. */
   searchDistinctIds(projectId: string, prefix: string, limit: number): Promise<{ distinctId: string; personId: string }[]>;
   /**

@@ -1,11 +1,9 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { StoredEvent } from '../port.js';
-import type { DayCount, PersonCursor } from '../port-console.js';
+import type { PersonCursor } from '../port-console.js';
 import { PageReadGate } from '../page-read-gate.js';
 import type { EngineListingReads, PersonPageRow } from '../sql/listings.js';
 import type { Database } from '../sql/schema.js';
-
-const DAY_MS = 86_400_000;
 
 /**
  * A page of people, newest first, after a cursor: a range on persons_newest
@@ -28,7 +26,7 @@ export const PERSON_PAGE_SQL = `SELECT p.id, p.created_at, coalesce(x.ids, '{}')
   ORDER BY p.created_at DESC, p.id COLLATE "C" DESC`;
 
 /**
- * Page reads that scan events (the chart, a person's latest events), and the
+ * Page reads that scan (the chart's outcome counts, a person's latest events), and the
  * search of distinct ids a keystroke at a time, hold at
  * most this many of the pool's connections (10) at once, so slow ones never
  * take those the write path needs; a few more may wait, the rest are refused.
@@ -37,8 +35,8 @@ const PAGE_READS_RUNNING = 2;
 const PAGE_READS_WAITING = 8;
 
 /**
- * The listing reads PostgreSQL does its own way: those that scan events
- * behind a gate, and the page of people in one round trip (a LATERAL join
+ * The listing reads PostgreSQL does its own way: those that scan behind a
+ * gate, and the page of people in one round trip (a LATERAL join
  * and array_agg, which Kysely would only wrap as raw SQL). All run through
  * the engine's Kysely instance, so failures are mapped there (sql-engine.ts).
  */
@@ -47,14 +45,8 @@ export class PgListingReads implements EngineListingReads {
 
   constructor(private readonly db: Kysely<Database>) {}
 
-  async eventsPerDay(projectId: string, from: number, to: number): Promise<DayCount[]> {
-    // Day partitions and events_project_time keep this to the days asked for.
-    const rows = await this.gate.run(`eventsPerDay:${projectId}:${from}:${to}`, () => this.rows<{ day: number; n: number }>(
-      `SELECT "timestamp" / ${DAY_MS} AS day, count(*)::bigint AS n FROM events
-       WHERE project_id = $1 AND "timestamp" >= $2 AND "timestamp" < $3 GROUP BY 1 ORDER BY 1`,
-      [projectId, from, to],
-    ));
-    return rows.map((r) => ({ day: new Date(Number(r.day) * DAY_MS).toISOString().slice(0, 10), events: Number(r.n) }));
+  async pageRows<R>(query: CompiledQuery<R>): Promise<R[]> {
+    return this.gate.run(JSON.stringify([query.sql, query.parameters]), async () => (await this.db.executeQuery(query)).rows);
   }
 
   async personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]> {

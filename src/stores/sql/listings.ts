@@ -1,5 +1,6 @@
 import type { Org, Project, Source, StoredEvent } from '../port.js';
-import type { DayCount, ListingStore, PersonCursor, PersonListing } from '../port-console.js';
+import type { CompiledQuery } from 'kysely';
+import type { ListingStore, PersonCursor, PersonListing } from '../port-console.js';
 import type { SqlEngine } from './engine.js';
 import { toOrg, toProject, toSource } from './rows.js';
 
@@ -14,12 +15,17 @@ export interface PersonPageRow {
 }
 
 /**
- * The listing reads each engine tunes its own way: those that scan events
- * (on SQLite a thread of their own, on PostgreSQL a gate of two at a time)
- * and the page of people, shaped to each engine's indexes.
+ * The listing reads each engine tunes its own way: those that scan (on
+ * SQLite a thread of their own, on PostgreSQL a gate of two at a time) and
+ * the page of people, shaped to each engine's indexes.
  */
 export interface EngineListingReads {
-  eventsPerDay(projectId: string, from: number, to: number): Promise<DayCount[]>;
+  /**
+   * A query written once that scans many rows (the chart's and the source
+   * page's outcome counts), run where page reads run: never on the SQLite
+   * connection that writes, within PostgreSQL's gate.
+   */
+  pageRows<R>(query: CompiledQuery<R>): Promise<R[]>;
   personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]>;
   /** Up to `limit` people newest first, after the cursor, each with up to `ids` of its distinct ids. */
   personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]>;
@@ -64,10 +70,6 @@ export class SqlListings implements ListingStore {
       .where('s.deleted_at', 'is', null).where('p.deleted_at', 'is', null).where('o.deleted_at', 'is', null)
       .orderBy(this.engine.bytewise('s.name')).orderBy(this.engine.bytewise('s.id')).execute();
     return rows.map(toSource);
-  }
-
-  eventsPerDay(projectId: string, from: number, to: number): Promise<DayCount[]> {
-    return this.reads.eventsPerDay(projectId, from, to);
   }
 
   async searchDistinctIds(projectId: string, prefix: string, limit: number): Promise<{ distinctId: string; personId: string }[]> {

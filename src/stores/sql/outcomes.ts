@@ -1,8 +1,9 @@
-import { type Kysely, sql } from 'kysely';
+import { type Compilable, type Kysely, sql } from 'kysely';
 import type {
   KeptSample, Outcome, OutcomeCount, OutcomeQuery, OutcomeRow, OutcomeStore, SampleBounds, SampleQuery, StoredSample,
 } from '../port-outcomes.js';
-import { SqlStorePart } from './engine.js';
+import { type SqlEngine, SqlStorePart, type WriteTurn } from './engine.js';
+import type { EngineListingReads } from './listings.js';
 import { isSet } from './rows.js';
 import type { Database } from './schema.js';
 
@@ -11,6 +12,15 @@ const ROWS_PER_INSERT = 200;
 
 /** Counts and samples of what became of every item (port-outcomes.ts), on either SQL engine. */
 export class SqlOutcomes extends SqlStorePart implements OutcomeStore {
+  constructor(
+    engine: SqlEngine,
+    write: WriteTurn,
+    /** Where the reads of counts run: a month of a project's minutes is many rows (on SQLite, off the connection that writes). */
+    private readonly pageReads: Pick<EngineListingReads, 'pageRows'>,
+  ) {
+    super(engine, write);
+  }
+
   addOutcomes(counts: OutcomeCount[], samples: KeptSample[], bounds: SampleBounds): Promise<void> {
     return this.write(() => this.db.transaction().execute(async (trx) => {
       await addCounts(trx, counts);
@@ -25,11 +35,10 @@ export class SqlOutcomes extends SqlStorePart implements OutcomeStore {
       .$if(q.sourceId !== undefined, (b) => b.where('source_id', '=', q.sourceId!))
       .$if(q.projectId !== undefined, (b) => b.where('project_id', '=', q.projectId!))
       .where('minute', '>=', q.since).where('minute', '<', q.until);
-    const rows = await this.db.selectFrom(minutes.as('m'))
+    const rows = await this.scan(this.db.selectFrom(minutes.as('m'))
       .select(['at', 'source_id', 'outcome', 'code', (eb) => eb.fn.sum<number>('count').as('count')])
       .groupBy(['at', 'source_id', 'outcome', 'code'])
-      .orderBy('at').orderBy(this.engine.bytewise('source_id')).orderBy('outcome').orderBy(this.engine.bytewise('code'))
-      .execute();
+      .orderBy('at').orderBy(this.engine.bytewise('source_id')).orderBy('outcome').orderBy(this.engine.bytewise('code')));
     return rows.map((r) => ({ at: Number(r.at), sourceId: r.source_id, outcome: r.outcome as Outcome, code: r.code, count: Number(r.count) }));
   }
 
@@ -50,16 +59,21 @@ export class SqlOutcomes extends SqlStorePart implements OutcomeStore {
   async projectOutcomeTotals(projectIds: string[], since: number): Promise<Map<string, Map<Outcome, number>>> {
     const totals = new Map<string, Map<Outcome, number>>();
     if (projectIds.length === 0) return totals;
-    const rows = await this.db.selectFrom('outcome_counts')
+    const rows = await this.scan(this.db.selectFrom('outcome_counts')
       .select(['project_id', 'outcome', (eb) => eb.fn.sum<number>('count').as('count')])
       .where('project_id', 'in', projectIds).where('minute', '>=', since)
-      .groupBy(['project_id', 'outcome']).execute();
+      .groupBy(['project_id', 'outcome']));
     for (const r of rows) {
       let m = totals.get(r.project_id);
       if (m === undefined) totals.set(r.project_id, (m = new Map()));
       m.set(r.outcome as Outcome, Number(r.count));
     }
     return totals;
+  }
+
+  /** A read of many minutes' counts, on the engine's page-read path (the chart, the source page, the projects list). */
+  private scan<R>(query: Compilable<R>): Promise<R[]> {
+    return this.pageReads.pageRows(query.compile());
   }
 
   async expireCounts(cutoffs: { projectId: string; before: number }[]): Promise<number> {

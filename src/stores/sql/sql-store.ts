@@ -52,7 +52,7 @@ export class SqlStore implements Store {
     // Admin writes may change keys and their owners; account writes change neither.
     this.admin = new SqlAdmin(sql, (fn) => engine.writeTurn(fn, { changesKeys: true }));
     this.accounts = new SqlAccounts(sql, (fn) => engine.writeTurn(fn));
-    this.outcomes = new SqlOutcomes(sql, (fn) => engine.writeTurn(fn));
+    this.outcomes = new SqlOutcomes(sql, (fn) => engine.writeTurn(fn), listingReads);
     this.listings = new SqlListings(sql, listingReads);
     this.eventPages = new SqlEventPages(sql, eventPages);
     this.reads = new SqlReads(sql, this.eventPages);

@@ -1,9 +1,10 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { StoredEvent } from '../port.js';
-import type { DayCount, PersonCursor } from '../port-console.js';
+import type { PersonCursor } from '../port-console.js';
 import type { EngineListingReads, PersonPageRow } from '../sql/listings.js';
 import type { Database } from '../sql/schema.js';
 import type { SqlitePageReader } from './page-reader.js';
+import { bindable } from './sql-engine.js';
 
 /** A page of people, newest first, after a cursor: a range on persons_newest, read backwards. */
 export const PERSON_PAGE_SQL = `SELECT id, created_at FROM persons INDEXED BY persons_newest
@@ -19,8 +20,8 @@ export const PERSON_IDS_SQL = `SELECT d FROM (
   ) ORDER BY d LIMIT ?`;
 
 /**
- * The listing reads SQLite does its own way: the chart and a person's events
- * on the page-read thread (page-reader.ts), off the connection that writes;
+ * The listing reads SQLite does its own way: the chart's outcome counts and
+ * a person's events on the page-read thread (page-reader.ts), off the connection that writes;
  * the page of people with INDEXED BY, which Kysely does not write, one short
  * read per person (a statement costs no round trip here).
  */
@@ -30,8 +31,8 @@ export class SqliteListingReads implements EngineListingReads {
     private readonly reader: SqlitePageReader,
   ) {}
 
-  eventsPerDay(projectId: string, from: number, to: number): Promise<DayCount[]> {
-    return this.reader.eventsPerDay(projectId, from, to);
+  async pageRows<R>(query: CompiledQuery<R>): Promise<R[]> {
+    return (await this.reader.rows(query.sql, bindable(query.parameters))) as R[];
   }
 
   personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {

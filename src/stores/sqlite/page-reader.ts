@@ -24,10 +24,12 @@ interface Thread {
 }
 
 /**
- * Runs the console's event-scanning reads on one thread beside the main one,
+ * Runs the console's reads that scan (the chart's outcome counts, a
+ * person's events) on one thread beside the main one,
  * one at a time, on a read-only connection (page-read-thread.ts). On the
  * main thread, a chart over 2.9 million events held it for 0.1 to 1 s per
- * load, and with it every batch (docs/design.md, "Page reads on a thread").
+ * load, and with it every batch; so does one over months of a project's
+ * minutes of outcome counts (docs/design.md, "Page reads on a thread").
  * The thread starts with the first read, so a command that reads no page
  * never starts it; one that stops is started again by the next read.
  */
@@ -39,8 +41,8 @@ export class SqlitePageReader implements Async<PageReads> {
 
   constructor(private readonly file: string) {}
 
-  eventsPerDay(...args: Parameters<PageReads['eventsPerDay']>): Promise<ReturnType<PageReads['eventsPerDay']>> {
-    return this.read({ read: 'eventsPerDay', args }) as never;
+  rows(...args: Parameters<PageReads['rows']>): Promise<ReturnType<PageReads['rows']>> {
+    return this.read({ read: 'rows', args }) as never;
   }
 
   personEvents(...args: Parameters<PageReads['personEvents']>): Promise<ReturnType<PageReads['personEvents']>> {

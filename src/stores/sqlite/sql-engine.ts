@@ -9,7 +9,7 @@ import { storeError } from './store-error.js';
 const KEPT_STATEMENTS = 256;
 
 /** SQLite binds no booleans: a yes/no column is INTEGER 0/1 (schema.ts's Flag). */
-const bindable = (params: ReadonlyArray<unknown>): unknown[] => params.map((p) => (p === true ? 1 : p === false ? 0 : p));
+export const bindable = (params: ReadonlyArray<unknown>): unknown[] => params.map((p) => (p === true ? 1 : p === false ? 0 : p));
 
 /** The store's connection as Kysely's driver sees it: statements kept prepared, booleans bound as 0/1, SQLite's failures as the port's error. */
 function connectionOf(db: Db): SqliteDatabase {
