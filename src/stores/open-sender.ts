@@ -3,7 +3,7 @@ import { PostgresSender } from './destinations/postgres.js';
 import { WebhookSender } from './destinations/webhook.js';
 
 /** The sender of a destination's kind: the one place that knows which kinds exist and how each is reached. */
-export function senderFor(d: DestinationRecord): DeliverySender {
+export function senderFor(d: Pick<DestinationRecord, 'kind' | 'url' | 'secret' | 'table'>): DeliverySender {
   switch (d.kind) {
     case 'webhook':
       return new WebhookSender(d.url, d.secret ?? '');

@@ -76,6 +76,25 @@ for (const engine of STORES) {
       expect(tail).toEqual({ events: [], through: events[2]!.seq + 1000 });
     });
 
+    it('reads every field as the events list shows it, the person being the one an event belongs to now (after a merge)', async () => {
+      const w = await world();
+      const start = await store.destinations.head(w.projectId);
+      // Two people, one per id, then an identify that merges the anonymous one into the known one.
+      await w.ingest(w.a, [
+        { event: 'known', distinctId: 'u5', insertId: 'ins-1', sessionId: 'ses_1', properties: { q: 'say "hi" \\ ü' } },
+        { event: 'anon', distinctId: 'a9', anonymousId: 'a9', timestamp: RECEIVED_AT - 61_001 },
+      ]);
+      await w.ingest(w.a, [{ type: 'identify', event: null, distinctId: 'u5', anonymousId: 'a9' }]);
+      const read = await readAll(w.projectId, start);
+      // The list orders by time; delivery by arrival.
+      const listed = (await store.eventPages.eventPage({ sourceId: w.a, order: 'asc', after: null, limit: 10 })).events.reverse();
+      expect(read).toHaveLength(2);
+      expect(new Set(read.map((e) => e.personId)).size).toBe(1);
+      expect(read.map(({ seq: _seq, sourceId, properties, ...e }) => ({ ...e, sourceId, properties: JSON.parse(properties) as unknown }))).toEqual(
+        listed.map((e) => ({ ...e, sourceId: w.a })),
+      );
+    });
+
     it('with two servers writing one project at once, every position is readable in order: a reader following the head misses none', async () => {
       const w = await world();
       const second = await sut.another();

@@ -1,4 +1,5 @@
 import type http from 'node:http';
+import { Worker } from 'node:worker_threads';
 import type { Command } from 'commander';
 import { type Config, loadConfig } from '../../config.js';
 import { Collector } from '../../domain/collector.js';
@@ -6,7 +7,8 @@ import { openLimiter } from '../../stores/open-limiter.js';
 import { RateLimits } from '../../domain/limits/policies.js';
 import { startRetention } from '../../domain/retention.js';
 import { DeliveryService } from '../../domain/delivery/delivery-service.js';
-import { senderFor } from '../../stores/open-sender.js';
+import { ThreadCourier } from '../../domain/delivery/courier-thread.js';
+import { DELIVERY_THREAD_URL } from '../delivery-thread.js';
 import { Admission } from '../../edge/admission.js';
 import { buildApp } from '../../edge/app.js';
 import { CheckThreads } from '../../pipeline/check-threads.js';
@@ -143,9 +145,10 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
   });
   // Destinations: delivered beside ingestion, each in a loop of its own (docs/destinations.md).
   const lease = cfg.destinationLeaseMs;
+  const courier = new ThreadCourier(() => new Worker(DELIVERY_THREAD_URL, { workerData: { dataDir: cfg.dataDir, databaseUrl: cfg.databaseUrl } }));
   const delivery = new DeliveryService({
     store: store.destinations,
-    senderFor,
+    courier,
     self: { baseUrl: app.inletBaseUrl, port },
     observer: metrics,
     timing: { leaseMs: lease, renewMs: Math.round(lease / 3), scanMs: Math.round(lease / 3) },
@@ -186,6 +189,7 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
     clearTimeout(deadline);
     await retention.stop();
     await delivery.stop();
+    await courier.close();
     await checks.close();
     await collector.close();
     await limiter.close();

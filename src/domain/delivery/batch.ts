@@ -9,7 +9,35 @@ export const BATCH_BYTES = 1024 * 1024;
 const ENVELOPE_BYTES = 256;
 
 const str = (v: string | null): string => (v === null ? 'null' : JSON.stringify(v));
-const iso = (ms: number): string => JSON.stringify(new Date(ms).toISOString());
+/** The years toISOString writes with four digits; past them (or before 1970) the fast path below is not used. */
+const FOUR_DIGIT_YEARS_END = 253_402_300_800_000;
+
+/**
+ * Writes epoch ms as a quoted ISO 8601 time, as toISOString does, keeping
+ * the text up to the minute of the last time it wrote: the times of a batch
+ * fall in a few minutes, and toISOString was a tenth of delivery's cost.
+ */
+class IsoTimes {
+  private minute = NaN;
+  private prefix = '';
+
+  format(ms: number): string {
+    if (!(ms >= 0 && ms < FOUR_DIGIT_YEARS_END) || !Number.isInteger(ms)) return JSON.stringify(new Date(ms).toISOString());
+    const minute = Math.floor(ms / 60_000);
+    if (minute !== this.minute) {
+      this.minute = minute;
+      this.prefix = new Date(minute * 60_000).toISOString().slice(0, 17);
+    }
+    const rest = ms - minute * 60_000;
+    const s = Math.floor(rest / 1000);
+    const f = rest - s * 1000;
+    return `"${this.prefix}${s < 10 ? '0' : ''}${s}.${f < 10 ? '00' : f < 100 ? '0' : ''}${f}Z"`;
+  }
+}
+
+/** One for each time of an event: an event's two times are often minutes apart. */
+const timestamps = new IsoTimes();
+const receivedTimes = new IsoTimes();
 
 /**
  * An event in the `events list --json` shape, with project_id and source_id,
@@ -20,8 +48,8 @@ export function eventJson(e: DeliveryEvent, projectId: string): string {
   return (
     `{"id":${str(e.id)},"project_id":${str(projectId)},"source_id":${str(e.sourceId)},"event":${str(e.event)},` +
     `"distinct_id":${str(e.distinctId)},"anonymous_id":${str(e.anonymousId)},"person_id":${str(e.personId)},` +
-    `"session_id":${str(e.sessionId)},"server_session":${e.sessionId === null},"timestamp":${iso(e.timestamp)},` +
-    `"received_at":${iso(e.receivedAt)},"insert_id":${str(e.insertId)},"properties":${e.properties}}`
+    `"session_id":${str(e.sessionId)},"server_session":${e.sessionId === null},"timestamp":${timestamps.format(e.timestamp)},` +
+    `"received_at":${receivedTimes.format(e.receivedAt)},"insert_id":${str(e.insertId)},"properties":${e.properties}}`
   );
 }
 

@@ -1,6 +1,6 @@
-import type { DeliverySender, DestinationRecord, DestinationStore, SendOutcome } from '../../stores/port-destinations.js';
-import { BATCH_EVENTS, batchId, planBatch } from './batch.js';
+import type { DestinationRecord, DestinationStore, SendOutcome } from '../../stores/port-destinations.js';
 import { retryDelay } from './backoff.js';
+import type { Courier, CourierTurn } from './courier.js';
 import { type SelfAddress, maskUrl, pointsAtSelf } from './urls.js';
 
 /** The times delivery runs on; tests shorten them. */
@@ -49,7 +49,8 @@ export interface DeliveryLog {
 
 export interface DelivererDeps {
   store: DestinationStore;
-  sender: DeliverySender;
+  /** Reads, builds and sends the batches (on a thread of its own in a server). */
+  courier: Courier;
   /** This server's name on leases. */
   holder: string;
   clock: () => number;
@@ -141,24 +142,21 @@ export class Deliverer {
             await pause(timing.pollMs, signal);
             continue;
           }
-          const read = await store.read(this.d.projectId, cursor, Math.min(head, cursor + READ_SPAN), BATCH_EVENTS);
-          const plan = planBatch(this.d, read);
-          if (plan.events.length === 0) {
-            cursor = plan.through;
+          const turn = await this.turn(cursor, Math.min(head, cursor + READ_SPAN));
+          if (signal.aborted) break;
+          const outcome = turn.outcome;
+          if (outcome === null) {
+            cursor = turn.through;
             await persist(false);
-            // The embedded store answers at once: a long run of events this destination does not take must not hold the event loop.
-            await new Promise((resolve) => setImmediate(resolve));
             continue;
           }
-          await this.countLag(cursor, head, plan.events[0]!.receivedAt);
-          const outcome = await this.send(cursor, plan);
-          if (signal.aborted) break;
+          await this.countLag(cursor, head, turn.oldestAt);
           if (outcome.ok) {
-            cursor = plan.through;
-            unwritten += plan.events.length;
+            cursor = turn.through;
+            unwritten += turn.events;
             if (this.failures > 0) this.deps.log?.info({ destination: this.d.id }, 'destination delivers again');
             this.failures = 0;
-            this.deps.observer?.batchDelivered(this.d.id, plan.events.length);
+            this.deps.observer?.batchDelivered(this.d.id, turn.events);
             await persist(false);
           } else {
             this.failures++;
@@ -184,18 +182,13 @@ export class Deliverer {
     }
   }
 
-  private async send(after: number, plan: ReturnType<typeof planBatch>): Promise<SendOutcome> {
+  /** The next batch past `after`, sent; a webhook that points at this server is refused without a read. */
+  private async turn(after: number, upTo: number): Promise<CourierTurn> {
     if (this.d.kind === 'webhook' && pointsAtSelf(this.d.url, this.deps.self)) {
-      return { ok: false, error: 'The URL points at this Inlet server; give the URL of the receiver instead.', retryAfterMs: null };
+      const outcome: SendOutcome = { ok: false, error: 'The URL points at this Inlet server; give the URL of the receiver instead.', retryAfterMs: null };
+      return { through: after, events: 0, oldestAt: null, outcome };
     }
-    const batch = {
-      destinationId: this.d.id,
-      projectId: this.d.projectId,
-      batchId: batchId(this.d.id, this.d.generation, after, plan.through),
-      events: plan.events,
-      eventJson: plan.eventJson,
-    };
-    return this.deps.sender.send(batch, this.stopping.signal);
+    return this.deps.courier.next(this.d, after, upTo, this.stopping.signal);
   }
 
   /** Writes the cursor; false when a replay moved it (the loop reads the destination again) or the lease was lost (the loop stops). */
@@ -217,7 +210,7 @@ export class Deliverer {
     const observer = this.deps.observer;
     if (observer === undefined || this.deps.clock() - this.lastLagAt < this.deps.timing.lagEveryMs) return;
     this.lastLagAt = this.deps.clock();
-    const events = await this.deps.store.countPast(this.d, cursor, head, LAG_COUNT_CAP);
+    const events = await this.deps.courier.countPast(this.d, cursor, head, LAG_COUNT_CAP);
     observer.lagCounted(this.d.id, events, events === 0 ? null : oldestAt);
   }
 }

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import type { DeliverySender, DestinationRecord, DestinationStore } from '../../stores/port-destinations.js';
+import type { DestinationRecord, DestinationStore } from '../../stores/port-destinations.js';
+import type { Courier } from './courier.js';
 import { DEFAULT_TIMING, Deliverer, type DeliveryLog, type DeliveryObserver, type DeliveryTiming } from './deliverer.js';
 import type { SelfAddress } from './urls.js';
 
 export interface DeliveryServiceDeps {
   store: DestinationStore;
-  /** The sender of a destination's kind (stores/open-sender.ts). */
-  senderFor: (d: DestinationRecord) => DeliverySender;
+  /** Reads, builds and sends batches: a ThreadCourier in a server, so that work stays off the thread that answers requests. */
+  courier: Courier;
   self: SelfAddress;
   clock?: () => number;
   timing?: Partial<DeliveryTiming>;
@@ -16,7 +17,6 @@ export interface DeliveryServiceDeps {
 
 interface Running {
   deliverer: Deliverer;
-  sender: DeliverySender;
   done: Promise<void>;
 }
 
@@ -74,10 +74,9 @@ export class DeliveryService {
   }
 
   private run(d: DestinationRecord): void {
-    const sender = this.deps.senderFor(d);
     const deliverer = new Deliverer(d, {
       store: this.deps.store,
-      sender,
+      courier: this.deps.courier,
       holder: this.holder,
       clock: this.clock,
       timing: this.timing,
@@ -87,10 +86,10 @@ export class DeliveryService {
     });
     const done = deliverer.run().finally(async () => {
       this.running.delete(d.id);
-      await sender.close().catch(() => undefined);
+      await this.deps.courier.release(d.id).catch(() => undefined);
       await this.deps.store.releaseLease(d.id, this.holder).catch(() => undefined);
     });
-    this.running.set(d.id, { deliverer, sender, done });
+    this.running.set(d.id, { deliverer, done });
   }
 
   /**

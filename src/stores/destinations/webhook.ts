@@ -1,3 +1,5 @@
+import http from 'node:http';
+import https from 'node:https';
 import { type DeliverySender, type OutgoingBatch, type SendOutcome, scrub } from '../port-destinations.js';
 import { signature } from './signature.js';
 
@@ -13,25 +15,46 @@ export function parseRetryAfter(value: string | null, now: number): number | nul
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
-/** The body of a webhook request, as JSON text: the events are already JSON (domain/delivery/batch.ts). */
-export function webhookBody(b: OutgoingBatch): string {
-  return `{"destination_id":${JSON.stringify(b.destinationId)},"batch_id":${JSON.stringify(b.batchId)},"events":[${b.eventJson.join(',')}]}`;
+/**
+ * The body of a webhook request, as UTF-8 bytes: the events are already JSON
+ * (domain/delivery/batch.ts), each written once into one buffer, which is
+ * signed and sent as it is. Joined as one string first, the body was
+ * flattened and encoded twice (to sign it and to send it): a third of the
+ * cost of a batch.
+ */
+export function webhookBody(b: Pick<OutgoingBatch, 'destinationId' | 'batchId' | 'eventJson'>): Buffer {
+  const head = `{"destination_id":${JSON.stringify(b.destinationId)},"batch_id":${JSON.stringify(b.batchId)},"events":[`;
+  // A UTF-16 unit takes at most 3 bytes in UTF-8 (a pair of them, 4).
+  let room = (head.length + 2) * 3;
+  for (const e of b.eventJson) room += e.length * 3 + 1;
+  const out = Buffer.allocUnsafe(room);
+  let at = out.write(head, 0, 'utf8');
+  b.eventJson.forEach((e, i) => {
+    if (i > 0) out[at++] = 0x2c;
+    at += out.write(e, at, 'utf8');
+  });
+  at += out.write(']}', at, 'utf8');
+  return out.subarray(0, at);
 }
 
 /**
- * Sends batches as signed JSON POSTs. A 2xx delivers; any other answer, a
- * network failure or no answer in 10 s fails the attempt, with an error that
- * names the status or the failure (never the body, never the URL's password).
+ * Sends batches as signed JSON POSTs, over one kept-alive connection per
+ * destination (node:http: fetch cost twice as much per batch, in its body
+ * streams and headers). A 2xx delivers; any other answer (a redirect
+ * included: it is not followed), a network failure or no answer in 10 s
+ * fails the attempt, with an error that names the status or the failure
+ * (never the body, never the URL's password).
  */
 export class WebhookSender implements DeliverySender {
-  /** The URL without its user and password: fetch refuses a URL that holds them, and they go in Authorization. */
-  private readonly target: string;
+  private readonly target: URL;
   private readonly authorization: string | null;
+  private readonly agent: http.Agent;
 
   constructor(
     private readonly url: string,
     private readonly secret: string,
     private readonly clock: () => number = Date.now,
+    private readonly timeoutMs = WEBHOOK_TIMEOUT_MS,
   ) {
     const u = new URL(url);
     this.authorization =
@@ -40,38 +63,63 @@ export class WebhookSender implements DeliverySender {
         : `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`;
     u.username = '';
     u.password = '';
-    this.target = u.toString();
+    this.target = u;
+    // Batches of one destination go one at a time: one connection is all it uses.
+    this.agent = u.protocol === 'https:' ? new https.Agent({ keepAlive: true, maxSockets: 1 }) : new http.Agent({ keepAlive: true, maxSockets: 1 });
   }
 
-  async send(batch: OutgoingBatch, signal: AbortSignal): Promise<SendOutcome> {
+  send(batch: OutgoingBatch, signal: AbortSignal): Promise<SendOutcome> {
     const body = webhookBody(batch);
-    const now = this.clock();
-    const timeout = AbortSignal.timeout(WEBHOOK_TIMEOUT_MS);
-    try {
-      const res = await fetch(this.target, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'idempotency-key': batch.batchId,
-          'inlet-signature': signature(this.secret, body, Math.floor(now / 1000)),
-          'user-agent': 'inlet-destination',
-          ...(this.authorization === null ? {} : { authorization: this.authorization }),
-        },
-        body,
-        signal: AbortSignal.any([signal, timeout]),
-        redirect: 'manual',
+    const headers: http.OutgoingHttpHeaders = {
+      'content-type': 'application/json',
+      'content-length': body.length,
+      'idempotency-key': batch.batchId,
+      'inlet-signature': signature(this.secret, body, Math.floor(this.clock() / 1000)),
+      'user-agent': 'inlet-destination',
+    };
+    if (this.authorization !== null) headers.authorization = this.authorization;
+    const request = this.target.protocol === 'https:' ? https.request : http.request;
+    return new Promise<SendOutcome>((resolve) => {
+      let settled = false;
+      const settle = (o: SendOutcome) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        resolve(o);
+      };
+      const req = request(this.target, { method: 'POST', headers, agent: this.agent }, (res) => {
+        const status = res.statusCode ?? 0;
+        const retryAfter = res.headers['retry-after'];
+        // The answer's body is not needed; reading it to its end frees the connection for the next batch.
+        res.resume();
+        res.on('end', () => {
+          if (status >= 200 && status < 300) settle({ ok: true });
+          else settle({ ok: false, error: `The receiver answered ${status}.`, retryAfterMs: parseRetryAfter(typeof retryAfter === 'string' ? retryAfter : null, this.clock()) });
+        });
+        res.on('error', (e) => settle(this.unreachable(e)));
       });
-      // The answer's body is not needed; reading it to its end frees the connection for the next batch.
-      await res.arrayBuffer().catch(() => undefined);
-      if (res.status >= 200 && res.status < 300) return { ok: true };
-      return { ok: false, error: `The receiver answered ${res.status}.`, retryAfterMs: parseRetryAfter(res.headers.get('retry-after'), this.clock()) };
-    } catch (e) {
-      if (timeout.aborted) return { ok: false, error: `The receiver did not answer within ${WEBHOOK_TIMEOUT_MS / 1000} s.`, retryAfterMs: null };
-      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-      const why = cause?.code ?? cause?.message ?? (e as Error).message;
-      return { ok: false, error: scrub(`The receiver could not be reached (${why}).`, this.url), retryAfterMs: null };
-    }
+      const timer = setTimeout(() => {
+        settle({ ok: false, error: `The receiver did not answer within ${this.timeoutMs / 1000} s.`, retryAfterMs: null });
+        req.destroy();
+      }, this.timeoutMs);
+      const onAbort = () => {
+        settle({ ok: false, error: 'Stopped.', retryAfterMs: null });
+        req.destroy();
+      };
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      req.on('error', (e) => settle(this.unreachable(e)));
+      req.end(body);
+    });
   }
 
-  async close(): Promise<void> {}
+  private unreachable(e: Error): SendOutcome {
+    const why = (e as { code?: string }).code ?? e.message;
+    return { ok: false, error: scrub(`The receiver could not be reached (${why}).`, this.url), retryAfterMs: null };
+  }
+
+  async close(): Promise<void> {
+    this.agent.destroy();
+  }
 }

@@ -2,7 +2,10 @@ import { sql } from 'kysely';
 import { PageReadGate } from '../page-read-gate.js';
 import { atOnce } from '../sql/engine.js';
 import type { SqlEngine } from '../sql/engine.js';
-import type { DestinationsEngine } from '../sql/destinations.js';
+import { type DestinationsEngine, SqlDestinations, readPastQuery } from '../sql/destinations.js';
+import type { DestinationStore } from '../port-destinations.js';
+import { DEFAULT_TIMEOUTS, createPool } from './pool.js';
+import { postgresEngine } from './sql-engine.js';
 
 /**
  * Delivery's statements hold at most this many of the pool's connections at
@@ -44,6 +47,7 @@ export function postgresDestinations(engine: SqlEngine): DestinationsEngine {
         return r.rows[0]?.v ?? 0;
       });
     },
+    readPast: (projectId, after, upTo, limit) => readPastQuery(engine, projectId, after, upTo, limit),
     async positionBefore(projectId, at) {
       // Event ids are UUIDv7 of their arrival: the BRIN index on id reads only the ranges since `at`.
       const r = await engine.db.selectFrom('events').select((eb) => eb.fn.min('seq').as('first'))
@@ -52,5 +56,21 @@ export function postgresDestinations(engine: SqlEngine): DestinationsEngine {
       return first === null ? this.head(projectId) : Number(first) - 1;
     },
     close: async () => undefined,
+  };
+}
+
+/**
+ * Delivery's reads on the delivery thread: a pool of its own, of which the
+ * reads hold at most DELIVERY_CONNECTIONS, so delivery never takes a
+ * connection from the pool that writes batches.
+ */
+export function postgresDeliveryReads(url: string, onError: (e: Error) => void): Pick<DestinationStore, 'read' | 'countPast' | 'close'> {
+  const pool = createPool(url, DEFAULT_TIMEOUTS, onError);
+  const engine = postgresEngine(pool);
+  const destinations = new SqlDestinations(engine, postgresDestinations(engine));
+  return {
+    read: (...a) => destinations.read(...a),
+    countPast: (...a) => destinations.countPast(...a),
+    close: () => pool.end(),
   };
 }

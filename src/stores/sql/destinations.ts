@@ -1,5 +1,5 @@
 import { type Selectable, sql } from 'kysely';
-import type { DeliveryRead, DestinationKind, DestinationRecord, DestinationStore } from '../port-destinations.js';
+import type { DeliveryEvent, DeliveryRead, DestinationKind, DestinationRecord, DestinationStore } from '../port-destinations.js';
 import type { SqlEngine, WriteTurn } from './engine.js';
 import { eventRows } from './event-pages.js';
 import { isSet } from './rows.js';
@@ -28,10 +28,28 @@ export interface DestinationsEngine {
   now(): Promise<number>;
   /** port-destinations.ts, `head`: the position up to which the project's events are all readable. */
   head(projectId: string): Promise<number>;
+  /**
+   * The project's events past `after` up to `upTo`, in position order,
+   * `limit` at most: delivery's hot read (every event passes through it),
+   * hand-written where the engine's driver makes the shared query cost more.
+   */
+  readPast(projectId: string, after: number, upTo: number, limit: number): Promise<DeliveryEvent[]>;
   /** port-destinations.ts, `positionBefore`. */
   positionBefore(projectId: string, at: number): Promise<number>;
   /** Ends what the engine opened for delivery (SQLite's read connection). */
   close(): Promise<void>;
+}
+
+/** `DestinationsEngine.readPast` as one query for both engines (PostgreSQL's; SQLite has its own). */
+export async function readPastQuery(engine: SqlEngine, projectId: string, after: number, upTo: number, limit: number): Promise<DeliveryEvent[]> {
+  const rows = await eventRows(engine).select('e.source_id')
+    .where('e.project_id', '=', projectId).where('e.seq', '>', after).where('e.seq', '<=', upTo)
+    .orderBy('e.seq').limit(limit).execute();
+  return rows.map((r) => ({
+    seq: r.seq, id: r.id, sourceId: r.source_id, event: r.event, distinctId: r.distinct_id, anonymousId: r.anonymous_id,
+    personId: r.person_id, sessionId: r.session_id, timestamp: r.timestamp, receivedAt: r.received_at,
+    insertId: r.insert_id, properties: r.properties,
+  }));
 }
 
 const toRecord = (r: Selectable<Database['destinations']>): DestinationRecord => ({
@@ -108,16 +126,7 @@ export class SqlDestinations implements DestinationStore {
 
   async read(projectId: string, after: number, upTo: number, limit: number): Promise<DeliveryRead> {
     if (upTo <= after) return { events: [], through: after };
-    const rows = await this.e.bound(() =>
-      eventRows(this.e.reads).select('e.source_id')
-        .where('e.project_id', '=', projectId).where('e.seq', '>', after).where('e.seq', '<=', upTo)
-        .orderBy('e.seq').limit(limit).execute(),
-    );
-    const events = rows.map((r) => ({
-      seq: r.seq, id: r.id, sourceId: r.source_id, event: r.event, distinctId: r.distinct_id, anonymousId: r.anonymous_id,
-      personId: r.person_id, sessionId: r.session_id, timestamp: r.timestamp, receivedAt: r.received_at,
-      insertId: r.insert_id, properties: r.properties,
-    }));
+    const events = await this.e.bound(() => this.e.readPast(projectId, after, upTo, limit));
     const last = events.at(-1);
     return { events, through: events.length === limit && last !== undefined ? last.seq : upTo };
   }

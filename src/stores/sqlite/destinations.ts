@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
+import type { DeliveryEvent, DestinationStore } from '../port-destinations.js';
 import { atOnce, type WriteTurn } from '../sql/engine.js';
-import type { DestinationsEngine } from '../sql/destinations.js';
-import type { Db } from './open.js';
+import { type DestinationsEngine, SqlDestinations } from '../sql/destinations.js';
+import { type Db, sqliteFile } from './open.js';
 import { sqliteEngine } from './sql-engine.js';
 
 /**
@@ -15,8 +16,11 @@ import { sqliteEngine } from './sql-engine.js';
  * Positions: one writer at a time on the whole file, each taking seqs above
  * every seq taken before, so every seq up to the newest is committed, or gone.
  */
-export function sqliteDestinations(db: Db, write: WriteTurn): DestinationsEngine {
-  let reader: Db | null = null;
+/** A row of the read past a cursor, in the statement's column order. */
+type PastRow = [number, string, string, string, string, string | null, string, string | null, number, number, string | null, string];
+
+export function sqliteDestinations(db: Db, write: WriteTurn, given: Db | null = null): DestinationsEngine {
+  let reader: Db | null = given;
   const open = (): Db => {
     if (reader !== null) return reader;
     reader = new Database(db.name, { readonly: true, fileMustExist: true });
@@ -28,13 +32,20 @@ export function sqliteDestinations(db: Db, write: WriteTurn): DestinationsEngine
   let engine: ReturnType<typeof sqliteEngine> | null = null;
   const reads = () => (engine ??= sqliteEngine(open()));
   const stmt = (text: string) => open().prepare(text);
-  let s: { newest: Database.Statement; lo: Database.Statement; atOrAfter: Database.Statement } | null = null;
+  let s: { newest: Database.Statement; lo: Database.Statement; atOrAfter: Database.Statement; past: Database.Statement } | null = null;
   const statements = () =>
     (s ??= {
       newest: stmt('SELECT max(seq) FROM events').pluck(),
       lo: stmt('SELECT min(seq) FROM events').pluck(),
       // Placeholders of deleted events (event-deletion.ts) have no time: the search steps over them.
       atOrAfter: stmt("SELECT seq, received_at FROM events WHERE seq >= ? AND source_id <> '' ORDER BY seq LIMIT 1"),
+      // Rows as arrays: better-sqlite3 builds an object per row at about twice the cost, and every delivered event passes here.
+      past: stmt(
+        `SELECT e.seq, e.id, e.source_id, e.event, e.distinct_id, e.anonymous_id, coalesce(p.merged_into, e.person_id), e.session_id,
+                e.timestamp, e.received_at, e.insert_id, e.properties
+         FROM events e LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
+         WHERE e.project_id = ? AND e.seq > ? AND e.seq <= ? ORDER BY e.seq LIMIT ?`,
+      ).raw(true),
     });
   return {
     get reads() {
@@ -44,6 +55,15 @@ export function sqliteDestinations(db: Db, write: WriteTurn): DestinationsEngine
     bound: atOnce,
     now: async () => Date.now(),
     head: async () => (statements().newest.get() as number | null) ?? 0,
+    async readPast(projectId, after, upTo, limit) {
+      const rows = statements().past.all(projectId, after, upTo, limit) as PastRow[];
+      return rows.map(
+        (r): DeliveryEvent => ({
+          seq: r[0], id: r[1], sourceId: r[2], event: r[3], distinctId: r[4], anonymousId: r[5], personId: r[6], sessionId: r[7],
+          timestamp: r[8], receivedAt: r[9], insertId: r[10], properties: r[11],
+        }),
+      );
+    },
     async positionBefore(_projectId, at) {
       // Seqs follow arrival, closely enough: a binary search for the first event received at `at` or later.
       const q = statements();
@@ -59,10 +79,28 @@ export function sqliteDestinations(db: Db, write: WriteTurn): DestinationsEngine
       return Math.min(lo, newest + 1) - 1;
     },
     async close() {
-      reader?.close();
+      if (given === null) reader?.close();
       reader = null;
       engine = null;
       s = null;
+    },
+  };
+}
+
+/**
+ * Delivery's reads on the delivery thread: a read-only connection of its
+ * own, which may wait for a WAL reset there (no request waits behind it).
+ */
+export function sqliteDeliveryReads(dataDir: string): Pick<DestinationStore, 'read' | 'countPast' | 'close'> {
+  const db = new Database(sqliteFile(dataDir), { readonly: true, fileMustExist: true });
+  db.pragma('busy_timeout = 5000');
+  const refuse: WriteTurn = () => Promise.reject(new Error('Delivery reads only.'));
+  const destinations = new SqlDestinations(sqliteEngine(db), sqliteDestinations(db, refuse, db));
+  return {
+    read: (...a) => destinations.read(...a),
+    countPast: (...a) => destinations.countPast(...a),
+    close: async () => {
+      db.close();
     },
   };
 }

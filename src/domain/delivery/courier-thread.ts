@@ -1,0 +1,150 @@
+import type { Courier, CourierDestination, CourierTurn } from './courier.js';
+
+/** To the delivery thread. */
+export type CourierRequest =
+  | { id: number; op: 'next'; d: CourierDestination; after: number; upTo: number }
+  | { id: number; op: 'count'; d: CourierDestination; after: number; upTo: number; cap: number }
+  | { id: number; op: 'release'; destinationId: string }
+  | { id: number; op: 'abort'; target: number };
+
+/** From the delivery thread: what a request came to, or the message of what failed. */
+export type CourierReply = { id: number } & ({ result: unknown } | { failed: string });
+
+/** The slice of a worker thread the courier uses (a seam: tests may give a fake). */
+export interface CourierPort {
+  postMessage(message: unknown): void;
+  on(event: 'message', listener: (message: unknown) => void): unknown;
+  on(event: 'error' | 'exit', listener: (value: unknown) => void): unknown;
+  terminate(): Promise<number>;
+}
+
+interface Waiting {
+  resolve: (value: unknown) => void;
+  reject: (e: Error) => void;
+}
+
+/**
+ * A courier whose work runs on a thread of its own (serveCourier's side).
+ * The thread starts at the first request, so a server without destinations
+ * has none; if it dies, every request in flight fails (the Deliverer reads
+ * the same batch again after a pause) and the next request starts another.
+ */
+export class ThreadCourier implements Courier {
+  private thread: CourierPort | null = null;
+  private readonly waiting = new Map<number, Waiting>();
+  private nextId = 0;
+
+  constructor(private readonly start: () => CourierPort) {}
+
+  next(d: CourierDestination, after: number, upTo: number, signal: AbortSignal): Promise<CourierTurn> {
+    return this.ask({ op: 'next', d: plain(d), after, upTo }, signal) as Promise<CourierTurn>;
+  }
+
+  countPast(d: CourierDestination, after: number, upTo: number, cap: number): Promise<number> {
+    return this.ask({ op: 'count', d: plain(d), after, upTo, cap }) as Promise<number>;
+  }
+
+  async release(destinationId: string): Promise<void> {
+    if (this.thread === null) return;
+    await this.ask({ op: 'release', destinationId });
+  }
+
+  /** Ends the thread: senders it held close with it (their sockets and pools go with the thread). */
+  async close(): Promise<void> {
+    const t = this.thread;
+    this.thread = null;
+    this.failAll(new Error('Delivery stopped.'));
+    await t?.terminate();
+  }
+
+  private ask(req: DistributiveOmit<CourierRequest, 'id'>, signal?: AbortSignal): Promise<unknown> {
+    const thread = this.running();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      thread.postMessage({ ...req, id } as CourierRequest);
+      // The thread gives up the send and answers; the answer settles the promise.
+      signal?.addEventListener('abort', () => this.thread === thread && thread.postMessage({ id: this.nextId++, op: 'abort', target: id } satisfies CourierRequest), { once: true });
+    });
+  }
+
+  private running(): CourierPort {
+    if (this.thread !== null) return this.thread;
+    const t = this.start();
+    t.on('message', (m) => {
+      const reply = m as CourierReply;
+      const w = this.waiting.get(reply.id);
+      if (w === undefined) return;
+      this.waiting.delete(reply.id);
+      if ('failed' in reply) w.reject(new Error(reply.failed));
+      else w.resolve(reply.result);
+    });
+    const died = (why: unknown) => {
+      if (this.thread !== t) return;
+      this.thread = null;
+      this.failAll(new Error(`The delivery thread stopped (${why instanceof Error ? why.message : `exit code ${String(why)}`}).`));
+    };
+    t.on('error', died);
+    t.on('exit', died);
+    this.thread = t;
+    return t;
+  }
+
+  private failAll(e: Error): void {
+    const all = [...this.waiting.values()];
+    this.waiting.clear();
+    for (const w of all) w.reject(e);
+  }
+}
+
+/** Omit over each member of a union (Omit of a union keeps only the members' common keys). */
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** Only the fields the thread needs: a record may carry more, and every field is copied to the thread. */
+function plain(d: CourierDestination): CourierDestination {
+  return { id: d.id, projectId: d.projectId, kind: d.kind, url: d.url, table: d.table, sources: d.sources, events: d.events, secret: d.secret, generation: d.generation };
+}
+
+/** The slice of a thread's parent port the thread's side uses. */
+export interface CourierParent {
+  postMessage(message: unknown): void;
+  on(event: 'message', listener: (message: unknown) => void): unknown;
+}
+
+/** The thread's side: answers each request with `courier`, several at once (a slow receiver holds up only its own destination). */
+export function serveCourier(parent: CourierParent, courier: Courier): void {
+  const sending = new Map<number, AbortController>();
+  const answer = async (id: number, work: () => Promise<unknown>): Promise<void> => {
+    try {
+      parent.postMessage({ id, result: await work() } satisfies CourierReply);
+    } catch (e) {
+      parent.postMessage({ id, failed: e instanceof Error ? e.message : String(e) } satisfies CourierReply);
+    }
+  };
+  parent.on('message', (m) => {
+    const req = m as CourierRequest;
+    switch (req.op) {
+      case 'next': {
+        const stop = new AbortController();
+        sending.set(req.id, stop);
+        void answer(req.id, () => courier.next(req.d, req.after, req.upTo, stop.signal)).finally(() => sending.delete(req.id));
+        return;
+      }
+      case 'count':
+        void answer(req.id, () => courier.countPast(req.d, req.after, req.upTo, req.cap));
+        return;
+      case 'release':
+        void answer(req.id, () => courier.release(req.destinationId));
+        return;
+      case 'abort':
+        sending.get(req.target)?.abort();
+        return;
+      default:
+        unknownRequest(req);
+    }
+  });
+}
+
+function unknownRequest(req: never): never {
+  throw new Error(`Not a courier request: ${JSON.stringify(req)}`);
+}
