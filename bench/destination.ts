@@ -34,6 +34,8 @@ const BIN = join(ROOT, 'bin/inlet');
 class Receiver {
   events = 0;
   lagsMs: number[] = [];
+  /** When each lag was seen (epoch ms), beside lagsMs. */
+  seenAt: number[] = [];
   private waiting: { count: number; resolve: () => void } | null = null;
   private readonly server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -45,7 +47,10 @@ class Receiver {
       let n = 0;
       for (let at = body.indexOf('"received_at":"'); at !== -1; at = body.indexOf('"received_at":"', at + 1)) n++;
       const first = body.indexOf('"received_at":"');
-      if (first !== -1) this.lagsMs.push(now - Date.parse(body.slice(first + 15, first + 39)));
+      if (first !== -1) {
+        this.lagsMs.push(now - Date.parse(body.slice(first + 15, first + 39)));
+        this.seenAt.push(now);
+      }
       this.events += n;
       if (this.waiting !== null && this.events >= this.waiting.count) this.waiting.resolve();
     });
@@ -66,6 +71,16 @@ class Receiver {
     this.server.closeAllConnections();
     return new Promise((r) => this.server.close(() => r()));
   }
+}
+
+/** The longest lag seen in each 2 s of a phase that began at `began`, through the drain after it: whether delivery fell behind steadily or once. */
+function lagByTime(r: Receiver, began: number): number[] {
+  const out: number[] = [];
+  r.seenAt.forEach((at, i) => {
+    const slot = Math.max(0, Math.floor((at - began) / 2000));
+    out[slot] = Math.max(out[slot] ?? 0, r.lagsMs[i]!);
+  });
+  return Array.from(out, (x) => x ?? 0);
 }
 
 const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
@@ -110,6 +125,7 @@ async function serve(receiver: Receiver | null, probe: Buffer): Promise<Side> {
     await drained();
     receiver.events = 0;
     receiver.lagsMs = [];
+    receiver.seenAt = [];
   }
   return {
     url: server.url, key: key.key, pid: server.pid, drained,
@@ -155,12 +171,13 @@ async function main(): Promise<void> {
     try {
       const rate = (0.8 * got.without.load.eventsPerSec) / pool.itemsPerBody;
       const cursor = new BodyCursor(pool);
+      const began = Date.now();
       const load = await constantRate(side, cursor, rate, SECONDS, 64);
       const ended = Date.now();
       await side.drained();
       const drainMs = Date.now() - ended;
       lagMax.push(Math.max(...paced.lagsMs));
-      lagLine = `paced ${rate.toFixed(1)} req/s (${Math.round(load.eventsPerSec)} ev/s, p99 ${load.p99Ms} ms): delivery lag p50 ${median(paced.lagsMs)} ms, p99 ${pct(paced.lagsMs, 0.99)} ms, max ${Math.max(...paced.lagsMs)} ms; every event delivered ${drainMs} ms after the last batch`;
+      lagLine = `paced ${rate.toFixed(1)} req/s (${Math.round(load.eventsPerSec)} ev/s, p99 ${load.p99Ms} ms): delivery lag p50 ${median(paced.lagsMs)} ms, p99 ${pct(paced.lagsMs, 0.99)} ms, max ${Math.max(...paced.lagsMs)} ms; every event delivered ${drainMs} ms after the last batch; max lag by 2 s of the phase: ${lagByTime(paced, began).join(', ')} ms`;
     } finally {
       await side.stop();
       await paced.close();

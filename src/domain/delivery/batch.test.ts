@@ -17,6 +17,15 @@ describe('batches', () => {
     });
   });
 
+  it('write every string as JSON.stringify does: quotes, backslashes, control characters and lone surrogates escaped', () => {
+    const values = ['plain', '', 'say "hi"', 'back\\slash', 'tab\there', 'nul\u0000', '\u001f', 'ü 日本 😀', 'lone \ud800', '\udfff end', '\u2028', 'del\u007f', '</script>'];
+    for (const v of values) {
+      const text = eventJson(ev(1, { distinctId: v, event: v, anonymousId: v, sessionId: v, insertId: v }), 'prj_1');
+      for (const key of ['distinct_id', 'event', 'anonymous_id', 'session_id', 'insert_id']) expect(text).toContain(`"${key}":${JSON.stringify(v)}`);
+      expect(JSON.parse(text)).toMatchObject({ distinct_id: v, event: v });
+    }
+  });
+
   it('write every time as toISOString does, across minutes, years and the edges of four-digit years', () => {
     const times = [0, 1, 59_999, 60_000, 951_782_400_000, 1_795_000_059_999, 253_402_300_799_999, 253_402_300_800_000, -1, -62_198_755_200_000];
     // Steps of primes cross seconds, minutes, days and leap years in every order the two writers' caches may meet them.

@@ -8,7 +8,10 @@ export const BATCH_BYTES = 1024 * 1024;
 /** Room in the body for the envelope around the events: ids, keys, brackets. */
 const ENVELOPE_BYTES = 256;
 
-const str = (v: string | null): string => (v === null ? 'null' : JSON.stringify(v));
+/** Text JSON writes as it is between quotes: no quote, backslash, control character or surrogate (a lone one is escaped). */
+const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+/** A JSON string: most values (ids, names) need no escape, and quoting them as they are cost a sixth of JSON.stringify's share of a batch. */
+const str = (v: string | null): string => (v === null ? 'null' : PLAIN.test(v) ? `"${v}"` : JSON.stringify(v));
 /** The years toISOString writes with four digits; past them (or before 1970) the fast path below is not used. */
 const FOUR_DIGIT_YEARS_END = 253_402_300_800_000;
 
