@@ -176,9 +176,9 @@ export class Metrics implements IngestObserver, EdgeCountSink, DeliveryObserver 
     this.commitItems.observe(items);
   }
 
-  batchDelivered(destination: string, events: number): void {
+  batchesDelivered(destination: string, batches: number, events: number): void {
     this.destinationEvents.inc({ destination }, events);
-    this.destinationAttempts.inc({ destination, outcome: 'delivered' });
+    this.destinationAttempts.inc({ destination, outcome: 'delivered' }, batches);
   }
 
   batchFailed(destination: string): void {

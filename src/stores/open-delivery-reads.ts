@@ -9,6 +9,6 @@ export interface DeliveryReadsSettings {
 }
 
 /** Delivery's reads, opened on the calling thread: the engine the settings name (as openStore chooses). */
-export function openDeliveryReads(cfg: DeliveryReadsSettings, onError: (e: Error) => void): Pick<DestinationStore, 'read' | 'countPast' | 'close'> {
+export function openDeliveryReads(cfg: DeliveryReadsSettings, onError: (e: Error) => void): Pick<DestinationStore, 'read' | 'countPast' | 'oldestPast' | 'close'> {
   return cfg.databaseUrl === null ? sqliteDeliveryReads(cfg.dataDir) : postgresDeliveryReads(cfg.databaseUrl, onError);
 }

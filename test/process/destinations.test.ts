@@ -5,6 +5,7 @@
  * requests are signed as docs/destinations.md says.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
 import { afterEach, expect, it } from 'vitest';
 import { tempDir } from '../helpers/fixture.js';
 import { type Server, cliJson, freePort, provision, runCli, startServer } from '../helpers/process.js';
@@ -116,6 +117,13 @@ it('a receiver that answers 500 for a while, then 2xx, gets every event, in arri
   expect(metrics).toContain(`inlet_destination_delivered_events_total{destination="${created.id}"} 25`);
   expect(metrics).toMatch(new RegExp(`inlet_destination_attempts_total\\{destination="${created.id}",outcome="failed"\\} [1-9]`));
   expect(metrics).toContain(`inlet_destination_lag_seconds{destination="${created.id}"}`);
+
+  // Delivery ran on a thread of its own at the lowest priority, the server's other threads at theirs.
+  if (process.platform === 'linux') {
+    const nices = readdirSync(`/proc/${server.proc.pid}/task`).map((t) => Number(readFileSync(`/proc/${server.proc.pid}/task/${t}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]));
+    expect(nices.filter((n) => n === 19)).toHaveLength(1);
+    expect(nices[0]).toBe(0);
+  }
 }, 180_000);
 
 it('a receiver that answers slowly does not slow a batch: ingestion is answered while the delivery waits', async () => {

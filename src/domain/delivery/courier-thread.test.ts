@@ -58,6 +58,7 @@ function world(events: DeliveryEvent[]) {
       return { events: found, through: found.length === limit ? found.at(-1)!.seq : upTo };
     },
     countPast: async (_d: unknown, after: number, upTo: number) => events.filter((e) => e.seq > after && e.seq <= upTo).length,
+    oldestPast: async (_d: unknown, after: number) => events.find((e) => e.seq > after)?.receivedAt ?? null,
   };
   const starts: ReturnType<typeof channel>[] = [];
   const courier = new ThreadCourier(() => {
@@ -69,18 +70,36 @@ function world(events: DeliveryEvent[]) {
   return { sender, courier, starts };
 }
 
-it('sends the next batch on the thread and says how far it reached, what it sent and when the oldest arrived', async () => {
-  const w = world([ev(1), { ...ev(2), event: 'viewed' }, ev(3)]);
-  const turn = w.courier.next(d, 0, 10, new AbortController().signal);
-  await w.sender.nextSend();
-  expect(w.sender.sent[0]!.events.map((e) => e.seq)).toEqual([1, 3]);
-  w.sender.answer({ ok: true });
-  expect(await turn).toEqual({ through: 10, events: 2, oldestAt: 2001, outcome: { ok: true } });
-  expect(await w.courier.next(d, 10, 20, new AbortController().signal)).toEqual({ through: 20, events: 0, oldestAt: null, outcome: null });
-  expect(await w.courier.countPast(d, 0, 10, 100)).toBe(3);
+it('sends the batches on the thread, one after another, and says how far it reached and what it delivered', async () => {
+  const many = Array.from({ length: 1200 }, (_, i) => (i === 1 ? { ...ev(2), event: 'viewed' } : ev(i + 1)));
+  const w = world(many);
+  const turn = w.courier.next(d, 0, 1300, new AbortController().signal);
+  for (let i = 0; i < 3; i++) {
+    await w.sender.nextSend();
+    w.sender.answer({ ok: true });
+  }
+  expect(await turn).toEqual({ through: 1300, batches: 3, events: 1199, failure: null });
+  // A read takes 500 positions; the one event the destination does not take leaves 499 in the first batch.
+  expect(w.sender.sent.map((b) => b.events.length)).toEqual([499, 500, 200]);
+  expect(w.sender.sent[0]!.events.slice(0, 2).map((e) => e.seq)).toEqual([1, 3]);
+  // Each batch starts where the one before ended: none skipped, none twice.
+  expect(w.sender.sent.flatMap((b) => b.events.map((e) => e.seq))).toEqual(many.filter((e) => e.event === 'paid').map((e) => e.seq));
+  expect(await w.courier.next(d, 1300, 1400, new AbortController().signal)).toEqual({ through: 1400, batches: 0, events: 0, failure: null });
+  expect(await w.courier.lag(d, 0, 10, 100)).toEqual({ events: 10, oldestAt: 2001 });
+  expect(await w.courier.lag(d, 1300, 1400, 100)).toEqual({ events: 0, oldestAt: null });
   await w.courier.release(d.id);
   expect(w.sender.closed).toBe(1);
   expect(w.starts).toHaveLength(1);
+});
+
+it('ends a turn on the first failure, keeping what it delivered before it', async () => {
+  const w = world(Array.from({ length: 700 }, (_, i) => ev(i + 1)));
+  const turn = w.courier.next(d, 0, 800, new AbortController().signal);
+  await w.sender.nextSend();
+  w.sender.answer({ ok: true });
+  await w.sender.nextSend();
+  w.sender.answer({ ok: false, error: 'The receiver answered 503.', retryAfterMs: 7000 });
+  expect(await turn).toEqual({ through: 500, batches: 1, events: 500, failure: { ok: false, error: 'The receiver answered 503.', retryAfterMs: 7000 } });
 });
 
 it('stops a send in flight when the caller stops', async () => {
@@ -89,7 +108,7 @@ it('stops a send in flight when the caller stops', async () => {
   const turn = w.courier.next(d, 0, 10, stop.signal);
   await w.sender.nextSend();
   stop.abort();
-  expect(await turn).toMatchObject({ events: 1, outcome: { ok: false, error: 'Stopped.' } });
+  expect(await turn).toMatchObject({ through: 0, batches: 0, failure: { ok: false, error: 'Stopped.' } });
 });
 
 it('fails what was in flight when the thread dies, and starts another at the next request', async () => {
@@ -101,19 +120,19 @@ it('fails what was in flight when the thread dies, and starts another at the nex
   const again = w.courier.next(d, 0, 10, new AbortController().signal);
   await w.sender.nextSend();
   w.sender.answer({ ok: true });
-  expect(await again).toMatchObject({ events: 1, outcome: { ok: true } });
+  expect(await again).toMatchObject({ through: 10, events: 1, failure: null });
   expect(w.starts).toHaveLength(2);
 });
 
 it('answers a failed read with its message, and the thread goes on', async () => {
   const sender = new HeldSender();
-  const reads = { read: async () => Promise.reject(new Error('database is locked')), countPast: async () => 0 };
+  const reads = { read: async () => Promise.reject(new Error('database is locked')), countPast: async () => 0, oldestPast: async () => null };
   const courier = new ThreadCourier(() => {
     const c = channel();
     serveCourier(c.inside, new LocalCourier(reads, () => sender));
     return c.port;
   });
   await expect(courier.next(d, 0, 10, new AbortController().signal)).rejects.toThrow('database is locked');
-  expect(await courier.countPast(d, 0, 10, 5)).toBe(0);
+  expect(await courier.lag(d, 0, 10, 5)).toEqual({ events: 0, oldestAt: null });
   await courier.close();
 });

@@ -1,9 +1,9 @@
-import type { Courier, CourierDestination, CourierTurn } from './courier.js';
+import type { Courier, CourierDestination, CourierLag, CourierTurn } from './courier.js';
 
 /** To the delivery thread. */
 export type CourierRequest =
   | { id: number; op: 'next'; d: CourierDestination; after: number; upTo: number }
-  | { id: number; op: 'count'; d: CourierDestination; after: number; upTo: number; cap: number }
+  | { id: number; op: 'lag'; d: CourierDestination; after: number; upTo: number; cap: number }
   | { id: number; op: 'release'; destinationId: string }
   | { id: number; op: 'abort'; target: number };
 
@@ -40,8 +40,8 @@ export class ThreadCourier implements Courier {
     return this.ask({ op: 'next', d: plain(d), after, upTo }, signal) as Promise<CourierTurn>;
   }
 
-  countPast(d: CourierDestination, after: number, upTo: number, cap: number): Promise<number> {
-    return this.ask({ op: 'count', d: plain(d), after, upTo, cap }) as Promise<number>;
+  lag(d: CourierDestination, after: number, upTo: number, cap: number): Promise<CourierLag> {
+    return this.ask({ op: 'lag', d: plain(d), after, upTo, cap }) as Promise<CourierLag>;
   }
 
   async release(destinationId: string): Promise<void> {
@@ -130,8 +130,8 @@ export function serveCourier(parent: CourierParent, courier: Courier): void {
         void answer(req.id, () => courier.next(req.d, req.after, req.upTo, stop.signal)).finally(() => sending.delete(req.id));
         return;
       }
-      case 'count':
-        void answer(req.id, () => courier.countPast(req.d, req.after, req.upTo, req.cap));
+      case 'lag':
+        void answer(req.id, () => courier.lag(req.d, req.after, req.upTo, req.cap));
         return;
       case 'release':
         void answer(req.id, () => courier.release(req.destinationId));

@@ -1,17 +1,31 @@
 import type { DeliverySender, DestinationRecord, DestinationStore, SendOutcome } from '../../stores/port-destinations.js';
 import { BATCH_EVENTS, batchId, planBatch } from './batch.js';
 
-/** What one turn of a destination came to. */
+/** What one turn of a destination came to: the batches delivered, and the failure it ended on, if any. */
 export interface CourierTurn {
-  /** Where the cursor goes if the batch is delivered (or at once, when there was nothing to send). */
+  /** Where the cursor may go: past every batch delivered, and over events the destination does not take. */
   through: number;
-  /** Events in the batch; 0 when the read found none the destination takes. */
+  /** Batches and events delivered in the turn. */
+  batches: number;
   events: number;
-  /** When the batch's first event arrived; null when there was none. */
-  oldestAt: number | null;
-  /** The attempt; null when there was nothing to send. */
-  outcome: SendOutcome | null;
+  /** The attempt the turn ended on, when it failed (the batch after `through` is sent again next turn); null otherwise. */
+  failure: Extract<SendOutcome, { ok: false }> | null;
 }
+
+/** What a destination has not been sent yet: events counted up to a cap, and when the first arrived. */
+export interface CourierLag {
+  events: number;
+  oldestAt: number | null;
+}
+
+/**
+ * How long a turn goes on sending batch after batch. The Deliverer, on the
+ * main thread, sees each turn's end only when that thread gets to it: a turn
+ * a batch long waited its turn there for every batch, and at 80% of the
+ * peak fell behind by half a second each second (bench/destination.ts).
+ * A pause, a replay or a lost lease is seen between turns, within this.
+ */
+export const TURN_MS = 250;
 
 /** The destination as a courier needs it: what to read, where to send and how to sign. */
 export type CourierDestination = Pick<DestinationRecord, 'id' | 'projectId' | 'kind' | 'url' | 'table' | 'sources' | 'events' | 'secret' | 'generation'>;
@@ -24,17 +38,22 @@ export type CourierDestination = Pick<DestinationRecord, 'id' | 'projectId' | 'k
  * (cursor, lease, retries) stay with the Deliverer.
  */
 export interface Courier {
-  /** Sends the next batch of events past `after`, up to `upTo`, that the destination takes. Throws when the store cannot be read. */
+  /**
+   * Sends the batches of events past `after`, up to `upTo`, that the
+   * destination takes, in order, one after another for up to TURN_MS; stops
+   * at the first that fails, and when `signal` aborts. Throws when the store
+   * cannot be read before anything was delivered.
+   */
   next(d: CourierDestination, after: number, upTo: number, signal: AbortSignal): Promise<CourierTurn>;
-  /** The events past `after` up to `upTo` the destination takes, counted up to `cap` (its lag). */
-  countPast(d: CourierDestination, after: number, upTo: number, cap: number): Promise<number>;
+  /** The events past `after` up to `upTo` the destination takes, counted up to `cap`, and when the first arrived (its lag). */
+  lag(d: CourierDestination, after: number, upTo: number, cap: number): Promise<CourierLag>;
   /** The destination is no longer delivered here: what was opened to reach it is closed. */
   release(destinationId: string): Promise<void>;
   close(): Promise<void>;
 }
 
 /** What a courier reads: the store's reads past a cursor. */
-export type CourierReads = Pick<DestinationStore, 'read' | 'countPast'>;
+export type CourierReads = Pick<DestinationStore, 'read' | 'countPast' | 'oldestPast'>;
 
 /** A courier on the calling thread: the delivery thread runs one, and tests may. */
 export class LocalCourier implements Courier {
@@ -44,22 +63,45 @@ export class LocalCourier implements Courier {
   constructor(
     private readonly reads: CourierReads,
     private readonly senderFor: (d: CourierDestination) => DeliverySender,
+    private readonly clock: () => number = Date.now,
   ) {}
 
   async next(d: CourierDestination, after: number, upTo: number, signal: AbortSignal): Promise<CourierTurn> {
-    const plan = planBatch(d, await this.reads.read(d.projectId, after, upTo, BATCH_EVENTS));
-    if (plan.events.length === 0) return { through: plan.through, events: 0, oldestAt: null, outcome: null };
-    let sender = this.senders.get(d.id);
-    if (sender === undefined) this.senders.set(d.id, (sender = this.senderFor(d)));
-    const outcome = await sender.send(
-      { destinationId: d.id, projectId: d.projectId, batchId: batchId(d.id, d.generation, after, plan.through), events: plan.events, eventJson: plan.eventJson },
-      signal,
-    );
-    return { through: plan.through, events: plan.events.length, oldestAt: plan.events[0]!.receivedAt, outcome };
+    const began = this.clock();
+    const turn: CourierTurn = { through: after, batches: 0, events: 0, failure: null };
+    while (turn.through < upTo && !signal.aborted) {
+      let plan: ReturnType<typeof planBatch>;
+      try {
+        plan = planBatch(d, await this.reads.read(d.projectId, turn.through, upTo, BATCH_EVENTS));
+      } catch (e) {
+        // What was delivered stays delivered; the next turn finds the store away, and says so.
+        if (turn.through > after) return turn;
+        throw e;
+      }
+      if (plan.events.length > 0) {
+        const outcome = await this.sender(d).send(
+          { destinationId: d.id, projectId: d.projectId, batchId: batchId(d.id, d.generation, turn.through, plan.through), events: plan.events, eventJson: plan.eventJson },
+          signal,
+        );
+        if (!outcome.ok) return { ...turn, failure: outcome };
+        turn.batches++;
+        turn.events += plan.events.length;
+      }
+      turn.through = plan.through;
+      if (this.clock() - began >= TURN_MS) break;
+    }
+    return turn;
   }
 
-  countPast(d: CourierDestination, after: number, upTo: number, cap: number): Promise<number> {
-    return this.reads.countPast(d, after, upTo, cap);
+  async lag(d: CourierDestination, after: number, upTo: number, cap: number): Promise<CourierLag> {
+    const events = await this.reads.countPast(d, after, upTo, cap);
+    return { events, oldestAt: events === 0 ? null : await this.reads.oldestPast(d, after, upTo) };
+  }
+
+  private sender(d: CourierDestination): DeliverySender {
+    let sender = this.senders.get(d.id);
+    if (sender === undefined) this.senders.set(d.id, (sender = this.senderFor(d)));
+    return sender;
   }
 
   async release(destinationId: string): Promise<void> {

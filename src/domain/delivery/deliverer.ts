@@ -1,4 +1,4 @@
-import type { DestinationRecord, DestinationStore, SendOutcome } from '../../stores/port-destinations.js';
+import type { DestinationRecord, DestinationStore } from '../../stores/port-destinations.js';
 import { retryDelay } from './backoff.js';
 import type { Courier, CourierTurn } from './courier.js';
 import { type SelfAddress, maskUrl, pointsAtSelf } from './urls.js';
@@ -33,7 +33,7 @@ export const LAG_COUNT_CAP = 1_000_000;
 
 /** Where delivery's figures go: the metrics. */
 export interface DeliveryObserver {
-  batchDelivered(destinationId: string, events: number): void;
+  batchesDelivered(destinationId: string, batches: number, events: number): void;
   batchFailed(destinationId: string): void;
   /** Events not delivered yet (up to LAG_COUNT_CAP), and when the oldest of them arrived (null: none). */
   lagCounted(destinationId: string, events: number, oldestAt: number | null): void;
@@ -75,13 +75,14 @@ export function pause(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /**
- * Delivers one destination while this server holds its lease: reads past
- * the cursor, sends a batch, and moves the cursor only once the batch is
- * delivered, writing it to the store at least once a second and when it
- * stops, so a stop at any moment (SIGKILL included) resends at most the
- * last second's batches and the one in flight, and never skips one. A failed batch is sent again, read
- * afresh (an event erased meanwhile is left out), after a growing wait, for
- * ever. It ends when stopped, paused, deleted, or when the lease is lost.
+ * Delivers one destination while this server holds its lease: has the
+ * courier send the batches past the cursor, a turn (up to TURN_MS) at a
+ * time, and moves the cursor only past batches delivered, writing it to the
+ * store at least once a second and when it stops, so a stop at any moment
+ * (SIGKILL included) resends at most the last second's batches and the one
+ * in flight, and never skips one. Between turns it sees a pause, a replay, a
+ * deletion or a lost lease. A failed batch is sent again, read afresh (an
+ * event erased meanwhile is left out), after a growing wait, for ever.
  */
 export class Deliverer {
   private readonly stopping = new AbortController();
@@ -138,36 +139,34 @@ export class Deliverer {
           if (cursor >= head) head = await store.head(this.d.projectId);
           if (cursor >= head) {
             await persist(false);
-            await this.countLag(cursor, head, null);
+            await this.countLag(cursor, head);
             await pause(timing.pollMs, signal);
             continue;
           }
           const turn = await this.turn(cursor, Math.min(head, cursor + READ_SPAN));
-          if (signal.aborted) break;
-          const outcome = turn.outcome;
-          if (outcome === null) {
-            cursor = turn.through;
-            await persist(false);
-            continue;
-          }
-          await this.countLag(cursor, head, turn.oldestAt);
-          if (outcome.ok) {
-            cursor = turn.through;
+          // What the turn delivered counts even when it ended on a failure or a stop.
+          if (turn.batches > 0) {
             unwritten += turn.events;
             if (this.failures > 0) this.deps.log?.info({ destination: this.d.id }, 'destination delivers again');
             this.failures = 0;
-            this.deps.observer?.batchDelivered(this.d.id, turn.events);
-            await persist(false);
-          } else {
-            this.failures++;
-            this.deps.observer?.batchFailed(this.d.id);
-            if (this.failures === 1) {
-              this.deps.log?.warn({ destination: this.d.id, url: maskUrl(this.d.url), error: outcome.error }, 'destination failing; its batch is retried until it is delivered');
-            }
-            await persist(true);
-            await store.failed(this.d.id, this.deps.holder, outcome.error);
-            await pause(retryDelay(this.failures, outcome.retryAfterMs), signal);
+            this.deps.observer?.batchesDelivered(this.d.id, turn.batches, turn.events);
           }
+          cursor = turn.through;
+          if (signal.aborted) break;
+          await this.countLag(cursor, head);
+          const failure = turn.failure;
+          if (failure === null) {
+            await persist(false);
+            continue;
+          }
+          this.failures++;
+          this.deps.observer?.batchFailed(this.d.id);
+          if (this.failures === 1) {
+            this.deps.log?.warn({ destination: this.d.id, url: maskUrl(this.d.url), error: failure.error }, 'destination failing; its batch is retried until it is delivered');
+          }
+          await persist(true);
+          await store.failed(this.d.id, this.deps.holder, failure.error);
+          await pause(retryDelay(this.failures, failure.retryAfterMs), signal);
         } catch (e) {
           // The store is away: nothing moved, and the same batch is read again once it answers.
           this.deps.log?.warn({ destination: this.d.id, error: (e as Error).message }, 'delivery could not reach the store; trying again');
@@ -182,11 +181,11 @@ export class Deliverer {
     }
   }
 
-  /** The next batch past `after`, sent; a webhook that points at this server is refused without a read. */
+  /** The next batches past `after`, sent; a webhook that points at this server is refused without a read. */
   private async turn(after: number, upTo: number): Promise<CourierTurn> {
     if (this.d.kind === 'webhook' && pointsAtSelf(this.d.url, this.deps.self)) {
-      const outcome: SendOutcome = { ok: false, error: 'The URL points at this Inlet server; give the URL of the receiver instead.', retryAfterMs: null };
-      return { through: after, events: 0, oldestAt: null, outcome };
+      const failure = { ok: false, error: 'The URL points at this Inlet server; give the URL of the receiver instead.', retryAfterMs: null } as const;
+      return { through: after, batches: 0, events: 0, failure };
     }
     return this.deps.courier.next(this.d, after, upTo, this.stopping.signal);
   }
@@ -206,11 +205,11 @@ export class Deliverer {
     }
   }
 
-  private async countLag(cursor: number, head: number, oldestAt: number | null): Promise<void> {
+  private async countLag(cursor: number, head: number): Promise<void> {
     const observer = this.deps.observer;
     if (observer === undefined || this.deps.clock() - this.lastLagAt < this.deps.timing.lagEveryMs) return;
     this.lastLagAt = this.deps.clock();
-    const events = await this.deps.courier.countPast(this.d, cursor, head, LAG_COUNT_CAP);
-    observer.lagCounted(this.d.id, events, events === 0 ? null : oldestAt);
+    const lag = cursor >= head ? { events: 0, oldestAt: null } : await this.deps.courier.lag(this.d, cursor, head, LAG_COUNT_CAP);
+    observer.lagCounted(this.d.id, lag.events, lag.oldestAt);
   }
 }

@@ -64,13 +64,14 @@ export function postgresDestinations(engine: SqlEngine): DestinationsEngine {
  * reads hold at most DELIVERY_CONNECTIONS, so delivery never takes a
  * connection from the pool that writes batches.
  */
-export function postgresDeliveryReads(url: string, onError: (e: Error) => void): Pick<DestinationStore, 'read' | 'countPast' | 'close'> {
+export function postgresDeliveryReads(url: string, onError: (e: Error) => void): Pick<DestinationStore, 'read' | 'countPast' | 'oldestPast' | 'close'> {
   const pool = createPool(url, DEFAULT_TIMEOUTS, onError);
   const engine = postgresEngine(pool);
   const destinations = new SqlDestinations(engine, postgresDestinations(engine));
   return {
     read: (...a) => destinations.read(...a),
     countPast: (...a) => destinations.countPast(...a),
+    oldestPast: (...a) => destinations.oldestPast(...a),
     close: () => pool.end(),
   };
 }

@@ -91,7 +91,7 @@ export function sqliteDestinations(db: Db, write: WriteTurn, given: Db | null = 
  * Delivery's reads on the delivery thread: a read-only connection of its
  * own, which may wait for a WAL reset there (no request waits behind it).
  */
-export function sqliteDeliveryReads(dataDir: string): Pick<DestinationStore, 'read' | 'countPast' | 'close'> {
+export function sqliteDeliveryReads(dataDir: string): Pick<DestinationStore, 'read' | 'countPast' | 'oldestPast' | 'close'> {
   const db = new Database(sqliteFile(dataDir), { readonly: true, fileMustExist: true });
   db.pragma('busy_timeout = 5000');
   const refuse: WriteTurn = () => Promise.reject(new Error('Delivery reads only.'));
@@ -99,6 +99,7 @@ export function sqliteDeliveryReads(dataDir: string): Pick<DestinationStore, 're
   return {
     read: (...a) => destinations.read(...a),
     countPast: (...a) => destinations.countPast(...a),
+    oldestPast: (...a) => destinations.oldestPast(...a),
     close: async () => {
       db.close();
     },
