@@ -49,6 +49,7 @@ export class WebhookSender implements DeliverySender {
   private readonly target: URL;
   private readonly authorization: string | null;
   private readonly agent: http.Agent;
+  private readonly request: typeof http.request;
 
   constructor(
     private readonly url: string,
@@ -65,7 +66,9 @@ export class WebhookSender implements DeliverySender {
     u.password = '';
     this.target = u;
     // Batches of one destination go one at a time: one connection is all it uses.
-    this.agent = u.protocol === 'https:' ? new https.Agent({ keepAlive: true, maxSockets: 1 }) : new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const via = u.protocol === 'https:' ? https : http;
+    this.agent = new via.Agent({ keepAlive: true, maxSockets: 1 });
+    this.request = via.request;
   }
 
   send(batch: OutgoingBatch, signal: AbortSignal): Promise<SendOutcome> {
@@ -78,7 +81,6 @@ export class WebhookSender implements DeliverySender {
       'user-agent': 'inlet-destination',
     };
     if (this.authorization !== null) headers.authorization = this.authorization;
-    const request = this.target.protocol === 'https:' ? https.request : http.request;
     return new Promise<SendOutcome>((resolve) => {
       let settled = false;
       const settle = (o: SendOutcome) => {
@@ -88,7 +90,7 @@ export class WebhookSender implements DeliverySender {
         signal.removeEventListener('abort', onAbort);
         resolve(o);
       };
-      const req = request(this.target, { method: 'POST', headers, agent: this.agent }, (res) => {
+      const req = this.request(this.target, { method: 'POST', headers, agent: this.agent }, (res) => {
         const status = res.statusCode ?? 0;
         const retryAfter = res.headers['retry-after'];
         // The answer's body is not needed; reading it to its end frees the connection for the next batch.
