@@ -31,7 +31,7 @@ export const TURN_MS = 250;
 export type CourierDestination = Pick<DestinationRecord, 'id' | 'projectId' | 'kind' | 'url' | 'table' | 'sources' | 'events' | 'secret' | 'generation'>;
 
 /**
- * Reads a destination's next batch past its cursor, builds it and sends it:
+ * Reads the batches past a destination's cursor, builds them and sends them:
  * the part of delivery whose cost grows with the events. A server runs it on
  * a thread of its own (courier-thread.ts), so that building and sending
  * batches takes no time from the thread that answers requests; the rules
