@@ -102,7 +102,8 @@ interface Side {
  */
 async function serve(receiver: Receiver | null, probe: Buffer): Promise<Side> {
   const dir = mkdtempSync(join(tmpdir(), 'inlet-destination-bench-'));
-  const env = { ...process.env, INLET_DATA_DIR: dir, INLET_DATABASE_URL: '', INLET_REDIS_URL: '', INLET_LOG_LEVEL: 'warn', INLET_METRICS_PORT: '0', INLET_LIMIT_BURST: '0', INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '0' };
+  // The receiver is on loopback, which destinations reach only with INLET_DESTINATIONS_ALLOW_PRIVATE.
+  const env = { ...process.env, INLET_DATA_DIR: dir, INLET_DATABASE_URL: '', INLET_REDIS_URL: '', INLET_LOG_LEVEL: 'warn', INLET_METRICS_PORT: '0', INLET_LIMIT_BURST: '0', INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '0', INLET_DESTINATIONS_ALLOW_PRIVATE: 'true' };
   const prof = process.env.BENCH_CPU_PROF;
   const server = await startListening([...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), BIN, 'serve', '--port', '0'], env, 120_000);
   const cli = <T>(args: string[]) => runJson<T>([BIN, ...args, '--json'], env);

@@ -23,6 +23,7 @@ const REFUSED: Record<keyof typeof SETTINGS, string> = {
   metricsHost: 'http://0.0.0.0',
   stopDrainMs: '60001',
   destinationLeaseMs: '299',
+  destinationsAllowPrivate: 'yes',
   readingBudgetBytes: '1000',
   readingKeyBudgetBytes: 'lots',
   readingKeylessBudgetBytes: '1048575',

@@ -243,6 +243,12 @@ export const SETTINGS = {
       return n === undefined || n < 300 ? undefined : n;
     },
   }),
+  destinationsAllowPrivate: setting({
+    env: 'INLET_DESTINATIONS_ALLOW_PRIVATE', fallback: false, shown: 'false',
+    accepts: 'true or false',
+    about: "Whether destinations may reach loopback, link-local, private and reserved addresses and this server's own (cloud metadata addresses included); off, such hosts are refused at creation and at each connection (docs/destinations.md).",
+    parse: (t: string) => (t === 'true' ? true : t === 'false' ? false : undefined),
+  }),
   stopDrainMs: setting({
     env: 'INLET_STOP_DRAIN_MS', fallback: 0, shown: '0',
     accepts: wholeUpTo(60_000),

@@ -10,7 +10,13 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { serveCourier } from '../domain/delivery/courier-thread.js';
 import { LocalCourier } from '../domain/delivery/courier.js';
 import { type DeliveryReadsSettings, openDeliveryReads } from '../stores/open-delivery-reads.js';
+import type { DestinationReach } from '../stores/destinations/reach.js';
 import { senderFor } from '../stores/open-sender.js';
+
+/** What the thread is started with: where the store is, and what destinations may reach (plain data). */
+export interface DeliveryThreadData extends DeliveryReadsSettings {
+  reach: Omit<DestinationReach, 'resolve'>;
+}
 
 /**
  * The thread's scheduling priority, the lowest (nice 19): when the cores are
@@ -34,7 +40,8 @@ function lowerPriority(): void {
 // A PostgreSQL connection that drops is replaced at the next read; the read that found it gone fails and is tried again.
 if (parentPort !== null) {
   lowerPriority();
-  serveCourier(parentPort, new LocalCourier(openDeliveryReads(workerData as DeliveryReadsSettings, () => undefined), senderFor));
+  const data = workerData as DeliveryThreadData;
+  serveCourier(parentPort, new LocalCourier(openDeliveryReads(data, () => undefined), (d) => senderFor(d, data.reach)));
 }
 
 /** Where the thread's compiled file is: tests run the server from TypeScript and load the compiled thread from dist/. */

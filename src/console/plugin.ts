@@ -6,6 +6,7 @@ import { type Viewer, createAccounts } from '../domain/accounts/accounts.js';
 import { AdminError, createAdmin } from '../domain/admin.js';
 import type { Collector } from '../domain/collector.js';
 import type { LiveWindow } from '../domain/live-window.js';
+import type { DestinationTarget } from '../stores/port-destinations.js';
 import { access } from './access.js';
 import { LiveStreams } from './live-streams.js';
 import { SECURITY_HEADERS, clearedCookie, crossOrigin, csrfRefusal, sendPage, sessionCookie, sessionToken } from './guard.js';
@@ -25,6 +26,8 @@ export interface ConsoleDeps {
   liveCaps: { perServer: number; perSession: number; perUser: number; bufferBytes: number; stallMs: number };
   /** Takes a live view's open socket out of the connections counted against the API's cap. */
   setApart: (socket: Socket) => void;
+  /** Checks a new destination before it is kept, given the port this server listens on (serve.ts: stores/open-sender.ts checkDestination). */
+  checkDestination: (d: DestinationTarget, selfPort: number | null) => Promise<string | null>;
 }
 
 /** What every console route handler gets: the signed-in viewer and, for a post, its form. */

@@ -49,10 +49,10 @@ export function projectRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     return projectsPage(viewer, orgs, projects, shares, typed);
   };
 
-  /** Destinations, refusing a URL of this server as the delivery would. */
+  /** Destinations, refusing a URL of this server, and what destinations may not reach, as the delivery would. */
   const destinations = (): DestinationAdmin => {
-    const address = app.server.address() as AddressInfo | null;
-    return destinationAdmin(deps.collector.store, deps.clock, { baseUrl: app.inletBaseUrl, port: address?.port ?? null });
+    const port = (app.server.address() as AddressInfo | null)?.port ?? null;
+    return destinationAdmin(deps.collector.store, deps.clock, { self: { baseUrl: app.inletBaseUrl, port }, check: (d) => deps.checkDestination(d, port) });
   };
 
   /** A project's page, with one of its forms shown again after a validation error. */

@@ -27,6 +27,7 @@ import { ReadBudget } from './read-budget.js';
 import { originForm } from './request-target.js';
 import { segmentRoute } from './segment-route.js';
 import { postHogRoute } from './posthog-route.js';
+import type { DestinationTarget } from '../stores/port-destinations.js';
 import { POSTHOG_PATHS } from './posthog-map.js';
 
 export interface AppDeps {
@@ -65,6 +66,8 @@ export interface AppDeps {
   live?: LiveWindow;
   /** Threads that check large bodies; absent: every body is checked on the main thread. */
   checks?: CheckThreads;
+  /** Checks a new destination before it is kept (what it may reach; for postgres, a connection), given the port this app listens on. */
+  checkDestination: (d: DestinationTarget, selfPort: number | null) => Promise<string | null>;
 }
 
 declare module 'fastify' {
@@ -210,7 +213,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   for (const path of POSTHOG_PATHS) app.all(path, posthog);
   app.register(docsRoutes());
   app.register(opsRoutes(app.readiness));
-  app.register(consolePlugin({ collector: deps.collector, clock: deps.clock, live, liveCaps, setApart }));
+  app.register(consolePlugin({ collector: deps.collector, clock: deps.clock, live, liveCaps, setApart, checkDestination: deps.checkDestination }));
   app.setNotFoundHandler(async (req, reply) => {
     // Methods Fastify has no route table for still get the API's checks.
     if ((req.raw.url ?? '').startsWith('/api/')) return api(req, reply);

@@ -54,6 +54,9 @@ export interface DestinationRecord {
   createdAt: number;
 }
 
+/** What says where a destination's events go: what a sender is made from, and what is checked when a destination is made. */
+export type DestinationTarget = Pick<DestinationRecord, 'kind' | 'url' | 'secret' | 'table'>;
+
 /** An event read for delivery: as the ingest pass wrote it (properties the stored JSON text, passed on as it is), with its position; the person is the one it belongs to now. */
 export interface DeliveryEvent extends Omit<NewEventRow, 'projectId'> {
   seq: number;
@@ -138,16 +141,17 @@ export interface DeliverySender {
 // ---- URLs as they may be shown -------------------------------------------------------
 
 /**
- * A destination's URL can hold a password (a PostgreSQL URL usually does, a
- * webhook's may), and only the process that connects ever sees it whole. The
- * CLI, the console, logs and errors all show `maskUrl`'s form, and any text
- * that may quote the URL (a driver's error) goes through `scrub`.
+ * A destination's URL can hold secrets: a password (a PostgreSQL URL usually
+ * has one, a webhook's may), a token in the path (Slack-style
+ * https://hooks.slack.com/services/T…/B…/secret) or in the query. Only the
+ * process that connects ever sees it whole. The CLI, the console, logs and
+ * errors show `maskUrl`'s form, which keeps the scheme, user, host and port
+ * and the names of query parameters, and nothing else; any text that may
+ * quote the URL (a driver's error) goes through `scrub`.
  */
-const SECRET_PARAM = /pass|secret|token|key|sig|auth/i;
-
 export const MASK = '***';
 
-/** The URL with its password, and any parameter that may hold a secret, replaced by ***. */
+/** The URL with its password, its path after the host, each query value and any #part replaced by ***. */
 export function maskUrl(url: string): string {
   let u: URL;
   try {
@@ -155,13 +159,30 @@ export function maskUrl(url: string): string {
   } catch {
     return MASK;
   }
-  if (u.password !== '') u.password = MASK;
-  for (const name of [...u.searchParams.keys()]) if (SECRET_PARAM.test(name)) u.searchParams.set(name, MASK);
-  // URL escapes the mask's asterisks in the query; shown as typed.
-  return u.toString().replaceAll('%2A%2A%2A', MASK);
+  const names = [...u.searchParams.keys()];
+  const masked = `${u.protocol}//${u.username !== '' ? `${u.username}${u.password !== '' ? `:${MASK}` : ''}@` : ''}${u.host}`;
+  const path = u.pathname === '' || u.pathname === '/' ? u.pathname : `/${MASK}`;
+  const query = names.length === 0 ? '' : `?${names.map((n) => `${encodeURIComponent(n)}=${MASK}`).join('&')}`;
+  return `${masked}${path}${query}${u.hash !== '' ? `#${MASK}` : ''}`;
 }
 
-/** `text` with every secret part of `url` (its password, secret parameters, the URL whole) replaced by ***. */
+/** The parts `maskUrl` hides, as they may appear in a text: encoded as in the URL, and decoded. */
+function secretsOf(u: URL): string[] {
+  const raw = [u.password, ...u.pathname.split('/'), ...u.search.replace(/^\?/, '').split('&').map((p) => p.slice(p.indexOf('=') + 1)), u.hash.slice(1)];
+  const out = new Set<string>();
+  for (const r of raw) {
+    out.add(r);
+    try {
+      out.add(decodeURIComponent(r));
+    } catch {
+      // Not well encoded: only its text as written can appear.
+    }
+  }
+  for (const [, value] of u.searchParams) out.add(value);
+  return [...out];
+}
+
+/** `text` with every secret part of `url` (its password, path, query values, the URL whole) replaced by ***. */
 export function scrub(text: string, url: string): string {
   let out = text.replaceAll(url, maskUrl(url));
   let u: URL;
@@ -170,8 +191,7 @@ export function scrub(text: string, url: string): string {
   } catch {
     return out;
   }
-  const secrets = [u.password, decodeURIComponent(u.password)];
-  for (const [name, value] of u.searchParams) if (SECRET_PARAM.test(name)) secrets.push(value);
-  for (const s of secrets) if (s.length >= 3) out = out.replaceAll(s, MASK);
+  // Longest first, so that a secret holding a shorter one is replaced whole.
+  for (const s of secretsOf(u).sort((a, b) => b.length - a.length)) if (s.length >= 3) out = out.replaceAll(s, MASK);
   return out;
 }

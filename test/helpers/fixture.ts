@@ -14,6 +14,8 @@ import { observedCollector } from '../../src/metrics/observed-collector.js';
 import { buildApp } from '../../src/edge/app.js';
 import type { EdgeCounters } from '../../src/edge/edge-counters.js';
 import type { ReadBudget } from '../../src/edge/read-budget.js';
+import type { DestinationReach } from '../../src/stores/destinations/reach.js';
+import { checkDestination } from '../../src/stores/open-sender.js';
 import type { Store } from '../../src/stores/port.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { readSettings } from '../../src/settings.js';
@@ -80,8 +82,19 @@ export interface FixtureOptions {
   liveStallMs?: number;
   /** Threads that check large bodies; every body on the main thread when absent. */
   checks?: CheckThreads;
+  /**
+   * What the console's new destinations may reach; when absent, public
+   * addresses only, through a resolver that knows no name (so that nothing
+   * is looked up beyond this machine).
+   */
+  destinationReach?: Omit<DestinationReach, 'selfPort'>;
   /** Another server of the same database: the org, project, source and key of a fixture already made on it. */
   sameAs?: Pick<Fixture, 'orgId' | 'projectId' | 'sourceId' | 'key'>;
+}
+
+/** A resolver for tests: no name resolves, and nothing is asked of the network. */
+export async function knowsNoName(host: string): Promise<never> {
+  throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
 }
 
 /** A server on a fresh embedded store with one org, project (API enabled), source and key. */
@@ -116,6 +129,7 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
     liveBufferBytes: opts.liveBufferBytes,
     liveStallMs: opts.liveStallMs,
     checks: opts.checks,
+    checkDestination: (d, selfPort) => checkDestination(d, { ...(opts.destinationReach ?? { allowPrivate: false, ownDatabaseUrl: null, resolve: knowsNoName }), selfPort }),
   });
   await app.ready();
   return {

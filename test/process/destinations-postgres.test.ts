@@ -7,10 +7,12 @@ import pg from 'pg';
 import { afterEach, expect, it, vi } from 'vitest';
 import { createTestDatabase } from '../conformance/stores.js';
 import { describeWith } from '../helpers/needs-services.js';
-import { type Server, cliJson, provision, startServer } from '../helpers/process.js';
+import { type Server, cliJson, provision, runCli, startServer } from '../helpers/process.js';
 import { Receiver } from '../helpers/receiver.js';
 
-const FAST = { INLET_DESTINATION_LEASE_MS: '900', INLET_LIMIT_BURST: '0', INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '0' };
+/** The databases and the receiver are on loopback: the operator's setting lets destinations reach them (the CLI that makes them reads it too). */
+const PRIVATE = { INLET_DESTINATIONS_ALLOW_PRIVATE: 'true' };
+const FAST = { ...PRIVATE, INLET_DESTINATION_LEASE_MS: '900', INLET_LIMIT_BURST: '0', INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '0' };
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
@@ -47,7 +49,7 @@ async function send(server: Server, key: string, items: object[]): Promise<void>
 
 describeWith(['postgres'], 'destinations on PostgreSQL', () => {
   it('a second server takes a destination over when the server delivering it dies, and nothing is skipped', async () => {
-    const env = { INLET_DATABASE_URL: await database() };
+    const env = { INLET_DATABASE_URL: await database(), ...PRIVATE };
     const receiver = await Receiver.start();
     cleanups.push(() => receiver.close());
     const { project, source, key } = await provision(env);
@@ -67,12 +69,19 @@ describeWith(['postgres'], 'destinations on PostgreSQL', () => {
   }, 180_000);
 
   it('a postgres destination makes its table and holds one row per stored event, equal to it', async () => {
-    const env = { INLET_DATABASE_URL: await database() };
+    const env = { INLET_DATABASE_URL: await database(), ...PRIVATE };
     const target = await database();
     const { project, source, key } = await provision(env);
     const server = await serve(env);
-    const d = await cliJson(['destination', 'create', '--project', project.id, '--kind', 'postgres', '--url', target, '--table', 'inlet_events'], env);
-    expect(d).toMatchObject({ kind: 'postgres', table: 'inlet_events', status: 'active' });
+    // The server trusts local connections: the password is not checked, only never shown.
+    const withPassword = new URL(target);
+    withPassword.password = 's3cr3t-pw';
+    const made = await runCli(['destination', 'create', '--project', project.id, '--kind', 'postgres', '--url', withPassword.toString(), '--table', 'inlet_events', '--json'], env);
+    expect(made.code, made.stderr).toBe(0);
+    const d = JSON.parse(made.stdout) as { id: string };
+    expect(d).toMatchObject({ kind: 'postgres', table: 'inlet_events', status: 'active', url: `postgres://${withPassword.username}:***@${withPassword.host}/***` });
+    const listed = await runCli(['destination', 'list', '--project', project.id], env);
+    for (const out of [made.stdout, made.stderr, listed.stdout, listed.stderr]) expect(out).not.toContain('s3cr3t-pw');
     await send(server, key.key, [
       { event: 'paid', distinct_id: 'u1', insert_id: 'i1', properties: { amount: 12.5, items: [{ sku: 'a', q: 2 }], note: 'ünïcode ✓', nothing: null } },
       { event: 'viewed', anonymous_id: 'per_1234567890abcdefghijkl', session_id: 'ses_1', timestamp: new Date(Date.now() - 61_234).toISOString() },
@@ -111,5 +120,24 @@ describeWith(['postgres'], 'destinations on PostgreSQL', () => {
       },
       { timeout: 30_000, interval: 100 },
     );
+  }, 180_000);
+
+  it("a postgres destination is checked when it is made: a database that does not exist, and Inlet's own database, are refused at once", async () => {
+    const own = await database();
+    const env = { INLET_DATABASE_URL: own, ...PRIVATE };
+    const { project } = await provision(env);
+    const missing = new URL(own);
+    missing.pathname = '/no_such_database_here';
+    const gone = await runCli(['destination', 'create', '--project', project.id, '--kind', 'postgres', '--url', missing.toString(), '--table', 't'], env);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain('does not exist (SQLSTATE 3D000)');
+    const self = await runCli(['destination', 'create', '--project', project.id, '--kind', 'postgres', '--url', own.replace('127.0.0.1', 'localhost'), '--table', 'events_20991231'], env);
+    expect(self.code).toBe(1);
+    expect(self.stderr).toContain("Refused: this is Inlet's own database");
+    expect(await cliJson(['destination', 'list', '--project', project.id], env)).toEqual([]);
+    const c = new pg.Client({ connectionString: own });
+    await c.connect();
+    cleanups.push(() => c.end());
+    expect((await c.query("SELECT to_regclass('events_20991231') AS t")).rows[0]).toEqual({ t: null });
   }, 180_000);
 });

@@ -11,8 +11,10 @@ import { tempDir } from '../helpers/fixture.js';
 import { type Server, cliJson, freePort, provision, runCli, startServer } from '../helpers/process.js';
 import { Receiver } from '../helpers/receiver.js';
 
+/** The receiver is on loopback: the operator's setting lets destinations reach it (the CLI that makes them reads it too). */
+const PRIVATE = { INLET_DESTINATIONS_ALLOW_PRIVATE: 'true' };
 /** Short leases, so that a restarted server finds its dead predecessor's lease run out in about a second. */
-const FAST = { INLET_DESTINATION_LEASE_MS: '900', INLET_LIMIT_BURST: '0', INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '0' };
+const FAST = { ...PRIVATE, INLET_DESTINATION_LEASE_MS: '900', INLET_LIMIT_BURST: '0', INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '0' };
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -74,8 +76,9 @@ it('a receiver that answers 500 for a while, then 2xx, gets every event, in arri
   const server = await w.serve({ INLET_METRICS_PORT: String(metricsPort) });
   let failing = true;
   w.receiver.answer = () => (failing ? { status: 500, headers: { 'retry-after': '0' } } : { status: 204 });
-  const created = await cliJson(['destination', 'create', '--project', w.project.id, '--kind', 'webhook', '--url', w.receiver.url, ...w.dd]);
-  expect(created).toMatchObject({ project_id: w.project.id, kind: 'webhook', url: w.receiver.url, status: 'active', sources: [], events: [] });
+  const created = await cliJson(['destination', 'create', '--project', w.project.id, '--kind', 'webhook', '--url', w.receiver.url, ...w.dd], PRIVATE);
+  // The path is masked (it may hold a token, as Slack's do).
+  expect(created).toMatchObject({ project_id: w.project.id, kind: 'webhook', url: w.receiver.url.replace('/hook', '/***'), status: 'active', sources: [], events: [] });
   expect(created.secret).toMatch(/^whsec_/);
 
   for (let i = 0; i < 5; i++) expect(await send(server, w.key.key, [`a${i}_0`, `a${i}_1`])).toBe(202);
@@ -130,7 +133,7 @@ it('a receiver that answers slowly does not slow a batch: ingestion is answered 
   const w = await setUp();
   const server = await w.serve();
   w.receiver.answer = () => ({ hold: true });
-  await cliJson(['destination', 'create', '--project', w.project.id, '--kind', 'webhook', '--url', w.receiver.url, ...w.dd]);
+  await cliJson(['destination', 'create', '--project', w.project.id, '--kind', 'webhook', '--url', w.receiver.url, ...w.dd], PRIVATE);
   expect(await send(server, w.key.key, ['first'])).toBe(202);
   await w.receiver.until(() => w.receiver.requests.length === 1);
   // The receiver holds its first request unanswered all along: every batch is still answered.
@@ -157,7 +160,7 @@ it('a receiver that answers slowly does not slow a batch: ingestion is answered 
 it('SIGKILL of the delivering server loses and skips nothing: a restarted server resumes from the durable cursor and sends the batch in flight again', async () => {
   const w = await setUp();
   let server = await w.serve();
-  await cliJson(['destination', 'create', '--project', w.project.id, '--kind', 'webhook', '--url', w.receiver.url, ...w.dd]);
+  await cliJson(['destination', 'create', '--project', w.project.id, '--kind', 'webhook', '--url', w.receiver.url, ...w.dd], PRIVATE);
   // The third request is held, and the server killed while it waits for the answer.
   w.receiver.answer = (_, n) => (n === 2 ? { hold: true } : { status: 200 });
   for (let i = 0; i < 6; i++) {
@@ -183,7 +186,7 @@ it('SIGKILL of the delivering server loses and skips nothing: a restarted server
 it('pause, resume and replay --since: a paused destination gets nothing, then everything from its cursor; a replay sends again', async () => {
   const w = await setUp();
   const server = await w.serve();
-  const d = await cliJson(['destination', 'create', '--project', w.project.id, '--kind', 'webhook', '--url', w.receiver.url, '--event', 'kept', ...w.dd]);
+  const d = await cliJson(['destination', 'create', '--project', w.project.id, '--kind', 'webhook', '--url', w.receiver.url, '--event', 'kept', ...w.dd], PRIVATE);
   expect(await cliJson(['destination', 'pause', d.id, ...w.dd])).toMatchObject({ id: d.id, status: 'paused' });
   expect(await send(server, w.key.key, ['kept', 'skipped', 'kept'])).toBe(202);
   const listed = await cliJson(['destination', 'list', '--project', w.project.id, ...w.dd]);
@@ -207,7 +210,7 @@ it('pause, resume and replay --since: a paused destination gets nothing, then ev
 
 it('refuses a URL of the server itself, and never shows a password', async () => {
   const w = await setUp();
-  const self = await runCli(['destination', 'create', '--project', w.project.id, '--kind', 'webhook', '--url', 'http://localhost:8080/api/v1/batch', ...w.dd]);
+  const self = await runCli(['destination', 'create', '--project', w.project.id, '--kind', 'webhook', '--url', 'http://localhost:8080/api/v1/batch', ...w.dd], PRIVATE);
   expect(self.code).toBe(1);
   expect(self.stderr).toContain('points at this Inlet server');
   const viaBase = await runCli(['destination', 'create', '--project', w.project.id, '--kind', 'webhook', '--url', 'https://inlet.example.com/x', ...w.dd], {
@@ -216,17 +219,30 @@ it('refuses a URL of the server itself, and never shows a password', async () =>
   expect(viaBase.code).toBe(1);
 
   const pgUrl = 'postgres://loader:s3cr3t-pw@db.example.com:5432/warehouse?sslpassword=another-secret';
-  const made = await runCli(['destination', 'create', '--project', w.project.id, '--kind', 'postgres', '--url', pgUrl, '--table', 'events_in', '--json', ...w.dd]);
-  expect(made.code).toBe(0);
-  const listed = await runCli(['destination', 'list', '--project', w.project.id, ...w.dd]);
-  for (const out of [made.stdout, made.stderr, listed.stdout, listed.stderr]) {
-    expect(out).not.toContain('s3cr3t-pw');
-    expect(out).not.toContain('another-secret');
-  }
-  expect(JSON.parse(made.stdout)).toMatchObject({ kind: 'postgres', table: 'events_in', url: 'postgres://loader:***@db.example.com:5432/warehouse?sslpassword=***' });
-  expect(JSON.parse(made.stdout)).not.toHaveProperty('secret');
   const bad = await runCli(['destination', 'create', '--project', w.project.id, '--kind', 'postgres', '--url', pgUrl, ...w.dd]);
   expect(bad.code).toBe(1);
   expect(bad.stderr).toContain('--table');
-  expect(bad.stderr).not.toContain('s3cr3t-pw');
+  const refused = await runCli(['destination', 'create', '--project', w.project.id, '--kind', 'postgres', '--url', pgUrl, '--table', 'events_in', ...w.dd]);
+  expect(refused.code).toBe(1);
+  expect(refused.stderr).toContain('"sslpassword" is not accepted');
+  for (const out of [bad.stdout, bad.stderr, refused.stdout, refused.stderr]) {
+    expect(out).not.toContain('s3cr3t-pw');
+    expect(out).not.toContain('another-secret');
+  }
+  expect(await cliJson(['destination', 'list', '--project', w.project.id, ...w.dd])).toEqual([]);
+}, 180_000);
+
+it('destinations reach inside the network: the CLI refuses loopback on any port, metadata, private and mapped addresses, without the setting', async () => {
+  const w = await setUp();
+  // The CLI knows the server's port only from INLET_PORT: a server on another port is refused all the same, as loopback.
+  for (const url of ['http://127.0.0.1:9999/x', 'http://[::ffff:127.0.0.1]:9999/x', 'http://169.254.169.254/latest', 'http://10.0.0.1/', 'http://192.0.2.2/']) {
+    const r = await runCli(['destination', 'create', '--project', w.project.id, '--kind', 'webhook', '--url', url, ...w.dd]);
+    expect(r.code, url).toBe(1);
+    expect(r.stderr, url).toContain('is, or resolves to, an address destinations may not reach');
+  }
+  const pg = await runCli(['destination', 'create', '--project', w.project.id, '--kind', 'postgres', '--url', 'postgres://loader:s3cr3t-pw@127.0.0.1:5432/w', '--table', 't', ...w.dd]);
+  expect(pg.code).toBe(1);
+  expect(pg.stderr).toContain('Refused: 127.0.0.1 is, or resolves to');
+  expect(pg.stderr).not.toContain('s3cr3t-pw');
+  expect(await cliJson(['destination', 'list', '--project', w.project.id, ...w.dd])).toEqual([]);
 }, 180_000);

@@ -1,16 +1,23 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
 import { destinationAdmin } from '../../domain/delivery/destination-admin.js';
+import { checkDestination } from '../../stores/open-sender.js';
 import type { Store } from '../../stores/port.js';
 import { type CommonOptions, UsageError, parseTime, runWithStore, table, withCommon } from '../context.js';
 import { formatCount } from '../numbers.js';
 
 const collect = (v: string, all: string[] = []): string[] => [...all, v];
 
-/** The destination operations over the command's store, refusing this server's own address as the server would. */
+/**
+ * The destination operations over the command's store, refusing what the
+ * server would: its own address (its port as INLET_PORT gives it; a server
+ * started with another refuses the URL when it delivers) and what
+ * destinations may not reach.
+ */
 function admin(store: Store, o: CommonOptions) {
   const cfg = loadConfig(process.env, { dataDir: o.dataDir });
-  return destinationAdmin(store, Date.now, { baseUrl: cfg.baseUrl, port: cfg.port });
+  const reach = { allowPrivate: cfg.destinationsAllowPrivate, ownDatabaseUrl: cfg.databaseUrl, selfPort: cfg.port };
+  return destinationAdmin(store, Date.now, { self: { baseUrl: cfg.baseUrl, port: cfg.port }, check: (d) => checkDestination(d, reach) });
 }
 
 /** `inlet destination create|list|pause|resume|delete|replay`. */

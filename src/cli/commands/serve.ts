@@ -8,7 +8,7 @@ import { RateLimits } from '../../domain/limits/policies.js';
 import { startRetention } from '../../domain/retention.js';
 import { DeliveryService } from '../../domain/delivery/delivery-service.js';
 import { ThreadCourier } from '../../domain/delivery/courier-thread.js';
-import { DELIVERY_THREAD_URL } from '../delivery-thread.js';
+import { DELIVERY_THREAD_URL, type DeliveryThreadData } from '../delivery-thread.js';
 import { Admission } from '../../edge/admission.js';
 import { buildApp } from '../../edge/app.js';
 import { CheckThreads } from '../../pipeline/check-threads.js';
@@ -18,6 +18,7 @@ import { Metrics } from '../../metrics/metrics.js';
 import { startMetricsServer, stopMetricsServer } from '../../metrics/metrics-server.js';
 import { observedCollector } from '../../metrics/observed-collector.js';
 import { ConfigError, SETTINGS, type SettingSpec, settingName } from '../../settings.js';
+import { checkDestination } from '../../stores/open-sender.js';
 import { describeStore, hasStore, openStore } from '../../stores/open-store.js';
 import { StoreUnavailableError } from '../../stores/port.js';
 import { fail } from '../context.js';
@@ -91,8 +92,10 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
   });
   // After the app: its close waits for requests in flight, their checks included.
   cleanups.push(() => checks.close());
+  const destinationReach = { allowPrivate: cfg.destinationsAllowPrivate, ownDatabaseUrl: cfg.databaseUrl };
   const app = buildApp({
     collector,
+    checkDestination: (d, selfPort) => checkDestination(d, { ...destinationReach, selfPort }),
     limits: new RateLimits(limiter, cfg.limits),
     clock: Date.now,
     baseUrl: cfg.baseUrl ?? `http://localhost:${cfg.port}`,
@@ -145,7 +148,7 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
   });
   // Destinations: delivered beside ingestion, each in a loop of its own (docs/destinations.md).
   const lease = cfg.destinationLeaseMs;
-  const courier = new ThreadCourier(() => new Worker(DELIVERY_THREAD_URL, { workerData: { dataDir: cfg.dataDir, databaseUrl: cfg.databaseUrl } }));
+  const courier = new ThreadCourier(() => new Worker(DELIVERY_THREAD_URL, { workerData: { dataDir: cfg.dataDir, databaseUrl: cfg.databaseUrl, reach: { ...destinationReach, selfPort: port } } satisfies DeliveryThreadData }));
   const delivery = new DeliveryService({
     store: store.destinations,
     courier,

@@ -1,5 +1,5 @@
 import type { Store } from '../../stores/port.js';
-import { DESTINATION_KINDS, type DestinationKind, type DestinationRecord } from '../../stores/port-destinations.js';
+import { DESTINATION_KINDS, type DestinationKind, type DestinationRecord, type DestinationTarget } from '../../stores/port-destinations.js';
 import { AdminError } from '../admin.js';
 import { randomBase62 } from '../ids.js';
 import { LAG_COUNT_CAP } from './deliverer.js';
@@ -56,8 +56,21 @@ const newSecret = (): string => `whsec_${randomBase62(32)}`;
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
+/** What the admin needs beyond the store to make a destination. */
+export interface DestinationChecks {
+  /** Where this server answers: a URL of it is refused. */
+  self: SelfAddress;
+  /**
+   * Checks a destination before it is kept (its address, and for postgres a
+   * connection that makes the table: stores/open-sender.ts checkDestination),
+   * sending no event; null when it may be made, else why not.
+   */
+  check: (d: DestinationTarget) => Promise<string | null>;
+}
+
 /** The operations of `inlet destination` and the console's Destinations, over any store. */
-export function destinationAdmin(store: Pick<Store, 'admin' | 'destinations' | 'eventPages'>, clock: () => number, self: SelfAddress) {
+export function destinationAdmin(store: Pick<Store, 'admin' | 'destinations' | 'eventPages'>, clock: () => number, checks: DestinationChecks) {
+  const self = checks.self;
   const ds = store.destinations;
 
   async function destination(id: string): Promise<DestinationRecord> {
@@ -101,6 +114,8 @@ export function destinationAdmin(store: Pick<Store, 'admin' | 'destinations' | '
       for (const s of sources) if (!known.has(s)) throw new AdminError(`No source ${s} in project ${project.id}.`);
       const events = [...new Set(input.events ?? [])];
       for (const e of events) if (e.length === 0) throw new AdminError('An event name to deliver cannot be empty.');
+      const refused = await checks.check({ kind, url: input.url, secret: null, table: kind === 'postgres' ? table : null });
+      if (refused !== null) throw new AdminError(refused);
       const cursor = input.since == null ? await ds.head(project.id) : await ds.positionBefore(project.id, input.since);
       const d: DestinationRecord = {
         id: `dst_${randomBase62(16)}`, projectId: project.id, kind, url: input.url, table: kind === 'postgres' ? table : null,

@@ -1,5 +1,8 @@
 import pg from 'pg';
 import { type DeliverySender, type OutgoingBatch, type SendOutcome, scrub } from '../port-destinations.js';
+import { OWN_DATABASE_MESSAGE, isOwnDatabase } from './own-database.js';
+import { type PostgresTarget, parsePostgresUrl } from './postgres-url.js';
+import { AddressRefused, type DestinationReach, guardedSocket } from './reach.js';
 
 /** A connection, and then each statement, fail the attempt after this long. */
 const POSTGRES_TIMEOUT_MS = 10_000;
@@ -24,39 +27,41 @@ export const TABLE_COLUMNS = `
  * Writes batches into a table of any PostgreSQL database, making it first if
  * it is missing. Each batch is one INSERT of all its rows, and an event
  * already there (a batch sent again) is left as it is: ON CONFLICT (id) DO
- * NOTHING, so every event is in the table once.
+ * NOTHING, so every event is in the table once. It connects only as the
+ * URL's few settings say (postgres-url.ts), through the address guard
+ * (reach.ts), and never to the store's own database.
  */
 export class PostgresSender implements DeliverySender {
-  private readonly pool: pg.Pool;
+  private readonly pool: pg.Pool | null;
+  /** Why the URL is refused, for a destination kept before the rules that refuse it. */
+  private readonly invalid: string | null;
+  /** Connections found not to be the store's own database. */
+  private readonly checked = new WeakSet<pg.PoolClient>();
   private made = false;
 
   constructor(
     private readonly url: string,
     private readonly table: string,
+    private readonly reach: DestinationReach,
   ) {
-    this.pool = new pg.Pool({
-      connectionString: url,
-      max: 1,
-      connectionTimeoutMillis: POSTGRES_TIMEOUT_MS,
-      statement_timeout: POSTGRES_TIMEOUT_MS,
-      query_timeout: POSTGRES_TIMEOUT_MS + 1000,
-      idleTimeoutMillis: 30_000,
-      application_name: 'inlet-destination',
-    });
+    const parsed = parsePostgresUrl(url);
+    this.invalid = parsed.ok ? null : `Refused: ${parsed.error}`;
+    this.pool = parsed.ok ? openPool(parsed.target, reach) : null;
     // A connection dropped while idle: the next batch opens another.
-    this.pool.on('error', () => undefined);
+    this.pool?.on('error', () => undefined);
   }
 
-  async send(b: OutgoingBatch, signal: AbortSignal): Promise<SendOutcome> {
-    if (signal.aborted) return { ok: false, error: 'Stopped.', retryAfterMs: null };
-    const t = quoted(this.table);
-    try {
-      if (!this.made) {
-        await this.pool.query(`CREATE TABLE IF NOT EXISTS ${t} (${TABLE_COLUMNS})`);
-        this.made = true;
-      }
+  /** Connects and makes the table, as a destination's creation checks it: null when it is ready, else the error `send` would give. */
+  async prepare(): Promise<string | null> {
+    const outcome = await this.attempt(async () => undefined);
+    return outcome.ok ? null : outcome.error;
+  }
+
+  send(b: OutgoingBatch, signal: AbortSignal): Promise<SendOutcome> {
+    if (signal.aborted) return Promise.resolve({ ok: false, error: 'Stopped.', retryAfterMs: null });
+    return this.attempt(async (c, t) => {
       const col = <T>(f: (e: OutgoingBatch['events'][number]) => T): T[] => b.events.map(f);
-      await this.pool.query(
+      await c.query(
         `INSERT INTO ${t} (id, project_id, source_id, event, distinct_id, anonymous_id, person_id, session_id, "timestamp", received_at, insert_id, properties)
          SELECT id, $2::text, source_id, event, distinct_id, anonymous_id, person_id, session_id,
                 timestamptz 'epoch' + ts * interval '1 millisecond', timestamptz 'epoch' + ra * interval '1 millisecond', insert_id, properties
@@ -69,15 +74,90 @@ export class PostgresSender implements DeliverySender {
           col((e) => e.receivedAt), col((e) => e.insertId), col((e) => e.properties),
         ],
       );
+    });
+  }
+
+  /** A connection (checked not to be the store's own database), the table made, then `work`; any failure as an outcome. */
+  private async attempt(work: (c: pg.PoolClient, table: string) => Promise<void>): Promise<SendOutcome> {
+    if (this.pool === null) return { ok: false, error: this.invalid!, retryAfterMs: null };
+    let c: pg.PoolClient;
+    try {
+      c = await this.pool.connect();
+    } catch (e) {
+      return { ok: false, error: this.failure(e), retryAfterMs: null };
+    }
+    let broken = false;
+    try {
+      if (!this.checked.has(c)) {
+        const own = await isOwnDatabase(c, this.reach.ownDatabaseUrl).catch((e: unknown) => {
+          broken = true;
+          throw new CheckFailed(e);
+        });
+        if (own) {
+          broken = true;
+          return { ok: false, error: OWN_DATABASE_MESSAGE, retryAfterMs: null };
+        }
+        this.checked.add(c);
+      }
+      const t = quoted(this.table);
+      if (!this.made) {
+        await c.query(`CREATE TABLE IF NOT EXISTS ${t} (${TABLE_COLUMNS})`);
+        this.made = true;
+      }
+      await work(c, t);
       return { ok: true };
     } catch (e) {
-      const code = (e as { code?: string }).code;
-      const why = scrub((e as Error).message, this.url);
-      return { ok: false, error: `PostgreSQL: ${why}${code !== undefined && /^[0-9A-Z]{5}$/.test(code) ? ` (SQLSTATE ${code})` : ''}.`, retryAfterMs: null };
+      return { ok: false, error: this.failure(e), retryAfterMs: null };
+    } finally {
+      c.release(broken);
     }
   }
 
-  async close(): Promise<void> {
-    await this.pool.end().catch(() => undefined);
+  /**
+   * What a failure shows: the database's own error (it answered, as
+   * PostgreSQL) with its SQLSTATE, the password scrubbed; a refused address
+   * as such; any other failure of the network as "failed", without saying
+   * which, so that errors do not tell an open port from a closed one.
+   */
+  private failure(e: unknown): string {
+    if (e instanceof AddressRefused) return e.message;
+    if (e instanceof CheckFailed) return "PostgreSQL: could not check that this is not Inlet's own database; tried again shortly.";
+    const err = e as { code?: string; severity?: string; message?: string };
+    if (err.severity !== undefined && typeof err.code === 'string' && /^[0-9A-Z]{5}$/.test(err.code)) {
+      return `PostgreSQL: ${scrub(err.message ?? '', this.url)} (SQLSTATE ${err.code}).`;
+    }
+    if (err.message === 'The server does not support SSL connections') return `PostgreSQL: ${err.message}; sslmode=disable connects without TLS.`;
+    if (typeof err.code === 'string' && /CERT|TLS|SSL/.test(err.code)) return `PostgreSQL: the server's TLS certificate was not accepted (${err.code}).`;
+    return 'PostgreSQL: the connection failed.';
   }
+
+  async close(): Promise<void> {
+    await this.pool?.end().catch(() => undefined);
+  }
+}
+
+/** A failure of the own-database check itself (the store away), told apart from the destination's. */
+class CheckFailed extends Error {
+  constructor(readonly reason: unknown) {
+    super('own database check failed');
+  }
+}
+
+function openPool(t: PostgresTarget, reach: DestinationReach): pg.Pool {
+  return new pg.Pool({
+    host: t.host,
+    port: t.port,
+    database: t.database,
+    user: t.user,
+    // A function, so that pg never falls back to the server's PGPASSWORD or ~/.pgpass for a URL without a password.
+    password: async () => t.password,
+    ssl: t.ssl,
+    stream: () => guardedSocket(reach),
+    max: 1,
+    connectionTimeoutMillis: POSTGRES_TIMEOUT_MS,
+    statement_timeout: POSTGRES_TIMEOUT_MS,
+    query_timeout: POSTGRES_TIMEOUT_MS + 1000,
+    idleTimeoutMillis: 30_000,
+    application_name: 'inlet-destination',
+  });
 }

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
-import { type DeliverySender, type OutgoingBatch, type SendOutcome, scrub } from '../port-destinations.js';
+import type { DeliverySender, OutgoingBatch, SendOutcome } from '../port-destinations.js';
+import { AddressRefused, type DestinationReach, guardedLookup, literalRefusal } from './reach.js';
 import { signature } from './signature.js';
 
 /** A receiver that has not answered in this long has failed the attempt. */
@@ -42,18 +43,23 @@ export function webhookBody(b: Pick<OutgoingBatch, 'destinationId' | 'batchId' |
  * destination (node:http: fetch cost twice as much per batch, in its body
  * streams and headers). A 2xx delivers; any other answer (a redirect
  * included: it is not followed), a network failure or no answer in 10 s
- * fails the attempt, with an error that names the status or the failure
- * (never the body, never the URL's password).
+ * fails the attempt, with an error that names the status, or says the
+ * connection was refused (the address guard, reach.ts: checked on the
+ * address each new connection resolves to) or failed (never which way: that
+ * would tell an open port from a closed one), never the body or the password.
  */
 export class WebhookSender implements DeliverySender {
   private readonly target: URL;
   private readonly authorization: string | null;
   private readonly agent: http.Agent;
   private readonly request: typeof http.request;
+  private readonly port: number;
+  private readonly lookup: ReturnType<typeof guardedLookup>;
 
   constructor(
     private readonly url: string,
     private readonly secret: string,
+    private readonly reach: DestinationReach,
     private readonly clock: () => number = Date.now,
     private readonly timeoutMs = WEBHOOK_TIMEOUT_MS,
   ) {
@@ -69,9 +75,14 @@ export class WebhookSender implements DeliverySender {
     const via = u.protocol === 'https:' ? https : http;
     this.agent = new via.Agent({ keepAlive: true, maxSockets: 1 });
     this.request = via.request;
+    this.port = u.port !== '' ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
+    this.lookup = guardedLookup(reach, this.port);
   }
 
   send(batch: OutgoingBatch, signal: AbortSignal): Promise<SendOutcome> {
+    // Node resolves no IP literal, so the lookup never sees one: it is judged here.
+    const refused = literalRefusal(this.target.hostname, this.port, this.reach);
+    if (refused !== null) return Promise.resolve({ ok: false, error: refused.message, retryAfterMs: null });
     const body = webhookBody(batch);
     const headers: http.OutgoingHttpHeaders = {
       'content-type': 'application/json',
@@ -90,7 +101,7 @@ export class WebhookSender implements DeliverySender {
         signal.removeEventListener('abort', onAbort);
         resolve(o);
       };
-      const req = this.request(this.target, { method: 'POST', headers, agent: this.agent }, (res) => {
+      const req = this.request(this.target, { method: 'POST', headers, agent: this.agent, lookup: this.lookup }, (res) => {
         const status = res.statusCode ?? 0;
         const retryAfter = res.headers['retry-after'];
         // The answer's body is not needed; reading it to its end frees the connection for the next batch.
@@ -117,8 +128,8 @@ export class WebhookSender implements DeliverySender {
   }
 
   private unreachable(e: Error): SendOutcome {
-    const why = (e as { code?: string }).code ?? e.message;
-    return { ok: false, error: scrub(`The receiver could not be reached (${why}).`, this.url), retryAfterMs: null };
+    if (e instanceof AddressRefused) return { ok: false, error: e.message, retryAfterMs: null };
+    return { ok: false, error: 'The connection to the receiver failed.', retryAfterMs: null };
   }
 
   async close(): Promise<void> {
