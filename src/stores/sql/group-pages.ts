@@ -12,7 +12,7 @@ export const MEMBERS_COUNTED = 10_000;
 
 /**
  * A project's group types, in byte order: a project has at most five
- * (decisions §16), so the page offers them all.
+ * (docs/api.md), so the page offers them all.
  */
 export async function groupTypes(engine: SqlEngine, reads: EngineListingReads, projectId: string): Promise<string[]> {
   const q = engine.db.selectFrom('group_types').select('group_type').where('project_id', '=', projectId).orderBy(engine.bytewise('group_type'));
