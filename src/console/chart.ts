@@ -14,17 +14,17 @@ export function lastDays(now: number, days: number): string[] {
 }
 
 /**
- * Items stored per day (by arrival, read from the outcome counts: no event is
- * read) as an inline SVG bar chart, drawn on the server: no script,
+ * Items accepted per day (by arrival, read from the outcome counts: no event
+ * is read; every type of item, so more than the events metered) as an inline SVG bar chart, drawn on the server: no script,
  * and it scales to any width (viewBox). Each bar has a title with its count.
  * With no item in the period there is nothing to draw, and it says so.
  */
-export function dayChart(days: string[], counts: DayCount[]): Html {
+export function dayChart(days: string[], counts: DayCount[], projectId: string): Html {
   const byDay = new Map(counts.map((c) => [c.day, c.events]));
   const values = days.map((d) => byDay.get(d) ?? 0);
   const max = Math.max(...values);
   const total = values.reduce((a, b) => a + b, 0);
-  if (total === 0) return chartNote(html`No items stored in the last ${days.length} days (${days[0]!} to ${days.at(-1)!}, by arrival).`);
+  if (total === 0) return chartNote(html`No items accepted in the last ${days.length} days (${days[0]!} to ${days.at(-1)!}, by arrival).`);
   const slot = (W - PAD) / days.length;
   const bars = days.map((d, i) => {
     const h = Math.round(((H - PAD) * values[i]!) / max);
@@ -33,7 +33,7 @@ export function dayChart(days: string[], counts: DayCount[]): Html {
   });
   return html`<figure class="chart">
 <svg viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="chart-title chart-desc">
-<title id="chart-title">Items stored per day, last ${days.length} days</title>
+<title id="chart-title">Items accepted per day, last ${days.length} days</title>
 <desc id="chart-desc">${items(total)} from ${days[0]!} to ${days.at(-1)!}; the highest day had ${formatCount(max)}.</desc>
 <line class="axis" x1="${PAD}" y1="${H - PAD}" x2="${W}" y2="${H - PAD}"></line>
 <text class="label" x="${PAD}" y="${H - 4}">${days[0]!}</text>
@@ -41,7 +41,7 @@ export function dayChart(days: string[], counts: DayCount[]): Html {
 <text class="label" x="0" y="12">${formatCount(max)}</text>
 ${bars}
 </svg>
-<figcaption>Items stored per day (by arrival, UTC), last ${days.length} days: ${formatCount(total)} in all.</figcaption>
+<figcaption>Items accepted per day (by arrival, UTC), last ${days.length} days: ${items(total)} in all. Items of every type: track events, and the identify, group and alias items that are not metered; as <code>inlet outcomes --project ${projectId} --by day</code> counts them (outcome accepted).</figcaption>
 </figure>`;
 }
 

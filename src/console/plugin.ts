@@ -11,6 +11,7 @@ import { access } from './access.js';
 import { LiveStreams } from './live-streams.js';
 import { SECURITY_HEADERS, clearedCookie, crossOrigin, csrfRefusal, sendPage, sessionCookie, sessionToken } from './guard.js';
 import { BASE, notice, page } from './layout.js';
+import { groupRoutes } from './group-routes.js';
 import { peopleRoutes } from './people-routes.js';
 import { projectRoutes } from './project-routes.js';
 import { sourceRoutes } from './source-routes.js';
@@ -41,8 +42,11 @@ export interface ConsoleKit {
   deps: ConsoleDeps;
   admin: ReturnType<typeof createAdmin>;
   access: ReturnType<typeof access>;
-  /** Wraps a handler: signed in, and for a state change the CSRF check; a form's refusal goes to `invalid`. */
-  authed: (h: Handler, invalid?: Invalid) => (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+  /**
+   * Wraps a handler: signed in, and for a state change the CSRF check; a form's refusal goes to `invalid`.
+   * `quiet`: the request is not counted as activity (a page's own refresh keeps no session alive).
+   */
+  authed: (h: Handler, invalid?: Invalid, quiet?: 'quiet') => (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
   /** The open live views: capped, and ended with their session or when the server stops. */
   streams: LiveStreams;
   /** The viewer a session token stands for now, or null; `touch: false` does not count as activity. */
@@ -90,10 +94,10 @@ export function consolePlugin(deps: ConsoleDeps) {
     const formOf = (req: FastifyRequest): URLSearchParams => (req.body instanceof URLSearchParams ? req.body : new URLSearchParams());
 
     const authed =
-      (h: Handler, invalid?: Invalid) =>
+      (h: Handler, invalid?: Invalid, quiet?: 'quiet') =>
       async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
         const token = sessionToken(req);
-        const viewer = token === null ? null : await accounts.viewer(token);
+        const viewer = token === null ? null : await accounts.viewer(token, quiet === undefined);
         if (viewer === null) {
           if (req.method === 'GET') return reply.code(303).header('Location', `${BASE}/login`).send();
           return sendPage(reply, 403, loginPage('Your session has ended. Sign in again.'));
@@ -167,5 +171,6 @@ export function consolePlugin(deps: ConsoleDeps) {
     projectRoutes(app, kit);
     sourceRoutes(app, kit);
     peopleRoutes(app, kit);
+    groupRoutes(app, kit);
   };
 }

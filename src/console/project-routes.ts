@@ -7,9 +7,12 @@ import { refusalShares, storedPerDay } from '../domain/outcomes/reports.js';
 import { type DestinationAdmin, destinationAdmin } from '../domain/delivery/destination-admin.js';
 import type { AddressInfo } from 'node:net';
 import { sendPage } from './guard.js';
-import { BASE } from './layout.js';
+import { BASE, when } from './layout.js';
 import { type ConsoleKit, notFound } from './plugin.js';
 import { projectPage, projectsPage } from './views/projects.js';
+import { deleteDestinationPage, eventNames } from './views/destinations.js';
+import { parseIso } from '../pipeline/timestamp.js';
+import { isStorableText } from '../domain/storable.js';
 import type { Typed } from './views/typed.js';
 
 const DAY_MS = 86_400_000;
@@ -45,8 +48,12 @@ export function projectRoutes(app: FastifyInstance, kit: ConsoleKit): void {
   const listPage = async (viewer: Viewer, typed: Typed | null) => {
     const orgs = await access.orgs(viewer);
     const projects = (await deps.collector.listings.listProjects(null)).filter((p) => canSee(viewer, p.orgId));
-    const shares = await refusalShares(deps.collector.store.outcomes, projects.map((p) => p.id), deps.clock());
-    return projectsPage(viewer, orgs, projects, shares, typed);
+    const month = monthOf(deps.clock());
+    const [shares, used] = await Promise.all([
+      refusalShares(deps.collector.store.outcomes, projects.map((p) => p.id), deps.clock()),
+      Promise.all(projects.map(async (p) => [p.id, await deps.collector.store.usage(p.id, month)] as const)),
+    ]);
+    return projectsPage(viewer, orgs, projects, shares, new Map(used), typed);
   };
 
   /** Destinations, refusing a URL of this server, and what destinations may not reach, as the delivery would. */
@@ -55,33 +62,53 @@ export function projectRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     return destinationAdmin(deps.collector.store, deps.clock, { self: { baseUrl: app.inletBaseUrl, port }, check: (d) => deps.checkDestination(d, port) });
   };
 
+  /** The forms a project page may show again (after a validation error), and what was just done. */
+  interface ProjectForms {
+    newSource?: Typed;
+    settings?: Typed;
+    newDestination?: Typed;
+    madeDestination?: { id: string; secret?: string };
+    replay?: { id: string; typed: Typed };
+    done?: string;
+  }
+
   /** A project's page, with one of its forms shown again after a validation error. */
-  async function showProject(
-    req: FastifyRequest,
-    reply: FastifyReply,
-    viewer: Viewer,
-    status: number,
-    forms: { newSource?: Typed; settings?: Typed; newDestination?: Typed; madeDestination?: { id: string; secret?: string } },
-  ) {
-    const found = await access.project(viewer, idOf(req.params));
+  async function showProject(projectId: string, req: FastifyRequest, reply: FastifyReply, viewer: Viewer, status: number, forms: ProjectForms) {
+    const found = await access.project(viewer, projectId);
     if (found === null) return notFound(reply, viewer);
     const now = deps.clock();
     const days = lastDays(now, CHART_DAYS);
     const from = Date.parse(`${days[0]}T00:00:00Z`);
     const month = monthOf(now);
-    const [sources, used, counts, list] = await Promise.all([
+    const [sources, used, counts, list, records] = await Promise.all([
       deps.collector.listings.listSources(found.project.id),
       deps.collector.store.usage(found.project.id, month),
       storedPerDay(deps.collector.store.outcomes, found.project.id, from, from + CHART_DAYS * DAY_MS),
       destinations().list(found.project.id),
+      deps.collector.store.destinations.list(found.project.id),
     ]);
-    const saved = status === 200 && (req.query as Record<string, unknown>).saved === '1';
+    const filters = new Map(records.map((r) => [r.id, { sources: r.sources, events: r.events }]));
+    const query = req.query as Record<string, unknown>;
+    const saved = status === 200 && query.saved === '1';
+    const done = forms.done ?? (status === 200 && query.deleted === '1' ? 'Destination deleted.' : null);
     const data = {
-      ...found, sources, month, used, chart: dayChart(days, counts), newSource: forms.newSource ?? null,
+      ...found, sources, month, used, chart: dayChart(days, counts, found.project.id), newSource: forms.newSource ?? null,
       settings: forms.settings ?? null, saved,
-      destinations: { projectId: found.project.id, list, typed: forms.newDestination ?? null, made: forms.madeDestination ?? null },
+      destinations: {
+        projectId: found.project.id, sources,
+        list: list.map((d) => ({ ...d, ...(filters.get(d.id) ?? { sources: [], events: [] }) })),
+        typed: forms.newDestination ?? null, made: forms.madeDestination ?? null, replay: forms.replay ?? null, done,
+      },
     };
     return sendPage(reply, status, projectPage(viewer, data));
+  }
+
+  /** The destination a path names, with its project, when the viewer may see it. */
+  async function destinationOf(viewer: Viewer, params: unknown) {
+    const id = idOf(params);
+    const d = isStorableText(id) ? await deps.collector.store.destinations.get(id) : null;
+    const found = d === null ? null : await access.project(viewer, d.projectId);
+    return d === null || found === null ? null : { destination: d, project: found.project };
   }
 
   app.get(`${BASE}/projects`, authed(async (_req, reply, viewer) => sendPage(reply, 200, await listPage(viewer, null))));
@@ -104,7 +131,7 @@ export function projectRoutes(app: FastifyInstance, kit: ConsoleKit): void {
 
   app.get(
     `${BASE}/projects/:id`,
-    authed(async (req, reply, viewer) => showProject(req, reply, viewer, 200, {})),
+    authed(async (req, reply, viewer) => showProject(idOf(req.params), req, reply, viewer, 200, {})),
   );
 
   app.post(
@@ -121,7 +148,7 @@ export function projectRoutes(app: FastifyInstance, kit: ConsoleKit): void {
         });
         return reply.code(303).header('Location', `${BASE}/sources/${s.id}`).send();
       },
-      async (req, reply, viewer, form, e) => showProject(req, reply, viewer, 400, { newSource: typedOf(form, e) }),
+      async (req, reply, viewer, form, e) => showProject(idOf(req.params), req, reply, viewer, 400, { newSource: typedOf(form, e) }),
     ),
   );
 
@@ -140,7 +167,7 @@ export function projectRoutes(app: FastifyInstance, kit: ConsoleKit): void {
         });
         return reply.code(303).header('Location', `${BASE}/projects/${found.project.id}?saved=1`).send();
       },
-      async (req, reply, viewer, form, e) => showProject(req, reply, viewer, 400, { settings: typedOf(form, e) }),
+      async (req, reply, viewer, form, e) => showProject(idOf(req.params), req, reply, viewer, 400, { settings: typedOf(form, e) }),
     ),
   );
 
@@ -151,12 +178,15 @@ export function projectRoutes(app: FastifyInstance, kit: ConsoleKit): void {
         const found = await access.project(viewer, idOf(req.params));
         if (found === null) return notFound(reply, viewer);
         const table = (form.get('table') ?? '').trim();
-        const made = await destinations().create({ projectId: found.project.id, kind: form.get('kind') ?? '', url: (form.get('url') ?? '').trim(), table: table === '' ? null : table });
+        const made = await destinations().create({
+          projectId: found.project.id, kind: form.get('kind') ?? '', url: (form.get('url') ?? '').trim(), table: table === '' ? null : table,
+          sources: form.getAll('sources'), events: eventNames(form.get('events')),
+        });
         // Shown on the page this once, not through a redirect: the secret must not travel in a URL.
-        return showProject(req, reply, viewer, 200, { madeDestination: { id: made.id, ...('secret' in made ? { secret: made.secret } : {}) } });
+        return showProject(found.project.id, req, reply, viewer, 200, { madeDestination: { id: made.id, ...('secret' in made ? { secret: made.secret } : {}) } });
       },
       // The URL is not typed back into the form: it may hold a password.
-      async (req, reply, viewer, form, e) => showProject(req, reply, viewer, 400, { newDestination: typedOf(form, e) }),
+      async (req, reply, viewer, form, e) => showProject(idOf(req.params), req, reply, viewer, 400, { newDestination: typedOf(form, e) }),
     ),
   );
 
@@ -164,12 +194,65 @@ export function projectRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     app.post(
       `${BASE}/destinations/:id/${action}`,
       authed(async (req, reply, viewer) => {
-        const d = await deps.collector.store.destinations.get(idOf(req.params));
-        const found = d === null ? null : await access.project(viewer, d.projectId);
-        if (d === null || found === null) return notFound(reply, viewer);
-        await destinations()[action](d.id);
-        return reply.code(303).header('Location', `${BASE}/projects/${d.projectId}#${d.id}`).send();
+        const found = await destinationOf(viewer, req.params);
+        if (found === null) return notFound(reply, viewer);
+        await destinations()[action](found.destination.id);
+        return reply.code(303).header('Location', `${BASE}/projects/${found.project.id}#${found.destination.id}`).send();
       }),
     );
   }
+
+  app.post(
+    `${BASE}/destinations/:id/replay`,
+    authed(
+      async (req, reply, viewer, form) => {
+        const found = await destinationOf(viewer, req.params);
+        if (found === null) return notFound(reply, viewer);
+        const since = replayTime(form.get('since'), deps.clock());
+        const r = await destinations().replay(found.destination.id, since);
+        return showProject(found.project.id, req, reply, viewer, 200, { done: `Destination ${r.id} delivers again the events that arrived from ${when(since)} on.` });
+      },
+      async (req, reply, viewer, form, e) => {
+        const found = await destinationOf(viewer, req.params);
+        if (found === null) return notFound(reply, viewer);
+        return showProject(found.project.id, req, reply, viewer, 400, { replay: { id: found.destination.id, typed: typedOf(form, e) } });
+      },
+    ),
+  );
+
+  // Delete asks first, as Revoke does: the project page's Delete opens this page, whose form deletes.
+  app.get(
+    `${BASE}/destinations/:id/delete`,
+    authed(async (req, reply, viewer) => {
+      const found = await destinationOf(viewer, req.params);
+      if (found === null) return notFound(reply, viewer);
+      const listed = (await destinations().list(found.project.id)).find((d) => d.id === found.destination.id);
+      if (listed === undefined) return notFound(reply, viewer);
+      return sendPage(reply, 200, deleteDestinationPage(viewer, listed, found.project));
+    }),
+  );
+
+  app.post(
+    `${BASE}/destinations/:id/delete`,
+    authed(async (req, reply, viewer) => {
+      const found = await destinationOf(viewer, req.params);
+      if (found === null) return notFound(reply, viewer);
+      await destinations().delete(found.destination.id);
+      return reply.code(303).header('Location', `${BASE}/projects/${found.project.id}?deleted=1#destinations-h`).send();
+    }),
+  );
+}
+
+/**
+ * The time a Replay starts from, as typed: a date, or a date and time, in
+ * UTC ("2026-01-31 12:00"), ISO 8601 with an offset, or epoch milliseconds;
+ * not in the future (nothing arrived then to deliver again).
+ */
+export function replayTime(v: string | null, now: number): number {
+  const t = (v ?? '').trim();
+  const local = /^(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}:\d{2})(:\d{2}(?:\.\d{1,3})?)?)?$/.exec(t);
+  const ms = /^\d{1,16}$/.test(t) ? Number(t) : local !== null ? parseIso(`${local[1]}T${local[2] ?? '00:00'}${local[3] ?? ':00'}Z`) : parseIso(t);
+  if (ms === null) throw new AdminError(`Replay from takes a time in UTC such as 2026-01-31 12:00, ISO 8601 with an offset, or epoch milliseconds, not "${t}".`, 'since');
+  if (ms > now) throw new AdminError(`Replay from must not be in the future: it is now ${when(now)}.`, 'since');
+  return ms;
 }

@@ -8,7 +8,9 @@ import { SECURITY_HEADERS, sendPage, sessionToken } from './guard.js';
 import { BASE } from './layout.js';
 import { type ConsoleKit, notFound } from './plugin.js';
 import { typedOf } from './project-routes.js';
-import { sourceOutcomes } from '../domain/outcomes/reports.js';
+import { sourceOutcomeCounts, sourceOutcomes } from '../domain/outcomes/reports.js';
+import { outcomeParts } from './views/outcomes.js';
+import { busyAsNull } from './page-reads.js';
 import { liveLines, revokePage, rollPage, sourcePage } from './views/source.js';
 
 /** How often a live view is sent a comment line, and its viewer's access checked again. */
@@ -109,6 +111,20 @@ export function sourceRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       await admin.revokeKey(found.key.id);
       return reply.code(303).header('Location', `${BASE}/sources/${found.source.id}`).send();
     }),
+  );
+
+  // The Item outcomes' counts, which the page's script asks for every few seconds while it is open:
+  // counts only (no kept item), read where page reads run, never on the connection that writes.
+  app.get(
+    `${BASE}/sources/:id/outcomes`,
+    authed(async (req, reply, viewer) => {
+      const found = await access.source(viewer, idOf(req.params));
+      if (found === null) return notFound(reply, viewer);
+      const o = await sourceOutcomeCounts(deps.collector.store.outcomes, found.source.id, deps.clock()).catch(busyAsNull);
+      // Too many page reads wait: this refresh is skipped, the next one asks again.
+      if (o === null) return reply.code(503).header('Retry-After', '5').header('Cache-Control', 'no-store').send({ busy: true });
+      return reply.header('Cache-Control', 'no-store').send(outcomeParts(o));
+    }, undefined, 'quiet'),
   );
 
   // Server-sent events: each answered request of the source, as the lines the page shows.

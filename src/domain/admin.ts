@@ -6,7 +6,7 @@ import { browserIdentify } from './people/browser-identify.js';
 import { codePointLength, isStorableText } from './storable.js';
 
 /** A field of an admin command's input that a refusal can name. */
-export type AdminField = 'name' | 'orgId' | 'monthlyEventLimit' | 'retentionDays' | 'grace';
+export type AdminField = 'name' | 'orgId' | 'monthlyEventLimit' | 'retentionDays' | 'grace' | 'since';
 
 /** A refusal of an admin command: the message says what to change; `field` names the input at fault, when one is. */
 export class AdminError extends Error {

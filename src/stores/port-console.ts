@@ -128,6 +128,23 @@ export interface PersonListing {
   moreIds: boolean;
 }
 
+/** What the console's Groups page asks for: one type or all, keys starting with a prefix ('' for any). */
+export interface GroupPageQuery {
+  groupType: string | null;
+  keyPrefix: string;
+  limit: number;
+}
+
+/** A group as the console's Groups page lists it, with its members counted (up to a bound: `moreMembers` says there are more). */
+export interface GroupListing {
+  groupType: string;
+  groupKey: string;
+  traits: Record<string, unknown>;
+  createdAt: number;
+  members: number;
+  moreMembers: boolean;
+}
+
 /** Read-only lists and summaries. */
 export interface ListingStore {
   /** Live organizations, by name then id. */
@@ -147,8 +164,23 @@ export interface ListingStore {
    */
   listPersons(projectId: string, limit: number, after: PersonCursor | null): Promise<{ persons: PersonListing[]; next: PersonCursor | null }>;
   /**
-   * A person's newest events (merged persons' included), looked for among the
-   * project's `scan` most recently stored events: bounded work on any store size.
+   * A person's newest events (merged persons' included), newest first by
+   * timestamp: found by person through an index (events_person), so they
+   * are found however many newer events other people have.
    */
-  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]>;
+  personEvents(projectId: string, personId: string, limit: number): Promise<StoredEvent[]>;
+  /**
+   * How many people the project has, merged persons left out (they read as
+   * the one they joined), as listPersons lists them: counted from an index
+   * alone, off the connection that writes.
+   */
+  countPersons(projectId: string): Promise<number>;
+  /** The project's group types, in byte order. */
+  groupTypes(projectId: string): Promise<string[]>;
+  /**
+   * Up to `limit` groups by type then key (byte order), of one type or all,
+   * whose key starts with the prefix; each with its traits and members
+   * counted, off the connection that writes.
+   */
+  groupPage(projectId: string, q: GroupPageQuery): Promise<GroupListing[]>;
 }

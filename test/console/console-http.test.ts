@@ -85,7 +85,7 @@ describe('the console over HTTP', () => {
   });
 
   it('sends a strict Content-Security-Policy and no Access-Control-* header on every console answer', async () => {
-    const urls = ['/console/login', '/console/projects', `/console/projects/${f.projectId}`, `/console/projects/${f.projectId}/people`, `/console/sources/${f.sourceId}`, '/console/static/console.js', '/console/static/console.css', `/console/projects/${other.projectId}`];
+    const urls = ['/console/login', '/console/projects', `/console/projects/${f.projectId}`, `/console/projects/${f.projectId}/people`, `/console/projects/${f.projectId}/groups`, `/console/sources/${f.sourceId}`, '/console/static/console.js', '/console/static/console.css', `/console/projects/${other.projectId}`];
     for (const url of urls) {
       const res = await f.app.inject({ method: 'GET', url, headers: { cookie: alice.cookie, origin: 'https://evil.example' } });
       expect(res.statusCode, url).toBeLessThan(500);
@@ -122,6 +122,10 @@ describe('the console over HTTP', () => {
     const probes = [
       get(`/console/projects/${other.projectId}`),
       get(`/console/projects/${other.projectId}/people?q=someone`),
+      get(`/console/projects/${other.projectId}/people`),
+      get(`/console/projects/${other.projectId}/groups`),
+      get(`/console/projects/${other.projectId}/groups?q=a&type=company`),
+      get(`/console/sources/${other.sourceId}/outcomes`),
       post(`/console/projects/${other.projectId}/settings`, { ...c, api_enabled: 'false', retention_days: '5' }),
       post(`/console/projects/${other.projectId}/sources`, { ...c, name: 'Intruder' }),
       get(`/console/sources/${other.sourceId}`),

@@ -38,7 +38,7 @@ it('the project page lists Destinations with kind, status, lag and last error, a
   const again = await get(`/console/projects/${f.projectId}`);
   expect(again.body).not.toContain(secret);
   expect(again.body).toContain('<strong>webhook</strong> <code>https://hooks.example.com/***</code>');
-  expect(again.body).toContain('active · up to date · 0 delivered');
+  expect(again.body).toContain('active · up to date · 0 events delivered');
   expect(again.body).toContain('>Pause</button>');
 
   // Kept as it was made before the checks at creation: shown masked all the same.
@@ -59,7 +59,7 @@ it('Pause and Resume change the status; a destination of a project the viewer ca
   expect((await f.collector.store.destinations.get(d.id))!.paused).toBe(false);
   await f.collector.store.destinations.takeLease(d.id, 'srv_test', 60_000);
   await f.collector.store.destinations.failed(d.id, 'srv_test', 'The receiver answered 503.');
-  expect((await get(`/console/projects/${f.projectId}`)).body).toMatch(/failing · up to date · 0 delivered<\/span>\s*<p class="field-error">Last error: The receiver answered 503.<\/p>/);
+  expect((await get(`/console/projects/${f.projectId}`)).body).toMatch(/failing · up to date · 0 events delivered<\/span>\s*<p class="meta">Takes the track events of every source; every event.<\/p>\s*<p class="field-error">Last error: The receiver answered 503.<\/p>/);
 
   await f.collector.store.destinations.create({ ...d, id: 'dst_theirs', projectId: otherProject });
   expect((await post('/console/destinations/dst_theirs/pause', {})).statusCode).toBe(404);
@@ -71,6 +71,81 @@ it('refuses a postgres destination without a table, saying so in the form, witho
   expect(res.statusCode).toBe(400);
   expect(res.body).toContain('A postgres destination needs Table');
   expect(res.body).not.toContain('hunter22');
+});
+
+it('fault: destinations could not be filtered from the form; New destination takes sources (ticked) and event names (comma-separated)', async () => {
+  const second = await f.admin.createSource({ projectId: f.projectId, name: 'Checkout <b>' });
+  const page = await get(`/console/projects/${f.projectId}`);
+  expect(page.body).toContain('<legend>Sources</legend>');
+  expect(page.body).toContain(`<label for="destination-source-${second.id}">Checkout &lt;b&gt;</label>`);
+  expect(page.body).toMatch(/<label for="destination-events">Events<\/label>/);
+  const body = new URLSearchParams({ _csrf: alice.csrf, kind: 'webhook', url: 'https://hooks.example.com/filtered', events: ' Order placed, Signed up,, ' });
+  body.append('sources', f.sourceId);
+  body.append('sources', second.id);
+  const made = await f.app.inject({ method: 'POST', url: `/console/projects/${f.projectId}/destinations`, headers: { ...FORM, cookie: alice.cookie }, payload: body.toString() });
+  expect(made.statusCode).toBe(200);
+  const id = /Destination (dst_\w+) created/.exec(made.body)![1]!;
+  const d = (await f.collector.store.destinations.get(id))!;
+  expect(d.sources.sort()).toEqual([f.sourceId, second.id].sort());
+  expect(d.events).toEqual(['Order placed', 'Signed up']);
+  expect((await get(`/console/projects/${f.projectId}`)).body).toContain('Takes the track events of sources Billing, Checkout &lt;b&gt;; events Order placed, Signed up.');
+
+  // A source of another project is refused, the form kept with what was ticked.
+  const wrong = new URLSearchParams({ _csrf: alice.csrf, kind: 'webhook', url: 'https://hooks.example.com/x', events: 'a' });
+  wrong.append('sources', 'src_elsewhere');
+  const refused = await f.app.inject({ method: 'POST', url: `/console/projects/${f.projectId}/destinations`, headers: { ...FORM, cookie: alice.cookie }, payload: wrong.toString() });
+  expect(refused.statusCode).toBe(400);
+  expect(refused.body).toContain('No source src_elsewhere in project');
+  expect(refused.body).toContain('id="destination-events" name="events" value="a"');
+});
+
+it('fault: a destination could not be replayed from the console; Replay from a time moves its cursor back, and a bad time is said beside the field', async () => {
+  const d = (await f.collector.store.destinations.list(f.projectId))[0]!;
+  const before = d.cursor;
+  const bad = await post(`/console/destinations/${d.id}/replay`, { since: 'yesterday' });
+  expect(bad.statusCode).toBe(400);
+  expect(bad.body).toMatch(new RegExp(`id="replay-${d.id}" name="since"[^>]*value="yesterday"[^>]*aria-invalid="true"`));
+  expect(bad.body).toContain(`<p id="replay-${d.id}-error" class="field-error" role="alert">Replay from takes a time in UTC such as 2026-01-31 12:00`);
+  const future = await post(`/console/destinations/${d.id}/replay`, { since: new Date(f.clock.now() + 3_600_000).toISOString() });
+  expect(future.statusCode).toBe(400);
+  expect(future.body).toContain('Replay from must not be in the future');
+
+  // Events stored, delivered (the cursor moved past them), then replayed from before them.
+  const key = (await f.admin.createKey(f.sourceId)).key;
+  const sent = await f.app.inject({ method: 'POST', url: '/api/v1/batch', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload: JSON.stringify({ items: [{ event: 'Order placed', distinct_id: 'u1' }] }) });
+  expect(sent.statusCode).toBe(202);
+  const head = await f.collector.store.destinations.head(f.projectId);
+  await f.collector.store.destinations.replay(d.id, head);
+  const from = new Date(f.clock.now() - 60_000).toISOString().slice(0, 16).replace('T', ' ');
+  const ok = await post(`/console/destinations/${d.id}/replay`, { since: from });
+  expect(ok.statusCode).toBe(200);
+  expect(ok.body).toContain(`Destination ${d.id} delivers again the events that arrived from ${from}:00 UTC on.`);
+  const after = (await f.collector.store.destinations.get(d.id))!;
+  expect(after.cursor).toBeLessThan(head);
+  expect(after.cursor).toBeLessThanOrEqual(before);
+  expect((await post('/console/destinations/dst_theirs/replay', { since: from })).statusCode).toBe(404);
+});
+
+it('fault: a destination could not be deleted from the console; Delete asks first, then deletes; another organization\'s is not found', async () => {
+  const d = (await f.collector.store.destinations.list(f.projectId))[0]!;
+  const page = await get(`/console/projects/${f.projectId}`);
+  expect(page.body).toContain(`<form method="get" action="/console/destinations/${d.id}/delete" class="inline"><button type="submit" class="danger">Delete</button></form>`);
+  const confirm = await get(`/console/destinations/${d.id}/delete`);
+  expect(confirm.statusCode).toBe(200);
+  expect(confirm.body).toContain(`Delete destination <code>${d.id}</code>?`);
+  expect(await f.collector.store.destinations.get(d.id)).not.toBeNull();
+  // A delete without the session's CSRF token changes nothing.
+  const forged = await f.app.inject({ method: 'POST', url: `/console/destinations/${d.id}/delete`, headers: { ...FORM, cookie: alice.cookie }, payload: '' });
+  expect(forged.statusCode).toBe(403);
+  expect(await f.collector.store.destinations.get(d.id)).not.toBeNull();
+  const deleted = await post(`/console/destinations/${d.id}/delete`, {});
+  expect(deleted.statusCode).toBe(303);
+  expect(deleted.headers.location).toBe(`/console/projects/${f.projectId}?deleted=1#destinations-h`);
+  expect(await f.collector.store.destinations.get(d.id)).toBeNull();
+  expect((await get(deleted.headers.location!)).body).toContain('Destination deleted.');
+  expect((await get('/console/destinations/dst_theirs/delete')).statusCode).toBe(404);
+  expect((await post('/console/destinations/dst_theirs/delete', {})).statusCode).toBe(404);
+  expect(await f.collector.store.destinations.get('dst_theirs')).not.toBeNull();
 });
 
 it('a postgres destination URL makes the server read any local file: the form refuses sslrootcert and sslkey by name, and keeps nothing', async () => {

@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { Fixture } from '../helpers/fixture.js';
 import { createAccounts } from '../../src/domain/accounts/accounts.js';
 import type { Store } from '../../src/stores/port.js';
 
@@ -33,4 +34,14 @@ export async function signIn(app: FastifyInstance, email: string, password = PAS
   const page = await app.inject({ method: 'GET', url: '/console/projects', headers: { cookie } });
   const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)![1]!;
   return { cookie, csrf };
+}
+
+/** A fixture with a member of its organization signed in, and a GET as that member. */
+export async function signedInFixture(email = 'alice@acme.test'): Promise<{ f: Fixture; session: { cookie: string; csrf: string }; get: (url: string) => Promise<LightMyRequestResponse> }> {
+  const { makeFixture } = await import('../helpers/fixture.js');
+  const f = await makeFixture();
+  await makeUser(f.collector, f.clock.now, email, { orgIds: [f.orgId] });
+  const session = await signIn(f.app, email);
+  const get = (url: string) => f.app.inject({ method: 'GET', url, headers: { cookie: session.cookie } });
+  return { f, session, get };
 }

@@ -164,7 +164,7 @@ describe.skipIf(missing && !process.env.CI)('the console in chromium', () => {
     expect(refusedNow.status).toBe(401);
 
     await page.getByRole('link', { name: 'Checkout' }).click();
-    await page.getByRole('img', { name: 'Items stored per day, last 30 days' }).waitFor();
+    await page.getByRole('img', { name: 'Items accepted per day, last 30 days' }).waitFor();
     await page.getByText(/events? this month/).waitFor();
     await page.getByLabel('API enabled', { exact: true }).waitFor();
     await page.getByLabel('Monthly event limit').fill('1000');
@@ -192,6 +192,76 @@ describe.skipIf(missing && !process.env.CI)('the console in chromium', () => {
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     await page.goto(`${base}/console/projects`);
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(problems).toEqual([]);
+  });
+
+  it('groups, destinations (filters, replay, delete), counts labelled, and outcome counts that refresh while the page is open', async () => {
+    await page.goto(`${base}/console/login`);
+    await page.getByLabel('Email').fill('dev@acme.test');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+
+    // Item outcomes move without a reload.
+    await page.goto(`${base}/console/sources/${f.sourceId}`);
+    await page.getByRole('heading', { name: 'Item outcomes' }).waitFor();
+    await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true));
+    const sent = await fetch(`${base}/api/v1/batch`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${f.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ items: [
+        { event: 'Order placed', distinct_id: 'cust_9' },
+        { event: '$refused', distinct_id: 'cust_9' },
+        { type: 'group', group_type: 'company', group_key: 'acme', distinct_id: 'cust_9', properties: { plan: 'team' } },
+      ] }),
+    });
+    expect(sent.status).toBe(202);
+    await f.collector.outcomes.flush();
+    await page.locator('#outcome-totals', { hasText: '2 accepted' }).waitFor();
+    await page.locator('#outcome-codes td[data-label="Code"]', { hasText: 'reserved_event_name' }).waitFor();
+    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    await shot('source-outcomes-refreshed');
+
+    // Events and items, each said.
+    await page.goto(`${base}/console/projects/${f.projectId}`);
+    await page.getByText(/1 event this month/).waitFor();
+    await page.getByText(/Items accepted per day \(by arrival, UTC\), last 30 days: 2 items in all/).waitFor();
+
+    // A destination with a source and an event picked, replayed, then deleted.
+    await page.getByRole('button', { name: 'New destination' }).click();
+    await page.getByLabel('URL').fill('https://hooks.example.com/in');
+    await page.getByLabel('Billing').check();
+    await page.getByLabel('Events', { exact: true }).fill('Order placed');
+    await page.locator('#new-destination').getByRole('button', { name: 'Create' }).click();
+    await page.getByText(/Its signing secret, shown only now: whsec_/).waitFor();
+    await page.getByText('Takes the track events of sources Billing; events Order placed.').waitFor();
+    await page.getByLabel('Replay from').fill('2000-01-01 00:00');
+    await page.getByRole('button', { name: 'Replay' }).click();
+    await page.getByText(/delivers again the events that arrived from 2000-01-01 00:00:00 UTC on/).waitFor();
+    await shot('destination-replayed');
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('heading', { name: /Delete destination dst_/ }).waitFor();
+    await shot('destination-delete');
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('Destination deleted.').waitFor();
+    expect(await f.collector.store.destinations.list(f.projectId)).toEqual([]);
+
+    // Groups: types, keys, traits, members, search.
+    await page.getByRole('link', { name: 'Groups' }).click();
+    await page.getByRole('heading', { name: 'Groups', exact: true }).waitFor();
+    await page.getByRole('cell', { name: '1 member' }).waitFor();
+    await page.getByLabel('Group key').fill('zz');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByText('No group has a key starting with "zz".').waitFor();
+    await page.getByLabel('Group key').fill('ac');
+    await page.getByLabel('Group type', { exact: true }).selectOption('company');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('cell', { name: 'acme', exact: true }).waitFor();
+    await shot('groups');
+
+    // People: the total.
+    await page.goto(`${base}/console/projects/${f.projectId}/people`);
+    await page.getByText(/\d+ (people|person) in all/).waitFor();
     expect(problems).toEqual([]);
   });
 

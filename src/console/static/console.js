@@ -1,7 +1,7 @@
 // The console's only script, served from the server itself (no inline script:
 // the Content-Security-Policy forbids it). Every page works without it; it
-// adds the New … buttons' toggling, key creation without a reload, Copy, and
-// the live view.
+// adds the New … buttons' toggling, key creation without a reload, Copy, the
+// live view, and the Item outcomes' counts refreshed while the page is open.
 'use strict';
 
 function setUpOpeners() {
@@ -139,8 +139,61 @@ function setUpLive() {
   connect();
 }
 
+// Item outcomes' counts, asked for again every few seconds while the page is shown.
+const OUTCOMES_EVERY_MS = 5000;
+
+function setUpOutcomes() {
+  const first = document.getElementById('outcomes');
+  if (!first || !first.dataset.refresh) return;
+  const url = first.dataset.refresh;
+  const refresh = async () => {
+    if (document.visibilityState !== 'visible') return true;
+    let res;
+    try {
+      res = await fetch(url, { credentials: 'same-origin', headers: { Accept: 'application/json' } });
+    } catch {
+      return true;
+    }
+    // The session ended (the answer is the sign-in page): stop asking.
+    if (res.redirected || !(res.headers.get('Content-Type') || '').startsWith('application/json')) return false;
+    if (!res.ok) return true;
+    const parts = await res.json();
+    // Looked up each time: a refresh may have replaced the section.
+    const section = document.getElementById('outcomes');
+    // The server renders and escapes these parts; they are inserted as sent.
+    document.getElementById('outcome-totals').outerHTML = parts.totals;
+    document.getElementById('outcome-chart').innerHTML = parts.chart;
+    const rows = new Map();
+    for (const row of section.querySelectorAll('tr[data-code]')) rows.set(`${row.dataset.outcome}\n${row.dataset.code}`, row);
+    let unseen = false;
+    for (const c of parts.codes) {
+      const row = rows.get(`${c.outcome}\n${c.code}`);
+      if (row) row.querySelector('td[data-label="Items"]').textContent = c.count;
+      else unseen = true;
+    }
+    // A code not shown yet comes with its kept item: the section is read again whole, this once.
+    if (unseen) await replaceSection(section);
+    return true;
+  };
+  const next = () => setTimeout(async () => {
+    if (await refresh()) next();
+  }, OUTCOMES_EVERY_MS);
+  next();
+}
+
+async function replaceSection(section) {
+  const res = await fetch(location.href, { credentials: 'same-origin' });
+  if (!res.ok) return;
+  const fresh = new DOMParser().parseFromString(await res.text(), 'text/html').getElementById('outcomes');
+  const open = new Set([...section.querySelectorAll('tr[data-code]')].filter((r) => r.querySelector('details[open]')).map((r) => r.dataset.code));
+  if (!fresh) return;
+  for (const row of fresh.querySelectorAll('tr[data-code]')) if (open.has(row.dataset.code)) row.querySelector('details')?.setAttribute('open', '');
+  section.replaceWith(document.adoptNode(fresh));
+}
+
 document.addEventListener('DOMContentLoaded', () => {
   setUpOpeners();
+  setUpOutcomes();
   setUpKeyForms(document);
   setUpCopy();
   setUpLive();

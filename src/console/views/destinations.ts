@@ -1,18 +1,28 @@
 import { type Html, html } from '../../docs/html.js';
 import type { Viewer } from '../../domain/accounts/accounts.js';
 import type { DestinationListing } from '../../domain/delivery/destination-admin.js';
-import { BASE, csrfField, notice, when } from '../layout.js';
+import type { Project, Source } from '../../stores/port.js';
+import { BASE, csrfField, notice, page, when } from '../layout.js';
 import { formatCount } from './numbers.js';
-import { type Typed, formError, valueOf } from './typed.js';
+import { type Typed, fieldError, formError, invalidAttrs, valueOf } from './typed.js';
+
+/** A destination as the project page lists it: where delivery stands, and what it takes (no source or event named: all). */
+export type DestinationRow = DestinationListing & { sources: string[]; events: string[] };
 
 /** What the project page's Destinations show: each with where it stands, the form, and a new secret once. */
 export interface DestinationsData {
   projectId: string;
-  list: DestinationListing[];
+  list: DestinationRow[];
+  /** The project's sources, which the New destination form offers to pick from. */
+  sources: Source[];
   /** The New destination form, when it failed validation. */
   typed: Typed | null;
   /** Just made: its id and, for a webhook, its secret, shown this once. */
   made: { id: string; secret?: string } | null;
+  /** A destination's Replay form, when it failed validation. */
+  replay: { id: string; typed: Typed } | null;
+  /** What was just done (replayed, deleted), said at the top of the section. */
+  done: string | null;
 }
 
 /** How far behind a destination is, in a few words. */
@@ -22,22 +32,45 @@ function lag(d: DestinationListing): string {
   return `${formatCount(d.lag_events)} ${d.lag_events === 1 ? 'event' : 'events'} behind${oldest}`;
 }
 
+/** What a destination takes, by source name (an id whose source is gone stays an id) and event name. */
+function takes(d: DestinationRow, sources: Source[]): string {
+  const name = new Map(sources.map((s) => [s.id, s.name]));
+  const from = d.sources.length === 0 ? 'every source' : `sources ${d.sources.map((id) => name.get(id) ?? id).join(', ')}`;
+  const which = d.events.length === 0 ? 'every event' : `events ${d.events.join(', ')}`;
+  return `Takes the track events of ${from}; ${which}.`;
+}
+
+function row(viewer: Viewer, x: DestinationRow, d: DestinationsData): Html {
+  const t = d.replay?.id === x.id ? d.replay.typed : null;
+  const field = `replay-${x.id}`;
+  return html`<li id="${x.id}"><strong>${x.kind}</strong> <code>${x.url}</code>
+  <span class="meta">${x.status} · ${lag(x)} · ${formatCount(x.delivered)} ${x.delivered === 1 ? 'event' : 'events'} delivered</span>
+  <p class="meta">${takes(x, d.sources)}</p>
+  ${x.last_error === null ? '' : html`<p class="field-error">Last error: ${x.last_error}</p>`}
+  <form method="post" action="${BASE}/destinations/${x.id}/${x.status === 'paused' ? 'resume' : 'pause'}" class="inline">
+    ${csrfField(viewer)}<button type="submit">${x.status === 'paused' ? 'Resume' : 'Pause'}</button>
+  </form>
+  <form method="post" action="${BASE}/destinations/${x.id}/replay" class="inline">
+    ${csrfField(viewer)}
+    <label for="${field}">Replay from</label>
+    <input id="${field}" name="since" required placeholder="2026-01-31 12:00" value="${valueOf(t, 'since', '')}"${invalidAttrs(t, 'since', field, `${field}-hint`)}>
+    <button type="submit">Replay</button>
+    ${fieldError(t, 'since', field)}
+    <span id="${field}-hint" class="hint">UTC, or ISO 8601 with an offset: the events that arrived from then on are delivered again.</span>
+  </form>
+  <form method="get" action="${BASE}/destinations/${x.id}/delete" class="inline"><button type="submit" class="danger">Delete</button></form></li>`;
+}
+
 /** The Destinations section of a project's page (URLs masked; a secret only right after creation). */
 export function destinationsSection(viewer: Viewer, d: DestinationsData, opener: (label: string, formId: string, open?: boolean) => Html): Html {
   const t = d.typed;
   const kind = valueOf(t, 'kind', 'webhook');
-  const rows = d.list.map(
-    (x) => html`<li id="${x.id}"><strong>${x.kind}</strong> <code>${x.url}</code>
-  <span class="meta">${x.status} · ${lag(x)} · ${formatCount(x.delivered)} delivered</span>
-  ${x.last_error === null ? '' : html`<p class="field-error">Last error: ${x.last_error}</p>`}
-  <form method="post" action="${BASE}/destinations/${x.id}/${x.status === 'paused' ? 'resume' : 'pause'}" class="inline">
-    ${csrfField(viewer)}<button type="submit">${x.status === 'paused' ? 'Resume' : 'Pause'}</button>
-  </form></li>`,
-  );
+  const picked = new Set(t === null ? [] : t.values.getAll('sources'));
   return html`<section aria-labelledby="destinations-h">
 <h2 id="destinations-h">Destinations</h2>
 ${d.made === null ? '' : notice(d.made.secret === undefined ? `Destination ${d.made.id} created.` : `Destination ${d.made.id} created. Its signing secret, shown only now: ${d.made.secret}`)}
-${d.list.length === 0 ? html`<p class="hint">No destinations yet: stored track events are delivered to a webhook, or into a PostgreSQL table.</p>` : html`<ul class="list">${rows}</ul>`}
+${d.done === null ? '' : notice(d.done)}
+${d.list.length === 0 ? html`<p class="hint">No destinations yet: stored track events are delivered to a webhook, or into a PostgreSQL table.</p>` : html`<ul class="list">${d.list.map((x) => row(viewer, x, d))}</ul>`}
 ${opener('New destination', 'new-destination', t !== null)}
 <form id="new-destination" method="post" action="${BASE}/projects/${d.projectId}/destinations" class="card collapsible">
   ${csrfField(viewer)}
@@ -53,7 +86,37 @@ ${opener('New destination', 'new-destination', t !== null)}
   <label for="destination-table">Table</label>
   <input id="destination-table" name="table" value="${valueOf(t, 'table', '')}" aria-describedby="destination-table-hint">
   <p id="destination-table-hint" class="hint">For postgres only: made if missing.</p>
+  <fieldset aria-describedby="destination-sources-hint">
+    <legend>Sources</legend>
+    ${d.sources.map((s) => html`<div class="check"><input id="destination-source-${s.id}" name="sources" type="checkbox" value="${s.id}"${picked.has(s.id) ? html` checked` : ''}><label for="destination-source-${s.id}">${s.name}</label></div>`)}
+    <p id="destination-sources-hint" class="hint">${d.sources.length === 0 ? 'The project has no sources yet; the destination takes every source.' : 'None ticked: every source, those made later too.'}</p>
+  </fieldset>
+  <label for="destination-events">Events</label>
+  <input id="destination-events" name="events" value="${valueOf(t, 'events', '')}" aria-describedby="destination-events-hint">
+  <p id="destination-events-hint" class="hint">Event names separated by commas, such as <code>Order placed, Signed up</code>. Empty: every event.</p>
   <button type="submit">Create</button>
 </form>
 </section>`;
+}
+
+/** The event names typed in the Events field: separated by commas, each trimmed, empty ones left out. */
+export function eventNames(v: string | null): string[] {
+  return (v ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '');
+}
+
+/** The confirmation asked before a destination is deleted. */
+export function deleteDestinationPage(viewer: Viewer, d: DestinationListing, project: Project): string {
+  return page(
+    'Delete destination',
+    html`<p class="crumbs"><a href="${BASE}/projects/${project.id}">${project.name}</a></p>
+<h1>Delete destination <code>${d.id}</code>?</h1>
+<p><strong>${d.kind}</strong> <code>${d.url}</code> <span class="meta">${d.status} · ${lag(d)}</span></p>
+${notice('Delivery to it stops at once, on every server, and what it had not delivered yet is not delivered. Its secret and its place in the events are gone: this cannot be undone.', 'error')}
+<form method="post" action="${BASE}/destinations/${d.id}/delete" class="card">
+  ${csrfField(viewer)}
+  <button type="submit" class="danger">Delete</button>
+  <a href="${BASE}/projects/${project.id}#destinations-h">Cancel</a>
+</form>`,
+    viewer,
+  );
 }

@@ -1,7 +1,7 @@
 import { type Html, html } from '../../docs/html.js';
 import { OUTCOMES, type SourceOutcomes } from '../../domain/outcomes/reports.js';
 import type { StoredSample } from '../../stores/port-outcomes.js';
-import { when } from '../layout.js';
+import { BASE, when } from '../layout.js';
 import { formatCount } from './numbers.js';
 
 const W = 600;
@@ -16,13 +16,31 @@ const PAD = 20;
  */
 export function outcomesSection(o: SourceOutcomes, sourceId: string): Html {
   const all = OUTCOMES.reduce((n, k) => n + o.totals[k], 0);
-  return html`<section aria-labelledby="outcomes-h" id="outcomes">
+  return html`<section aria-labelledby="outcomes-h" id="outcomes" data-refresh="${BASE}/sources/${sourceId}/outcomes">
 <h2 id="outcomes-h">Item outcomes</h2>
-<p class="hint">What became of every item sent to this source in the last 24 hours, from every server: counted per minute as each request is answered (dry runs apart), and kept for refused and dropped items. <code>inlet refused export --source ${sourceId}</code> writes the kept items as NDJSON for <code>inlet send</code>.</p>
-<p class="outcome-totals">${OUTCOMES.map((k) => html`<span class="${k}"><strong>${formatCount(o.totals[k])}</strong> ${k}</span> `)}</p>
-${all === 0 ? html`<p class="hint">No items in the last 24 hours.</p>` : html`${hourChart(o)}
-${o.codes.length === 0 ? html`<p class="hint">No item was refused or dropped in the last 24 hours.</p>` : codeTable(o)}`}
+<p class="hint">What became of every item sent to this source in the last 24 hours, from every server: counted per minute as each request is answered (dry runs apart), as <code>inlet outcomes --source ${sourceId}</code> counts them, and kept for refused and dropped items. The counts refresh every few seconds while this page is open. <code>inlet refused export --source ${sourceId}</code> writes the kept items as NDJSON for <code>inlet send</code>.</p>
+${outcomeTotals(o)}
+<div id="outcome-chart">${outcomeChart(o)}</div>
+${all === 0 ? '' : o.codes.length === 0 ? html`<p class="hint">No item was refused or dropped in the last 24 hours.</p>` : codeTable(o)}
 </section>`;
+}
+
+/** What the source page's script swaps in as it refreshes: the totals and the chart, rendered (and escaped) here, and each code's count. */
+export function outcomeParts(o: SourceOutcomes): { totals: string; chart: string; codes: { outcome: string; code: string; count: string }[] } {
+  return {
+    totals: outcomeTotals(o).value,
+    chart: outcomeChart(o).value,
+    codes: o.codes.map((c) => ({ outcome: c.outcome, code: c.code, count: formatCount(c.count) })),
+  };
+}
+
+function outcomeTotals(o: SourceOutcomes): Html {
+  return html`<p class="outcome-totals" id="outcome-totals">Items in the last 24 hours: ${OUTCOMES.map((k) => html`<span class="${k}"><strong>${formatCount(o.totals[k])}</strong> ${k}</span> `)}</p>`;
+}
+
+function outcomeChart(o: SourceOutcomes): Html {
+  const all = OUTCOMES.reduce((n, k) => n + o.totals[k], 0);
+  return all === 0 ? html`<p class="hint">No items in the last 24 hours.</p>` : hourChart(o);
 }
 
 function hourChart(o: SourceOutcomes): Html {
@@ -57,7 +75,7 @@ ${bars}
 
 function codeTable(o: SourceOutcomes): Html {
   return html`<div class="scroll"><table class="codes" id="outcome-codes"><thead><tr><th scope="col">Outcome</th><th scope="col">Code</th><th scope="col">Items</th><th scope="col">Latest kept item</th></tr></thead>
-<tbody>${o.codes.map((c) => html`<tr data-code="${c.code}">
+<tbody>${o.codes.map((c) => html`<tr data-code="${c.code}" data-outcome="${c.outcome}">
 <td data-label="Outcome"><span class="tag ${c.outcome}">${c.outcome}</span></td>
 <td data-label="Code"><code>${c.code}</code></td>
 <td data-label="Items">${formatCount(c.count)}</td>

@@ -3,6 +3,7 @@ import type { Viewer } from '../../domain/accounts/accounts.js';
 import type { PersonView, Project, StoredEvent } from '../../stores/port.js';
 import type { PersonCursor, PersonListing } from '../../stores/port-console.js';
 import { BASE, notice, page, when } from '../layout.js';
+import { formatCount } from './numbers.js';
 
 /** What the people page shows. */
 export interface PeoplePageData {
@@ -15,18 +16,21 @@ export interface PeoplePageData {
   events: StoredEvent[] | null;
   /** The project's people, newest first, when no one was asked for. */
   listing: { persons: PersonListing[]; next: PersonCursor | null } | null;
+  /** How many people the project has, beside the listing; null when not counted (the server was too busy reading other pages). */
+  total: number | null;
   /** Whether the listing is a later page (a link back to the first is shown). */
   paged: boolean;
 }
 
 /** The project's people, a page of them, with Next when there are more. */
-function listingOf(base: string, listing: NonNullable<PeoplePageData['listing']>, paged: boolean): Html {
+function listingOf(base: string, listing: NonNullable<PeoplePageData['listing']>, total: number | null, paged: boolean): Html {
   const rows = listing.persons.map(
     (p) => html`<tr><td><a href="${base}?person=${p.id}"><code>${p.id}</code></a></td><td>${p.distinctIds.length === 0 ? html`<span class="meta">none yet</span>` : p.distinctIds.join(', ')}${p.moreIds ? ', …' : ''}</td><td>${when(p.createdAt)}</td></tr>`,
   );
   const next = listing.next === null ? '' : html`<a href="${base}?after=${`${listing.next.createdAt}.${listing.next.id}`}" rel="next">Next</a>`;
   return html`<section aria-labelledby="people-h">
 <h2 id="people-h">People, newest first</h2>
+<p class="meta" id="people-total">${total === null ? 'Not counted: the server is busy reading other pages. Reload in a moment.' : `${formatCount(total)} ${total === 1 ? 'person' : 'people'} in all`}</p>
 ${listing.persons.length === 0
   ? html`<p class="hint">${paged ? 'No more people.' : 'No people yet: they appear as items with a distinct_id or anonymous_id are stored.'}</p>`
   : html`<div class="scroll"><table><thead><tr><th scope="col">Person</th><th scope="col">Distinct ids</th><th scope="col">First seen</th></tr></thead><tbody>${rows}</tbody></table></div>`}
@@ -51,7 +55,7 @@ ${d.query === '' || p !== null ? '' : d.matches === null ? html`<p class="hint">
 ${p === null && d.matches !== null && d.matches.length > 0
   ? html`<h2>Distinct ids starting with “${d.query}”</h2><ul class="list">${d.matches.map((m) => html`<li><a href="${base}?q=${encodeURIComponent(m.distinctId)}">${m.distinctId}</a> <span class="meta">${m.personId}</span></li>`)}</ul>`
   : ''}
-${d.listing === null ? '' : listingOf(base, d.listing, d.paged)}
+${d.listing === null ? '' : listingOf(base, d.listing, d.total, d.paged)}
 ${p === null
   ? ''
   : html`<section aria-labelledby="person-h">
@@ -71,7 +75,7 @@ ${p.groups.length === 0
 ${d.events === null
   ? html`<p class="hint">Not shown: the server is busy reading other pages. Reload in a moment.</p>`
   : d.events.length === 0
-  ? html`<p class="hint">None among the most recent events stored.</p>`
+  ? html`<p class="hint">No events stored for this person.</p>`
   : html`<div class="scroll"><table><thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Distinct id</th><th scope="col">Properties</th></tr></thead><tbody>${d.events.map((e) => html`<tr><td>${when(e.timestamp)}</td><td>${e.event}</td><td>${e.distinctId ?? '—'}</td><td><code>${JSON.stringify(e.properties)}</code></td></tr>`)}</tbody></table></div>`}
 </section>`}`,
     viewer,

@@ -25,13 +25,18 @@ function refusedShare(share: number | null): string {
   return `${shown}% of items refused in the last 24 h`;
 }
 
+/** A project's metered events this month, as the list shows them (`inlet usage`). */
+function eventsThisMonth(n: number): string {
+  return `${formatCount(n)} ${n === 1 ? 'event' : 'events'} this month`;
+}
+
 /** The projects the viewer may see, by organization, and the New project form (`typed` when it failed validation). */
-export function projectsPage(viewer: Viewer, orgs: Org[], projects: Project[], refusedShares: Map<string, number | null>, typed: Typed | null): string {
+export function projectsPage(viewer: Viewer, orgs: Org[], projects: Project[], refusedShares: Map<string, number | null>, used: Map<string, number>, typed: Typed | null): string {
   const byOrg = orgs.map((o) => {
     const mine = projects.filter((p) => p.orgId === o.id);
     return html`<section aria-labelledby="org-${o.id}">
 <h2 id="org-${o.id}">${o.name}</h2>
-${mine.length === 0 ? html`<p class="hint">No projects yet.</p>` : html`<ul class="list">${mine.map((p) => html`<li><a href="${BASE}/projects/${p.id}">${p.name}</a> <span class="meta">batch API ${yesNo(p.apiEnabled)} · ${refusedShare(refusedShares.get(p.id) ?? null)}</span></li>`)}</ul>`}
+${mine.length === 0 ? html`<p class="hint">No projects yet.</p>` : html`<ul class="list">${mine.map((p) => html`<li><a href="${BASE}/projects/${p.id}">${p.name}</a> <span class="meta">batch API ${yesNo(p.apiEnabled)} · ${eventsThisMonth(used.get(p.id) ?? 0)} · ${refusedShare(refusedShares.get(p.id) ?? null)}</span></li>`)}</ul>`}
 </section>`;
   });
   const orgChoice =
@@ -88,7 +93,7 @@ export function projectPage(viewer: Viewer, d: ProjectPageData): string {
     p.name,
     html`<p class="crumbs"><a href="${BASE}/projects">Projects</a> › ${d.org.name}</p>
 <h1>${p.name}</h1>
-<p class="meta">Project <code>${p.id}</code> · <a href="${BASE}/projects/${p.id}/people">People</a></p>
+<p class="meta">Project <code>${p.id}</code> · <a href="${BASE}/projects/${p.id}/people">People</a> · <a href="${BASE}/projects/${p.id}/groups">Groups</a></p>
 ${d.saved ? notice('Settings saved.') : ''}
 <section aria-labelledby="sources-h">
 <h2 id="sources-h">Sources</h2>
@@ -109,6 +114,7 @@ ${destinationsSection(viewer, d.destinations, opener)}
 <section aria-labelledby="usage-h">
 <h2 id="usage-h">Usage</h2>
 <p class="usage"><strong>${formatCount(d.used)}</strong> ${d.used === 1 ? 'event' : 'events'} this month (${d.month}, UTC)${limit === null ? '; no plan limit' : html` of a plan limit of <strong>${formatCount(limit)}</strong>`}.</p>
+<p class="hint">Events: stored track events, each counted once, as <code>inlet usage --project ${p.id}</code> counts them against the limit. The chart below counts items.</p>
 ${limit === null ? '' : html`<meter min="0" max="${limit}" value="${Math.min(d.used, limit)}" aria-label="Usage this month">${formatCount(d.used)} of ${formatCount(limit)}</meter>`}
 ${d.chart}
 </section>

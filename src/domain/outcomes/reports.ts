@@ -29,8 +29,11 @@ export interface SourceOutcomes {
 
 const zero = (): Record<Outcome, number> => ({ accepted: 0, duplicate: 0, dropped: 0, refused: 0 });
 
-/** A source's last 24 hours (the current hour included), read from the counts: no event is read. */
-export async function sourceOutcomes(store: OutcomeStore, sourceId: string, now: number): Promise<SourceOutcomes> {
+/**
+ * A source's last 24 hours (the current hour included) from the counts alone,
+ * no kept item read (`latest` null): what the source page refreshes while open.
+ */
+export async function sourceOutcomeCounts(store: OutcomeStore, sourceId: string, now: number): Promise<SourceOutcomes> {
   const first = now - (now % HOUR_MS) - 23 * HOUR_MS;
   const rows = await store.outcomeCounts({ sourceId, since: first, until: first + 24 * HOUR_MS, bucketMs: HOUR_MS });
   const hours = Array.from({ length: 24 }, (_, i) => ({ at: first + i * HOUR_MS, counts: zero() }));
@@ -46,11 +49,17 @@ export async function sourceOutcomes(store: OutcomeStore, sourceId: string, now:
     else row.count += r.count;
   }
   const codes = [...byCode.values()].sort((a, b) => b.count - a.count || (a.code < b.code ? -1 : 1));
+  return { hours, totals, codes };
+}
+
+/** A source's last 24 hours (the current hour included), read from the counts: no event is read; with the newest item kept under each code. */
+export async function sourceOutcomes(store: OutcomeStore, sourceId: string, now: number): Promise<SourceOutcomes> {
+  const o = await sourceOutcomeCounts(store, sourceId, now);
   // One small read per code: a source has a few codes at most.
-  await Promise.all(codes.map(async (c) => {
+  await Promise.all(o.codes.map(async (c) => {
     c.latest = (await store.samples({ sourceId, code: c.code, limit: 1 }))[0] ?? null;
   }));
-  return { hours, totals, codes };
+  return o;
 }
 
 /** Each project's share of items refused in the last 24 hours; null where it had no items. */

@@ -57,18 +57,29 @@ export class PgListingReads implements EngineListingReads {
     return rows.map((r) => ({ id: r.id, createdAt: r.created_at, ids: r.ids }));
   }
 
-  async personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
+  async personEvents(projectId: string, personId: string, limit: number): Promise<StoredEvent[]> {
+    // Each person's (its merged persons' too) newest through events_person: a short range per day table, merged.
     // Rows come out in the port's shape, as the store's listEvents returns them.
-    return this.gate.run(`personEvents:${projectId}:${personId}:${limit}:${scan}`, () => this.rows<StoredEvent>(
+    return this.gate.run(`personEvents:${projectId}:${personId}:${limit}`, () => this.rows<StoredEvent>(
       `SELECT e.id, e.event, e.distinct_id AS "distinctId", e.anonymous_id AS "anonymousId",
-         coalesce(p.merged_into, e.person_id) AS "personId", e.session_id AS "sessionId", e."timestamp",
+         $2::text AS "personId", e.session_id AS "sessionId", e."timestamp",
          e.received_at AS "receivedAt", e.insert_id AS "insertId", e.properties
-       FROM (SELECT * FROM events WHERE project_id = $1 ORDER BY "timestamp" DESC LIMIT $4) e
-       LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
-       WHERE coalesce(p.merged_into, e.person_id) = $2
+       FROM (SELECT $2::text AS id UNION ALL SELECT id FROM persons WHERE project_id = $1 AND merged_into = $2) p
+       CROSS JOIN LATERAL (
+         SELECT * FROM events e WHERE e.project_id = $1 AND e.person_id = p.id
+         ORDER BY e."timestamp" DESC, e.seq DESC LIMIT $3
+       ) e
        ORDER BY e."timestamp" DESC, e.seq DESC LIMIT $3`,
-      [projectId, personId, limit, scan],
+      [projectId, personId, limit],
     ));
+  }
+
+  async countPersons(projectId: string): Promise<number> {
+    // An index-only scan of persons_newest (the visibility map spares the heap once vacuumed).
+    return this.gate.run(`countPersons:${projectId}`, async () => {
+      const rows = await this.rows<{ n: string }>('SELECT count(*) AS n FROM persons WHERE project_id = $1 AND merged_into IS NULL', [projectId]);
+      return Number(rows[0]!.n);
+    });
   }
 
   gated<T>(key: string, read: () => Promise<T>): Promise<T> {

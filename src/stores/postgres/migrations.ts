@@ -222,6 +222,11 @@ export const PG_MIGRATIONS: string[] = [
   );
   CREATE INDEX group_members_person ON group_members (project_id, person_id);
   `,
+  // Version 13: a person's latest events found by person (the console's
+  // people page), not among the newest events stored: one short descending
+  // range per day table, merged. A B-tree entry per event, written at a
+  // place of its own (docs/design.md, "A person's events").
+  'CREATE INDEX events_person ON events (project_id, person_id, "timestamp", seq);',
 ];
 
 /**

@@ -1,6 +1,7 @@
 import type { Org, Project, Source, StoredEvent } from '../port.js';
 import type { CompiledQuery } from 'kysely';
-import type { ListingStore, PersonCursor, PersonListing } from '../port-console.js';
+import type { GroupListing, GroupPageQuery, ListingStore, PersonCursor, PersonListing } from '../port-console.js';
+import { groupPage, groupTypes } from './group-pages.js';
 import type { SqlEngine } from './engine.js';
 import { toOrg, toProject, toSource } from './rows.js';
 
@@ -26,7 +27,9 @@ export interface EngineListingReads {
    * connection that writes, within PostgreSQL's gate.
    */
   pageRows<R>(query: CompiledQuery<R>): Promise<R[]>;
-  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]>;
+  personEvents(projectId: string, personId: string, limit: number): Promise<StoredEvent[]>;
+  /** The project's people (merged persons left out), counted from persons_newest alone, where page reads run. */
+  countPersons(projectId: string): Promise<number>;
   /** Up to `limit` people newest first, after the cursor, each with up to `ids` of its distinct ids. */
   personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]>;
   /** `read` within the engine's bound on console page reads, so tabs cannot pile them up (PostgreSQL: its gate). */
@@ -85,7 +88,19 @@ export class SqlListings implements ListingStore {
     return { persons, next: rows.length > limit && last !== undefined ? { createdAt: last.createdAt, id: last.id } : null };
   }
 
-  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
-    return this.reads.personEvents(projectId, personId, limit, scan);
+  personEvents(projectId: string, personId: string, limit: number): Promise<StoredEvent[]> {
+    return this.reads.personEvents(projectId, personId, limit);
+  }
+
+  countPersons(projectId: string): Promise<number> {
+    return this.reads.countPersons(projectId);
+  }
+
+  groupTypes(projectId: string): Promise<string[]> {
+    return groupTypes(this.engine, this.reads, projectId);
+  }
+
+  groupPage(projectId: string, q: GroupPageQuery): Promise<GroupListing[]> {
+    return groupPage(this.engine, this.reads, projectId, q);
   }
 }

@@ -20,8 +20,8 @@ export const PERSON_IDS_SQL = `SELECT d FROM (
   ) ORDER BY d LIMIT ?`;
 
 /**
- * The listing reads SQLite does its own way: the chart's outcome counts and
- * a person's events on the page-read thread (page-reader.ts), off the connection that writes;
+ * The listing reads SQLite does its own way: the chart's outcome counts,
+ * a person's events and the count of people on the page-read thread (page-reader.ts), off the connection that writes;
  * the page of people with INDEXED BY, which Kysely does not write, one short
  * read per person (a statement costs no round trip here).
  */
@@ -35,8 +35,12 @@ export class SqliteListingReads implements EngineListingReads {
     return (await this.reader.rows(query.sql, bindable(query.parameters))) as R[];
   }
 
-  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
-    return this.reader.personEvents(projectId, personId, limit, scan);
+  personEvents(projectId: string, personId: string, limit: number): Promise<StoredEvent[]> {
+    return this.reader.personEvents(projectId, personId, limit);
+  }
+
+  countPersons(projectId: string): Promise<number> {
+    return this.reader.countPersons(projectId);
   }
 
   // A short range of the links' primary key, on the connection that writes:

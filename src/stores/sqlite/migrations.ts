@@ -216,4 +216,10 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   ) WITHOUT ROWID;
   CREATE INDEX group_members_person ON group_members (project_id, person_id);
   `,
+  // Version 17: a person's latest events found by person (the console's
+  // people page), not among the newest events stored. The rowid (seq) ends
+  // each entry, so a person's events come out newest first by (timestamp,
+  // seq). It costs every commit about one more page write per distinct
+  // person in it (docs/design.md, "A person's events").
+  'CREATE INDEX events_person ON events (project_id, person_id, timestamp);',
 ];

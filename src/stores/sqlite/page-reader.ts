@@ -49,6 +49,10 @@ export class SqlitePageReader implements Async<PageReads> {
     return this.read({ read: 'personEvents', args }) as never;
   }
 
+  countPersons(...args: Parameters<PageReads['countPersons']>): Promise<ReturnType<PageReads['countPersons']>> {
+    return this.read({ read: 'countPersons', args }) as never;
+  }
+
   /** Ends the thread; reads after this are refused. */
   async close(): Promise<void> {
     this.closed = true;
