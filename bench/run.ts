@@ -11,6 +11,7 @@ import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { abRun } from './ab.js';
 import { loadBenchConfig } from './config.js';
+import { keylessFlood } from './keyless-flood.js';
 import { type Checkout, Deployment, type Engine, type LimitsMode, StoreFactory, checkoutAt, startDeployment } from './deploy.js';
 import { type Row, SLO_LOAD, combineHalves, fill, fmt, paced, pacingNote, peak, short, tenantsRun } from './measure.js';
 import { type BodyPool, type PoolSpec, REPEAT_SHARE, USERS, generatePool } from './payloads.js';
@@ -113,6 +114,14 @@ async function engineRun(engine: Engine, baseUrl: string | null): Promise<void> 
           log(`  http baseline ${name}: ${fmt(before.eventsPerSec)} events/s before, ${fmt(after.eventsPerSec)} after (${drift >= 0 ? '+' : ''}${drift.toFixed(0)}%)`);
         }
         if (name === 'big') section.rows.push(await paced(d, pool, Math.max(1, row.requestsPerSec * SLO_LOAD), cfg.seconds, log));
+      }
+      if (w.has('keyless') && engine === 'sqlite') {
+        // The keyed batches again, while clients with no key send 1 MB bodies that must be parsed to find one.
+        const flood = keylessFlood(d.urls[0]!, 8);
+        const row = await peak(d, pools.big, cfg.connections, cfg.seconds, cfg.warmupSeconds, log, { workload: 'big_keyless_flood', label: 'big beside a keyless flood' });
+        const sent = await flood.stop();
+        section.rows.push(row);
+        log(`  keyless flood: ${fmt(sent.requests)} requests, by status ${JSON.stringify(sent.byStatus)}`);
       }
       if (storedHere) {
         const f = await fill(d, pools.fill!, cfg.stored, cfg.fillConnections, log);
@@ -263,6 +272,10 @@ function checkTargets(): TargetResult[] {
       withFull(from(full === undefined || fresh.length === 0 ? null : full.eventsPerSec / (fresh.reduce((n, r) => n + r.eventsPerSec, 0) / fresh.length), 'no full-store phase (BENCH_STORED=0)')),
     ),
     evaluate(TARGETS.pgTenants, pgInput),
+    evaluate(
+      TARGETS.keylessFlood,
+      from(big === undefined || row(sq, 'big_keyless_flood') === undefined ? null : row(sq, 'big_keyless_flood')!.eventsPerSec / big.eventsPerSec, 'big or keyless not run'),
+    ),
     evaluate(TARGETS.peakRss, rss === null ? { value: null, missing: 'no server ran' } : rssFull ? { value: rss } : { value: rss, partial: `no server held ${short(FULL_STORE_EVENTS)} events`, failureStands: true }),
   ];
 }

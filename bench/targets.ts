@@ -26,6 +26,7 @@ export const TARGETS = {
   p99Full: { id: 'p99_80_full', text: 'p99 of a 500-item batch at 80% of peak, 5M stored', threshold: 100, holds: 'at most', unit: 'ms' },
   fullFresh: { id: 'full_over_fresh', text: 'events/s with 5M stored / fresh store', threshold: 0.8, holds: 'at least', unit: 'x' },
   pgTenants: { id: 'pg_tenants_storage', text: 'PostgreSQL, multi-tenant, two servers, x PG storage baseline', threshold: 0.5, holds: 'at least', unit: 'x' },
+  keylessFlood: { id: 'keyless_flood', text: 'big batches beside 8 clients sending 1 MB bodies without a key, x big alone', threshold: 0.5, holds: 'at least', unit: 'x' },
   peakRss: { id: 'peak_rss', text: 'peak RSS of a server (including with 5M stored)', threshold: 300, holds: 'at most', unit: 'MiB' },
 } as const satisfies Record<string, TargetSpec>;
 

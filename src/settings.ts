@@ -213,7 +213,7 @@ export const SETTINGS = {
   checkThreads: setting({
     env: 'INLET_CHECK_THREADS', fallback: availableParallelism() > 1 ? 1 : 0, shown: '1 (0 with one CPU)',
     accepts: `${wholeUpTo(64)} (0: none)`,
-    about: `Threads that parse and check request bodies of ${OFF_THREAD_MIN_BYTES / 1024} KiB and more, so the main thread only writes and answers; with 0 the main thread does it all. Each takes about 20 MiB of memory.`,
+    about: `Threads that parse and check request bodies of ${OFF_THREAD_MIN_BYTES / 1024} KiB and more, so the main thread only writes and answers; with 0 the main thread does it all, but for bodies with their key inside (Segment's writeKey, PostHog's api_key), which are always read on a thread: one is started for them. Each takes about 20 MiB of memory.`,
     parse: whole(64),
   }),
   logLevel: setting({

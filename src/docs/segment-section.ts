@@ -1,5 +1,5 @@
 /** The reference page's section on the Segment-spec endpoints; the paths come from the route's own table. */
-import { SEGMENT_PATHS } from '../edge/segment-map.js';
+import { SEGMENT_PATHS } from '../pipeline/segment-map.js';
 import { BATCH_PATH } from './facts.js';
 import { Html, anchor, code, html, table } from './html.js';
 
@@ -20,7 +20,7 @@ export function segmentSection(baseUrl: string): Html {
 <p>Code written for Segment's or RudderStack's server libraries works by pointing its host at <code>${baseUrl}</code>:
 ${paths.map((p, i) => html`${i === 0 ? '' : ', '}<code>POST ${p}</code>`)} take Segment's message format on the same server, with the same key, limits and checks as ${code(BATCH_PATH)}.</p>
 <ul>
-<li>The key: an Inlet server key, as the HTTP Basic user name with an empty password (what those libraries send as the write key), as <code>Authorization: Bearer</code>, or as <code>writeKey</code> in the body. A key in a header is checked before the body is read; one in the body only once the body is read, and such a body is read under its client's address, in a pool of the bytes being read kept for such bodies, so clients without a key in a header cannot hold up the others.</li>
+<li>The key: an Inlet server key, as the HTTP Basic user name with an empty password (what those libraries send as the write key), as <code>Authorization: Bearer</code>, or as <code>writeKey</code> in the body. A key in a header is checked before the body is read; one in the body only once the body is read, and such a body is read under its client's address, in a pool of the bytes being read kept for such bodies, and decompressed and parsed to find its key on a check thread, within a share of its own of their work (a body that finds it full is answered ${anchor('collection_unavailable')} with <code>Retry-After</code>), so clients without a key in a header cannot hold up the others.</li>
 <li><code>/v1/batch</code> takes <code>{"batch": [...]}</code>; the others take one message. <code>Content-Type</code> is not checked here: the body must be JSON, gzip or not.</li>
 <li><code>userId</code> is the <code>distinct_id</code>. <code>anonymousId</code> is the <code>anonymous_id</code> when it is a <code>per_</code> key; otherwise it is the <code>distinct_id</code> of a message without <code>userId</code>, and left out when there is one.</li>
 <li><code>messageId</code> is the <code>insert_id</code>, so a library's retries are stored once; one that does not fit the <code>insert_id</code> rule is replaced by a stable hash of it.</li>

@@ -28,7 +28,7 @@ import { originForm } from './request-target.js';
 import { segmentRoute } from './segment-route.js';
 import { postHogRoute } from './posthog-route.js';
 import type { DestinationTarget } from '../stores/port-destinations.js';
-import { POSTHOG_PATHS } from './posthog-map.js';
+import { POSTHOG_PATHS } from '../pipeline/posthog-map.js';
 
 export interface AppDeps {
   collector: Collector;
@@ -197,11 +197,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     },
   });
   const live = deps.live ?? new LiveWindow(undefined, undefined, deps.clock);
+  // No threads of its own but the one bodies with their key inside need, started with the first.
+  const checks = deps.checks ?? new CheckThreads(0);
+  if (deps.checks === undefined) app.addHook('onClose', () => checks.close());
   const routeDeps = {
     ...deps,
     admission,
     reading,
-    checks: deps.checks ?? new CheckThreads(0),
+    checks,
     counters,
     live,
   };

@@ -123,14 +123,18 @@ export async function readAdmitted(
     clientGone(req, deps.counters);
     return null;
   }
-  const release = await deps.admission.enter(body.bytes.length, 'projectId' in share ? share.projectId : `addr:${share.address}`);
-  if (release === null) {
-    return {
-      code: 'collection_unavailable',
-      message: 'This server has more batches in hand than it can store right now; nothing was stored. Resend after Retry-After seconds.',
-    };
-  }
-  return { bytes: body.bytes, release };
+  const release = await admitBody(deps, body.bytes.length, share);
+  return isRefusal(release) ? release : { bytes: body.bytes, release };
+}
+
+/** Room in Admission for a body read (`bytes` of JSON, decompressed), counted against `share`: its release, once there is room, or a refusal. */
+export async function admitBody(deps: BatchRouteDeps, bytes: number, share: ReadShare): Promise<(() => void) | Refusal> {
+  const release = await deps.admission.enter(bytes, 'projectId' in share ? share.projectId : `addr:${share.address}`);
+  if (release !== null) return release;
+  return {
+    code: 'collection_unavailable',
+    message: 'This server has more batches in hand than it can store right now; nothing was stored. Resend after Retry-After seconds.',
+  };
 }
 
 /** A batch's items counted against its project's windows; a refusal when one is full. */
@@ -319,7 +323,7 @@ function keptOrRefused(outcomes: ItemOutcome[], checked: CheckedBatch, tally: It
 }
 
 /** A store failure answered as 503 collection_unavailable; anything else is a bug and propagates. */
-function unavailable(req: FastifyRequest, e: unknown): Refusal {
+export function unavailable(req: FastifyRequest, e: unknown): Refusal {
   if (!(e instanceof StoreUnavailableError)) throw e;
   req.log.error({ err: e.cause ?? e }, 'store unavailable');
   return { code: 'collection_unavailable' };

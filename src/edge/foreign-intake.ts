@@ -4,61 +4,124 @@
  * endpoint's own, in its order, with a key that may be inside the body.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { BearerResult } from '../domain/keys.js';
-import { checkBatch } from '../pipeline/checked-batch.js';
-import { parseJsonBody } from '../pipeline/parse-body.js';
+import { KeyNoLongerWorksError } from '../domain/ingest/job.js';
+import type { EnrichedItem } from '../pipeline/enriched-item.js';
+import type { ForeignShape, KeyFound } from '../pipeline/foreign-body.js';
 import type { AuthRecord } from '../stores/port.js';
-import { type BatchRouteDeps, admitItems, checkKey, ingestChecked, itemContext, readAdmitted } from './batch-route.js';
+import { type BatchRouteDeps, type Dialect, admitBody, admitItems, checkKey, ingestChecked, itemContext, readAdmitted, unavailable } from './batch-route.js';
+import { clientGone } from './client-gone.js';
 import { BATCH_PATH, ENDPOINTS } from './endpoints.js';
 import type { ReadShare } from './read-budget.js';
-import { type BodyEncoding, type Refusal, isRefusal } from './request-checks.js';
+import { readHeld } from './read-body.js';
+import { type BodyEncoding, type Refusal, checkEncoding, isRefusal } from './request-checks.js';
 
 /** What an intake says of its own shape. */
-export interface ForeignShape {
-  /** The key as the intake's SDKs put it in the body. */
-  keyInBody(json: unknown): BearerResult;
+export interface ForeignIntake {
+  /** How its bodies are read: what a check thread needs to know of them. */
+  shape: ForeignShape;
   /** The message of a missing_key: every way this intake takes a key. */
   missingKey: string;
-  /** Items for the body's messages (and which got an event name from Inlet itself), or the body's refusal. */
-  items(json: unknown, arrival: number): { items: unknown[]; ownEvents: Set<number> } | Refusal;
   /** The body's compression when the intake names it elsewhere than Content-Encoding. */
   encoding?: BodyEncoding;
 }
 
+/** Answers as the SDKs of such APIs expect: a 200 with the batch answer, even when every item was refused (they take any 2xx as delivered and log the rest as failures). */
+const FOREIGN_DIALECT: Dialect = { okStatus: 200, refuseAllInvalid: false };
+
 /**
- * Reads the body (in the keyless pool while its key is unknown), finds the
- * key in it when the headers had none, maps the messages to items and takes
- * them through the limits, the item checks and the write. Answers as the
- * SDKs of such APIs expect: a 200 with the batch answer, even when every item
- * was refused (they take any 2xx as delivered and log the rest as failures).
+ * Finds the key (in a header: checked already, as `early`; else in the body,
+ * on a check thread), maps the messages to items and takes them through the
+ * limits, the item checks and the write, one item a message.
  */
 export async function ingestForeign(
   deps: BatchRouteDeps,
   req: FastifyRequest,
   reply: FastifyReply,
   early: AuthRecord | null,
-  shape: ForeignShape,
+  intake: ForeignIntake,
 ): Promise<Refusal | null> {
-  // Their SDKs may send a gzip body without a Content-Type: the JSON check decides.
-  // A body read before its key is known is reserved in the keyless pool,
-  // under its client's address, so it cannot take the room of bodies with a key.
-  const body = await readAdmitted(deps, req, early === null ? keyInBodyShare(req.ip) : { projectId: early.project.id }, { anyContentType: true, encoding: shape.encoding });
-  if (body === null || isRefusal(body)) return body;
+  if (early !== null) {
+    // Their SDKs may send a gzip body without a Content-Type: the JSON check decides.
+    const body = await readAdmitted(deps, req, { projectId: early.project.id }, { anyContentType: true, encoding: intake.encoding });
+    if (body === null || isRefusal(body)) return body;
+    try {
+      return await ingestMessages(deps, req, reply, early, body.bytes, intake.shape, false);
+    } finally {
+      body.release();
+    }
+  }
+  const found = await keyInBody(deps, req, intake);
+  if (found === null || isRefusal(found)) return found;
+  const auth = await checkKey(deps, req, found.key);
+  if (isRefusal(auth)) return auth.code === 'missing_key' ? { ...auth, message: intake.missingKey } : auth;
+  const release = await admitBody(deps, found.json.length, { projectId: auth.project.id });
+  if (isRefusal(release)) return release;
   try {
-    const parsed = parseJsonBody(body.bytes);
-    const auth = early ?? (await checkKey(deps, req, isRefusal(parsed) ? { kind: 'missing' } : shape.keyInBody(parsed.json)));
-    if (isRefusal(auth)) return auth.code === 'missing_key' ? { ...auth, message: shape.missingKey } : auth;
-    if (isRefusal(parsed)) return parsed;
-    const arrival = deps.clock();
-    const mapped = shape.items(parsed.json, arrival);
-    if (isRefusal(mapped)) return mapped;
-    const profile = ENDPOINTS.get(BATCH_PATH)!;
-    const overLimit = await admitItems(deps, req, reply, auth, mapped.items.length, arrival, profile);
-    if (overLimit !== null) return overLimit;
-    const checked = checkBatch(mapped.items, [], itemContext(auth, arrival, profile, mapped.ownEvents));
-    return await ingestChecked(deps, req, reply, auth, checked, { validate: false, strict: false, arrival, dialect: { okStatus: 200, refuseAllInvalid: false } });
+    return await ingestMessages(deps, req, reply, auth, found.json, intake.shape, true);
   } finally {
-    body.release();
+    release();
+  }
+}
+
+/**
+ * The key of a body whose key, if any, is inside it, found on a check thread:
+ * anyone can send such a body, so the main thread neither decompresses nor
+ * parses it. It is read in the keyless pool under its client's address, and
+ * holds its room there until its key is found; null when the client went away.
+ */
+async function keyInBody(deps: BatchRouteDeps, req: FastifyRequest, intake: ForeignIntake): Promise<KeyFound | Refusal | null> {
+  const header = checkEncoding(req.headers['content-encoding']);
+  if (isRefusal(header)) return header;
+  const share = keyInBodyShare(req.ip);
+  const raw = await readHeld(req.raw, (bytes) => deps.reading.reserve(share, bytes));
+  if (isRefusal(raw)) return raw;
+  if ('gone' in raw) {
+    clientGone(req, deps.counters);
+    return null;
+  }
+  try {
+    // An intake that names the compression elsewhere (PostHog's query) decompresses once, whichever said so.
+    return await deps.checks.findKey(raw.bytes, (intake.encoding ?? header) === 'gzip', intake.shape, share.address);
+  } finally {
+    raw.release();
+  }
+}
+
+/** The messages of a body admitted, its key checked: the project's limits (one item a message), the checks, the writes and the answer. */
+async function ingestMessages(
+  deps: BatchRouteDeps,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  auth: AuthRecord,
+  json: Uint8Array,
+  shape: ForeignShape,
+  keyWasInBody: boolean,
+): Promise<Refusal | null> {
+  const arrival = deps.clock();
+  const profile = ENDPOINTS.get(BATCH_PATH)!;
+  // Counted when the limits see it, which may be after a wait for a check thread: a limiter's clock only moves on.
+  const admit = (count: number) => admitItems(deps, req, reply, auth, count, deps.clock(), profile);
+  const checked = await deps.checks.checkMessages(json, shape, itemContext(auth, arrival, profile), admit, keyWasInBody);
+  if (isRefusal(checked)) return checked;
+  const updated = await writeUpdates(deps, req, auth, checked.updates, arrival);
+  if (updated !== null) return updated;
+  return ingestChecked(deps, req, reply, auth, checked.batch, { validate: false, strict: false, arrival, dialect: FOREIGN_DIALECT });
+}
+
+/**
+ * The person updates of the messages kept, written before the messages and
+ * not counted (a message is counted once, as its event): if they fail, the
+ * request is answered 503 and resent whole, when each update, whose insert_id
+ * is derived from its event's, is a repeat.
+ */
+async function writeUpdates(deps: BatchRouteDeps, req: FastifyRequest, auth: AuthRecord, updates: EnrichedItem[], arrival: number): Promise<Refusal | null> {
+  if (updates.length === 0) return null;
+  try {
+    await deps.collector.ingest({ projectId: auth.project.id, sourceId: auth.source.id, keyId: auth.keyId, receivedAt: arrival, items: updates, dryRun: false, counted: false });
+    return null;
+  } catch (e) {
+    if (e instanceof KeyNoLongerWorksError) return { code: 'invalid_key' };
+    return unavailable(req, e);
   }
 }
 
@@ -69,7 +132,7 @@ export async function ingestForeign(
  * IPv6). One share for all such bodies would let anyone without a key hold it
  * and lock out every client sending its key this way.
  */
-export function keyInBodyShare(remoteAddress: string | undefined): ReadShare {
+export function keyInBodyShare(remoteAddress: string | undefined): Extract<ReadShare, { address: string }> {
   const addr = remoteAddress ?? 'unknown';
   return { address: addr.toLowerCase().startsWith('::ffff:') && addr.includes('.') ? addr.slice(7) : addr };
 }

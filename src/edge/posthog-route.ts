@@ -4,7 +4,7 @@ import { readBearer } from '../domain/keys.js';
 import { type BatchRouteDeps, answering, checkKey } from './batch-route.js';
 import { ingestForeign } from './foreign-intake.js';
 import { normaliseHost } from './host.js';
-import { POSTHOG_PATHS, apiKeyOf, postHogItems, readPostHogBody } from './posthog-map.js';
+import { POSTHOG_PATHS } from '../pipeline/posthog-map.js';
 import { type BodyEncoding, type Refusal, checkBrowser, checkMethod, isRefusal } from './request-checks.js';
 
 /**
@@ -33,15 +33,7 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
   const encoding = queryEncoding(q === -1 ? '' : url.slice(q + 1));
   if (isRefusal(encoding)) return encoding;
   // PostHog's browser library sends text/plain; the JSON check decides.
-  return ingestForeign(deps, req, reply, early, {
-    keyInBody: apiKeyOf,
-    missingKey: MISSING_KEY,
-    encoding,
-    items: (json, arrival) => {
-      const posthog = readPostHogBody(json);
-      return isRefusal(posthog) ? posthog : postHogItems(posthog, arrival);
-    },
-  });
+  return ingestForeign(deps, req, reply, early, { shape: { intake: 'posthog' }, missingKey: MISSING_KEY, encoding });
 }
 
 const MISSING_KEY = 'Send your Inlet server key as "api_key" in the body (what posthog-node does with its project key), or as "Authorization: Bearer <key>".';

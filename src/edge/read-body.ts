@@ -1,10 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import { gunzip } from 'node:zlib';
+import { BROKEN_GZIP, MAX_BODY_BYTES, bodyTooLarge } from '../pipeline/parse-body.js';
 import type { BudgetSpent, Reservation } from './read-budget.js';
 import type { BodyEncoding, Refusal } from './request-checks.js';
 
-/** 1 MiB: the most a body may be, as sent and once decompressed. */
-export const MAX_BODY_BYTES = 1_048_576;
+export { MAX_BODY_BYTES };
 
 /** The connection closed (or failed) before the whole body arrived: there is no one to answer. */
 export interface ClientGone {
@@ -25,42 +25,39 @@ export async function readBody(
   encoding: BodyEncoding,
   reserve: (bytes: number) => Reservation | BudgetSpent,
 ): Promise<{ bytes: Buffer } | Refusal | ClientGone> {
-  const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > MAX_BODY_BYTES) return tooLarge('as sent');
-  const reservation = reserve(Number.isSafeInteger(declared) ? declared : 0);
-  if (typeof reservation === 'string') return busy(reservation);
+  const raw = await readHeld(req, reserve);
+  if (!('release' in raw)) return raw;
+  // A body waiting to be decompressed still holds its reservation: the raw bytes are in hand until then.
   try {
-    return await readAndDecompress(req, encoding, declared, reservation);
+    if (encoding !== 'gzip') return { bytes: raw.bytes };
+    const out = await gunzipLimited(raw.bytes);
+    if (out === 'too_large') return bodyTooLarge('once decompressed');
+    if (out === 'corrupt') return BROKEN_GZIP;
+    return { bytes: out };
   } finally {
-    reservation.release();
+    raw.release();
   }
 }
 
-/** A body waiting to be decompressed still holds its reservation: the raw bytes are in hand until then. */
-async function readAndDecompress(
+/**
+ * The body as sent, not decompressed, within the size check and the room to
+ * read it (as readBody), its reservation held until the caller's release():
+ * a body whose key is inside it keeps its room in the keyless pool until a
+ * check thread has found the key (foreign-intake.ts).
+ */
+export async function readHeld(
   req: IncomingMessage,
-  encoding: BodyEncoding,
-  declared: number,
-  reservation: Reservation,
-): Promise<{ bytes: Buffer } | Refusal | ClientGone> {
+  reserve: (bytes: number) => Reservation | BudgetSpent,
+): Promise<{ bytes: Buffer; release: () => void } | Refusal | ClientGone> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > MAX_BODY_BYTES) return bodyTooLarge('as sent');
+  const reservation = reserve(Number.isSafeInteger(declared) ? declared : 0);
+  if (typeof reservation === 'string') return busy(reservation);
   const raw = await readLimited(req, declared, reservation);
-  if (raw === 'too_large') return tooLarge('as sent');
-  if (typeof raw === 'string') return busy(raw);
-  if (!Buffer.isBuffer(raw)) return raw;
-  if (encoding !== 'gzip') return { bytes: raw };
-  const out = await gunzipLimited(raw);
-  if (out === 'too_large') return tooLarge('once decompressed');
-  if (out === 'corrupt') return { code: 'invalid_json', message: 'The body is not a valid gzip stream; compress it with gzip or drop Content-Encoding.' };
-  return { bytes: out };
-}
-
-function tooLarge(how: string): Refusal {
-  return {
-    code: 'payload_too_large',
-    message: `The body is over 1 MiB (1,048,576 bytes) ${how}. Split the batch into smaller requests.`,
-    // The rest of an oversized body is never read, so the connection cannot be reused.
-    headers: { Connection: 'close' },
-  };
+  if (Buffer.isBuffer(raw)) return { bytes: raw, release: () => reservation.release() };
+  reservation.release();
+  if (raw === 'too_large') return bodyTooLarge('as sent');
+  return typeof raw === 'string' ? busy(raw) : raw;
 }
 
 /** Why a body was refused before it was read, by the budget it would have passed. */

@@ -5,7 +5,7 @@ import { type BatchRouteDeps, answering, checkKey } from './batch-route.js';
 import { ingestForeign } from './foreign-intake.js';
 import { normaliseHost } from './host.js';
 import { type Refusal, checkBrowser, checkMethod, isRefusal } from './request-checks.js';
-import { SEGMENT_PATHS, type SegmentPath, readSegmentBody, segmentItems, writeKeyOf } from './segment-map.js';
+import { SEGMENT_PATHS, type SegmentPath } from '../pipeline/segment-map.js';
 
 /**
  * The Segment-spec endpoints (/v1/batch, /v1/track, …): the batch endpoint's
@@ -32,14 +32,7 @@ async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyRepl
   const early = headerKey.kind === 'token' ? await checkKey(deps, req, headerKey) : null;
   if (isRefusal(early)) return early;
 
-  return ingestForeign(deps, req, reply, early, {
-    keyInBody: writeKeyOf,
-    missingKey: MISSING_KEY,
-    items: (json, arrival) => {
-      const segment = readSegmentBody(json, type);
-      return isRefusal(segment) ? segment : segmentItems(segment, arrival);
-    },
-  });
+  return ingestForeign(deps, req, reply, early, { shape: { intake: 'segment', type }, missingKey: MISSING_KEY });
 }
 
 const MISSING_KEY =

@@ -167,7 +167,7 @@ export const REQUEST_ERRORS = {
   collection_unavailable: {
     status: 503,
     message: 'The events could not be stored durably, so nothing of this request was kept. Resend the whole request after Retry-After seconds.',
-    when: 'The durable write failed, the server is shutting down, or it already holds more batches than it can store: this one waited for room (read, not yet parsed; 10 s by default) or found too many waiting already, or, before its body was read, the server (64 MiB by default) or its key (16 MiB) already had as many bodies being read as it may, or, for a body with its key inside (the writeKey of Segment 2.x), the pool all such bodies share (8 MiB, apart from the rest) or its client address (1 MiB) did, in which case the connection is closed. Retry-After is 5. Nothing of the request was stored or metered.',
+    when: 'The durable write failed, the server is shutting down, or it already holds more batches than it can store: this one waited for room (read, not yet parsed; 10 s by default) or found too many waiting already, or, before its body was read, the server (64 MiB by default) or its key (16 MiB) already had as many bodies being read as it may, or, for a body with its key inside (the writeKey of Segment 2.x), the pool all such bodies share (8 MiB, apart from the rest) or its client address (1 MiB) did, in which case the connection is closed; or, for a body with its key inside, the check threads already have as many such bodies to find the key of as they take, and as many waiting. Retry-After is 5. Nothing of the request was stored or metered.',
     retryable: true,
     retry: 'Yes, resend the whole request with the same insert_ids after Retry-After seconds.',
   },

@@ -1,24 +1,58 @@
 /**
  * A check thread (check-threads.ts): reads, checks and enriches each body the
- * main thread sends, and sends back what it made of it, packed for the way
- * back. It keeps nothing between bodies.
+ * main thread sends, or finds the key of one whose key is inside it, and
+ * sends back what it made of it, packed for the way back. It keeps nothing
+ * between bodies.
  */
 import { parentPort } from 'node:worker_threads';
 import { checkBatch, readBatch } from './checked-batch.js';
-import { packBatch } from './item-transfer.js';
+import { packBatch, packItems } from './item-transfer.js';
 import { isRefusal } from './refusal.js';
 import type { CheckReply, CheckRequest } from './check-threads.js';
 
 const port = parentPort!;
 
-port.on('message', ({ id, bytes, ctx }: CheckRequest) => {
+/**
+ * The other APIs' shapes, loaded with the first body in one: a server that
+ * takes only batches keeps the thread's heap as small as it was (its cap is
+ * set tight, check-threads.ts).
+ */
+let foreign: typeof import('./foreign-body.js') | null = null;
+
+port.on('message', async (m: CheckRequest) => {
   let reply: CheckReply;
+  const transfer: ArrayBuffer[] = [];
   try {
-    const batch = readBatch(bytes);
-    reply = isRefusal(batch) ? { id, refusal: batch } : { id, batch: packBatch(checkBatch(batch.items, batch.droppedKeys, ctx)) };
+    if (m.kind !== 'batch') foreign ??= await import('./foreign-body.js');
+    reply = answer(m, transfer);
   } catch {
-    // The main thread checks the body itself, and fails there as it would have.
-    reply = { id, failed: true };
+    // The main thread checks the body itself, and fails there as it would have (or refuses it, its key unknown).
+    reply = { id: m.id, failed: true };
   }
-  port.postMessage(reply);
+  port.postMessage(reply, transfer);
 });
+
+function answer(m: CheckRequest, transfer: ArrayBuffer[]): CheckReply {
+  const { id, bytes } = m;
+  switch (m.kind) {
+    case 'batch': {
+      const batch = readBatch(bytes);
+      return isRefusal(batch) ? { id, refusal: batch } : { id, batch: packBatch(checkBatch(batch.items, batch.droppedKeys, m.ctx)) };
+    }
+    case 'messages': {
+      const mapped = foreign!.readMessages(bytes, m.shape, m.ctx.now);
+      if (isRefusal(mapped)) return { id, refusal: mapped };
+      const checked = foreign!.checkMessages(mapped, m.ctx);
+      return { id, messages: { batch: packBatch(checked.batch), updates: packItems(checked.updates) } };
+    }
+    case 'key': {
+      const found = foreign!.findKey(bytes, m.gzip, m.shape);
+      if (isRefusal(found)) return { id, refusal: found };
+      // The JSON goes back without a copy when it is alone in its buffer (a small gunzip output may share Node's pool).
+      const whole = found.json.byteOffset === 0 && found.json.byteLength === found.json.buffer.byteLength;
+      const json = whole ? found.json : new Uint8Array(found.json);
+      transfer.push(json.buffer as ArrayBuffer);
+      return { id, key: found.key, json };
+    }
+  }
+}

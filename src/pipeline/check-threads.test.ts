@@ -2,7 +2,7 @@ import type { ShownItem } from './enriched-item.js';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Admit, type BatchContext, type CheckedBatch, checkBatchBody } from './checked-batch.js';
-import { CheckThreads, OFF_THREAD_MIN_BYTES } from './check-threads.js';
+import { CheckThreads, KEYLESS_WAITING, KEYLESS_WAITING_PER_ADDRESS, OFF_THREAD_MIN_BYTES } from './check-threads.js';
 import type { Refusal } from './refusal.js';
 
 const NOW = Date.UTC(2026, 10, 24, 12);
@@ -151,5 +151,34 @@ describe('checks on threads', () => {
     expect(plain(await pending)).toEqual(await here(big));
     expect(plain(await threads.check(big, CTX, admitAll))).toEqual(await here(big));
     expect(threads.stats.offThread + threads.stats.retried).toBe(1);
+  });
+});
+
+describe('bodies with the key inside', () => {
+  const shape = { intake: 'posthog' } as const;
+  const keyed = Buffer.from(JSON.stringify({ api_key: 'srv_live_x', batch: [{ event: 'e', distinct_id: 'u' }] }));
+
+  it('have their key found on a thread, even with no threads set, and never here', async () => {
+    threads = new CheckThreads(0);
+    expect(await threads.findKey(keyed, false, shape, '10.0.0.1')).toMatchObject({ key: { kind: 'token', token: 'srv_live_x' } });
+    expect(threads.keylessStats).toEqual({ read: 1, refused: 0 });
+    // Bodies with the key in a header stay here with no threads set.
+    expect(plain(await threads.check(body(300), CTX, admitAll))).toEqual(await here(body(300)));
+    expect(threads.stats).toEqual({ offThread: 0, retried: 0 });
+  });
+
+  it('wait for a thread within their own budget, and are answered 503 past it, not read here', async () => {
+    // A thread that never answers: every body sent to it waits.
+    threads = new CheckThreads(1, { newWorker: () => new Worker('setInterval(() => {}, 1000)', { eval: true }) });
+    const first = threads.findKey(keyed, false, shape, '10.0.0.1');
+    const waiting = Array.from({ length: KEYLESS_WAITING_PER_ADDRESS }, () => threads!.findKey(keyed, false, shape, '10.0.0.1'));
+    expect(await threads.findKey(keyed, false, shape, '10.0.0.1')).toMatchObject({ code: 'collection_unavailable' });
+    const others = Array.from({ length: KEYLESS_WAITING - KEYLESS_WAITING_PER_ADDRESS }, (_, i) => threads!.findKey(keyed, false, shape, `10.0.1.${i}`));
+    expect(await threads.findKey(keyed, false, shape, '10.0.2.1')).toMatchObject({ code: 'collection_unavailable' });
+    expect(threads.keylessStats).toEqual({ read: 0, refused: 2 });
+    // Closed, the thread stops: the bodies waiting on it are refused, not read here.
+    await threads.close();
+    for (const r of await Promise.all([first, ...waiting, ...others])) expect(r).toMatchObject({ code: 'collection_unavailable' });
+    expect(threads.stats).toEqual({ offThread: 0, retried: 0 });
   });
 });

@@ -1,6 +1,9 @@
 import { Worker } from 'node:worker_threads';
+import type { BearerResult } from '../domain/keys.js';
 import { type Admit, type BatchContext, type CheckedBatch, checkBatchBody } from './checked-batch.js';
-import { type TransferBatch, unpackBatch } from './item-transfer.js';
+import { type CheckedMessages, type ForeignShape, type KeyFound, checkForeignBody } from './foreign-body.js';
+import { type ItemTuple, type TransferBatch, unpackBatch, unpackItems } from './item-transfer.js';
+import { KeylessGate } from './keyless-gate.js';
 import type { Refusal } from './refusal.js';
 
 /**
@@ -23,15 +26,40 @@ const THREAD_URL = import.meta.url.endsWith('.ts')
   ? new URL('../../dist/pipeline/check-thread.js', import.meta.url)
   : new URL('./check-thread.js', import.meta.url);
 
-/** To a thread: a body to check. */
-export interface CheckRequest {
-  id: number;
-  bytes: Uint8Array;
-  ctx: BatchContext;
+/**
+ * Bodies whose key is still unknown waiting for a thread, all clients
+ * together, and of one client address: past either, a body is answered 503
+ * at once. A body waits for at most this many before it, each at most about
+ * 10 ms of a thread's time (1 MiB of JSON).
+ */
+export const KEYLESS_WAITING = 32;
+export const KEYLESS_WAITING_PER_ADDRESS = 4;
+
+/**
+ * To a thread: a batch body to check; a body in another API's shape to check
+ * (its key known); or such a body whose key is not in a header, to decompress
+ * and parse only to find its key.
+ */
+export type CheckRequest = { id: number; bytes: Uint8Array } & (
+  | { kind: 'batch'; ctx: BatchContext }
+  | { kind: 'messages'; shape: ForeignShape; ctx: BatchContext }
+  | { kind: 'key'; shape: ForeignShape; gzip: boolean }
+);
+
+/** Checked messages as they cross. */
+export interface TransferMessages {
+  batch: TransferBatch;
+  updates: ItemTuple[];
 }
 
-/** From a thread: the batch checked, a refusal of the body, or a failure of the thread's own. */
-export type CheckReply = { id: number } & ({ batch: TransferBatch } | { refusal: Refusal } | { failed: true });
+/** From a thread: what it made of the body, a refusal of the body, or a failure of the thread's own. */
+export type CheckReply = { id: number } & (
+  | { batch: TransferBatch }
+  | { messages: TransferMessages }
+  | { key: BearerResult; json: Uint8Array }
+  | { refusal: Refusal }
+  | { failed: true }
+);
 
 /** How a CheckThreads is set up; every field has a default. */
 export interface CheckThreadOptions {
@@ -65,6 +93,20 @@ export interface CheckThreadStats {
   retried: number;
 }
 
+/** What became of bodies whose key is inside them, on their way to a thread to find it. */
+export interface KeylessStats {
+  /** Bodies a thread read for their key (or refused: broken gzip, too large once decompressed). */
+  read: number;
+  /** Bodies answered 503: no place to wait for a thread, or no thread. */
+  refused: number;
+}
+
+const KEYLESS_BUSY: Refusal = {
+  code: 'collection_unavailable',
+  message:
+    'This server is already checking as many request bodies with the key in the body as it takes at once; nothing was stored. Resend after Retry-After seconds, or send the key in the Authorization header (HTTP Basic or Bearer), which is never held up by them.',
+};
+
 /**
  * The checks of large bodies from parsing on (parse, shape, item checks, enrichment) on
  * threads beside the main one, which then only counts limits, writes and
@@ -78,6 +120,13 @@ export interface CheckThreadStats {
  * (the design page says why). Each body goes to the thread with the fewest
  * waiting. If a thread fails or stops (its heap limit, a bug), its bodies are
  * checked on the main thread, and the next body starts a new thread.
+ *
+ * A body whose key is inside it (Segment's writeKey, PostHog's api_key) is
+ * never decompressed or parsed on the main thread, whatever its size: anyone
+ * can send one. A thread finds its key (findKey), within a budget of its own
+ * (KeylessGate: half the threads at most, one at least, and a bounded wait),
+ * and once the key is checked, checks it (checkMessages with `keyInBody`).
+ * With no threads set, one is started for such bodies alone.
  */
 export class CheckThreads {
   private readonly slots: (Thread | null)[];
@@ -85,16 +134,22 @@ export class CheckThreads {
   private readonly startFailedAt: number[];
   private nextId = 0;
   private closed = false;
+  /** Slots bodies with their key in a header may use: the threads set. With none set, there is one slot still, for bodies with their key inside. */
+  private readonly keyed: number;
+  private readonly keyless: KeylessGate;
   private readonly minBytes: number;
   private readonly heap: NonNullable<CheckThreadOptions['heap']>;
   private readonly onError: (err: Error) => void;
   private readonly newWorker: NonNullable<CheckThreadOptions['newWorker']>;
   private readonly clock: () => number;
   readonly stats: CheckThreadStats = { offThread: 0, retried: 0 };
+  readonly keylessStats: KeylessStats = { read: 0, refused: 0 };
 
   constructor(threads: number, opts: CheckThreadOptions = {}) {
-    this.slots = Array.from({ length: threads }, () => null);
+    this.keyed = threads;
+    this.slots = Array.from({ length: Math.max(threads, 1) }, () => null);
     this.startFailedAt = this.slots.map(() => 0);
+    this.keyless = new KeylessGate(Math.max(1, Math.floor(threads / 2)), KEYLESS_WAITING, KEYLESS_WAITING_PER_ADDRESS);
     this.minBytes = opts.minBytes ?? OFF_THREAD_MIN_BYTES;
     this.heap = opts.heap ?? THREAD_HEAP;
     this.onError = opts.onError ?? (() => undefined);
@@ -104,35 +159,89 @@ export class CheckThreads {
 
   /** The body checked, on a thread if it is large and there are threads, else here; `admit` runs here in between. */
   async check(bytes: Uint8Array, ctx: BatchContext, admit: Admit): Promise<CheckedBatch | Refusal> {
-    if (this.closed || this.slots.length === 0 || bytes.length < this.minBytes) return checkBatchBody(bytes, ctx, admit);
-    const thread = this.leastBusy();
-    if (thread === null) return this.retryHere(bytes, ctx, admit);
-    const id = this.nextId++;
-    // A copy in an ArrayBuffer of its own moves to the thread without a second copy; the caller keeps its bytes.
-    const copy = new Uint8Array(bytes);
-    const reply = await ask(thread, { id, bytes: copy, ctx }, [copy.buffer]);
-    if (reply === null || 'failed' in reply) return this.retryHere(bytes, ctx, admit);
+    const here = () => checkBatchBody(bytes, ctx, admit);
+    if (!this.offThread(bytes, false)) return here();
+    const reply = await this.ask(this.keyed, { id: this.nextId++, kind: 'batch', bytes: ownCopy(bytes), ctx });
+    if (reply === null || !('batch' in reply || 'refusal' in reply)) return this.retryHere(here);
     this.stats.offThread++;
     if ('refusal' in reply) return reply.refusal;
     // Unpacked only once admitted: a body over a limit costs the main thread nothing more.
     return (await admit(reply.batch.count)) ?? unpackBatch(reply.batch);
   }
 
-  /** Stops the threads; bodies still on one, and any after, are checked here. */
+  /**
+   * A body in another API's shape checked, its key known, as check() checks a
+   * batch: one item a message. A body whose key was inside it (`keyInBody`)
+   * goes to a thread whatever its size; here only if its thread fails, its
+   * key being good.
+   */
+  async checkMessages(bytes: Uint8Array, shape: ForeignShape, ctx: BatchContext, admit: Admit, keyInBody: boolean): Promise<CheckedMessages | Refusal> {
+    const here = () => checkForeignBody(bytes, shape, ctx, admit);
+    if (!this.offThread(bytes, keyInBody)) return here();
+    const slots = keyInBody ? this.slots.length : this.keyed;
+    const reply = await this.ask(slots, { id: this.nextId++, kind: 'messages', bytes: ownCopy(bytes), shape, ctx });
+    if (reply === null || !('messages' in reply || 'refusal' in reply)) return this.retryHere(here);
+    this.stats.offThread++;
+    if ('refusal' in reply) return reply.refusal;
+    const { batch, updates } = reply.messages;
+    return (await admit(batch.count)) ?? { batch: unpackBatch(batch), updates: unpackItems(updates) };
+  }
+
+  /**
+   * The key of a body whose key is not in a header, found on a thread (the
+   * body decompressed there when `gzip`), with its JSON; 503 when the keyless
+   * budget has no place for it, or no thread runs. Never here.
+   */
+  async findKey(bytes: Uint8Array, gzip: boolean, shape: ForeignShape, address: string): Promise<KeyFound | Refusal> {
+    const turn = this.closed ? null : this.keyless.enter(address);
+    if (turn === null) return this.keylessRefused();
+    const leave = await turn;
+    try {
+      const reply = await this.ask(this.slots.length, { id: this.nextId++, kind: 'key', bytes: ownCopy(bytes), shape, gzip });
+      if (reply === null || !('key' in reply || 'refusal' in reply)) return this.keylessRefused();
+      this.keylessStats.read++;
+      return 'refusal' in reply ? reply.refusal : { key: reply.key, json: reply.json };
+    } finally {
+      leave();
+    }
+  }
+
+  /** Bodies whose key is unknown on a thread, and waiting for one (for tests and metrics). */
+  get keylessInHand(): { running: number; waiting: number } {
+    return this.keyless.counts;
+  }
+
+  /** Stops the threads; bodies still on one, and any after, are checked here (those whose key is unknown are refused). */
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all(this.slots.map((t) => t?.worker.terminate()));
   }
 
-  private retryHere(bytes: Uint8Array, ctx: BatchContext, admit: Admit): Promise<CheckedBatch | Refusal> {
-    this.stats.retried++;
-    return checkBatchBody(bytes, ctx, admit);
+  private offThread(bytes: Uint8Array, keyInBody: boolean): boolean {
+    return !this.closed && (keyInBody || (this.keyed > 0 && bytes.length >= this.minBytes));
   }
 
-  /** The thread with the fewest bodies waiting, starting those not running; null if none runs. */
-  private leastBusy(): Thread | null {
+  private retryHere<T>(here: () => Promise<T>): Promise<T> {
+    this.stats.retried++;
+    return here();
+  }
+
+  private keylessRefused(): Refusal {
+    this.keylessStats.refused++;
+    return KEYLESS_BUSY;
+  }
+
+  /** Sends the request to the least busy thread of the first `slots`; null if none runs or it stops first. */
+  private ask(slots: number, m: CheckRequest): Promise<CheckReply | null> {
+    const thread = this.closed ? null : this.leastBusy(slots);
+    // A copy in an ArrayBuffer of its own moves to the thread without a second copy.
+    return thread === null ? Promise.resolve(null) : ask(thread, m, [m.bytes.buffer as ArrayBuffer]);
+  }
+
+  /** The thread with the fewest bodies waiting among the first `count` slots, starting those not running; null if none runs. */
+  private leastBusy(count: number): Thread | null {
     let best: Thread | null = null;
-    for (let i = 0; i < this.slots.length; i++) {
+    for (let i = 0; i < count; i++) {
       const t = (this.slots[i] ??= this.start(i));
       if (t !== null && (best === null || t.waiting.size < best.waiting.size)) best = t;
     }
@@ -171,6 +280,11 @@ export class CheckThreads {
     });
     return thread;
   }
+}
+
+/** The bytes in an ArrayBuffer of their own, which can move to a thread: the caller keeps its bytes, whose buffer may hold others' too. */
+function ownCopy(bytes: Uint8Array): Uint8Array {
+  return new Uint8Array(bytes);
 }
 
 /** Sends `m` to the thread and waits for its reply; null if the thread stops first. */

@@ -62,17 +62,23 @@ export async function checkBatchBody(bytes: Uint8Array, ctx: BatchContext, admit
 /** Items already read and admitted: each item checked and enriched. */
 export function checkBatch(items: unknown[], droppedKeys: string[], ctx: BatchContext): CheckedBatch {
   const checked = checkItems(items, ctx);
+  const refused = refusedItems(checked.errors, items);
+  return { count: items.length, droppedKeys, errors: checked.errors, items: checked.items, dropped: checked.dropped, refused };
+}
+
+/** What names each refused item, and samples of the newest of each code: `errors` in index order, each item's together, `items` as sent. */
+export function refusedItems(errors: ItemError[], items: unknown[]): RefusedItem[] {
   const refused: RefusedItem[] = [];
   let last = -1;
-  for (const e of checked.errors) {
+  for (const e of errors) {
     // An item's errors come together (checkItems).
     if (e.index === last) continue;
     last = e.index;
     const raw = items[e.index];
     refused.push({ index: e.index, event: textField(raw, 'event'), distinctId: textField(raw, 'distinct_id'), sample: null });
   }
-  if (refused.length > 0) addSamples(refused, checked.errors, items);
-  return { count: items.length, droppedKeys, errors: checked.errors, items: checked.items, dropped: checked.dropped, refused };
+  if (refused.length > 0) addSamples(refused, errors, items);
+  return refused;
 }
 
 /** Samples of the newest SAMPLES_PER_CODE refused items of each code (an item's code is its first error's): older ones would not be kept. */

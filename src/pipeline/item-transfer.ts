@@ -40,7 +40,7 @@ export const AT = {
 } as const satisfies Record<SentField, number>;
 
 /** An item's fields as they cross, at their places in AT (undefined for a field its type does not have). */
-type ItemTuple = unknown[];
+export type ItemTuple = unknown[];
 
 export function packBatch(b: CheckedBatch): TransferBatch {
   return {
@@ -51,6 +51,16 @@ export function packBatch(b: CheckedBatch): TransferBatch {
     items: b.items.map(pack),
     dropped: b.dropped.map((d) => [d.index, d.reason, pack(d.item)]),
   };
+}
+
+/** Items alone as they cross: the person updates a body's messages carry (foreign-body.ts). */
+export function packItems(items: EnrichedItem[]): ItemTuple[] {
+  return items.map(pack);
+}
+
+/** Items packed by packItems, on the main thread. */
+export function unpackItems(t: ItemTuple[]): EnrichedItem[] {
+  return t.map(unpack);
 }
 
 export function unpackBatch(t: TransferBatch): CheckedBatch {

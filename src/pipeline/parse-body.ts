@@ -1,5 +1,8 @@
 import type { Refusal } from './refusal.js';
 
+/** 1 MiB: the most a body may be, as sent and once decompressed. */
+export const MAX_BODY_BYTES = 1_048_576;
+
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The body as UTF-8 JSON. */
@@ -16,3 +19,16 @@ export function parseJsonBody(bytes: Uint8Array): { json: unknown } | Refusal {
     return { code: 'invalid_json', message: `The body is not valid JSON (${(e as Error).message}).` };
   }
 }
+
+/** The refusal of a body over MAX_BODY_BYTES, `how` saying when: "as sent" or "once decompressed". */
+export function bodyTooLarge(how: string): Refusal {
+  return {
+    code: 'payload_too_large',
+    message: `The body is over 1 MiB (1,048,576 bytes) ${how}. Split the batch into smaller requests.`,
+    // The rest of an oversized body is never read, so the connection cannot be reused.
+    headers: { Connection: 'close' },
+  };
+}
+
+/** The refusal of a body that is not a gzip stream. */
+export const BROKEN_GZIP: Refusal = { code: 'invalid_json', message: 'The body is not a valid gzip stream; compress it with gzip or drop Content-Encoding.' };

@@ -102,4 +102,23 @@ describe('a server that checks large bodies on a thread', () => {
     expect((await same(Buffer.concat([json({ items: items(490, 'f', at) }), Buffer.from(',')]))).statusCode).toBe(400);
     expect((await same(json({ items: items(501, 'g', at) }))).statusCode).toBe(400);
   });
+
+  it('answers Segment and PostHog bodies with their key in a header as the main thread does, a message with $set one item', async () => {
+    const at = new Date(clock.now() - 60_000).toISOString();
+    const messages = (tag: string) =>
+      items(490, tag, clock.now()).map((it, i) => {
+        const { event, distinct_id: userId, insert_id: messageId, properties } = it as Record<string, unknown>;
+        return { type: i % 7 === 1 ? 'identify' : 'track', event, userId, messageId, timestamp: at, properties, traits: properties };
+      });
+    const posthog = (tag: string) =>
+      items(490, tag, clock.now()).map((it, i) => {
+        const { event, distinct_id, insert_id: uuid, properties } = it as Record<string, unknown>;
+        return { event: event ?? 'identified', distinct_id, uuid, timestamp: at, properties: i % 3 === 0 ? { ...(properties as object), $set: { n: i, [i % 9 === 0 ? 'k'.repeat(300) : 'ok']: 1 } } : properties };
+      });
+    expect((await same(json({ batch: messages('s') }), { path: '/v1/batch' })).statusCode).toBe(200);
+    expect((await same(json({ batch: posthog('p') }), { path: '/batch/' })).statusCode).toBe(200);
+    expect((await same(json({ batch: posthog('q') }), { path: '/batch/', gzip: true })).statusCode).toBe(200);
+    expect((await same(json({ batch: posthog('p') }), { path: '/batch/' })).json().duplicates.length).toBeGreaterThan(0);
+    expect((await same(Buffer.concat([json({ batch: posthog('r') }), Buffer.from(']')]), { path: '/e/' })).statusCode).toBe(400);
+  });
 });

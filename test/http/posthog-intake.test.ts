@@ -2,6 +2,7 @@ import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ReadBudget } from '../../src/edge/read-budget.js';
 import { type Fixture, makeFixture } from '../helpers/fixture.js';
+import { storedCounts } from '../helpers/outcomes.js';
 
 let f: Fixture;
 beforeEach(async () => {
@@ -121,6 +122,46 @@ describe('mapping', () => {
     expect(again.json()).toMatchObject({ accepted: 1, duplicates: [0] });
     expect((await post('/capture/', { api_key: f.key, ...capture('shared-1') })).json()).toMatchObject({ accepted: 1, duplicates: [0] });
     expect(await events()).toHaveLength(1);
+  });
+});
+
+describe('posthog-set-counted-twice: a message with $set is one item, answered and counted once, at its own index', () => {
+  const upgrade = (i: number, set: Record<string, unknown> = { plan: 'pro' }) => ({ event: 'upgraded', distinct_id: `u${i}`, uuid: `s-${i}`, properties: { seats: i, $set: set } });
+
+  it('500 messages carrying $set are 500 accepted, 500 counted against the limits and in the outcomes; a resend is 500 repeats', async () => {
+    await f.close();
+    // Counted twice, the 500 messages were 1,000 items, over a window of 500.
+    f = await makeFixture({ limits: { burst: 500 } });
+    const batch = Array.from({ length: 500 }, (_, i) => upgrade(i));
+    const res = await post('/batch/', { api_key: f.key, batch });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ accepted: 500, errors: [], duplicates: [] });
+    expect(await f.collector.store.listEvents(f.sourceId, 1000)).toHaveLength(500);
+    expect(await f.collector.store.findPerson(f.projectId, { distinctId: 'u499' })).toMatchObject({ traits: { plan: 'pro' } });
+    await f.collector.outcomes.flush();
+    expect(await storedCounts(f, f.clock.ms)).toEqual(new Map([['accepted ', 500]]));
+
+    f.clock.advance(60_000);
+    const again = await post('/batch/', { api_key: f.key, batch });
+    expect(again.json()).toMatchObject({ accepted: 500, duplicates: batch.map((_, i) => i) });
+  });
+
+  it('a message whose $set is refused is refused whole, at its own index, under the field it sent it in; its event is not stored', async () => {
+    const long = 'k'.repeat(300);
+    const batch = [upgrade(0), upgrade(1, { [long]: 1 }), upgrade(2), { event: '$nope', distinct_id: 'u3', properties: { $set: { [long]: 1 } } }];
+    const res = await post('/batch/', { api_key: f.key, batch });
+    expect(res.statusCode).toBe(200);
+    const answer = res.json();
+    expect(answer.accepted).toBe(2);
+    expect(answer.errors.map((e: { index: number; code: string; field: string }) => [e.index, e.code, e.field])).toEqual([
+      [1, 'invalid_properties', 'properties.$set'],
+      [3, 'reserved_event_name', 'event'],
+      [3, 'invalid_properties', 'properties.$set'],
+    ]);
+    expect((await events()).map((e) => e.distinctId).sort()).toEqual(['u0', 'u2']);
+    expect(await f.collector.store.findPerson(f.projectId, { distinctId: 'u1' })).toBeNull();
+    await f.collector.outcomes.flush();
+    expect(await storedCounts(f, f.clock.ms)).toEqual(new Map([['accepted ', 2], ['refused invalid_properties', 1], ['refused reserved_event_name', 1]]));
   });
 });
 

@@ -13,6 +13,12 @@ export interface IngestJob {
   items: IngestItem[];
   /** Run everything, keep nothing. */
   dryRun: boolean;
+  /**
+   * False for items that are part of items of another job, and counted with
+   * them (the person update of a PostHog event that carries $set): written,
+   * not counted among the source's outcomes.
+   */
+  counted?: boolean;
 }
 
 /** What a group or an alias item did, for the dry run's answer. */

@@ -18,6 +18,7 @@ export function writtenOutcomes(jobs: readonly IngestJob[], outcomes: readonly I
     else counts.set(key, { minute, outcome, code, count: n });
   };
   jobs.forEach((job, i) => {
+    if (job.counted === false) return;
     const minute = job.receivedAt - (job.receivedAt % 60_000);
     // Counted here, then added once a job: a job costs a map lookup per outcome it had, not per item.
     let accepted = 0;

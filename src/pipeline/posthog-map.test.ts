@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkBatch } from '../pipeline/checked-batch.js';
+import { checkBatch } from './checked-batch.js';
 import { apiKeyOf, postHogItem, postHogItems, readPostHogBody } from './posthog-map.js';
-import { queryEncoding } from './posthog-route.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 const CTX = { now: NOW, recordIp: false, source: { id: 'src_1', filterBots: true } };
@@ -50,18 +49,18 @@ describe('postHogItem', () => {
 });
 
 describe('postHogItems', () => {
-  it('puts the identify an event\'s person operations make after every message, so each message keeps its index', () => {
+  it('maps each message to one item at its index; the identify an event\'s person operations make is its update, with its index', () => {
     const body = readPostHogBody({ api_key: 'k', batch: [
       { event: 'a', distinct_id: 'u1', properties: { $set: { x: 1 } } },
       { event: '$pageview', distinct_id: 'u1', properties: { $current_url: 'https://example.com/' } },
     ] });
     if ('code' in body) throw new Error(body.code);
-    const { items, ownEvents } = postHogItems(body, NOW);
-    expect(items.map((i) => (i as { type?: string; event?: string }).type ?? (i as { event: string }).event)).toEqual(['a', '$pageview', 'identify']);
+    const { items, ownEvents, updates } = postHogItems(body, NOW);
+    expect(items.map((i) => (i as { event: string }).event)).toEqual(['a', '$pageview']);
     expect([...ownEvents]).toEqual([1]);
+    expect(updates).toEqual([{ message: 0, item: { type: 'identify', distinct_id: 'u1', properties: { x: 1 } }, operations: { $set: { x: 1 } } }]);
     const checked = checkBatch(items, [], { ...CTX, ownEvents });
     expect(checked.errors).toEqual([]);
-    expect(checked.items.map((i) => i.type)).toEqual(['track', 'track', 'identify']);
   });
 
   it('other $ events are refused with their usual code', () => {
@@ -87,11 +86,5 @@ describe('bodies, keys and compression', () => {
     expect(apiKeyOf({ api_key: 'a' })).toEqual({ kind: 'token', token: 'a' });
     expect(apiKeyOf({ token: 't' })).toEqual({ kind: 'token', token: 't' });
     expect(apiKeyOf({ api_key: '' })).toEqual({ kind: 'missing' });
-  });
-
-  it('reads gzip from ?compression=gzip-js, leaves no compression to Content-Encoding, and refuses others', () => {
-    expect(queryEncoding('compression=gzip-js&ver=1.0')).toBe('gzip');
-    expect(queryEncoding('ver=1.0')).toBeUndefined();
-    expect(queryEncoding('compression=base64')).toMatchObject({ code: 'unsupported_encoding' });
   });
 });

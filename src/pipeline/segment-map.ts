@@ -5,9 +5,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { BearerResult } from '../domain/keys.js';
-import { INSERT_ID } from '../pipeline/ids.js';
-import { isPlainObject } from '../pipeline/text.js';
-import type { Refusal } from './request-checks.js';
+import { INSERT_ID } from './ids.js';
+import { isPlainObject } from './text.js';
+import type { Refusal } from './refusal.js';
 
 /** The Segment message types, by their endpoint. */
 export const SEGMENT_PATHS = new Map([

@@ -5,8 +5,9 @@
  * the same checks as any.
  */
 import type { BearerResult } from '../domain/keys.js';
-import { isPlainObject } from '../pipeline/text.js';
-import type { Refusal } from './request-checks.js';
+import { isPlainObject } from './text.js';
+import type { Refusal } from './refusal.js';
+import type { MappedMessages, PersonUpdate } from './foreign-body.js';
 import { correctedTimestamp, insertIdFor } from './segment-map.js';
 
 /** The PostHog capture endpoints, each with and without its trailing slash. */
@@ -69,23 +70,30 @@ export function apiKeyOf(json: unknown): BearerResult {
 }
 
 /**
- * Items for the messages, in their order, and which of them got an event name
- * from Inlet itself. An event that also sets person properties ($set,
- * $set_once, $unset) brings an identify item with the same id and timestamp,
- * placed after all the messages' own items so that each message keeps its
- * index in the answer.
+ * Items for the messages, one per message at its index, which of them got an
+ * event name from Inlet itself, and the person updates of those that carry
+ * $set, $set_once or $unset on an event: each an identify with the event's id
+ * and timestamp, answered and counted with its message (foreign-body.ts).
  */
-export function postHogItems(body: PostHogBody, receivedAt: number): { items: unknown[]; ownEvents: Set<number> } {
+export function postHogItems(body: PostHogBody, receivedAt: number): MappedMessages {
   const ownEvents = new Set<number>();
-  const personUpdates: unknown[] = [];
+  const updates: PersonUpdate[] = [];
   const items = body.messages.map((m, i) => {
     if (!isPlainObject(m)) return m;
     const mapped = postHogItem(m, body.sentAt, receivedAt);
     if (mapped.ownEvent) ownEvents.add(i);
-    if (mapped.personUpdate !== null) personUpdates.push(mapped.personUpdate);
+    if (mapped.personUpdate !== null) updates.push({ message: i, item: mapped.personUpdate, operations: personOperationsOf(m) });
     return mapped.item;
   });
-  return { items: [...items, ...personUpdates], ownEvents };
+  return { items, ownEvents, updates };
+}
+
+/** $set, $set_once and $unset of a message as it sent them, for the sample of a message refused for them. */
+function personOperationsOf(m: Record<string, unknown>): Record<string, unknown> {
+  const props = isPlainObject(m.properties) ? m.properties : {};
+  const out: Record<string, unknown> = {};
+  for (const op of PERSON_OPERATIONS) if (props[op] !== undefined && props[op] !== null) out[op] = props[op];
+  return out;
 }
 
 /** One message as an item, and the identify its person operations make, if any. */

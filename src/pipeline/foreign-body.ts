@@ -1,0 +1,185 @@
+/**
+ * Bodies in another API's shape (Segment's, PostHog's), from their bytes to
+ * checked items: where their key is in the body, their messages as items, and
+ * each message answered once, at its own index, whatever it became. Takes only
+ * data, so that a check thread can run it (check-thread.ts): a body whose key
+ * is inside it is never parsed on the main thread.
+ */
+import type { BearerResult } from '../domain/keys.js';
+import { checkItems } from './check-batch.js';
+import { type Admit, type BatchContext, type CheckedBatch, refusedItems } from './checked-batch.js';
+import type { EnrichedItem } from './enriched-item.js';
+import type { ItemError } from './field-error.js';
+import { gunzipSync } from 'node:zlib';
+import { BROKEN_GZIP, MAX_BODY_BYTES, bodyTooLarge, parseJsonBody } from './parse-body.js';
+import { apiKeyOf, postHogItems, readPostHogBody } from './posthog-map.js';
+import { type Refusal, isRefusal } from './refusal.js';
+import { readSegmentBody, segmentItems, writeKeyOf } from './segment-map.js';
+import { isPlainObject } from './text.js';
+
+/** Which intake's shape a body is in (for Segment, the message type its path names; null on /v1/batch). */
+export type ForeignShape = { intake: 'segment'; type: string | null } | { intake: 'posthog' };
+
+/** An event's person operations as the identify they make, answered with the message that carried them. */
+export interface PersonUpdate {
+  /** The message's index. */
+  message: number;
+  /** The identify item. */
+  item: Record<string, unknown>;
+  /** $set, $set_once and $unset as sent: a message refused for them is sampled with them. */
+  operations: Record<string, unknown>;
+}
+
+/** A body's messages as items: one per message, at its index. */
+export interface MappedMessages {
+  items: unknown[];
+  /** Indices of items whose event name the intake set itself ($pageview). */
+  ownEvents: Set<number>;
+  /** Person updates some messages carry besides their item (PostHog's $set on an event). */
+  updates: PersonUpdate[];
+}
+
+/** The messages checked: one verdict per message, and the person updates of the messages kept, to be written with them. */
+export interface CheckedMessages {
+  batch: CheckedBatch;
+  /** Valid identify items, each with its message's index. */
+  updates: EnrichedItem[];
+}
+
+/** The key where the intake's SDKs put it in the body. */
+export function keyOf(shape: ForeignShape, json: unknown): BearerResult {
+  return shape.intake === 'segment' ? writeKeyOf(json) : apiKeyOf(json);
+}
+
+/** A body's key, and its JSON (decompressed, when it came as gzip) for the checks once the key is known. */
+export interface KeyFound {
+  key: BearerResult;
+  json: Uint8Array;
+}
+
+/**
+ * Decompresses and parses a body to find its key: a check thread's work for a
+ * body whose key is not in a header. A body that is not JSON has no key to
+ * find, and is answered missing_key (the key's check comes first); a gzip
+ * stream that is broken or too large is refused as readBody refuses it.
+ */
+export function findKey(bytes: Uint8Array, gzip: boolean, shape: ForeignShape): KeyFound | Refusal {
+  const json = gzip ? inflateLimited(bytes) : bytes;
+  if (isRefusal(json)) return json;
+  const parsed = parseJsonBody(json);
+  return { key: isRefusal(parsed) ? { kind: 'missing' } : keyOf(shape, parsed.json), json };
+}
+
+/**
+ * A gzip body decompressed here, on this thread (a check thread: the main
+ * thread decompresses on libuv's pool instead, read-body.ts); it stops as
+ * soon as the output passes MAX_BODY_BYTES, so a gzip bomb costs about 1 MiB.
+ */
+function inflateLimited(bytes: Uint8Array): Buffer | Refusal {
+  try {
+    return gunzipSync(bytes, { maxOutputLength: MAX_BODY_BYTES });
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' ? bodyTooLarge('once decompressed') : BROKEN_GZIP;
+  }
+}
+
+/** The body parsed, shaped and mapped: its messages as items, or its refusal. */
+export function readMessages(bytes: Uint8Array, shape: ForeignShape, arrival: number): MappedMessages | Refusal {
+  const parsed = parseJsonBody(bytes);
+  if (isRefusal(parsed)) return parsed;
+  if (shape.intake === 'segment') {
+    const body = readSegmentBody(parsed.json, shape.type);
+    return isRefusal(body) ? body : { ...segmentItems(body, arrival), updates: [] };
+  }
+  const body = readPostHogBody(parsed.json);
+  return isRefusal(body) ? body : postHogItems(body, arrival);
+}
+
+/** A body's checks from parsing on, on this thread: read, admitted by the limits (one item a message), each message checked. */
+export async function checkForeignBody(bytes: Uint8Array, shape: ForeignShape, ctx: BatchContext, admit: Admit): Promise<CheckedMessages | Refusal> {
+  const mapped = readMessages(bytes, shape, ctx.now);
+  if (isRefusal(mapped)) return mapped;
+  return (await admit(mapped.items.length)) ?? checkMessages(mapped, ctx);
+}
+
+/** Where an identify's fields came from in the message: its person operations. */
+const OPERATION_FIELDS: [identify: string, message: string][] = [
+  ['properties', 'properties.$set'],
+  ['set_once', 'properties.$set_once'],
+  ['unset', 'properties.$unset'],
+];
+
+/** An identify's error field as the message's field, or null when it is not one of the person operations'. */
+function operationField(field: string): string | null {
+  for (const [own, sent] of OPERATION_FIELDS) {
+    if (field === own || field.startsWith(`${own}.`)) return sent + field.slice(own.length);
+  }
+  return null;
+}
+
+/**
+ * Each message checked with its person update, if it has one, and answered
+ * once at its own index, as one item: a message is refused when its event or
+ * its person operations are invalid (nothing of it is kept, as an item with one
+ * bad property is refused whole), the errors of its operations named by the
+ * fields it sent them in (`properties.$set.<key>`); a message dropped (the bot
+ * filter) drops its update too; a kept message's update is written with it.
+ */
+export function checkMessages(mapped: MappedMessages, ctx: BatchContext): CheckedMessages {
+  const n = mapped.items.length;
+  const all = mapped.updates.length === 0 ? mapped.items : [...mapped.items, ...mapped.updates.map((u) => u.item)];
+  const checked = checkItems(all, { ...ctx, ownEvents: mapped.ownEvents });
+  const errorsAt = new Map<number, ItemError[]>();
+  for (const e of checked.errors) {
+    const list = errorsAt.get(e.index);
+    if (list === undefined) errorsAt.set(e.index, [e]);
+    else list.push(e);
+  }
+  const updateAt = new Map(checked.items.filter((i) => i.index >= n).map((i) => [i.index, i]));
+  // Taken before the updates are given their messages' indices.
+  const events = mapped.updates.length === 0 ? checked.items : checked.items.filter((i) => i.index < n);
+  const dropped = new Set(checked.dropped.map((d) => d.index));
+  const refusedForUpdate = new Set<number>();
+  const raws = mapped.updates.length === 0 ? mapped.items : mapped.items.slice();
+  const updates: EnrichedItem[] = [];
+  const moved: ItemError[] = [];
+  mapped.updates.forEach((u, k) => {
+    const eventRefused = errorsAt.has(u.message);
+    const own = errorsAt.get(n + k);
+    if (own !== undefined) {
+      for (const e of own) {
+        const field = operationField(e.field);
+        // Its other fields are the event's, already answered for when the event was refused.
+        if (field !== null || !eventRefused) moved.push({ ...e, index: u.message, field: field ?? e.field });
+      }
+      if (!eventRefused) {
+        refusedForUpdate.add(u.message);
+        raws[u.message] = withOperations(raws[u.message], u.operations);
+      }
+      return;
+    }
+    const update = updateAt.get(n + k);
+    if (update === undefined || eventRefused || dropped.has(u.message)) return;
+    update.index = u.message;
+    updates.push(update);
+  });
+  const own = (index: number) => index < n && !refusedForUpdate.has(index);
+  // Sorted by index only (a stable sort): each message's own errors stay before those of its operations.
+  const errors = mapped.updates.length === 0 ? checked.errors : [...checked.errors.filter((e) => e.index < n), ...moved].sort((a, b) => a.index - b.index);
+  const batch: CheckedBatch = {
+    count: n,
+    droppedKeys: [],
+    errors,
+    items: refusedForUpdate.size === 0 ? events : events.filter((i) => own(i.index)),
+    dropped: checked.dropped.filter((d) => own(d.index)),
+    refused: refusedItems(errors, raws),
+  };
+  return { batch, updates };
+}
+
+/** An event's item as mapped, its person operations put back in its properties: what its errors' fields name. */
+function withOperations(raw: unknown, operations: Record<string, unknown>): unknown {
+  if (!isPlainObject(raw)) return raw;
+  const props = isPlainObject(raw.properties) ? raw.properties : {};
+  return { ...raw, properties: { ...props, ...operations } };
+}
