@@ -109,6 +109,18 @@ it('ends a turn on the first failure, keeping what it delivered before it', asyn
   expect(await turn).toEqual({ through: 500, batches: 1, events: 500, failure: { ok: false, error: 'The receiver answered 503.', retryAfterMs: 7000 } });
 });
 
+it('a deleted destination (its project deleted) gets no further batch of the turn in flight; nor does a paused or replayed one', async () => {
+  for (const change of [null, { ...kept, paused: true }, { ...kept, generation: 1 }]) {
+    const w = world(Array.from({ length: 1200 }, (_, i) => ev(i + 1)));
+    const turn = w.courier.next(d, 0, 1300, new AbortController().signal);
+    await w.sender.nextSend();
+    w.store.now = change;
+    w.sender.answer({ ok: true });
+    expect(await turn).toEqual({ through: 500, batches: 1, events: 500, failure: null });
+    expect(w.sender.sent).toHaveLength(1);
+  }
+});
+
 it('stops a send in flight when the caller stops', async () => {
   const w = world([ev(1)]);
   const stop = new AbortController();

@@ -3,7 +3,7 @@ import { PageReadGate } from '../page-read-gate.js';
 import { atOnce } from '../sql/engine.js';
 import type { SqlEngine } from '../sql/engine.js';
 import { type DestinationsEngine, SqlDestinations, readPastQuery } from '../sql/destinations.js';
-import type { DestinationStore } from '../port-destinations.js';
+import type { DeliveryReads } from '../port-destinations.js';
 import { DEFAULT_TIMEOUTS, createPool } from './pool.js';
 import { postgresEngine } from './sql-engine.js';
 
@@ -64,11 +64,12 @@ export function postgresDestinations(engine: SqlEngine): DestinationsEngine {
  * reads hold at most DELIVERY_CONNECTIONS, so delivery never takes a
  * connection from the pool that writes batches.
  */
-export function postgresDeliveryReads(url: string, onError: (e: Error) => void): Pick<DestinationStore, 'read' | 'countPast' | 'oldestPast' | 'close'> {
+export function postgresDeliveryReads(url: string, onError: (e: Error) => void): DeliveryReads {
   const pool = createPool(url, DEFAULT_TIMEOUTS, onError);
   const engine = postgresEngine(pool);
   const destinations = new SqlDestinations(engine, postgresDestinations(engine));
   return {
+    get: (id) => destinations.get(id),
     read: (...a) => destinations.read(...a),
     countPast: (...a) => destinations.countPast(...a),
     oldestPast: (...a) => destinations.oldestPast(...a),

@@ -222,6 +222,15 @@ export const PG_MIGRATIONS: string[] = [
   );
   CREATE INDEX group_members_person ON group_members (project_id, person_id);
   `,
+  // Version 13: deleting a project or an organization now deletes its
+  // destinations (sql/admin.ts); those of projects deleted before still held
+  // their URLs and secrets, and went on being delivered.
+  `
+  DELETE FROM destinations WHERE NOT EXISTS (
+    SELECT 1 FROM projects p JOIN orgs o ON o.id = p.org_id
+    WHERE p.id = destinations.project_id AND p.deleted_at IS NULL AND o.deleted_at IS NULL
+  );
+  `,
 ];
 
 /**

@@ -81,21 +81,29 @@ export class SqlDestinations implements DestinationStore {
     });
   }
 
+  /**
+   * Destinations of live projects only. Deleting a project (or its
+   * organization) deletes its destinations in the same transaction; this
+   * keeps one made in a race with that deletion from being seen, or
+   * delivered, all the same.
+   */
+  private live() {
+    return this.db.selectFrom('destinations as d').innerJoin('projects as p', 'p.id', 'd.project_id').innerJoin('orgs as o', 'o.id', 'p.org_id')
+      .selectAll('d').where('p.deleted_at', 'is', null).where('o.deleted_at', 'is', null);
+  }
+
   async get(id: string): Promise<DestinationRecord | null> {
-    const r = await this.e.bound(() => this.db.selectFrom('destinations').selectAll().where('id', '=', id).executeTakeFirst());
+    const r = await this.e.bound(() => this.live().where('d.id', '=', id).executeTakeFirst());
     return r === undefined ? null : toRecord(r);
   }
 
   async list(projectId: string): Promise<DestinationRecord[]> {
-    const rows = await this.db.selectFrom('destinations').selectAll().where('project_id', '=', projectId).orderBy('created_at').orderBy('id').execute();
+    const rows = await this.live().where('d.project_id', '=', projectId).orderBy('d.created_at').orderBy('d.id').execute();
     return rows.map(toRecord);
   }
 
   async all(): Promise<DestinationRecord[]> {
-    const rows = await this.e.bound(() =>
-      this.db.selectFrom('destinations as d').innerJoin('projects as p', 'p.id', 'd.project_id').selectAll('d')
-        .where('p.deleted_at', 'is', null).orderBy('d.id').execute(),
-    );
+    const rows = await this.e.bound(() => this.live().orderBy('d.id').execute());
     return rows.map(toRecord);
   }
 
