@@ -23,7 +23,8 @@ export interface CourierLag {
  * main thread, sees each turn's end only when that thread gets to it: a turn
  * a batch long waited its turn there for every batch, and at 80% of the
  * peak fell behind by half a second each second (bench/destination.ts).
- * A pause, a replay or a lost lease is seen between turns, within this.
+ * A pause, a replay or a deletion is seen before the next batch, a lost
+ * lease between turns.
  */
 export const TURN_MS = 250;
 
