@@ -1,4 +1,4 @@
-import type { DestinationStore } from './port-destinations.js';
+import type { DeliveryReads } from './port-destinations.js';
 import { postgresDeliveryReads } from './postgres/destinations.js';
 import { sqliteDeliveryReads } from './sqlite/destinations.js';
 
@@ -9,6 +9,6 @@ export interface DeliveryReadsSettings {
 }
 
 /** Delivery's reads, opened on the calling thread: the engine the settings name (as openStore chooses). */
-export function openDeliveryReads(cfg: DeliveryReadsSettings, onError: (e: Error) => void): Pick<DestinationStore, 'read' | 'countPast' | 'oldestPast' | 'close'> {
+export function openDeliveryReads(cfg: DeliveryReadsSettings, onError: (e: Error) => void): DeliveryReads {
   return cfg.databaseUrl === null ? sqliteDeliveryReads(cfg.dataDir) : postgresDeliveryReads(cfg.databaseUrl, onError);
 }

@@ -20,6 +20,11 @@
  * on PostgreSQL, so servers whose clocks disagree agree on a lease). Every
  * write of a cursor names the holder and is refused (false) once another
  * holds the lease: a server that lost it can never move a cursor back.
+ *
+ * Deletion. Deleting a project or an organization deletes its projects'
+ * destinations, cursors and leases with it, in its transaction: from its
+ * commit on, `get` finds none of them, a lease or a cursor write is refused,
+ * and every server's delivery stops at its next look (domain/delivery/).
  */
 import type { NewEventRow } from './port.js';
 
@@ -75,7 +80,9 @@ export interface DeliveryRead {
 
 export interface DestinationStore {
   create(d: DestinationRecord): Promise<void>;
+  /** The destination; null when there is none, or its project (or organization) is deleted. */
   get(id: string): Promise<DestinationRecord | null>;
+  /** The project's destinations (none once it is deleted). */
   list(projectId: string): Promise<DestinationRecord[]>;
   /** Every destination of every live project: what a server may deliver. */
   all(): Promise<DestinationRecord[]>;
@@ -110,6 +117,9 @@ export interface DestinationStore {
   /** Ends what delivery's reads opened; the store's close calls it. */
   close(): Promise<void>;
 }
+
+/** What the delivery thread reads, on store connections of its own (open-delivery-reads.ts). */
+export type DeliveryReads = Pick<DestinationStore, 'get' | 'read' | 'countPast' | 'oldestPast' | 'close'>;
 
 // ---- sending -------------------------------------------------------------------
 

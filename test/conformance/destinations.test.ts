@@ -2,14 +2,18 @@
  * Destinations on every engine (the contract in src/stores/port-destinations.ts):
  * positions of a project become readable in order, even with two servers
  * writing at once; reads past a cursor; leases; cursors fenced by the lease
- * and by replays; lag counts with filters; erased events are not read.
+ * and by replays; lag counts with filters; erased events are not read; a
+ * deleted project's destinations stop on every server and leave storage.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { createAdmin } from '../../src/domain/admin.js';
 import type { Collector } from '../../src/domain/collector.js';
+import { LocalCourier } from '../../src/domain/delivery/courier.js';
+import { DeliveryService } from '../../src/domain/delivery/delivery-service.js';
+import { destinationAdmin } from '../../src/domain/delivery/destination-admin.js';
 import { erasePerson } from '../../src/domain/erasure.js';
 import type { Store } from '../../src/stores/port.js';
-import type { DeliveryEvent, DestinationRecord } from '../../src/stores/port-destinations.js';
+import type { DeliveryEvent, DeliverySender, DestinationRecord, OutgoingBatch, SendOutcome } from '../../src/stores/port-destinations.js';
 import { TestClock } from '../helpers/fixture.js';
 import { type ItemSpec, RECEIVED_AT, ingestJob } from '../helpers/items.js';
 import { describeWith } from '../helpers/needs-services.js';
@@ -19,6 +23,30 @@ const record = (id: string, projectId: string, o: Partial<DestinationRecord> = {
   id, projectId, kind: 'webhook', url: 'https://user:pw@example.com/hook', table: null, sources: [], events: [], secret: 'whsec_x',
   paused: false, cursor: 0, generation: 0, delivered: 0, lastError: null, lastDeliveredAt: null, createdAt: RECEIVED_AT, ...o,
 });
+
+/** A receiver that holds the first batch until told to answer it, and takes every later one at once. */
+class FirstHeld implements DeliverySender {
+  sent: OutgoingBatch[] = [];
+  /** Resolve once the first batch, and a second, are on their way. */
+  readonly firstSent: Promise<void>;
+  readonly secondSent: Promise<void>;
+  private release: (() => void) | null = null;
+  private readonly arrived: (() => void)[] = [];
+  constructor() {
+    this.firstSent = new Promise((resolve) => this.arrived.push(resolve));
+    this.secondSent = new Promise((resolve) => this.arrived.push(resolve));
+  }
+  async send(b: OutgoingBatch): Promise<SendOutcome> {
+    this.sent.push(b);
+    this.arrived[this.sent.length - 1]?.();
+    if (this.sent.length === 1) await new Promise<void>((resolve) => (this.release = resolve));
+    return { ok: true };
+  }
+  answerFirst(): void {
+    this.release!();
+  }
+  async close() {}
+}
 
 for (const engine of STORES) {
   describeWith(engine.needs ?? [], `${engine.name}: destinations`, () => {
@@ -191,6 +219,73 @@ for (const engine of STORES) {
       expect(await ds.delete('dst_lease')).toBe(true);
       expect(await ds.get('dst_lease')).toBeNull();
       expect(await ds.delete('dst_lease')).toBe(false);
+    });
+
+    it('a deleted project\'s destination stops at once on every server (a batch in flight is the last), and goes from storage with its cursor and lease', async () => {
+      const w = await world();
+      const ds = store.destinations;
+      const start = await ds.head(w.projectId);
+      for (let i = 0; i < 4; i++) await w.ingest(w.a, Array.from({ length: 250 }, (_, k) => ({ event: `backlog_${i}_${k}`, distinctId: 'u' })));
+      await ds.create(record('dst_gone', w.projectId, { cursor: start }));
+      // Two servers on one database, each delivering as `inlet serve` does (its courier here on its own thread).
+      const servers = [store, (await sut.another()).store].map((s) => {
+        const sender = new FirstHeld();
+        let stopped: () => void = () => undefined;
+        const stoppedOnce = new Promise<void>((resolve) => (stopped = resolve));
+        const service = new DeliveryService({
+          store: s.destinations, courier: new LocalCourier(s.destinations, () => sender), self: { baseUrl: null, port: null },
+          observer: { batchesDelivered: () => undefined, batchFailed: () => undefined, lagCounted: () => undefined, stoppedDelivering: () => stopped() },
+        });
+        return { service, sender, stoppedOnce };
+      });
+      const [first, second] = servers as [(typeof servers)[0], (typeof servers)[0]];
+      try {
+        await first.service.scan();
+        await first.sender.firstSent;
+        await second.service.scan();
+        expect([first.service.delivering, second.service.delivering]).toEqual([['dst_gone'], []]);
+
+        await admin.deleteProject(w.projectId);
+        first.sender.answerFirst();
+        await Promise.race([first.stoppedOnce, first.sender.secondSent]);
+        // The batch on its way when the project went is the last: no other is read or sent, by either server.
+        expect(first.sender.sent).toHaveLength(1);
+        await vi.waitFor(() => expect(first.service.delivering).toEqual([]));
+        await second.service.scan();
+        expect(second.service.delivering).toEqual([]);
+        expect(second.sender.sent).toHaveLength(0);
+
+        // Gone from storage, its cursor and lease with it: no lease to take, no cursor to write, nothing to delete.
+        expect(await ds.get('dst_gone')).toBeNull();
+        expect((await ds.all()).map((d) => d.id)).not.toContain('dst_gone');
+        expect(await ds.takeLease('dst_gone', second.service.holder, 60_000)).toBe(false);
+        expect(await ds.advance('dst_gone', first.service.holder, 0, start + 500, 500, RECEIVED_AT)).toBe(false);
+        expect(await ds.delete('dst_gone')).toBe(false);
+        // Nor can it be paused or replayed by id.
+        const destinations = destinationAdmin(store, () => RECEIVED_AT, { baseUrl: null, port: null });
+        await expect(destinations.pause('dst_gone')).rejects.toThrow('No destination dst_gone');
+        await expect(destinations.replay('dst_gone', RECEIVED_AT)).rejects.toThrow('No destination dst_gone');
+      } finally {
+        await Promise.all(servers.map((x) => x.service.stop()));
+      }
+    });
+
+    it('deleting an organization deletes its projects\' destinations; another project\'s stay', async () => {
+      const ds = store.destinations;
+      const doomed = (await admin.createOrg('Doomed')).id;
+      const project = (await admin.createProject({ name: 'p', orgId: doomed })).id;
+      const kept = (await world()).projectId;
+      await ds.create(record('dst_of_doomed', project));
+      await ds.create(record('dst_kept', kept));
+      await admin.deleteOrg(doomed);
+      expect(await ds.get('dst_of_doomed')).toBeNull();
+      expect(await ds.delete('dst_of_doomed')).toBe(false);
+      expect((await ds.list(kept)).map((d) => d.id)).toEqual(['dst_kept']);
+      // One made in a race with the deletion (its project checked just before) is never seen, nor delivered.
+      await ds.create(record('dst_raced', project));
+      expect(await ds.get('dst_raced')).toBeNull();
+      expect(await ds.list(project)).toEqual([]);
+      expect((await ds.all()).map((d) => d.id)).not.toContain('dst_raced');
     });
   });
 }

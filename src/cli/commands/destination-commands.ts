@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
+import { LAG_COUNT_CAP } from '../../domain/delivery/deliverer.js';
 import { destinationAdmin } from '../../domain/delivery/destination-admin.js';
 import { checkDestination } from '../../stores/open-sender.js';
 import type { Store } from '../../stores/port.js';
@@ -56,7 +57,7 @@ export function registerDestinationCommands(program: Command): void {
       (r) =>
         table([
           ['ID', 'KIND', 'STATUS', 'DELIVERED', 'LAG', 'OLDEST UNDELIVERED', 'URL', 'LAST ERROR'],
-          ...r.map((d) => [d.id, d.kind, d.status, formatCount(d.delivered), formatCount(d.lag_events), d.oldest_undelivered_at ?? '-', d.url, d.last_error ?? '-']),
+          ...r.map((d) => [d.id, d.kind, d.status, formatCount(d.delivered), `${formatCount(d.lag_events)}${d.lag_events >= LAG_COUNT_CAP ? '+' : ''}`, d.oldest_undelivered_at ?? '-', d.url, d.last_error ?? '-']),
         ]),
     ),
   );

@@ -1,5 +1,6 @@
 import { type Html, html } from '../../docs/html.js';
 import type { Viewer } from '../../domain/accounts/accounts.js';
+import { LAG_COUNT_CAP } from '../../domain/delivery/deliverer.js';
 import type { DestinationListing } from '../../domain/delivery/destination-admin.js';
 import type { Project, Source } from '../../stores/port.js';
 import { BASE, csrfField, notice, page, when } from '../layout.js';
@@ -29,7 +30,9 @@ export interface DestinationsData {
 function lag(d: DestinationListing): string {
   if (d.lag_events === 0) return 'up to date';
   const oldest = d.oldest_undelivered_at === null ? '' : `, oldest from ${when(Date.parse(d.oldest_undelivered_at))}`;
-  return `${formatCount(d.lag_events)} ${d.lag_events === 1 ? 'event' : 'events'} behind${oldest}`;
+  // Counted up to a cap: a count that reached it is a floor.
+  const atLeast = d.lag_events >= LAG_COUNT_CAP ? 'at least ' : '';
+  return `${atLeast}${formatCount(d.lag_events)} ${d.lag_events === 1 ? 'event' : 'events'} behind${oldest}`;
 }
 
 /** What a destination takes, by source name (an id whose source is gone stays an id) and event name. */

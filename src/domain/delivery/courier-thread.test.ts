@@ -1,8 +1,10 @@
-import { EventEmitter } from 'node:events';
+import { EventEmitter, getEventListeners } from 'node:events';
 import { expect, it } from 'vitest';
-import type { DeliveryEvent, DeliverySender, OutgoingBatch, SendOutcome } from '../../stores/port-destinations.js';
+import type { DeliveryEvent, DeliverySender, DestinationRecord, DestinationStore, OutgoingBatch, SendOutcome } from '../../stores/port-destinations.js';
+import { FIRST_RETRY_MS } from './backoff.js';
 import { type CourierPort, ThreadCourier, serveCourier } from './courier-thread.js';
 import { type CourierDestination, LocalCourier } from './courier.js';
+import { DEFAULT_TIMING, Deliverer } from './deliverer.js';
 
 /** Two ends of a channel, each delivering the other's messages a turn later, as a worker's ports do. */
 function channel() {
@@ -24,6 +26,8 @@ const ev = (seq: number): DeliveryEvent => ({
   sessionId: null, timestamp: 1000 + seq, receivedAt: 2000 + seq, insertId: null, properties: '{}',
 });
 const d: CourierDestination = { id: 'dst_1', projectId: 'prj_1', kind: 'webhook', url: 'http://r/in', table: null, sources: [], events: ['paid'], secret: 's', generation: 0 };
+/** The destination as the store keeps it. */
+const kept: DestinationRecord = { ...d, paused: false, cursor: 0, delivered: 0, lastError: null, lastDeliveredAt: null, createdAt: 0 };
 
 /** A sender that holds each batch until told how it went, and says when a send was stopped. */
 class HeldSender implements DeliverySender {
@@ -52,7 +56,10 @@ class HeldSender implements DeliverySender {
 
 function world(events: DeliveryEvent[]) {
   const sender = new HeldSender();
+  /** The destination as the store has it now: a test deletes or pauses it here. */
+  const store = { now: kept as DestinationRecord | null };
   const reads = {
+    get: async () => store.now,
     read: async (_p: string, after: number, upTo: number, limit: number) => {
       const found = events.filter((e) => e.seq > after && e.seq <= upTo).slice(0, limit);
       return { events: found, through: found.length === limit ? found.at(-1)!.seq : upTo };
@@ -67,7 +74,7 @@ function world(events: DeliveryEvent[]) {
     starts.push(c);
     return c.port;
   });
-  return { sender, courier, starts };
+  return { sender, courier, starts, store };
 }
 
 it('sends the batches on the thread, one after another, and says how far it reached and what it delivered', async () => {
@@ -102,6 +109,18 @@ it('ends a turn on the first failure, keeping what it delivered before it', asyn
   expect(await turn).toEqual({ through: 500, batches: 1, events: 500, failure: { ok: false, error: 'The receiver answered 503.', retryAfterMs: 7000 } });
 });
 
+it('a deleted destination (its project deleted) gets no further batch of the turn in flight; nor does a paused or replayed one', async () => {
+  for (const change of [null, { ...kept, paused: true }, { ...kept, generation: 1 }]) {
+    const w = world(Array.from({ length: 1200 }, (_, i) => ev(i + 1)));
+    const turn = w.courier.next(d, 0, 1300, new AbortController().signal);
+    await w.sender.nextSend();
+    w.store.now = change;
+    w.sender.answer({ ok: true });
+    expect(await turn).toEqual({ through: 500, batches: 1, events: 500, failure: null });
+    expect(w.sender.sent).toHaveLength(1);
+  }
+});
+
 it('stops a send in flight when the caller stops', async () => {
   const w = world([ev(1)]);
   const stop = new AbortController();
@@ -126,7 +145,7 @@ it('fails what was in flight when the thread dies, and starts another at the nex
 
 it('answers a failed read with its message, and the thread goes on', async () => {
   const sender = new HeldSender();
-  const reads = { read: async () => Promise.reject(new Error('database is locked')), countPast: async () => 0, oldestPast: async () => null };
+  const reads = { get: async () => kept, read: async () => Promise.reject(new Error('database is locked')), countPast: async () => 0, oldestPast: async () => null };
   const courier = new ThreadCourier(() => {
     const c = channel();
     serveCourier(c.inside, new LocalCourier(reads, () => sender));
@@ -135,4 +154,93 @@ it('answers a failed read with its message, and the thread goes on', async () =>
   await expect(courier.next(d, 0, 10, new AbortController().signal)).rejects.toThrow('database is locked');
   expect(await courier.lag(d, 0, 10, 5)).toEqual({ events: 0, oldestAt: null });
   await courier.close();
+});
+
+it('leaves no abort listener on the caller\'s signal once a request is answered (they piled up one a turn)', async () => {
+  const w = world([ev(1)]);
+  const signal = new AbortController().signal;
+  for (let i = 0; i < 50; i++) {
+    const turn = w.courier.next(d, 0, 10, signal);
+    await w.sender.nextSend();
+    w.sender.answer(i % 2 === 0 ? { ok: true } : { ok: false, error: 'The receiver answered 503.', retryAfterMs: 0 });
+    await turn;
+  }
+  await w.courier.lag(d, 0, 10, 5);
+  expect(getEventListeners(signal, 'abort')).toHaveLength(0);
+  // A thread that dies fails what it held: that answer, too, takes its listener away.
+  const lost = w.courier.next(d, 0, 10, signal);
+  await w.sender.nextSend();
+  w.starts[0]!.port.emit('exit', 1);
+  await expect(lost).rejects.toThrow('stopped');
+  expect(getEventListeners(signal, 'abort')).toHaveLength(0);
+});
+
+/** A sender that answers every batch at once, the same way. */
+class AnsweringSender implements DeliverySender {
+  sent = 0;
+  constructor(private readonly outcome: SendOutcome) {}
+  async send(): Promise<SendOutcome> {
+    this.sent++;
+    return this.outcome;
+  }
+  async close() {}
+}
+
+/**
+ * A Deliverer over a ThreadCourier, on a destination whose project gains an
+ * event every other look at its head; its waits return at once and are
+ * recorded with the abort listeners its signal holds then. It stops after `turns` waits.
+ */
+async function deliverTurns(outcome: SendOutcome, turns: number) {
+  const sender = new AnsweringSender(outcome);
+  const reads = {
+    get: async () => kept,
+    read: async (_p: string, after: number, upTo: number, limit: number) => {
+      const found = Array.from({ length: Math.max(0, Math.min(upTo, after + limit) - after) }, (_, i) => ev(after + i + 1));
+      return { events: found, through: Math.min(upTo, after + limit) };
+    },
+    countPast: async () => 0,
+    oldestPast: async () => null,
+  };
+  const courier = new ThreadCourier(() => {
+    const c = channel();
+    serveCourier(c.inside, new LocalCourier(reads, () => sender));
+    return c.port;
+  });
+  let looks = 0;
+  const store: Pick<DestinationStore, 'get' | 'head' | 'advance' | 'failed' | 'takeLease'> = {
+    get: async () => kept,
+    head: async () => Math.floor((++looks + 1) / 2),
+    advance: async () => true,
+    failed: async () => true,
+    takeLease: async () => true,
+  };
+  const waits: { ms: number; listeners: number }[] = [];
+  const deliverer = new Deliverer(kept, {
+    store: store as DestinationStore, courier, holder: 'srv_test', clock: () => 0, timing: { ...DEFAULT_TIMING, renewMs: 3_600_000 },
+    self: { baseUrl: null, port: null },
+    wait: async (ms, signal) => {
+      waits.push({ ms, listeners: getEventListeners(signal, 'abort').length });
+      if (waits.length === turns) deliverer.stop();
+    },
+  });
+  await deliverer.run();
+  await courier.close();
+  return { waits, sent: sender.sent };
+}
+
+it('a Deliverer keeps no abort listener per turn, with a healthy receiver and with one answering 503 with Retry-After: 0', async () => {
+  const healthy = await deliverTurns({ ok: true }, 500);
+  expect(healthy.sent).toBeGreaterThanOrEqual(499);
+  expect(Math.max(...healthy.waits.map((x) => x.listeners))).toBe(0);
+
+  const refusing = await deliverTurns({ ok: false, error: 'The receiver answered 503.', retryAfterMs: 0 }, 500);
+  expect(refusing.sent).toBe(500);
+  expect(Math.max(...refusing.waits.map((x) => x.listeners))).toBe(0);
+});
+
+it('a Deliverer waits a second at least before trying again a receiver that answers 503 with Retry-After: 0', async () => {
+  const { waits } = await deliverTurns({ ok: false, error: 'The receiver answered 503.', retryAfterMs: 0 }, 20);
+  expect(waits).toHaveLength(20);
+  for (const w of waits) expect(w.ms).toBeGreaterThanOrEqual(FIRST_RETRY_MS);
 });

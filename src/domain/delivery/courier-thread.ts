@@ -61,10 +61,27 @@ export class ThreadCourier implements Courier {
     const thread = this.running();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
-      thread.postMessage({ ...req, id } as CourierRequest);
       // The thread gives up the send and answers; the answer settles the promise.
-      signal?.addEventListener('abort', () => this.thread === thread && thread.postMessage({ id: this.nextId++, op: 'abort', target: id } satisfies CourierRequest), { once: true });
+      const abort = () => {
+        if (this.thread === thread) thread.postMessage({ id: this.nextId++, op: 'abort', target: id } satisfies CourierRequest);
+      };
+      // The signal outlives the request (a Deliverer's lasts as long as it delivers): a listener left on
+      // it piles up, one a turn, and each new one is checked against all those before it (40,000 after
+      // minutes of a receiver that says Retry-After: 0 cost the thread a core).
+      const settled = () => signal?.removeEventListener('abort', abort);
+      this.waiting.set(id, {
+        resolve: (v) => {
+          settled();
+          resolve(v);
+        },
+        reject: (e) => {
+          settled();
+          reject(e);
+        },
+      });
+      thread.postMessage({ ...req, id } as CourierRequest);
+      if (signal?.aborted) abort();
+      else signal?.addEventListener('abort', abort, { once: true });
     });
   }
 

@@ -23,7 +23,8 @@ export interface CourierLag {
  * main thread, sees each turn's end only when that thread gets to it: a turn
  * a batch long waited its turn there for every batch, and at 80% of the
  * peak fell behind by half a second each second (bench/destination.ts).
- * A pause, a replay or a lost lease is seen between turns, within this.
+ * A pause, a replay or a deletion is seen before the next batch, a lost
+ * lease between turns.
  */
 export const TURN_MS = 250;
 
@@ -41,8 +42,9 @@ export interface Courier {
   /**
    * Sends the batches of events past `after`, up to `upTo`, that the
    * destination takes, in order, one after another for up to TURN_MS; stops
-   * at the first that fails, and when `signal` aborts. Throws when the store
-   * cannot be read before anything was delivered.
+   * at the first that fails, when `signal` aborts, and before the next batch
+   * once the destination is deleted, paused or replayed. Throws when the
+   * store cannot be read before anything was delivered.
    */
   next(d: CourierDestination, after: number, upTo: number, signal: AbortSignal): Promise<CourierTurn>;
   /** The events past `after` up to `upTo` the destination takes, counted up to `cap`, and when the first arrived (its lag). */
@@ -52,8 +54,8 @@ export interface Courier {
   close(): Promise<void>;
 }
 
-/** What a courier reads: the store's reads past a cursor. */
-export type CourierReads = Pick<DestinationStore, 'read' | 'countPast' | 'oldestPast'>;
+/** What a courier reads: the store's reads past a cursor, and the destination as it stands. */
+export type CourierReads = Pick<DestinationStore, 'get' | 'read' | 'countPast' | 'oldestPast'>;
 
 /** A courier on the calling thread: the delivery thread runs one, and tests may. */
 export class LocalCourier implements Courier {
@@ -72,6 +74,7 @@ export class LocalCourier implements Courier {
     while (turn.through < upTo && !signal.aborted) {
       let plan: ReturnType<typeof planBatch>;
       try {
+        if (!(await this.owed(d))) return turn;
         plan = planBatch(d, await this.reads.read(d.projectId, turn.through, upTo, BATCH_EVENTS));
       } catch (e) {
         // What was delivered stays delivered; the next turn finds the store away, and says so.
@@ -96,6 +99,17 @@ export class LocalCourier implements Courier {
   async lag(d: CourierDestination, after: number, upTo: number, cap: number): Promise<CourierLag> {
     const events = await this.reads.countPast(d, after, upTo, cap);
     return { events, oldestAt: events === 0 ? null : await this.reads.oldestPast(d, after, upTo) };
+  }
+
+  /**
+   * Whether the destination is still to be sent these batches: not deleted
+   * (its project neither), not paused, not replayed. Asked before each batch
+   * is read, so that none is read after such a change commits, even within
+   * a turn; the Deliverer sees the change when the turn ends.
+   */
+  private async owed(d: CourierDestination): Promise<boolean> {
+    const now = await this.reads.get(d.id);
+    return now !== null && !now.paused && now.generation === d.generation;
   }
 
   private sender(d: CourierDestination): DeliverySender {

@@ -58,6 +58,8 @@ export interface DelivererDeps {
   self: SelfAddress;
   observer?: DeliveryObserver;
   log?: DeliveryLog;
+  /** How a wait is waited (between polls, before a retry): `pause`; tests give one that returns at once and records it. */
+  wait?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
 /** Resolves after `ms`, or at once when `signal` aborts. */
@@ -109,6 +111,7 @@ export class Deliverer {
 
   async run(): Promise<void> {
     const { store, timing, clock } = this.deps;
+    const wait = this.deps.wait ?? pause;
     const signal = this.stopping.signal;
     const renewal = setInterval(() => void this.renew(), timing.renewMs);
     /** Delivered up to here (or passed over: events the destination does not take). */
@@ -140,7 +143,7 @@ export class Deliverer {
           if (cursor >= head) {
             await persist(false);
             await this.countLag(cursor, head);
-            await pause(timing.pollMs, signal);
+            await wait(timing.pollMs, signal);
             continue;
           }
           const turn = await this.turn(cursor, Math.min(head, cursor + READ_SPAN));
@@ -166,11 +169,11 @@ export class Deliverer {
           }
           await persist(true);
           await store.failed(this.d.id, this.deps.holder, failure.error);
-          await pause(retryDelay(this.failures, failure.retryAfterMs), signal);
+          await wait(retryDelay(this.failures, failure.retryAfterMs), signal);
         } catch (e) {
           // The store is away: nothing moved, and the same batch is read again once it answers.
           this.deps.log?.warn({ destination: this.d.id, error: (e as Error).message }, 'delivery could not reach the store; trying again');
-          await pause(timing.pollMs * 5, signal);
+          await wait(timing.pollMs * 5, signal);
         }
       }
       // Stopped, paused or deleted: what was delivered is written before the lease goes.

@@ -39,7 +39,8 @@ export class SqlAdmin extends SqlStorePart implements AdminStore {
   }
 
   async deleteOrg(id: string, at: number): Promise<boolean> {
-    return this.markDeleted('orgs', id, at, (db) => db.selectFrom('projects').select('id').where('org_id', '=', id).orderBy(this.engine.bytewise('id')));
+    const projects = (db: Db) => db.selectFrom('projects').select('id').where('org_id', '=', id).orderBy(this.engine.bytewise('id'));
+    return this.markDeleted('orgs', id, at, projects, { dropDestinations: true });
   }
 
   async createProject(p: Project): Promise<void> {
@@ -64,7 +65,7 @@ export class SqlAdmin extends SqlStorePart implements AdminStore {
   }
 
   async deleteProject(id: string, at: number): Promise<boolean> {
-    return this.markDeleted('projects', id, at, (db) => db.selectFrom('projects').select('id').where('id', '=', id));
+    return this.markDeleted('projects', id, at, (db) => db.selectFrom('projects').select('id').where('id', '=', id), { dropDestinations: true });
   }
 
   async createSource(s: Source): Promise<void> {
@@ -120,7 +121,7 @@ export class SqlAdmin extends SqlStorePart implements AdminStore {
   async revokeKey(id: string, at: number): Promise<boolean> {
     return this.keyChange(
       (db) => db.selectFrom('api_keys as k').innerJoin('sources as s', 's.id', 'k.source_id').select('s.project_id as id').where('k.id', '=', id),
-      (db) => db.updateTable('api_keys').set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(at)) })).where('id', '=', id),
+      async (db) => (await db.updateTable('api_keys').set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(at)) })).where('id', '=', id).executeTakeFirst()).numUpdatedRows > 0n,
     );
   }
 
@@ -130,9 +131,25 @@ export class SqlAdmin extends SqlStorePart implements AdminStore {
     await this.write(() => this.db.updateTable(table).set(set).where('id', '=', id).execute());
   }
 
-  /** Deletion is a mark, made as a key change: it takes the keys of what it marks out of service. */
-  private markDeleted(table: 'orgs' | 'projects' | 'sources', id: string, at: number, projects: (db: Db) => { execute(): Promise<{ id: string }[]> }): Promise<boolean> {
-    return this.keyChange(projects, (db) => db.updateTable(table).set({ deleted_at: at }).where('id', '=', id).where('deleted_at', 'is', null));
+  /**
+   * Deletion is a mark, made as a key change: it takes the keys of what it
+   * marks out of service. A deleted project's destinations (with their
+   * cursors and leases) go in the same transaction, not with a mark: each
+   * server's delivery finds its destination gone at its next look and stops
+   * (docs/destinations.md), and no secret or URL of it stays behind.
+   */
+  private markDeleted(
+    table: 'orgs' | 'projects' | 'sources',
+    id: string,
+    at: number,
+    projects: (db: Db) => { execute(): Promise<{ id: string }[]> },
+    opts: { dropDestinations?: boolean } = {},
+  ): Promise<boolean> {
+    return this.keyChange(projects, async (db, projectIds) => {
+      const marked = (await db.updateTable(table).set({ deleted_at: at }).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst()).numUpdatedRows > 0n;
+      if (marked && opts.dropDestinations === true && projectIds.length > 0) await db.deleteFrom('destinations').where('project_id', 'in', projectIds).execute();
+      return marked;
+    });
   }
 
   private async keysOf(db: Db, sourceId: string): Promise<KeyRecord[]> {
@@ -149,11 +166,12 @@ export class SqlAdmin extends SqlStorePart implements AdminStore {
    */
   private keyChange(
     projects: (db: Db) => { execute(): Promise<{ id: string }[]> },
-    change: (db: Db) => { executeTakeFirst(): Promise<{ numUpdatedRows: bigint }> },
+    change: (db: Db, projectIds: string[]) => Promise<boolean>,
   ): Promise<boolean> {
     return this.write(() => this.db.transaction().execute(async (trx) => {
-      await this.engine.lockProjects(trx, (await projects(trx).execute()).map((p) => p.id));
-      return (await change(trx).executeTakeFirst()).numUpdatedRows > 0n;
+      const ids = (await projects(trx).execute()).map((p) => p.id);
+      await this.engine.lockProjects(trx, ids);
+      return change(trx, ids);
     }));
   }
 }

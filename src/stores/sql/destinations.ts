@@ -2,6 +2,7 @@ import { type Selectable, sql } from 'kysely';
 import type { DeliveryEvent, DeliveryRead, DestinationKind, DestinationRecord, DestinationStore } from '../port-destinations.js';
 import type { SqlEngine, WriteTurn } from './engine.js';
 import { eventRows } from './event-pages.js';
+import type { EngineListingReads } from './listings.js';
 import { isSet } from './rows.js';
 import type { Database } from './schema.js';
 
@@ -59,6 +60,11 @@ const toRecord = (r: Selectable<Database['destinations']>): DestinationRecord =>
   lastError: r.last_error, lastDeliveredAt: r.last_delivered_at, createdAt: r.created_at,
 });
 
+/** Scans run where the engine's other delivery reads run: on the delivery thread, its own connection. */
+export const scansOn = (e: DestinationsEngine): Pick<EngineListingReads, 'pageRows'> => ({
+  pageRows: (query) => e.bound(async () => (await e.reads.db.executeQuery(query)).rows),
+});
+
 /** Destinations, their cursors and leases, on either SQL engine (the contract: port-destinations.ts). */
 export class SqlDestinations implements DestinationStore {
   private readonly db;
@@ -66,6 +72,13 @@ export class SqlDestinations implements DestinationStore {
   constructor(
     engine: SqlEngine,
     private readonly e: DestinationsEngine,
+    /**
+     * Where the counts of what is past a cursor run (a lag counts up to a
+     * million events): in a server, the console's page reads (on SQLite their
+     * thread, never the connection that writes nor the thread that answers
+     * requests; on PostgreSQL their gate); on the delivery thread, its own.
+     */
+    private readonly scans: Pick<EngineListingReads, 'pageRows'> = scansOn(e),
   ) {
     this.db = engine.db;
   }
@@ -81,21 +94,29 @@ export class SqlDestinations implements DestinationStore {
     });
   }
 
+  /**
+   * Destinations of live projects only. Deleting a project (or its
+   * organization) deletes its destinations in the same transaction; this
+   * keeps one made in a race with that deletion from being seen, or
+   * delivered, all the same.
+   */
+  private live() {
+    return this.db.selectFrom('destinations as d').innerJoin('projects as p', 'p.id', 'd.project_id').innerJoin('orgs as o', 'o.id', 'p.org_id')
+      .selectAll('d').where('p.deleted_at', 'is', null).where('o.deleted_at', 'is', null);
+  }
+
   async get(id: string): Promise<DestinationRecord | null> {
-    const r = await this.e.bound(() => this.db.selectFrom('destinations').selectAll().where('id', '=', id).executeTakeFirst());
+    const r = await this.e.bound(() => this.live().where('d.id', '=', id).executeTakeFirst());
     return r === undefined ? null : toRecord(r);
   }
 
   async list(projectId: string): Promise<DestinationRecord[]> {
-    const rows = await this.db.selectFrom('destinations').selectAll().where('project_id', '=', projectId).orderBy('created_at').orderBy('id').execute();
+    const rows = await this.live().where('d.project_id', '=', projectId).orderBy('d.created_at').orderBy('d.id').execute();
     return rows.map(toRecord);
   }
 
   async all(): Promise<DestinationRecord[]> {
-    const rows = await this.e.bound(() =>
-      this.db.selectFrom('destinations as d').innerJoin('projects as p', 'p.id', 'd.project_id').selectAll('d')
-        .where('p.deleted_at', 'is', null).orderBy('d.id').execute(),
-    );
+    const rows = await this.e.bound(() => this.live().orderBy('d.id').execute());
     return rows.map(toRecord);
   }
 
@@ -133,22 +154,20 @@ export class SqlDestinations implements DestinationStore {
 
   async countPast(d: Pick<DestinationRecord, 'projectId' | 'sources' | 'events'>, after: number, upTo: number, cap: number): Promise<number> {
     if (upTo <= after) return 0;
-    const r = await this.e.bound(() => {
-      const past = this.past(d, after, upTo).select(sql<number>`1`.as('one')).limit(cap);
-      return this.e.reads.db.selectFrom(past.as('past')).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    });
-    return Number(r.n);
+    const past = this.past(d, after, upTo).select(sql<number>`1`.as('one')).limit(cap);
+    const [r] = await this.scans.pageRows(this.db.selectFrom(past.as('past')).select((eb) => eb.fn.countAll<number>().as('n')).compile());
+    return Number(r?.n ?? 0);
   }
 
   async oldestPast(d: Pick<DestinationRecord, 'projectId' | 'sources' | 'events'>, after: number, upTo: number): Promise<number | null> {
     if (upTo <= after) return null;
-    const r = await this.e.bound(() => this.past(d, after, upTo).select('received_at').orderBy('seq').limit(1).executeTakeFirst());
-    return r?.received_at ?? null;
+    const [r] = await this.scans.pageRows(this.past(d, after, upTo).select('received_at').orderBy('seq').limit(1).compile());
+    return r === undefined ? null : Number(r.received_at);
   }
 
-  /** The events a destination takes past `after` up to `upTo`. */
+  /** The events a destination takes past `after` up to `upTo` (a query to compile: `scans` runs it). */
   private past(d: Pick<DestinationRecord, 'projectId' | 'sources' | 'events'>, after: number, upTo: number) {
-    let q = this.e.reads.db.selectFrom('events').where('project_id', '=', d.projectId).where('seq', '>', after).where('seq', '<=', upTo);
+    let q = this.db.selectFrom('events').where('project_id', '=', d.projectId).where('seq', '>', after).where('seq', '<=', upTo);
     if (d.sources.length > 0) q = q.where('source_id', 'in', d.sources);
     if (d.events.length > 0) q = q.where('event', 'in', d.events);
     return q;

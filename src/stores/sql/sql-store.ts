@@ -56,7 +56,7 @@ export class SqlStore implements Store {
     this.listings = new SqlListings(sql, listingReads);
     this.eventPages = new SqlEventPages(sql, eventPages);
     this.reads = new SqlReads(sql, this.eventPages);
-    this.destinations = new SqlDestinations(sql, engine.data.destinations);
+    this.destinations = new SqlDestinations(sql, engine.data.destinations, listingReads);
     this.groups = new SqlGroups(sql);
     if (engine.backup !== undefined) this.backup = (toFile) => engine.backup!(toFile);
   }

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import type { DeliveryEvent, DestinationStore } from '../port-destinations.js';
+import type { DeliveryEvent, DeliveryReads } from '../port-destinations.js';
 import { atOnce, type WriteTurn } from '../sql/engine.js';
 import { type DestinationsEngine, SqlDestinations } from '../sql/destinations.js';
 import { type Db, sqliteFile } from './open.js';
@@ -91,12 +91,13 @@ export function sqliteDestinations(db: Db, write: WriteTurn, given: Db | null = 
  * Delivery's reads on the delivery thread: a read-only connection of its
  * own, which may wait for a WAL reset there (no request waits behind it).
  */
-export function sqliteDeliveryReads(dataDir: string): Pick<DestinationStore, 'read' | 'countPast' | 'oldestPast' | 'close'> {
+export function sqliteDeliveryReads(dataDir: string): DeliveryReads {
   const db = new Database(sqliteFile(dataDir), { readonly: true, fileMustExist: true });
   db.pragma('busy_timeout = 5000');
   const refuse: WriteTurn = () => Promise.reject(new Error('Delivery reads only.'));
   const destinations = new SqlDestinations(sqliteEngine(db), sqliteDestinations(db, refuse, db));
   return {
+    get: (id) => destinations.get(id),
     read: (...a) => destinations.read(...a),
     countPast: (...a) => destinations.countPast(...a),
     oldestPast: (...a) => destinations.oldestPast(...a),

@@ -46,6 +46,22 @@ describe('embedded schema migrations', () => {
     tx.rollback();
   });
 
+  it('destinations of projects deleted before a deletion took its destinations along are removed, with their URLs and secrets', () => {
+    const db = open();
+    db.exec(`
+      INSERT INTO orgs (id, name, created_at, deleted_at) VALUES ('org_live', 'a', 0, NULL), ('org_gone', 'b', 0, 5);
+      INSERT INTO projects (id, org_id, name, api_enabled, created_at, deleted_at)
+      VALUES ('prj_live', 'org_live', 'p', 1, 0, NULL), ('prj_gone', 'org_live', 'p', 1, 0, 5), ('prj_of_gone_org', 'org_gone', 'p', 1, 0, NULL);
+    `);
+    const add = db.prepare(
+      `INSERT INTO destinations (id, project_id, kind, url, sources, events, secret, paused, cursor_seq, generation, delivered, lease_holder, lease_until, created_at)
+       VALUES (?, ?, 'webhook', 'https://example.com/in', '[]', '[]', 'whsec_x', 0, 0, 0, 0, 'srv_old', 0, 0)`,
+    );
+    for (const p of ['prj_live', 'prj_gone', 'prj_of_gone_org']) add.run(`dst_${p}`, p);
+    db.exec(SQLITE_MIGRATIONS.find((m) => typeof m === 'string' && m.includes('DELETE FROM destinations')) as string);
+    expect(db.prepare('SELECT id FROM destinations').pluck().all()).toEqual(['dst_prj_live']);
+  });
+
   it('a data directory from a newer Inlet is refused, not written to', () => {
     const db = open();
     db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (99, 0)').run();

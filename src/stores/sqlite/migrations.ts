@@ -222,4 +222,13 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   // seq). It costs every commit about one more page write per distinct
   // person in it (docs/design.md, "A person's events").
   'CREATE INDEX events_person ON events (project_id, person_id, timestamp);',
+  // Version 18: deleting a project or an organization now deletes its
+  // destinations (sql/admin.ts); those of projects deleted before still held
+  // their URLs and secrets, and went on being delivered.
+  `
+  DELETE FROM destinations WHERE NOT EXISTS (
+    SELECT 1 FROM projects p JOIN orgs o ON o.id = p.org_id
+    WHERE p.id = destinations.project_id AND p.deleted_at IS NULL AND o.deleted_at IS NULL
+  );
+  `,
 ];
