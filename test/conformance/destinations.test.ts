@@ -262,7 +262,7 @@ for (const engine of STORES) {
         expect(await ds.advance('dst_gone', first.service.holder, 0, start + 500, 500, RECEIVED_AT)).toBe(false);
         expect(await ds.delete('dst_gone')).toBe(false);
         // Nor can it be paused or replayed by id.
-        const destinations = destinationAdmin(store, () => RECEIVED_AT, { baseUrl: null, port: null });
+        const destinations = destinationAdmin(store, () => RECEIVED_AT, { self: { baseUrl: null, port: null }, check: async () => null });
         await expect(destinations.pause('dst_gone')).rejects.toThrow('No destination dst_gone');
         await expect(destinations.replay('dst_gone', RECEIVED_AT)).rejects.toThrow('No destination dst_gone');
       } finally {

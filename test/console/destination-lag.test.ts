@@ -3,7 +3,7 @@ import { destinationsSection } from '../../src/console/views/destinations.js';
 import { html } from '../../src/docs/html.js';
 import type { Viewer } from '../../src/domain/accounts/accounts.js';
 import { LAG_COUNT_CAP } from '../../src/domain/delivery/deliverer.js';
-import type { DestinationListing } from '../../src/domain/delivery/destination-admin.js';
+import type { DestinationRow } from '../../src/console/views/destinations.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 const viewer: Viewer = {
@@ -11,11 +11,11 @@ const viewer: Viewer = {
   orgIds: null,
   session: { tokenHash: Buffer.alloc(32), userId: 'usr_1', csrfToken: 't', createdAt: NOW, lastSeenAt: NOW },
 };
-const listed = (lag: number): DestinationListing => ({
+const listed = (lag: number): DestinationRow => ({
   id: 'dst_1', kind: 'webhook', url: 'https://hooks.example.com/in', status: 'paused', delivered: 0, lag_events: lag,
-  oldest_undelivered_at: null, last_error: null,
+  oldest_undelivered_at: null, last_error: null, sources: [], events: [],
 });
-const section = (lag: number) => destinationsSection(viewer, { projectId: 'prj_1', list: [listed(lag)], typed: null, made: null }, () => html``).value;
+const section = (lag: number) => destinationsSection(viewer, { projectId: 'prj_1', list: [listed(lag)], sources: [], typed: null, made: null, replay: null, done: null }, () => html``).value;
 
 it('a lag counted up to its cap reads as a floor ("at least"), and one under it as it is', () => {
   expect(section(LAG_COUNT_CAP)).toContain('at least 1,000,000 events behind');
