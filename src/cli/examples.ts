@@ -65,12 +65,24 @@ export function leafCommands(cmd: Command, path: string[] = []): { path: string;
   });
 }
 
-/** Ends the --help of every command with its examples, written with `self` (how inlet is called here) for "inlet". */
-export function addExamples(program: Command, self: string): void {
-  for (const { path, cmd } of leafCommands(program)) {
-    const examples = EXAMPLES[path];
-    if (examples === undefined) continue;
+/** What `inlet --help` ends with: the first two steps of the README's first request. */
+const FIRST_STEPS = ['inlet serve', 'inlet project create --name "My app" --api-enabled'];
+
+/** The examples a command's help ends with: its own, or for a group the first of each of its first two commands. */
+export function examplesOf(cmd: Command, path: string): string[] {
+  if (path === '') return FIRST_STEPS;
+  if (cmd.commands.length === 0) return EXAMPLES[path] ?? [];
+  return leafCommands(cmd)
+    .slice(0, 2)
+    .flatMap((leaf) => (EXAMPLES[`${path} ${leaf.path}`] ?? []).slice(0, 1));
+}
+
+/** Ends the --help of every command (groups and inlet itself too) with examples, written with `self` (how inlet is called here) for "inlet". */
+export function addExamples(program: Command, self: string, cmd: Command = program, path = ''): void {
+  const examples = examplesOf(cmd, path);
+  if (examples.length > 0) {
     const lines = examples.map((e) => `  $ ${e.replace(/(^|\| )inlet /, `$1${self} `)}`);
     cmd.addHelpText('after', `\nExample${examples.length === 1 ? '' : 's'}:\n${lines.join('\n')}\n`);
   }
+  for (const sub of cmd.commands) addExamples(program, self, sub, path === '' ? sub.name() : `${path} ${sub.name()}`);
 }

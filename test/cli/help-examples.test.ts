@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { EXAMPLES, leafCommands } from '../../src/cli/examples.js';
+import { EXAMPLES, examplesOf, leafCommands } from '../../src/cli/examples.js';
 import { program } from '../../src/cli/main.js';
 import { runCli } from '../helpers/process.js';
 
@@ -35,6 +35,18 @@ describe('inlet --help examples', () => {
       const tail = help.slice(-examples.length - 1);
       expect(tail[0], `inlet ${path}`).toMatch(/^Examples?:$/);
       expect(tail.slice(1).map((l) => l.trim()), `inlet ${path}`).toEqual(examples.map((e) => `$ ${e}`));
+    }
+  });
+
+  it('inlet itself and every group of commands end their help with examples of their commands', () => {
+    const groups: { path: string; cmd: Command }[] = [{ path: '', cmd: program }, ...program.commands.filter((c) => c.commands.length > 0).map((c) => ({ path: c.name(), cmd: c }))];
+    expect(groups.length).toBeGreaterThan(5);
+    for (const { path, cmd } of groups) {
+      const examples = examplesOf(cmd, path);
+      expect(examples.length, `inlet ${path}`).toBeGreaterThanOrEqual(1);
+      for (const e of examples) expect(e, `inlet ${path}`).toMatch(new RegExp(`(^|\\| )inlet ${path}`));
+      const tail = helpOf(cmd).trimEnd().split('\n').slice(-examples.length - 1);
+      expect(tail, `inlet ${path}`).toEqual([`Example${examples.length === 1 ? '' : 's'}:`, ...examples.map((e) => `  $ ${e}`)]);
     }
   });
 
