@@ -6,6 +6,7 @@ import { parseIso } from '../pipeline/timestamp.js';
 import { NoStoreError, openStore, requireStore } from '../stores/open-store.js';
 import { type Store, StoreUnavailableError } from '../stores/port.js';
 import { formatCount } from './numbers.js';
+import { MIN_CUT_COLUMN, cutTo } from './output-width.js';
 
 /** Options every admin subcommand takes. */
 export interface CommonOptions {
@@ -103,9 +104,19 @@ export function parseTime(v: string, flag: string): number {
   return ms;
 }
 
-/** A fixed-width table for human output. */
-export function table(rows: string[][]): string {
+/**
+ * A fixed-width table for human output. With `width`, the last column (free text such as
+ * properties) is cut so that a line fits in it, keeping at least MIN_CUT_COLUMN characters.
+ */
+export function table(rows: string[][], width?: number): string {
   if (rows.length === 0) return '(none)';
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  if (width !== undefined) {
+    const last = widths.length - 1;
+    const before = widths.slice(0, last).reduce((sum, w) => sum + w + 2, 0);
+    const room = Math.max(MIN_CUT_COLUMN, width - before);
+    rows = rows.map((r) => r.map((c, i) => (i === last ? cutTo(c, room) : c)));
+    widths[last] = Math.min(widths[last]!, room);
+  }
   return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
 }

@@ -10,6 +10,8 @@ import { registerSend } from './commands/send-command.js';
 import { registerServe } from './commands/serve.js';
 import { registerUserCommands } from './commands/user-commands.js';
 import { isClosedPipe } from './context.js';
+import { addExamples } from './examples.js';
+import { commandName } from './command-name.js';
 
 // dist/cli/main.js and src/cli/main.ts both sit two folders below package.json.
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -30,6 +32,8 @@ registerGroupCommands(program);
 registerUserCommands(program);
 registerSend(program);
 registerBackup(program);
+// Last, once every command exists: each --help ends with its examples.
+addExamples(program, commandName(process.argv[1], process.cwd()));
 
 /** Runs the command line of this process; bin/inlet calls it. */
 export async function run(): Promise<void> {

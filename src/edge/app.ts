@@ -24,6 +24,7 @@ import { emptyFacts } from './request-facts.js';
 import { checkHostHeader } from './host.js';
 import { lingerOnClose } from './lingering-close.js';
 import { ReadBudget } from './read-budget.js';
+import { rootRoutes } from './root-routes.js';
 import { originForm } from './request-target.js';
 import { segmentRoute } from './segment-route.js';
 import { postHogRoute } from './posthog-route.js';
@@ -216,6 +217,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   for (const path of POSTHOG_PATHS) app.all(path, posthog);
   app.register(docsRoutes());
   app.register(opsRoutes(app.readiness));
+  app.register(rootRoutes());
   app.register(consolePlugin({ collector: deps.collector, clock: deps.clock, live, liveCaps, setApart, checkDestination: deps.checkDestination }));
   app.setNotFoundHandler(async (req, reply) => {
     // Methods Fastify has no route table for still get the API's checks.

@@ -4,7 +4,7 @@
  * a port in use, or INLET_LOG_LEVEL=verbose, left the process running).
  */
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -72,5 +72,28 @@ describe('inlet serve exits non-zero with one line naming what to change', () =>
     expect(lines, r.stderr).toHaveLength(1);
     expect(lines[0]).toMatch(/^inlet: /);
     expect(lines[0]).toMatch(message);
+  });
+});
+
+describe('inlet serve with its ports taken', () => {
+  it('fault: a port clash was reported one port at a time (metrics, then the API after a restart); it names every port in use at once, and makes no store', async () => {
+    const other = net.createServer();
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', () => r()));
+    const otherPort = (other.address() as net.AddressInfo).port;
+    try {
+      const dir = join(tmp.dir, 'never-made');
+      const r = await serveUntilExit(['--data-dir', dir, '--port', String(heldPort), '--metrics-port', String(otherPort)], {});
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe('');
+      const lines = r.stderr.trimEnd().split('\n');
+      expect(lines, r.stderr).toHaveLength(1);
+      expect(lines[0]).toContain(`already in use by other processes: ${heldPort} on 127.0.0.1 (--port / INLET_PORT) and ${otherPort} on 127.0.0.1 (--metrics-port / INLET_METRICS_PORT)`);
+      // Free ports to use instead, neither of them one of those taken.
+      const [, api, metrics] = /e\.g\. --port (\d+) --metrics-port (\d+) \(all free now\)\.$/.exec(lines[0]!) ?? [];
+      expect([api, metrics].map(Number).filter((p) => p > 0 && p !== heldPort && p !== otherPort)).toHaveLength(2);
+      expect(existsSync(dir)).toBe(false);
+    } finally {
+      await new Promise((r) => other.close(r));
+    }
   });
 });

@@ -7,6 +7,7 @@ import { eventJson, personJson } from '../views.js';
 import { registerErasure } from './erasure-commands.js';
 import { registerExport } from './export-command.js';
 import { formatCount } from '../numbers.js';
+import { outputColumns } from '../output-width.js';
 
 /** `inlet events list`, `inlet person show`, `inlet usage`, `inlet browser identify`. */
 export function registerDataCommands(program: Command): void {
@@ -32,11 +33,14 @@ export function registerDataCommands(program: Command): void {
         return page.events.map(eventJson);
       },
       (rows) =>
-        table([
-          // The id first: it is what --before takes.
-          ['ID', 'TIMESTAMP', 'EVENT', 'DISTINCT ID', 'PERSON', 'SESSION', 'INSERT ID'],
-          ...rows.map((e) => [e.id, e.timestamp, e.event, e.distinct_id ?? '-', e.person_id, e.session_id ?? 'server', e.insert_id ?? '-']),
-        ]),
+        table(
+          [
+            // The id first: it is what --before takes. Properties last, cut to the terminal: they may be 8 KiB.
+            ['ID', 'TIMESTAMP', 'EVENT', 'DISTINCT ID', 'PERSON', 'SESSION', 'INSERT ID', 'PROPERTIES'],
+            ...rows.map((e) => [e.id, e.timestamp, e.event, e.distinct_id ?? '-', e.person_id, e.session_id ?? 'server', e.insert_id ?? '-', JSON.stringify(e.properties)]),
+          ],
+          outputColumns(),
+        ),
     ),
   );
 

@@ -20,8 +20,11 @@ import { observedCollector } from '../../metrics/observed-collector.js';
 import { ConfigError, SETTINGS, type SettingSpec, settingName } from '../../settings.js';
 import { checkDestination } from '../../stores/open-sender.js';
 import { describeStore, hasStore, openStore } from '../../stores/open-store.js';
-import { StoreUnavailableError } from '../../stores/port.js';
+import { type Store, StoreUnavailableError } from '../../stores/port.js';
 import { fail } from '../context.js';
+import { bindFailure, ensurePortsFree } from '../serve-ports.js';
+import { commandName } from '../command-name.js';
+import { firstSteps } from '../first-steps.js';
 import { limitHeapGrowth } from '../heap-growth.js';
 
 /** How long requests in flight get to finish after SIGTERM before their connections are cut. */
@@ -61,6 +64,8 @@ async function serve(flags: Record<string, string | undefined>): Promise<void> {
 }
 
 async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<void> {
+  // Before the store is opened (or made): a start that cannot listen leaves nothing behind.
+  await ensurePortsFree(cfg);
   const metrics = new Metrics();
   // Known before opening, which makes a store where there is none: a serve started in the wrong
   // directory must say that its store is new. One that cannot be reached is openStore's to report.
@@ -136,7 +141,10 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
   process.stdout.write(`inlet listening on http://${bracketed(cfg.host)}:${port}\n`);
   // After the line above, which scripts wait for: where the data is, so a command run elsewhere can be pointed at it.
   const base = app.inletBaseUrl.replace(/\/+$/, '');
-  process.stdout.write(`data: ${describeStore(cfg)}${existed ? '' : ' (new: created now)'}\nconsole: ${base}/console\nreference: ${base}/docs/api\n`);
+  // Then what to run next while the store is empty, in the same write: a reader that has the
+  // reference line has them too.
+  const next = firstSteps({ ...cfg, ...(await storeHolds(store)), command: commandName(process.argv[1], process.cwd()), cwd: process.cwd() });
+  process.stdout.write(`data: ${describeStore(cfg)}${existed ? '' : ' (new: created now)'}\nconsole: ${base}/console\nreference: ${base}/docs/api\n${next}`);
   const retention = startRetention(store, Date.now, {
     done: (r) => {
       if (r.erasuresFinished > 0) {
@@ -207,19 +215,19 @@ function bracketed(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
+/** Whether the store holds a project and a console account yet; a store that cannot tell is taken to hold both (no hints). */
+async function storeHolds(store: Store): Promise<{ hasProject: boolean; hasUser: boolean }> {
+  try {
+    const [projects, users] = await Promise.all([store.listings.listProjects(null), store.accounts.listUsers()]);
+    return { hasProject: projects.length > 0, hasUser: users.length > 0 };
+  } catch {
+    return { hasProject: true, hasUser: true };
+  }
+}
+
 /** A listen() failure as a sentence that names the setting to change. */
 function listenFailure(e: unknown, portSetting: SettingSpec<unknown>, hostSetting: SettingSpec<unknown>, port: number, host: string): Error {
-  const code = (e as NodeJS.ErrnoException).code;
-  if (code === 'EADDRINUSE') {
-    return new ConfigError(`Port ${port} on ${host} is already in use by another process; stop that process, or choose another port with ${settingName(portSetting)}.`);
-  }
-  if (code === 'EACCES') {
-    return new ConfigError(`Port ${port} needs privileges this process lacks; choose a port from 1024 up with ${settingName(portSetting)} (and put a proxy such as nginx in front).`);
-  }
-  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
-    return new ConfigError(`Cannot listen on ${host}: it is not an address of this machine; choose another with ${settingName(hostSetting)}.`);
-  }
-  return new ConfigError(`Cannot listen on ${host} port ${port} (${(e as Error).message}); check ${settingName(hostSetting)} and ${settingName(portSetting)}.`);
+  return bindFailure((e as NodeJS.ErrnoException).code, e as Error, { port, host, portSetting, hostSetting });
 }
 
 /** A store that cannot be opened at start, as a sentence that says what to check. */
