@@ -64,7 +64,7 @@ interface LastTry {
 export class Inlet {
   private readonly s: Settings;
   private readonly url: string;
-  private readonly timers = new Timers();
+  private readonly timers: Timers;
   /** Aborted when close() runs out of time: every attempt and wait ends at once. */
   private readonly hard = new AbortController();
   private readonly queue: Pending[] = [];
@@ -86,6 +86,7 @@ export class Inlet {
 
   constructor(options: InletOptions) {
     this.s = settle(options);
+    this.timers = new Timers(this.s.clock);
     this.url = new URL(this.s.path, this.s.baseUrl.endsWith('/') ? this.s.baseUrl : `${this.s.baseUrl}/`).toString();
     open.add(this);
     if (!exitHookInstalled) {
@@ -293,13 +294,13 @@ export class Inlet {
     for (let n = 1; ; n++) {
       if (this.hard.signal.aborted) return this.failAll(batch, closedWhileRetrying(last));
       // Each wait ends in a fresh ask: answers that came meanwhile say more than the one the wait was set by.
-      for (let paceMs = this.pacer.reserve(batch.length, Date.now()); paceMs > 0; paceMs = this.pacer.reserve(batch.length, Date.now())) {
+      for (let paceMs = this.pacer.reserve(batch.length, this.s.clock.now()); paceMs > 0; paceMs = this.pacer.reserve(batch.length, this.s.clock.now())) {
         await this.timers.sleep(paceMs, this.hard.signal);
         if (this.hard.signal.aborted) return this.failAll(batch, closedWhileRetrying(last));
       }
       for (const p of batch) p.attempts++;
       const { step, limits } = await attempt(transport, body, batch.length, this.hard.signal);
-      this.pacer.answered(batch.length, limits, Date.now());
+      this.pacer.answered(batch.length, limits, this.s.clock.now());
       if (step.kind === 'done') {
         step.verdicts.forEach((v, i) => this.settle(batch[i]!, toResult(v, batch[i]!.insertId, batch[i]!.attempts)));
         return;

@@ -1,4 +1,5 @@
 /** The client's options, with their defaults and limits. */
+import { type Clock, realClock } from './clock.js';
 import type { ItemResult } from './types.js';
 
 /** What a retry is about to do, for logs and tests. */
@@ -50,6 +51,8 @@ export interface InletOptions {
   concurrency?: number;
   /** The endpoint's path. Default `/api/v1/batch`; `/api/v1/import` for historical backfill. */
   path?: string;
+  /** The time the client reads and waits on; the real one by default (a simulation or a test passes its own). */
+  clock?: Clock;
 }
 
 export type Settings = Required<Omit<InletOptions, 'onResult' | 'onRetry'>> & Pick<InletOptions, 'onResult' | 'onRetry'>;
@@ -76,6 +79,7 @@ export function settle(o: InletOptions): Settings {
     closeTimeoutMs: 10_000,
     concurrency: 2,
     path: '/api/v1/batch',
+    clock: realClock,
     ...withoutUndefined(o),
   };
   positive(s, 'flushAt');

@@ -1,5 +1,5 @@
 import cliProgress from 'cli-progress';
-import { formatCount } from './numbers.js';
+import { formatCount } from '../numbers.js';
 
 /** Progress of `inlet send` on stderr; does nothing unless stderr is a terminal. */
 export interface SendProgress {
@@ -13,8 +13,8 @@ const quiet: SendProgress = { update: () => {}, stop: () => {} };
  * A bar over the file's bytes when its size is known (stdin has none), with
  * items sent, items per second and the time that remains.
  */
-export function startProgress(totalBytes: number | null): SendProgress {
-  if (!process.stderr.isTTY) return quiet;
+export function startProgress(totalBytes: number | null, stderr: { isTTY?: boolean }): SendProgress {
+  if (!stderr.isTTY) return quiet;
   const started = Date.now();
   const known = totalBytes !== null && totalBytes > 0;
   const bar = new cliProgress.SingleBar(
