@@ -2,6 +2,7 @@
 export { Inlet } from './client.js';
 export type { InletOptions, RetryInfo } from './options.js';
 export type { Clock, ClockTimer } from './clock.js';
+export type { RateLimitWindow } from './pacer.js';
 export {
   ClosedError,
   QueueFullError,

@@ -1,7 +1,17 @@
 import type { Command } from 'commander';
-import { fail } from '../context.js';
+import { fail, parseWhole } from '../context.js';
 import { formatCount } from '../numbers.js';
-import { type SendSummary, sendFile } from '../send/run.js';
+import { DEFAULT_UNREACHABLE_SECONDS, type SendSummary, sendFile } from '../send/run.js';
+
+interface SendFlags {
+  key?: string;
+  baseUrl?: string;
+  import?: boolean;
+  resume?: boolean;
+  state?: string;
+  unreachableTimeout: string;
+  json?: boolean;
+}
 
 /** `inlet send FILE`: NDJSON items through the SDK. */
 export function registerSend(program: Command): void {
@@ -12,12 +22,16 @@ export function registerSend(program: Command): void {
     .option('--key <key>', 'server key (env INLET_KEY)')
     .option('--base-url <url>', 'where Inlet runs (env INLET_BASE_URL, default http://localhost:8080)')
     .option('--import', 'send to /api/v1/import (historical backfill) instead of /api/v1/batch')
+    .option('--resume', 'send only what a send of FILE that stopped early left, as its state file says')
+    .option('--state <file>', 'where the state for --resume is kept (default FILE.inlet-send.json)')
+    .option('--unreachable-timeout <seconds>', 'stop once the server has been out of reach this long', String(DEFAULT_UNREACHABLE_SECONDS))
     .option('--json', 'print exactly one JSON value on stdout')
-    .action(async (file: string, o: { key?: string; baseUrl?: string; import?: boolean; json?: boolean }) => {
+    .action(async (file: string, o: SendFlags) => {
       try {
-        const summary = await sendFile(file, o, { stderr: process.stderr });
+        const unreachableSeconds = parseWhole(o.unreachableTimeout, '--unreachable-timeout', { min: 1, max: 86_400 });
+        const summary = await sendFile(file, { ...o, unreachableSeconds }, { stderr: process.stderr });
         process.stdout.write(o.json ? `${JSON.stringify(summary)}\n` : `${human(summary)}\n`);
-        if (summary.refused + summary.failed > 0) process.exitCode = 1;
+        if (summary.refused + summary.failed + summary.unreadable > 0) process.exitCode = 1;
       } catch (e) {
         fail(e);
       }
@@ -27,5 +41,6 @@ export function registerSend(program: Command): void {
 function human(s: SendSummary): string {
   const n = formatCount;
   const of = (count: number, noun: string) => `${n(count)} ${noun}${count === 1 ? '' : 's'}`;
-  return `sent ${of(s.sent, 'item')}: ${n(s.accepted)} accepted, ${of(s.duplicates, 'duplicate')}, ${n(s.dropped)} dropped, ${n(s.refused)} refused, ${n(s.failed)} failed`;
+  const line = `sent ${of(s.sent, 'item')}: ${n(s.accepted)} accepted, ${of(s.duplicates, 'duplicate')}, ${n(s.dropped)} dropped, ${n(s.refused)} refused, ${n(s.failed)} failed`;
+  return s.unreadable === 0 ? line : `${line}; ${of(s.unreadable, 'unreadable line')}`;
 }

@@ -1,28 +1,34 @@
-import { randomUUID } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
-import { createInterface } from 'node:readline';
-import { type Clock, Inlet, type ItemResult, type Report, type RetryInfo } from '@inlet/node';
+import { type Clock, Inlet, type Report } from '@inlet/node';
 import { UsageError } from '../context.js';
-import { type SendProgress, startProgress } from './progress.js';
-import { formatCount } from '../numbers.js';
+import { Acknowledged } from './acknowledged.js';
+import { linesOf } from './lines.js';
+import { Problems, type Stderr, Trouble } from './problems.js';
+import { type SendPosition, startProgress } from './progress.js';
+import { PrefixHash, StateFile, defaultStatePath, newRunId, readState, verifyPrefix } from './state.js';
 
 /** Items held at once: reading pauses past this (the client's maxQueue), so memory stays flat for any file size. */
 const MAX_HELD = 5000;
-/** Item problems printed one per line; past this only their count. */
-const MAX_PRINTED = 100;
 /** Answers about the request itself (key, path, API access): every later batch would get the same. */
 const HOPELESS = new Set([401, 403, 404, 405, 410, 415]);
-/** How long close() may go on retrying what is left once the file is read. */
-const CLOSE_TIMEOUT_MS = 60_000;
+/** How long the server may be out of reach before the send stops, unless --unreachable-timeout says otherwise. */
+export const DEFAULT_UNREACHABLE_SECONDS = 60;
+/** How often the state file and the progress bar catch up with the outcomes. */
+const TICK_MS = 1000;
+/** The key of an exported item's errors (`inlet refused export`): information for the reader, never sent. */
+export const ERRORS_KEY = '_inlet_errors';
 
 /** What `inlet send --json` prints. */
 export interface SendSummary {
+  /** Items sent: lines that held one. */
   sent: number;
   accepted: number;
   duplicates: number;
   dropped: number;
   refused: number;
   failed: number;
+  /** Lines that hold no item (not JSON, or JSON that is not an object): not sent, so in no outcome. */
+  unreadable: number;
 }
 
 /** What a send is told on its command line. */
@@ -30,12 +36,26 @@ export interface SendOptions {
   key?: string;
   baseUrl?: string;
   import?: boolean;
+  /** Continue from the state a stopped send of the same file left. */
+  resume?: boolean;
+  /** Where that state is kept; `<file>.inlet-send.json` by default. */
+  state?: string;
+  /** Seconds the server may be out of reach before the send stops. */
+  unreachableSeconds?: number;
 }
 
 /** Where a send writes its messages, and the clock its client runs on (tests pass their own). */
 export interface SendDeps {
-  stderr: { write(text: string): unknown; isTTY?: boolean };
+  stderr: Stderr;
   clock?: Clock;
+}
+
+/** Where a send begins: after `line`, at byte `offset`, under run id `run`. */
+interface Start {
+  line: number;
+  offset: number;
+  run: string;
+  hash: PrefixHash | null;
 }
 
 /** Sends the NDJSON items of `file` ("-": stdin) and says what became of them. */
@@ -45,13 +65,24 @@ export async function sendFile(file: string, o: SendOptions, deps: SendDeps): Pr
   if (key === undefined || key === '') throw new UsageError('Give the server key with --key or INLET_KEY.');
   const baseUrl = o.baseUrl ?? process.env.INLET_BASE_URL ?? 'http://localhost:8080';
   if (!/^https?:\/\//.test(baseUrl)) throw new UsageError(`--base-url must be an http:// or https:// URL, not "${baseUrl}".`);
-  const input = file === '-' ? process.stdin : openFile(file);
+  const stdin = file === '-';
+  if (stdin && (o.resume || o.state !== undefined)) throw new UsageError('--resume and --state need a file: stdin cannot be read again. Save the input to a file and send that.');
+  if (!stdin) mustExist(file);
   const path = o.import ? '/api/v1/import' : '/api/v1/batch';
   const url = new URL(path, baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`).toString();
+  const statePath = stdin ? null : (o.state ?? defaultStatePath(file));
+  const start = statePath === null ? { line: 0, offset: 0, run: newRunId(), hash: null } : await startOf(file, statePath, path, o.resume === true, stderr);
+  const state = statePath === null ? null : new StateFile(statePath, file, path, start.run, start.hash ?? new PrefixHash(file));
+  const unreachableSeconds = o.unreachableSeconds ?? DEFAULT_UNREACHABLE_SECONDS;
+
   const problems = new Problems(url, stderr);
-  const trouble = new Trouble(url, stderr);
-  // Lines of the items not settled yet, to name the line of an item refused later.
-  const lineOf = new Map<string, number>();
+  const trouble = new Trouble(url, stderr, unreachableSeconds);
+  const acked = new Acknowledged(start.line, start.offset);
+  const lines = new LinesInFlight();
+  const total = emptySummary();
+  let settledLines = 0;
+  /** Why the send stopped reading, once an item failed: what is left is for --resume. */
+  let stopped: string | null = null;
   const inlet = new Inlet({
     key,
     baseUrl,
@@ -59,145 +90,167 @@ export async function sendFile(file: string, o: SendOptions, deps: SendDeps): Pr
     clock: deps.clock,
     flushAt: 500,
     maxQueue: MAX_HELD,
+    // A live server is waited for as long as it takes; only one out of reach is given up on.
+    maxRetries: Infinity,
+    closeTimeoutMs: Infinity,
+    unreachableTimeoutMs: unreachableSeconds * 1000,
     onRetry: (info) => trouble.retrying(info),
     onResult: (r) => {
-      if (r.outcome !== 'failed') trouble.reached();
-      const line = lineOf.get(r.insertId);
-      lineOf.delete(r.insertId);
+      const line = lines.take(r.insertId);
       if (r.outcome !== 'accepted' && r.outcome !== 'duplicate') problems.item(line, r);
-      if (r.outcome === 'failed' && r.status !== undefined && HOPELESS.has(r.status)) stopped ??= `${r.status} ${r.code ?? ''}`.trim();
+      if (r.outcome === 'failed') {
+        stopped ??= HOPELESS.has(r.status ?? 0) ? `the server refused the requests (${[r.status, r.code].filter((x) => x !== undefined).join(' ')})` : problems.why(r);
+        return;
+      }
+      trouble.reached();
+      settledLines++;
+      if (line !== undefined) acked.settle(line);
     },
   });
-  let stopped: string | null = null;
-  const total = emptySummary();
-  const progress: SendProgress = startProgress(file === '-' ? null : statSync(file).size, stderr);
-  let bytes = 0;
-  input.on('data', (chunk: Buffer | string) => (bytes += chunk.length));
-  let lineNo = 0;
-  for await (const line of createInterface({ input, crlfDelay: Infinity })) {
-    lineNo++;
-    if (stopped !== null) break;
-    if (line.trim() === '') continue;
-    total.sent++;
-    // Editors on Windows save UTF-8 with a byte order mark; it is not part of the first item.
-    const item = parseLine(lineNo === 1 ? line.replace(/^\uFEFF/, '') : line);
-    if (typeof item === 'string') {
-      total.refused++;
-      problems.line(lineNo, item);
-    } else {
-      const insertId = withInsertId(item);
-      lineOf.set(insertId, lineNo);
+
+  const input = stdin ? process.stdin : createReadStream(file, { start: start.offset });
+  const progress = startProgress(stdin ? null : statSync(file).size, start.offset, stderr);
+  let read = start.offset;
+  let lineNo = start.line;
+  const position = (): SendPosition => ({ acknowledged: acked.offset, read, linesRead: lineNo - start.line, settled: settledLines, limits: inlet.rateLimits });
+  const tick = setInterval(() => {
+    progress.update(position());
+    void state?.save(acked.line, acked.offset).catch(() => {});
+  }, TICK_MS);
+  tick.unref();
+  try {
+    for await (const line of linesOf(input, start.offset)) {
+      if (stopped !== null) break;
+      lineNo++;
+      read = line.end;
+      acked.read(lineNo, line.end);
+      if (line.text.trim() === '') {
+        settle(lineNo);
+        continue;
+      }
+      // Editors on Windows save UTF-8 with a byte order mark; it is not part of the first item.
+      const item = parseLine(lineNo === 1 ? line.text.replace(/^\uFEFF/, '') : line.text);
+      if (typeof item === 'string') {
+        total.unreadable++;
+        problems.line(lineNo, item);
+        settle(lineNo);
+        continue;
+      }
+      delete item[ERRORS_KEY];
+      lines.add(withInsertId(item, start.run, lineNo), lineNo);
+      total.sent++;
       if (!inlet.enqueue(item)) await inlet.drain();
     }
-    progress.update(bytes, total.sent);
+    add(total, await inlet.close());
+  } finally {
+    clearInterval(tick);
   }
-  add(total, await inlet.close({ timeoutMs: CLOSE_TIMEOUT_MS }));
-  progress.stop(bytes, total.sent);
+  progress.stop(position());
   problems.finish();
-  if (stopped !== null) stderr.write(`inlet: stopped after line ${lineNo}: the server refused the requests (${stopped}); fix that and send the file again (items already stored come back as duplicates).\n`);
+  await finish(stopped, lineNo, acked, state, file, stderr);
   return total;
+
+  function settle(line: number): void {
+    settledLines++;
+    acked.settle(line);
+  }
 }
 
-function openFile(file: string) {
+/** Where this send begins: the start of the file, or where the state of a stopped send says. */
+async function startOf(file: string, statePath: string, path: string, resume: boolean, stderr: Stderr): Promise<Start> {
+  const state = readState(statePath);
+  if (!resume) {
+    if (state !== null) stderr.write(`inlet: ${statePath} holds an earlier send of this file that stopped after line ${state.line}; this one starts over (give --resume to go on from there)\n`);
+    return { line: 0, offset: 0, run: newRunId(), hash: null };
+  }
+  if (state === null) throw new UsageError(`No send to resume: ${statePath} does not exist (a send writes it when it stops early, and removes it once done). Send the file without --resume.`);
+  if (state.path !== path) throw new UsageError(`${statePath} is of a send to ${state.path}: resume it ${state.path === '/api/v1/import' ? 'with' : 'without'} --import.`);
+  const hash = await verifyPrefix(file, statePath, state);
+  stderr.write(`inlet: resuming ${file} after line ${state.line}, as ${statePath} says\n`);
+  return { line: state.line, offset: state.offset, run: state.run, hash };
+}
+
+/** Says how the send ended and keeps (or removes) its state accordingly. */
+async function finish(stopped: string | null, lineNo: number, acked: Acknowledged, state: StateFile | null, file: string, stderr: Stderr): Promise<void> {
+  if (stopped === null) {
+    await state?.remove();
+    return;
+  }
+  const done = acked.line === 0 ? 'no line has its outcome yet' : `lines 1 to ${acked.line} have their outcome`;
+  if (state === null) {
+    stderr.write(`inlet: stopped after line ${lineNo}: ${stopped}; ${done}. stdin cannot be resumed: send the lines after line ${acked.line} again once that is fixed.\n`);
+    return;
+  }
+  try {
+    await state.save(acked.line, acked.offset);
+  } catch (e) {
+    stderr.write(`inlet: stopped after line ${lineNo}: ${stopped}; ${done}, but the state could not be written to ${state.statePath} (${(e as Error).message}): give --state FILE somewhere writable.\n`);
+    return;
+  }
+  stderr.write(
+    `inlet: stopped after line ${lineNo}: ${stopped}; ${done}. Once that is fixed, send the rest with: inlet send ${file} --resume (the state is in ${state.statePath})\n`,
+  );
+}
+
+/** Lines of the items in flight by insert_id: a file may repeat one, so each id keeps its lines in order. */
+class LinesInFlight {
+  private readonly byId = new Map<string, number | number[]>();
+
+  add(insertId: string, line: number): void {
+    const seen = this.byId.get(insertId);
+    if (seen === undefined) this.byId.set(insertId, line);
+    else if (typeof seen === 'number') this.byId.set(insertId, [seen, line]);
+    else seen.push(line);
+  }
+
+  take(insertId: string): number | undefined {
+    const seen = this.byId.get(insertId);
+    if (typeof seen !== 'object') {
+      this.byId.delete(insertId);
+      return seen;
+    }
+    const line = seen.shift();
+    if (seen.length === 0) this.byId.delete(insertId);
+    return line;
+  }
+}
+
+function mustExist(file: string): void {
   try {
     statSync(file);
   } catch {
     throw new UsageError(`Cannot read ${file}: no such file. Give an NDJSON file, or - to read stdin.`);
   }
-  return createReadStream(file);
 }
 
-/** The item of a line, or why the line is not one. */
+/** The item of a line, or why the line holds none. */
 function parseLine(line: string): Record<string, unknown> | string {
   let v: unknown;
   try {
     v = JSON.parse(line);
   } catch (e) {
-    return `not JSON (${(e as Error).message}); each line must be one JSON object`;
+    return `unreadable: not JSON (${(e as Error).message}); each line must be one JSON object`;
   }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return `not a JSON object; each line must be one item such as {"event": "signed_up", "distinct_id": "u_1"}`;
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'unreadable: not a JSON object; each line must be one item such as {"event": "signed_up", "distinct_id": "u_1"}';
   return v as Record<string, unknown>;
 }
 
-/** The item's insert_id, given one when it has none, so its outcome can name its line. */
-function withInsertId(item: Record<string, unknown>): string {
+/**
+ * The item's insert_id. One sent without gets `<run>-<line>`: a retry, and a
+ * resumed run (which keeps the run id), send it again under the same one, so
+ * it is stored once.
+ */
+function withInsertId(item: Record<string, unknown>, run: string, line: number): string {
   const props = item.properties;
   const given = item.insert_id ?? (typeof props === 'object' && props !== null ? (props as Record<string, unknown>).$insert_id : undefined);
   if (given !== undefined && given !== null) return String(given);
-  const id = randomUUID();
+  const id = `${run}-${line}`;
   item.insert_id = id;
   return id;
 }
 
-/** Item problems on stderr, one a line, at most MAX_PRINTED of them; failures summarised by reason at the end. */
-class Problems {
-  private count = 0;
-  /** Failures are per request, not per item: counted by reason, with the first line that failed so. */
-  private readonly failures = new Map<string, { items: number; first: string }>();
-
-  constructor(
-    private readonly url: string,
-    private readonly stderr: SendDeps['stderr'],
-  ) {}
-
-  line(lineNo: number, why: string): void {
-    this.print(`line ${lineNo}: ${why}`);
-  }
-
-  item(lineNo: number | undefined, r: ItemResult): void {
-    const where = lineNo === undefined ? `insert_id ${r.insertId}` : `line ${lineNo}`;
-    if (r.outcome === 'refused') this.print(`${where}: refused: ${r.errors.map((e) => `${e.code} (${e.field}): ${e.message}`).join('; ')}`);
-    else if (r.outcome === 'dropped') this.print(`${where}: dropped: ${r.reason}`);
-    else if (r.outcome === 'failed') {
-      const why = r.status === undefined ? `could not reach ${this.url} (${r.error ?? 'no answer'})` : `${this.url} answered ${[r.status, r.code, r.error].filter((x) => x !== undefined).join(' ')}`;
-      const seen = this.failures.get(why);
-      if (seen === undefined) this.failures.set(why, { items: 1, first: where });
-      else seen.items++;
-    }
-  }
-
-  finish(): void {
-    if (this.count > MAX_PRINTED) this.stderr.write(`inlet: ${formatCount(this.count - MAX_PRINTED)} more items not listed\n`);
-    for (const [why, f] of this.failures) {
-      this.stderr.write(`inlet: ${f.items === 1 ? `1 item (${f.first})` : `${formatCount(f.items)} items (the first at ${f.first})`} failed: ${why}\n`);
-    }
-  }
-
-  private print(text: string): void {
-    if (++this.count <= MAX_PRINTED) this.stderr.write(`inlet: ${text}\n`);
-  }
-}
-
-/**
- * Says at once, on stderr, when the server cannot be reached or answers with
- * an error the client retries, rather than staying silent until the retries
- * run out; once per spell of trouble.
- */
-class Trouble {
-  private said: string | null = null;
-
-  constructor(
-    private readonly url: string,
-    private readonly stderr: SendDeps['stderr'],
-  ) {}
-
-  retrying(info: RetryInfo): void {
-    const what = info.status === undefined ? `cannot reach ${this.url} (${info.error ?? 'no answer'})` : `${this.url} answered ${[info.status, info.code].filter((x) => x !== undefined).join(' ')}`;
-    if (this.said === what) return;
-    this.said = what;
-    const hint = info.status === undefined ? ' Is the server running there? Give its address with --base-url or INLET_BASE_URL.' : '';
-    this.stderr.write(`inlet: ${what}; still retrying (for up to ${CLOSE_TIMEOUT_MS / 1000} s once the file is read).${hint}\n`);
-  }
-
-  reached(): void {
-    if (this.said === null) return;
-    this.said = null;
-    this.stderr.write(`inlet: ${this.url} answers again\n`);
-  }
-}
-
 function emptySummary(): SendSummary {
-  return { sent: 0, accepted: 0, duplicates: 0, dropped: 0, refused: 0, failed: 0 };
+  return { sent: 0, accepted: 0, duplicates: 0, dropped: 0, refused: 0, failed: 0, unreadable: 0 };
 }
 
 function add(total: SendSummary, r: Report): void {
@@ -207,4 +260,3 @@ function add(total: SendSummary, r: Report): void {
   total.refused += r.refused;
   total.failed += r.failed;
 }
-
