@@ -1,6 +1,7 @@
 import { createReadStream, statSync } from 'node:fs';
 import { type Clock, Inlet, type Report } from '@inlet/node';
 import { UsageError } from '../context.js';
+import { isExportKey } from '../refused-export.js';
 import { Acknowledged } from './acknowledged.js';
 import { linesOf } from './lines.js';
 import { Problems, type Stderr, Trouble } from './problems.js';
@@ -15,8 +16,6 @@ const HOPELESS = new Set([401, 403, 404, 405, 410, 415]);
 export const DEFAULT_UNREACHABLE_SECONDS = 60;
 /** How often the state file and the progress bar catch up with the outcomes. */
 const TICK_MS = 1000;
-/** The key of an exported item's errors (`inlet refused export`): information for the reader, never sent. */
-export const ERRORS_KEY = '_inlet_errors';
 
 /** What `inlet send --json` prints. */
 export interface SendSummary {
@@ -136,7 +135,8 @@ export async function sendFile(file: string, o: SendOptions, deps: SendDeps): Pr
         settle(lineNo);
         continue;
       }
-      delete item[ERRORS_KEY];
+      // What `inlet refused export` adds to an item is for the reader, not the server.
+      for (const k of Object.keys(item)) if (isExportKey(k)) delete item[k];
       lines.add(withInsertId(item, start.run, lineNo), lineNo);
       total.sent++;
       if (!inlet.enqueue(item)) await inlet.drain();
