@@ -60,15 +60,10 @@ interface Start {
 /** Sends the NDJSON items of `file` ("-": stdin) and says what became of them. */
 export async function sendFile(file: string, o: SendOptions, deps: SendDeps): Promise<SendSummary> {
   const stderr = deps.stderr;
-  const key = o.key ?? process.env.INLET_KEY;
-  if (key === undefined || key === '') throw new UsageError('Give the server key with --key or INLET_KEY.');
-  const baseUrl = o.baseUrl ?? process.env.INLET_BASE_URL ?? 'http://localhost:8080';
-  if (!/^https?:\/\//.test(baseUrl)) throw new UsageError(`--base-url must be an http:// or https:// URL, not "${baseUrl}".`);
+  const { key, baseUrl, path, url } = target(o);
   const stdin = file === '-';
   if (stdin && (o.resume || o.state !== undefined)) throw new UsageError('--resume and --state need a file: stdin cannot be read again. Save the input to a file and send that.');
   if (!stdin) mustExist(file);
-  const path = o.import ? '/api/v1/import' : '/api/v1/batch';
-  const url = new URL(path, baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`).toString();
   const statePath = stdin ? null : (o.state ?? defaultStatePath(file));
   const start = statePath === null ? { line: 0, offset: 0, run: newRunId(), hash: null } : await startOf(file, statePath, path, o.resume === true, stderr);
   const state = statePath === null ? null : new StateFile(statePath, file, path, start.run, start.hash ?? new PrefixHash(file));
@@ -154,6 +149,16 @@ export async function sendFile(file: string, o: SendOptions, deps: SendDeps): Pr
     settledLines++;
     acked.settle(line);
   }
+}
+
+/** The key, and where the items go; throws what to change when either is missing or wrong. */
+function target(o: SendOptions): { key: string; baseUrl: string; path: string; url: string } {
+  const key = o.key ?? process.env.INLET_KEY;
+  if (key === undefined || key === '') throw new UsageError('Give the server key with --key or INLET_KEY.');
+  const baseUrl = o.baseUrl ?? process.env.INLET_BASE_URL ?? 'http://localhost:8080';
+  if (!/^https?:\/\//.test(baseUrl)) throw new UsageError(`--base-url must be an http:// or https:// URL, not "${baseUrl}".`);
+  const path = o.import ? '/api/v1/import' : '/api/v1/batch';
+  return { key, baseUrl, path, url: new URL(path, baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`).toString() };
 }
 
 /** Where this send begins: the start of the file, or where the state of a stopped send says. */
