@@ -44,7 +44,7 @@ describe('inlet send', () => {
     // items, would end the process out of memory.
     const r = await runNode(['--max-old-space-size=48', '--import', MAX_RSS_PRELOAD, BIN, 'send', file, '--json'], { ...env(), INLET_TEST_MAX_RSS_FILE: rssFile });
     expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ sent: 100_000, accepted: 100_000, duplicates: 0, dropped: 0, refused: 0, failed: 0 });
+    expect(JSON.parse(r.stdout)).toEqual({ sent: 100_000, accepted: 100_000, duplicates: 0, dropped: 0, refused: 0, failed: 0, unreadable: 0 });
     const maxRss = Number(readFileSync(rssFile, 'utf8'));
     expect(maxRss).toBeLessThan(160 * 1024 * 1024);
     const usage = await cliJson(['usage', '--project', live.projectId], live.env);
@@ -60,7 +60,10 @@ describe('inlet send', () => {
     expect(JSON.parse(r.stdout).accepted + JSON.parse(r.stdout).duplicates).toBe(2);
   });
 
-  it('reports bad lines by number, counts them as refused, and sends every other line', async () => {
+  it('a line that is not a JSON object is unreadable, apart from refusals: named by number, sent to no one, and the totals are the outcomes', async () => {
+    // Regression: such a line was counted as both sent and refused, so "refused" said 4 where outcomes said 1.
+    const { id: sourceId } = await cliJson<{ id: string }>(['source', 'create', '--project', live.projectId, '--name', 'mixed'], live.env);
+    const { key } = await cliJson<{ key: string }>(['key', 'create', '--source', sourceId], live.env);
     const file = join(tmp.dir, 'mixed.ndjson');
     writeFileSync(
       file,
@@ -75,16 +78,26 @@ describe('inlet send', () => {
         '{"event":"ok_2","distinct_id":"u1","insert_id":"mixed_3"}',
       ].join('\n'),
     );
-    const r = await runCli(['send', file, '--json'], env());
+    const r = await runCli(['send', file, '--json', '--key', key], env());
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.stdout)).toEqual({ sent: 7, accepted: 3, duplicates: 0, dropped: 0, refused: 4, failed: 0 });
-    expect(r.stderr).toMatch(/line 2: not JSON/);
-    expect(r.stderr).toMatch(/line 4: not a JSON object/);
+    expect(JSON.parse(r.stdout)).toEqual({ sent: 4, accepted: 3, duplicates: 0, dropped: 0, refused: 1, failed: 0, unreadable: 3 });
+    expect(r.stderr).toMatch(/line 2: unreadable: not JSON/);
+    expect(r.stderr).toMatch(/line 4: unreadable: not a JSON object/);
     expect(r.stderr).toMatch(/line 5: refused: reserved_event_name \(event\)/);
-    expect(r.stderr).toMatch(/line 7: not a JSON object/);
-    const stored = new Set((await live.events(10_000)).map((e) => e.insert_id));
+    expect(r.stderr).toMatch(/line 7: unreadable: not a JSON object/);
+    const human = await runCli(['send', file, '--key', key], env());
+    // The identify item, sent without insert_id, is a new item in a new run.
+    expect(human.stdout).toBe('sent 4 items: 1 accepted, 2 duplicates, 0 dropped, 1 refused, 0 failed; 3 unreadable lines\n');
+    const events = await cliJson<{ insert_id: string | null }[]>(['events', 'list', '--source', sourceId, '--limit', '100'], live.env);
+    const stored = new Set(events.map((e) => e.insert_id));
     expect(['mixed_1', 'mixed_3'].every((id) => stored.has(id))).toBe(true);
     expect(stored.has('mixed_2')).toBe(false);
+    // Outcomes of the two runs: what the summaries said, the unreadable lines in none.
+    await vi.waitFor(async () => {
+      const rows = await cliJson<{ outcome: string; count: number }[]>(['outcomes', '--source', sourceId, '--by', 'day'], live.env);
+      const sum = (outcome: string) => rows.filter((x) => x.outcome === outcome).reduce((n, x) => n + x.count, 0);
+      expect({ accepted: sum('accepted'), duplicate: sum('duplicate'), refused: sum('refused'), dropped: sum('dropped') }).toEqual({ accepted: 4, duplicate: 2, refused: 2, dropped: 0 });
+    }, { timeout: 10_000, interval: 200 });
   });
 
   it('reads stdin with "-", prints a summary line, and a second run reports duplicates', async () => {
@@ -123,12 +136,12 @@ describe('inlet send', () => {
     expect(r.stderr).toMatch(/stopped/);
   });
 
-  it('with nothing listening at the URL it says so at once, with the URL, while it retries; the failures end in one line naming the URL', async () => {
+  it('with nothing listening at the URL it says so at once, with the URL, while it retries; it gives up after --unreachable-timeout, in one line naming the URL, and names the state to resume from', async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}/api/v1/batch`;
     const file = join(tmp.dir, 'down.ndjson');
     await writeLines(file, 3, (i) => JSON.stringify({ event: 'e', distinct_id: 'u', insert_id: `down_${i}` }));
-    const p = spawn(process.execPath, [BIN, 'send', file, '--json'], { env: { ...process.env, ...env(), INLET_BASE_URL: `http://127.0.0.1:${port}` } });
+    const p = spawn(process.execPath, [BIN, 'send', file, '--json', '--unreachable-timeout', '3'], { env: { ...process.env, ...env(), INLET_BASE_URL: `http://127.0.0.1:${port}` } });
     let stderr = '';
     let stdout = '';
     p.stderr.on('data', (d) => (stderr += d));
@@ -139,13 +152,15 @@ describe('inlet send', () => {
     // Said while it still retries, not when it gives up.
     await vi.waitFor(() => expect(stderr).toContain(`cannot reach ${url}`), { timeout: 20_000, interval: 50 });
     expect(exitedYet).toBe(false);
+    expect(stderr).toContain('still retrying, for up to 3 s out of reach.');
     expect(await exited).toBe(1);
     expect(JSON.parse(stdout)).toMatchObject({ sent: 3, failed: 3 });
     const failures = stderr.split('\n').filter((l) => l.includes('failed'));
     expect(failures).toHaveLength(1);
     // The reason as docs/cli.md shows it: one pair of parentheses, the network error named.
-    expect(failures[0]).toMatch(/^inlet: 3 items \(the first at line \d\) failed: could not reach \S+ \(closed while retrying, last error ECONNREFUSED\)$/);
+    expect(failures[0]).toMatch(/^inlet: 3 items \(the first at line \d\) failed: could not reach \S+ \(unavailable for 3 s, last error ECONNREFUSED\)$/);
     expect(failures[0]).toContain(`could not reach ${url} (`);
+    expect(stderr).toContain(`no line has its outcome yet. Once that is fixed, send the rest with: inlet send ${file} --resume (the state is in ${file}.inlet-send.json)`);
   }, 120_000);
 
   it('without a key it says how to give one', async () => {

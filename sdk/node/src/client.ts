@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { type Verdict, toResult } from './answer.js';
 import { type InletOptions, type Settings, backoffMs, settle } from './options.js';
-import { Pacer } from './pacer.js';
+import { Pacer, type RateLimitWindow } from './pacer.js';
 import { Timers } from './timers.js';
-import { attempt, encodeBatch } from './transport.js';
+import { MAX_BODY_BYTES, type TransportOptions, attempt, encodeBatch } from './transport.js';
 import {
   type AliasMessage,
   ClosedError,
@@ -50,6 +50,13 @@ interface Waiter {
   done: () => void;
 }
 
+/** One spell of the server out of reach: its signal ends what is held when it lasts too long. */
+interface Outage {
+  stop: AbortController;
+  /** What the attempt that gave up met, for the items that fail without an attempt of their own. */
+  last: LastTry;
+}
+
 /** The last answer of a batch that is still being retried, for its `failed` result. */
 interface LastTry {
   status?: number;
@@ -64,9 +71,16 @@ interface LastTry {
 export class Inlet {
   private readonly s: Settings;
   private readonly url: string;
-  private readonly timers = new Timers();
+  private readonly timers: Timers;
   /** Aborted when close() runs out of time: every attempt and wait ends at once. */
   private readonly hard = new AbortController();
+  /** Ended when the server has been out of reach for unreachableTimeoutMs; then replaced, for what is queued later. */
+  private outage: Outage = { stop: new AbortController(), last: {} };
+  /** Since when every attempt has met no answer or a 5xx; null while the server answers. */
+  private troubleSince: number | null = null;
+  /** Pacing waits, each ended by the next answer. */
+  private readonly wakers = new Set<() => void>();
+  private readonly transport: TransportOptions;
   private readonly queue: Pending[] = [];
   /** Items queued or in flight, without a final outcome yet. */
   private readonly unsettled = new Set<Pending>();
@@ -86,7 +100,9 @@ export class Inlet {
 
   constructor(options: InletOptions) {
     this.s = settle(options);
+    this.timers = new Timers(this.s.clock);
     this.url = new URL(this.s.path, this.s.baseUrl.endsWith('/') ? this.s.baseUrl : `${this.s.baseUrl}/`).toString();
+    this.transport = { url: this.url, key: this.s.key, gzip: this.s.gzip, timeoutMs: this.s.timeoutMs, userAgent: `inlet-node/${VERSION}` };
     open.add(this);
     if (!exitHookInstalled) {
       exitHookInstalled = true;
@@ -203,6 +219,11 @@ export class Inlet {
     return this.unsettled.size;
   }
 
+  /** The project's rate-limit windows as the server last stated them (empty until an answer states one). */
+  get rateLimits(): RateLimitWindow[] {
+    return this.pacer.state(this.s.clock.now());
+  }
+
   /**
    * Sends everything queued now and resolves once every item queued before the
    * call has its final outcome. The report also holds outcomes settled since
@@ -280,38 +301,94 @@ export class Inlet {
     }
   }
 
-  /** Sends one batch until every item of it has a final outcome. Never rejects. */
+  /**
+   * Sends one batch until every item of it has a final outcome, in as many
+   * requests as the server's limits make room for. Never rejects.
+   */
   private async deliver(batch: Pending[]): Promise<void> {
-    const body = await encodeBatch(
-      batch.map((p) => p.json),
-      this.s.gzip,
-    );
     // Known to be refused with 413 before it is sent: split it here and save the round trip.
-    if (body === null) return this.split(batch, 'payload_too_large');
-    const transport = { url: this.url, key: this.s.key, gzip: this.s.gzip, timeoutMs: this.s.timeoutMs, userAgent: `inlet-node/${VERSION}` };
+    if (requestBytes(batch) > MAX_BODY_BYTES) return this.split(batch, 'payload_too_large');
+    const outage = this.outage;
+    const signal = AbortSignal.any([this.hard.signal, outage.stop.signal]);
+    let rest = batch;
     let last: LastTry = {};
-    for (let n = 1; ; n++) {
-      if (this.hard.signal.aborted) return this.failAll(batch, closedWhileRetrying(last));
-      // Each wait ends in a fresh ask: answers that came meanwhile say more than the one the wait was set by.
-      for (let paceMs = this.pacer.reserve(batch.length, Date.now()); paceMs > 0; paceMs = this.pacer.reserve(batch.length, Date.now())) {
-        await this.timers.sleep(paceMs, this.hard.signal);
-        if (this.hard.signal.aborted) return this.failAll(batch, closedWhileRetrying(last));
+    let retries = 0;
+    while (rest.length > 0) {
+      const grant = await this.paced(rest.length, signal);
+      if (grant === null) return this.failAll(rest, this.cutShort(outage, last));
+      const part = rest.slice(0, grant.items);
+      const body = await encodeBatch(
+        part.map((p) => p.json),
+        this.s.gzip,
+      );
+      for (const p of part) p.attempts++;
+      const { step, limits } = await attempt(this.transport, body!, part.length, signal);
+      this.pacer.answered(grant.ticket, part.length, limits, this.s.clock.now());
+      for (const wake of [...this.wakers]) wake();
+      if (step.kind !== 'retry') {
+        this.troubleSince = null;
+        rest = rest.slice(part.length);
+        retries = 0;
+        if (step.kind === 'done') step.verdicts.forEach((v, i) => this.settle(part[i]!, toResult(v, part[i]!.insertId, part[i]!.attempts)));
+        else await this.split(part, step.code);
+        continue;
       }
-      for (const p of batch) p.attempts++;
-      const { step, limits } = await attempt(transport, body, batch.length, this.hard.signal);
-      this.pacer.answered(batch.length, limits, Date.now());
-      if (step.kind === 'done') {
-        step.verdicts.forEach((v, i) => this.settle(batch[i]!, toResult(v, batch[i]!.insertId, batch[i]!.attempts)));
-        return;
-      }
-      if (step.kind === 'split') return this.split(batch, step.code);
-      if (this.hard.signal.aborted) return this.failAll(batch, closedWhileRetrying(last));
+      if (signal.aborted) return this.failAll(rest, this.cutShort(outage, last));
       last = { status: step.status, code: step.code, error: step.error };
-      if (n > this.s.maxRetries) return this.failAll(batch, last);
-      const waitMs = backoffMs(this.s, n, step.retryAfterMs);
-      this.s.onRetry?.({ attempt: n, waitMs, items: batch.length, ...last });
-      await this.timers.sleep(waitMs, this.hard.signal);
+      const now = this.s.clock.now();
+      // No answer, or a server error: the server is out of reach. Any other answer (a 429 included) is a live server's.
+      if (step.status === undefined || step.status >= 500) this.troubleSince ??= now;
+      else this.troubleSince = null;
+      if (++retries > this.s.maxRetries) return this.failAll(rest, last);
+      const waitMs = backoffMs(this.s, retries, step.retryAfterMs);
+      this.s.onRetry?.({ attempt: retries, waitMs, items: part.length, ...last });
+      await this.timers.sleep(Math.min(waitMs, this.outageLeft(now)), signal);
+      if (this.outageLeft(this.s.clock.now()) <= 0) this.giveUp(outage, last);
     }
+  }
+
+  /** Waits until the pacer allows a request of at most `want` items, and books it; null when `signal` ends the wait. */
+  private async paced(want: number, signal: AbortSignal): Promise<{ items: number; ticket: number } | null> {
+    for (;;) {
+      if (signal.aborted) return null;
+      const grant = this.pacer.reserve(want, this.s.clock.now());
+      if ('items' in grant) return grant;
+      // Every answer ends the wait: it may state more room than the one the wait was set by.
+      const ended = new AbortController();
+      const end = (): void => ended.abort();
+      this.wakers.add(end);
+      signal.addEventListener('abort', end, { once: true });
+      await this.timers.sleep(grant.waitMs, ended.signal);
+      this.wakers.delete(end);
+      signal.removeEventListener('abort', end);
+    }
+  }
+
+  /** Milliseconds until the server has been out of reach for unreachableTimeoutMs; Infinity while it answers. */
+  private outageLeft(now: number): number {
+    return this.troubleSince === null ? Infinity : this.troubleSince + this.s.unreachableTimeoutMs - now;
+  }
+
+  /**
+   * The server has been out of reach for unreachableTimeoutMs: every item
+   * held fails now (in flight: as soon as its attempt ends). Items queued
+   * later are sent afresh.
+   */
+  private giveUp(outage: Outage, last: LastTry): void {
+    if (outage !== this.outage) return;
+    outage.last = last;
+    this.outage = { stop: new AbortController(), last: {} };
+    this.troubleSince = null;
+    outage.stop.abort();
+    for (const p of this.queue.splice(0)) this.settle(p, toResult({ outcome: 'failed', ...this.cutShort(outage, last) }, p.insertId, p.attempts));
+  }
+
+  /** The failure of a batch whose sending was cut short: by close(), or by an outage past its limit. */
+  private cutShort(outage: Outage, last: LastTry): LastTry {
+    if (!outage.stop.signal.aborted) return closedWhileRetrying(last);
+    const seen = last.status === undefined && last.error === undefined ? outage.last : last;
+    const error = `unavailable for ${seconds(this.s.unreachableTimeoutMs)}`;
+    return { ...seen, error: seen.error === undefined ? error : `${error}, last error ${seen.error}` };
   }
 
   /** A batch too large for one request: each half on its own, down to single items. */
@@ -361,6 +438,18 @@ function addBounded(r: Report, result: ItemResult, cap: number): void {
     list.shift();
   }
   addToReport(r, result);
+}
+
+/** The bytes of the request body of these items, before compression. */
+function requestBytes(items: Pending[]): number {
+  let bytes = '{"items":[]}'.length + Math.max(0, items.length - 1);
+  for (const p of items) bytes += p.bytes;
+  return bytes;
+}
+
+/** Milliseconds as seconds for a message: "60 s". */
+function seconds(ms: number): string {
+  return `${Math.round(ms / 1000)} s`;
 }
 
 /** The failure of a batch cut short by close(), keeping what its last attempt met. */

@@ -1,6 +1,8 @@
 /** @inlet/node: send events to Inlet from Node.js servers and serverless functions. */
 export { Inlet } from './client.js';
 export type { InletOptions, RetryInfo } from './options.js';
+export type { Clock, ClockTimer } from './clock.js';
+export type { RateLimitWindow } from './pacer.js';
 export {
   ClosedError,
   QueueFullError,

@@ -1,4 +1,5 @@
 /** The client's options, with their defaults and limits. */
+import { type Clock, realClock } from './clock.js';
 import type { ItemResult } from './types.js';
 
 /** What a retry is about to do, for logs and tests. */
@@ -30,7 +31,7 @@ export interface InletOptions {
   maxQueue?: number;
   /** Bytes of JSON held, not yet delivered, past which track/identify throw QueueFullError. Default 64 MiB. */
   maxQueueBytes?: number;
-  /** Retries of a batch after its first attempt. Default 10. */
+  /** Retries of a batch after its first attempt; Infinity retries while the server answers. Default 10. */
   maxRetries?: number;
   /** Time limit of one attempt. Default 10,000. */
   timeoutMs?: number;
@@ -44,12 +45,20 @@ export interface InletOptions {
   retryBaseMs?: number;
   /** Longest backoff between attempts (a longer Retry-After is still honoured). Default 30,000. */
   retryMaxMs?: number;
-  /** Time limit of close() when it is given none. Default 10,000. */
+  /** Time limit of close() when it is given none; Infinity waits for every outcome. Default 10,000. */
   closeTimeoutMs?: number;
+  /**
+   * How long the server may stay out of reach (every attempt meets no answer
+   * or a 5xx) before every item held fails. Default Infinity: only
+   * maxRetries and close() bound the retries.
+   */
+  unreachableTimeoutMs?: number;
   /** Batches in flight at once. Default 2. */
   concurrency?: number;
   /** The endpoint's path. Default `/api/v1/batch`; `/api/v1/import` for historical backfill. */
   path?: string;
+  /** The time the client reads and waits on; the real one by default (a simulation or a test passes its own). */
+  clock?: Clock;
 }
 
 export type Settings = Required<Omit<InletOptions, 'onResult' | 'onRetry'>> & Pick<InletOptions, 'onResult' | 'onRetry'>;
@@ -74,15 +83,20 @@ export function settle(o: InletOptions): Settings {
     retryBaseMs: 500,
     retryMaxMs: 30_000,
     closeTimeoutMs: 10_000,
+    unreachableTimeoutMs: Infinity,
     concurrency: 2,
     path: '/api/v1/batch',
+    clock: realClock,
     ...withoutUndefined(o),
   };
   positive(s, 'flushAt');
   if (s.flushAt > MAX_BATCH_ITEMS) throw new TypeError(`Inlet: "flushAt" may be at most ${MAX_BATCH_ITEMS}, the API's batch limit.`);
   for (const name of ['flushIntervalMs', 'maxQueue', 'maxQueueBytes', 'timeoutMs', 'concurrency'] as const) positive(s, name);
-  for (const name of ['maxRetries', 'retryBaseMs', 'retryMaxMs', 'closeTimeoutMs'] as const) {
+  for (const name of ['retryBaseMs', 'retryMaxMs'] as const) {
     if (!Number.isFinite(s[name]) || s[name] < 0) throw new TypeError(`Inlet: "${name}" must be a number of at least 0.`);
+  }
+  for (const name of ['maxRetries', 'closeTimeoutMs', 'unreachableTimeoutMs'] as const) {
+    if (typeof s[name] !== 'number' || Number.isNaN(s[name]) || s[name] < 0) throw new TypeError(`Inlet: "${name}" must be a number of at least 0, or Infinity.`);
   }
   return s;
 }

@@ -1,19 +1,22 @@
 /**
- * Keeps a client within the server's rate limits, so that sending as fast as
- * it can costs waits here rather than 429s and their Retry-After.
+ * Keeps a client within the server's rate limits by what the server says,
+ * never by a guess of its own, so that sending as fast as it can costs waits
+ * here rather than 429s.
  *
  * Two kinds of limit: the project's item windows, which every answer that
- * passed them states in `RateLimit-Policy` / `RateLimit`, and the key's
- * requests per second, which the server names only on the 429 that enforces
- * it. Until an answer names the key's limit, the server's default is assumed.
+ * reached them states in `RateLimit-Policy` / `RateLimit` (a 429 too), and the
+ * key's requests per second, which the server names only on the 429 that
+ * enforces it. Until an answer names the key's limit, the server's default is
+ * assumed.
  *
- * The project windows slide: each count leaves its window exactly `w` seconds
- * after it entered. An answer says `r`, the items the window still takes, and
- * `t`, the seconds until its oldest count leaves; it does not say how large
- * that count is, so `t` cannot tell when a batch larger than `r` fits (the
- * oldest count may be two items). What is certain: every count the answer
- * holds has left `w` seconds after it, and then only what was sent since is
- * in the window. So a batch waits for room that is known, never for a guess.
+ * For a project window the newest answer says `r`, the items the window still
+ * takes, and `t`, the seconds until its oldest count leaves. A request takes
+ * at most the room `r` leaves less what was sent since; a batch larger than
+ * that goes in parts, the rest as more room is stated. With no room left, the
+ * next request waits `t`: once the oldest count has left, there is room for
+ * at least one item, since every count is of one item or more. Requests still
+ * in flight may take that room, so their answers are awaited instead; with
+ * none in flight, one item goes, and its answer states the room again.
  */
 
 /** The server's default requests per second for one key. */
@@ -23,24 +26,34 @@ const KEY_SHARE = 0.8;
 /** The key's limit is a one-second window. */
 const KEY_WINDOW_MS = 1000;
 
-/** One project window as the last answer that named it left it. */
-interface Window {
-  /** The window's quota (`q`), or null when the answer gave no policy for it. */
+/** What the pacer allows now: a request of `items` (booked under `ticket`), or a wait (Infinity: until an answer comes). */
+export type Grant = { items: number; ticket: number } | { waitMs: number };
+
+/** A project window as the client last heard of it, for progress displays. */
+export interface RateLimitWindow {
+  /** The policy's name: `burst`, `sustained`, `import`. */
+  name: string;
+  /** Its quota (`q`) and length (`w`, in ms), when the answer gave its policy. */
   quota: number | null;
-  /** Items the window still takes now, by that answer, less everything sent since or in flight then. */
+  windowMs: number | null;
+  /** Items it takes now: the answer's `r`, less what was sent since. At most 0 when full. */
+  room: number;
+  /** Milliseconds until its oldest count leaves (the answer's `t`, counted from the answer). */
+  resetMs: number;
+}
+
+/** One project window as the newest answer stated it. */
+interface Window {
+  quota: number | null;
+  windowMs: number | null;
+  /** The answer's `r`. */
   remaining: number;
-  /** When every count that answer held has left the window: the answer's time plus `w`. */
-  clearAt: number;
-  /** The window's length (`w`) in ms. */
-  windowMs: number;
-  /** Items sent since that answer, or in flight at it: they may still be in the window at `clearAt`. */
+  /** When its oldest count leaves: the answer's time plus `t`. */
+  resetAt: number;
+  /** Items sent since that answer, or in flight then: `r` may not hold them yet. */
   since: number;
-  /**
-   * The last answer without headers since (a network error): what it carried
-   * was counted by then if at all, so a window later only what is in flight
-   * may still be in the window.
-   */
-  lastBlindAt: number;
+  /** The ticket of the request whose answer this is. */
+  ticket: number;
 }
 
 export class Pacer {
@@ -49,52 +62,41 @@ export class Pacer {
   /** When each request of the last key window started, in order. */
   private readonly starts: number[] = [];
   private readonly windows = new Map<string, Window>();
-  /** Items of requests sent and not yet answered: an answer's counts do not hold them yet. */
+  /** Items of requests booked and not yet answered. */
   private inFlight = 0;
+  private lastTicket = 0;
 
-  /**
-   * Books a request of `items` to start now and says 0, or says how long to
-   * wait before asking again (nothing is booked then: answers that come in
-   * the meantime decide the next ask).
-   */
-  reserve(items: number, now: number): number {
+  /** Books a request of at most `want` items to start now, or says how long to wait before asking again. */
+  reserve(want: number, now: number): Grant {
+    let items = want;
     let wait = 0;
-    for (const [name, w] of this.windows) {
-      if (now >= w.clearAt && w.quota === null) {
-        this.windows.delete(name);
-        continue;
-      }
-      // A batch over the whole quota never fits: the server's answer says so, not a wait here.
-      if (w.quota !== null && items > w.quota) continue;
-      const settled = now >= w.lastBlindAt + w.windowMs;
-      const room = now < w.clearAt ? w.remaining : w.quota! - (settled ? this.inFlight : w.since);
-      if (room >= items) continue;
-      // Each wait ends where more room is known; past the last, what holds
-      // the room is in flight and unanswered, so no time is known: a whole window is.
-      wait = Math.max(wait, now < w.clearAt ? w.clearAt - now : settled ? w.windowMs : w.lastBlindAt + w.windowMs - now);
+    let awaitAnswer = false;
+    for (const w of this.windows.values()) {
+      const room = w.remaining - w.since;
+      if (room >= 1) items = Math.min(items, room);
+      else if (now < w.resetAt) wait = Math.max(wait, w.resetAt - now);
+      else if (this.inFlight > 0) awaitAnswer = true;
+      else items = 1;
     }
     const perWindow = Math.max(1, Math.floor(this.keyRequests * KEY_SHARE));
     while (this.starts.length > 0 && this.starts[0]! <= now - this.keyWindowMs) this.starts.shift();
-    if (this.starts.length >= perWindow) {
-      wait = Math.max(wait, this.starts[this.starts.length - perWindow]! + this.keyWindowMs - now);
-    }
-    if (wait > 0) return wait;
+    if (this.starts.length >= perWindow) wait = Math.max(wait, this.starts[this.starts.length - perWindow]! + this.keyWindowMs - now);
+    if (wait > 0) return { waitMs: wait };
+    if (awaitAnswer) return { waitMs: Infinity };
     this.starts.push(now);
-    for (const w of this.windows.values()) {
-      w.remaining -= items;
-      w.since += items;
-    }
+    for (const w of this.windows.values()) w.since += items;
     this.inFlight += items;
-    return 0;
+    return { items, ticket: ++this.lastTicket };
   }
 
-  /** A request of `items` was answered (or failed); its headers, when it had an answer. */
-  answered(items: number, headers: { policy: string | null; state: string | null } | null, now: number): void {
+  /**
+   * The request booked under `ticket`, of `items`, was answered, with these
+   * header fields; null when it got no answer (its items may have been
+   * counted, so they stay in every window's `since`).
+   */
+  answered(ticket: number, items: number, headers: { policy: string | null; state: string | null } | null, now: number): void {
     this.inFlight = Math.max(0, this.inFlight - items);
-    if (headers === null) {
-      for (const w of this.windows.values()) w.lastBlindAt = now;
-      return;
-    }
+    if (headers === null) return;
     const policies = parseFields(headers.policy);
     const key = policies.get('per_key');
     if (key !== undefined && key.q !== undefined && key.q > 0 && key.w !== undefined && key.w > 0) {
@@ -103,19 +105,32 @@ export class Pacer {
     }
     for (const [name, s] of parseFields(headers.state)) {
       if (name === 'per_key' || s.r === undefined || s.t === undefined) continue;
+      // Answers may come back out of order: one to a request booked earlier says less than the one already heard.
+      const known = this.windows.get(name);
+      if (known !== undefined && known.ticket > ticket) continue;
       const policy = policies.get(name);
-      const known = policy?.q !== undefined && policy.w !== undefined && policy.w > 0;
-      // Without a policy the window's length is unknown: its room is trusted until its oldest count leaves, then forgotten.
-      const windowMs = known ? policy.w! * 1000 : s.t * 1000;
+      const stated = policy?.q !== undefined && policy.w !== undefined && policy.w > 0;
       this.windows.set(name, {
-        quota: known ? policy.q! : null,
-        remaining: s.r - this.inFlight,
-        clearAt: now + windowMs,
-        windowMs,
+        quota: stated ? policy.q! : null,
+        windowMs: stated ? policy.w! * 1000 : null,
+        remaining: s.r,
+        resetAt: now + s.t * 1000,
+        // Every other request in flight may or may not be in `r`: counted as not, so room is never overstated.
         since: this.inFlight,
-        lastBlindAt: -Infinity,
+        ticket,
       });
     }
+  }
+
+  /** The project windows as last stated, at `now`. */
+  state(now: number): RateLimitWindow[] {
+    return [...this.windows].map(([name, w]) => ({
+      name,
+      quota: w.quota,
+      windowMs: w.windowMs,
+      room: w.remaining - w.since,
+      resetMs: Math.max(0, w.resetAt - now),
+    }));
   }
 }
 

@@ -6,6 +6,7 @@ import { DAY_MS, HOUR_MS } from '../../domain/outcomes/reports.js';
 import type { StoredSample } from '../../stores/port-outcomes.js';
 import { UsageError, fail, isClosedPipe, openForCommand, parseTime, parseWhole, runWithStore, table, withCommon } from '../context.js';
 import { formatCount } from '../numbers.js';
+import { type LeftOut, exportLine } from '../refused-export.js';
 
 const BUCKETS: Record<string, number> = { minute: 60_000, hour: HOUR_MS, day: DAY_MS };
 /** Samples read per page by an export. */
@@ -73,10 +74,13 @@ export function registerOutcomeCommands(program: Command): void {
   withCommon(
     refused
       .command('export')
-      .description('kept items as NDJSON, one a line, as `inlet send` reads them (items cut for their size are left out, and counted on stderr)')
+      .description(
+        'kept refused items as NDJSON, one a line, as `inlet send` reads them, each with its errors under "_inlet_errors" and an insert_id (dropped items only with --include-dropped; items cut for their size are left out, and counted on stderr)',
+      )
       .requiredOption('--source <source>', 'source id')
       .option('--code <code>', 'only items kept under this error code or drop reason')
       .option('--since <time>', 'only items received at or after this time (ISO 8601 or epoch ms)')
+      .option('--include-dropped', 'export dropped items too, each with its reason under "_inlet_dropped"')
       .option('--out <file>', 'write to this file instead of stdout'),
   ).action(async (o) => {
     try {
@@ -85,19 +89,19 @@ export function registerOutcomeCommands(program: Command): void {
         await admin.getSource(o.source);
         const out: Writable = o.out === undefined ? process.stdout : createWriteStream(o.out);
         let written = 0;
-        let cut = 0;
+        const left: Record<LeftOut, number> = { dropped: 0, cut: 0, withheld: 0, not_object: 0 };
         let beforeId: number | undefined;
         try {
           for (;;) {
             const page = await store.outcomes.samples({ sourceId: o.source, code: o.code, since, beforeId, limit: EXPORT_PAGE });
             for (const s of page) {
               if (out.destroyed) break;
-              // A cut item is no longer JSON: `inlet send` could not read it back.
-              if (s.cut) {
-                cut++;
+              const line = exportLine(s, o.includeDropped === true);
+              if ('left' in line) {
+                left[line.left]++;
                 continue;
               }
-              if (!out.write(`${s.item}\n`)) await once(out, 'drain');
+              if (!out.write(`${line.line}\n`)) await once(out, 'drain');
               written++;
             }
             if (page.length < EXPORT_PAGE || out.destroyed) break;
@@ -110,14 +114,26 @@ export function registerOutcomeCommands(program: Command): void {
           out.end();
           await once(out, 'finish');
         }
-        if (o.out !== undefined || cut > 0) {
-          process.stderr.write(`inlet: exported ${formatCount(written)} kept items${o.out === undefined ? '' : ` to ${o.out}`}${cut === 0 ? '' : `; ${formatCount(cut)} left out, cut for their size (see inlet refused list)`}\n`);
+        const leftOut = leftOutText(left);
+        if (o.out !== undefined || leftOut !== '') {
+          process.stderr.write(`inlet: exported ${formatCount(written)} kept items${o.out === undefined ? '' : ` to ${o.out}`}${leftOut}\n`);
         }
       });
     } catch (e) {
       fail(e);
     }
   });
+}
+
+/** What an export left out, for its line on stderr; empty when nothing was. */
+function leftOutText(left: Record<LeftOut, number>): string {
+  const parts = [
+    left.dropped > 0 ? `${formatCount(left.dropped)} dropped (--include-dropped to export them)` : '',
+    left.cut > 0 ? `${formatCount(left.cut)} cut for their size (see inlet refused list)` : '',
+    left.withheld > 0 ? `${formatCount(left.withheld)} withheld (their person was erased: nothing of them was kept)` : '',
+    left.not_object > 0 ? `${formatCount(left.not_object)} not JSON objects (no line inlet send could read)` : '',
+  ].filter((p) => p !== '');
+  return parts.length === 0 ? '' : `; left out: ${parts.join(', ')}`;
 }
 
 function sampleJson(s: StoredSample) {
