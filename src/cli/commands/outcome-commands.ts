@@ -92,6 +92,8 @@ export function registerOutcomeCommands(program: Command): void {
             const page = await store.outcomes.samples({ sourceId: o.source, code: o.code, since, beforeId, limit: EXPORT_PAGE });
             for (const s of page) {
               if (out.destroyed) break;
+              // An item of a suppressed person is kept withheld: there is nothing to send again.
+              if (s.code === 'suppressed') continue;
               // A cut item is no longer JSON: `inlet send` could not read it back.
               if (s.cut) {
                 cut++;
