@@ -6,6 +6,7 @@ import { DROP_REASONS, ITEM_ERRORS, REQUEST_ERRORS } from '../errors/codes.js';
 import { INSERT_ID, PERSON_ID, SESSION_ID } from '../pipeline/ids.js';
 import { ITEM_TYPES } from '../domain/ingest/item.js';
 import { GROUP_TYPE, MAX_UNSET_KEYS } from '../pipeline/check-item.js';
+import { MAX_ERRORS_PER_ITEM } from '../pipeline/field-error.js';
 import { MAX_GROUP_TYPES } from '../domain/groups.js';
 import { acceptedDollarKeys, enrichmentKeys } from './dollar-keys.js';
 import {
@@ -186,6 +187,11 @@ function itemError(): Schema {
       code: { type: 'string', enum: Object.keys(ITEM_ERRORS), description: 'Stable; see the reference page for each.' },
       field: { type: 'string', description: 'Path inside the item, such as "event" or "properties.$currency"; "item" when the item is not an object.', examples: ['properties.$currency'] },
       message: { type: 'string', description: 'What to change. Wording may change; match on code.' },
+      more_errors: {
+        type: 'integer',
+        minimum: 1,
+        description: `Only on the last error listed for an item with more than ${MAX_ERRORS_PER_ITEM}: how many more it has, not listed (the first ${MAX_ERRORS_PER_ITEM} in field order are).`,
+      },
     },
   };
 }

@@ -158,7 +158,14 @@ export const BATCH_CHECKS: readonly Step[] = [
     run: (r) => itemsVerdict(r.deps, r.req, r.auth!, r.checked!, r.options!.strict, r.options!.validate, BATCH_DIALECT),
   },
   {
-    checks: [{ name: 'write', check: 'The durable write fails', codes: ['collection_unavailable'] }],
+    checks: [
+      {
+        name: 'write',
+        check:
+          'The durable write fails; or the store refuses items on what the project holds (a sixth group type, an illegal merge): with strict=true any of them (tried first, nothing stored), else every item of the batch',
+        codes: ['collection_unavailable', 'strict_item_invalid', 'all_items_invalid'],
+      },
+    ],
     run: async (r) => {
       // Spelled out: spreading `options` here cost more than all of a one-item request's checks.
       const { validate, strict } = r.options!;

@@ -24,7 +24,7 @@ import { readBody } from './read-body.js';
 import type { EndpointProfile } from './endpoints.js';
 import { type ItemTally, emptyFacts, tallyKept, tallyRefused } from './request-facts.js';
 import type { ItemCounts } from '../domain/outcomes/ledger.js';
-import { recordChecked, recordWhole, sendable } from './outcome-answers.js';
+import { previousIdOf, recordChecked, recordWhole, sendable } from './outcome-answers.js';
 import { sampleText } from '../domain/outcomes/sample-text.js';
 import type { ReadBudget, ReadShare } from './read-budget.js';
 import { type BatchOptions, type BodyEncoding, type Refusal, checkContentType, checkEncoding, isRefusal } from './request-checks.js';
@@ -204,25 +204,37 @@ export function itemsVerdict(
   validate: boolean,
   dialect: Dialect,
 ): Refusal | null {
-  const tally = (req.facts!.items = tallyRefused(checked.errors));
-  if (strict && checked.errors.length > 0) {
-    if (!validate) {
-      const at = deps.clock();
-      feedLive(deps.live, auth.source.id, req.id, at, 400, { count: checked.count, refused: checked.refused, errors: checked.errors });
-      // The items that passed were refused with the rest: under the request's code, having none of their own.
-      const passed = checked.items.length + checked.dropped.length;
-      const counts = passed === 0 ? tally : { ...tally, refused: new Map([...tally.refused, ['strict_item_invalid', passed]]) };
-      recordChecked(deps.collector.outcomes, req, { projectId: auth.project.id, sourceId: auth.source.id }, at, checked, counts, null);
-    }
-    return { code: 'strict_item_invalid', errors: checked.errors };
-  }
+  req.facts!.items = tallyRefused(checked.errors);
+  if (strict && checked.errors.length > 0) return refuseItems(deps, req, auth, checked, 'strict_item_invalid', validate);
   if (checked.items.length + checked.dropped.length === 0 && !validate && dialect.refuseAllInvalid) {
-    const at = deps.clock();
-    feedLive(deps.live, auth.source.id, req.id, at, 400, { count: checked.count, refused: checked.refused, errors: checked.errors });
-    recordChecked(deps.collector.outcomes, req, { projectId: auth.project.id, sourceId: auth.source.id }, at, checked, tally, null);
-    return { code: 'all_items_invalid', errors: checked.errors };
+    return refuseItems(deps, req, auth, checked, 'all_items_invalid', validate);
   }
   return null;
+}
+
+/**
+ * A request refused whole over its items, by the checks or by the store: the
+ * one way out for both codes, so each such answer is told to the live view
+ * and counted (a dry run's is not) as every other answer is.
+ */
+function refuseItems(
+  deps: BatchRouteDeps,
+  req: FastifyRequest,
+  auth: AuthRecord,
+  checked: CheckedBatch,
+  code: 'strict_item_invalid' | 'all_items_invalid',
+  validate: boolean,
+): Refusal {
+  if (!validate) {
+    const at = deps.clock();
+    feedLive(deps.live, auth.source.id, req.id, at, 400, { count: checked.count, refused: checked.refused, errors: checked.errors });
+    const tally = req.facts!.items!;
+    // The items that passed were refused with the rest: under the request's code, having none of their own.
+    const passed = checked.items.length + checked.dropped.length;
+    const counts = passed === 0 ? tally : { ...tally, refused: new Map([...tally.refused, ['strict_item_invalid', passed]]) };
+    recordChecked(deps.collector.outcomes, req, { projectId: auth.project.id, sourceId: auth.source.id }, at, checked, counts, null);
+  }
+  return { code, errors: checked.errors };
 }
 
 /** The durable write of the items the verdict let through, and the answer. */
@@ -245,10 +257,8 @@ export async function writeChecked(
     if (options.strict && !options.validate && checked.items.some(refusableByStore)) {
       const tried = await ingest(true);
       if (tried.some((o) => o.status === 'refused')) {
-        const refused: ItemError[] = [];
-        for (const o of tried) if (o.status === 'refused') refused.push({ index: o.index, code: o.code, field: o.field, message: o.message });
-        for (const e of refused) req.facts!.items!.refused.set(e.code, (req.facts!.items!.refused.get(e.code) ?? 0) + 1);
-        return { code: 'strict_item_invalid', errors: refused };
+        keptOrRefused(tried, checked, req.facts!.items!);
+        return refuseItems(deps, req, auth, checked, 'strict_item_invalid', false);
       }
     }
     outcomes = checked.items.length === 0 ? [] : await ingest(options.validate);
@@ -257,7 +267,14 @@ export async function writeChecked(
     if (e instanceof KeyNoLongerWorksError) return { code: 'invalid_key' };
     return unavailable(req, e);
   }
+  const refusedByChecks = checked.errors.length;
   const kept = keptOrRefused(outcomes, checked, req.facts!.items!);
+  // A dry run with strict=true is refused as the batch it tries would be.
+  if (options.strict && options.validate && checked.errors.length > refusedByChecks) return refuseItems(deps, req, auth, checked, 'strict_item_invalid', true);
+  // Every item refused, some by the store (a sixth group type, an illegal merge): as if the checks had refused them all.
+  if (!options.validate && dialect.refuseAllInvalid && kept.length + checked.dropped.length === 0) {
+    return refuseItems(deps, req, auth, checked, 'all_items_invalid', false);
+  }
   tallyKept(req.facts!.items!, kept, checked.dropped);
   req.facts!.dryRun = options.validate;
   if (options.validate) {
@@ -316,7 +333,7 @@ function keptOrRefused(outcomes: ItemOutcome[], checked: CheckedBatch, tally: It
   // The live view names each refused item by its event and distinct_id; these items had passed the checks, so both are theirs.
   const named = checked.items
     .filter((i) => gone.has(i.index))
-    .map((i) => ({ index: i.index, event: i.event, distinctId: i.distinctId, sample: { text: sampleText(sendable(i)), distinctId: i.distinctId, anonymousId: i.anonymousId } }));
+    .map((i) => ({ index: i.index, event: i.event, distinctId: i.distinctId, sample: { text: sampleText(sendable(i)), distinctId: i.distinctId, anonymousId: i.anonymousId, previousId: previousIdOf(i) } }));
   checked.refused = [...checked.refused, ...named].sort((a, b) => a.index - b.index);
   checked.items = checked.items.filter((i) => !gone.has(i.index));
   return kept;

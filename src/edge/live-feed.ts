@@ -55,12 +55,14 @@ export function liveRequest(requestId: string, at: number, status: number, a: An
 }
 
 function fromItem(i: ShownItem, outcome: LiveItem['outcome'], personId: string | null, code: string | null): LiveItem {
+  // An erased person's later item is shown as its samples keep it: that it came, nothing it sent.
+  const shown = code !== 'suppressed';
   return {
     index: i.index,
     outcome,
     type: i.type,
-    event: i.event,
-    distinctId: i.distinctId ?? i.anonymousId,
+    event: shown ? i.event : null,
+    distinctId: shown ? (i.distinctId ?? i.anonymousId) : null,
     personId,
     timestamp: i.timestamp,
     code,

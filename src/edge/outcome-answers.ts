@@ -2,7 +2,8 @@ import type { FastifyRequest } from 'fastify';
 import type { ItemOutcome } from '../domain/ingest/job.js';
 import type { ItemCounts, OutcomeLedger, SampleInput } from '../domain/outcomes/ledger.js';
 import { sampleText } from '../domain/outcomes/sample-text.js';
-import type { RequestErrorCode } from '../errors/codes.js';
+import type { DropReason, RequestErrorCode } from '../errors/codes.js';
+import { WITHHELD } from '../stores/port-outcomes.js';
 import type { CheckedBatch } from '../pipeline/checked-batch.js';
 import type { EnrichedItem, ShownItem } from '../pipeline/enriched-item.js';
 import type { ItemError } from '../pipeline/field-error.js';
@@ -62,6 +63,7 @@ function refusedSamples(checked: CheckedBatch, out: SampleInput[]): void {
     out.push({
       outcome: 'refused', code: errors[0]!.code, codes: [...new Set(errors.map((e) => e.code))], errors: JSON.stringify(errors),
       item: r.sample.text.text, cut: r.sample.text.cut, index: r.index, distinctId: r.sample.distinctId, anonymousId: r.sample.anonymousId,
+      previousId: r.sample.previousId,
     });
   }
 }
@@ -76,13 +78,23 @@ function droppedSamples(checked: CheckedBatch, outcomes: ItemOutcome[], out: Sam
   }
 }
 
-/** A dropped item kept as a batch item again: it was valid, so it can be sent as it is once its reason is gone. */
-function droppedSample(item: ShownItem, reason: string): SampleInput {
+/**
+ * A dropped item kept as a batch item again: it was valid, so it can be sent
+ * as it is once its reason is gone. An item of a suppressed person is kept
+ * withheld: that it came, and nothing of what it sent.
+ */
+function droppedSample(item: ShownItem, reason: DropReason): SampleInput {
+  const kept = { index: item.index, outcome: 'dropped', code: reason, codes: [reason] } as const;
+  if (reason === 'suppressed') return { ...kept, codes: [reason], ...WITHHELD };
   const text = sampleText(sendable(item));
   return {
-    outcome: 'dropped', code: reason, codes: [reason], errors: '[]', item: text.text, cut: text.cut, index: item.index,
-    distinctId: item.distinctId, anonymousId: item.anonymousId,
+    ...kept, codes: [reason], errors: '[]', item: text.text, cut: text.cut, distinctId: item.distinctId, anonymousId: item.anonymousId, previousId: previousIdOf(item),
   };
+}
+
+/** An alias's previous_id: what an erasure of its person finds its sample by. */
+export function previousIdOf(item: ShownItem): string | null {
+  return item.type === 'alias' ? item.previousId : null;
 }
 
 /** A checked item in the batch API's shape. */

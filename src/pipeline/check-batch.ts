@@ -1,7 +1,7 @@
 import type { Refusal } from './refusal.js';
 import { type ItemContext, checkItem } from './check-item.js';
 import type { EnrichedItem, PolicyDrop } from './enriched-item.js';
-import type { ItemError } from './field-error.js';
+import { type ItemError, listErrors } from './field-error.js';
 import { INSERT_ID } from './ids.js';
 import { isPlainObject } from './text.js';
 import { quoted } from '../domain/echo.js';
@@ -63,7 +63,7 @@ export function checkItems(items: unknown[], ctx: ItemContext): BatchCheck {
       else dropped.push({ index, reason: r.dropped, item: r.item });
     } else {
       fieldErrors.sort((a, b) => rank(a.field) - rank(b.field));
-      for (const e of fieldErrors) errors.push({ index, ...e });
+      listErrors(index, fieldErrors, r.ok ? 0 : r.unlisted, errors);
     }
   }
   return { items: valid, dropped, errors };

@@ -16,7 +16,8 @@ import { type ImportWindow, parseTimestamp } from './timestamp.js';
 export type ItemCheck =
   | { ok: true; item: EnrichedItem; dropped: null }
   | { ok: true; item: ShownItem; dropped: DropReason }
-  | { ok: false; errors: FieldError[] };
+  /** `unlisted`: faults past MAX_ERRORS_PER_ITEM that were counted, not made (field-error.ts). */
+  | { ok: false; errors: FieldError[]; unlisted: number };
 
 export interface ItemContext {
   /** Server clock at arrival, epoch ms. */
@@ -62,7 +63,7 @@ const sent = (v: unknown): boolean => v !== undefined && v !== null;
  */
 export function checkItem(raw: unknown, index: number, ctx: ItemContext): ItemCheck {
   if (!isPlainObject(raw)) {
-    return { ok: false, errors: [{ code: 'invalid_item', field: 'item', message: `Each item must be a JSON object, not ${describeJson(raw)}.` }] };
+    return { ok: false, errors: [{ code: 'invalid_item', field: 'item', message: `Each item must be a JSON object, not ${describeJson(raw)}.` }], unlisted: 0 };
   }
   const errors: FieldError[] = [];
   const droppedKeys: string[] = [];
@@ -140,7 +141,7 @@ export function checkItem(raw: unknown, index: number, ctx: ItemContext): ItemCh
     }
   }
 
-  if (errors.length > 0 || type === null) return { ok: false, errors };
+  if (errors.length > 0 || type === null) return { ok: false, errors, unlisted: props.unlisted + personOps.unlisted };
   const known = KNOWN_FIELDS[type];
   for (const key of Object.keys(raw)) if (!known.has(key)) droppedKeys.push(key);
   droppedKeys.push(...props.droppedKeys, ...personOps.droppedKeys);
@@ -207,19 +208,22 @@ interface PersonOps {
   setOnce: JsonObject | null;
   unset: string[] | null;
   droppedKeys: string[];
+  /** Faults of set_once counted, not made. */
+  unlisted: number;
 }
 
-const NO_PERSON_OPS: PersonOps = { setOnce: null, unset: null, droppedKeys: [] };
+const NO_PERSON_OPS: PersonOps = { setOnce: null, unset: null, droppedKeys: [], unlisted: 0 };
 
 /**
  * set_once, checked as properties are (its faults under its own code and
  * field), and unset: trait names, none of them one that properties sets.
  */
 function checkPersonOps(raw: Record<string, unknown>, properties: JsonObject, recordIp: boolean, errors: FieldError[]): PersonOps {
-  const out: PersonOps = { setOnce: null, unset: null, droppedKeys: [] };
+  const out: PersonOps = { setOnce: null, unset: null, droppedKeys: [], unlisted: 0 };
   if (sent(raw.set_once)) {
     const own: FieldError[] = [];
     const r = normaliseProperties(raw.set_once, recordIp, own);
+    out.unlisted = r.unlisted;
     for (const e of own) errors.push(asField(e, 'set_once', 'invalid_set_once'));
     if (own.length === 0) {
       out.setOnce = r.properties;

@@ -31,9 +31,9 @@ export interface RefusedItem {
   /**
    * The item as sent, to be kept as a sample (domain/outcomes): only for the
    * newest SAMPLES_PER_CODE of each code in the request, since no more of a
-   * code are kept; its ids in full, for an erasure to find it by.
+   * code are kept; its ids in full (an alias's previous_id too), for an erasure to find it by.
    */
-  sample: { text: SampleText; distinctId: string | null; anonymousId: string | null } | null;
+  sample: { text: SampleText; distinctId: string | null; anonymousId: string | null; previousId: string | null } | null;
 }
 
 /** What item checks and enrichment need to know of the request. */
@@ -93,7 +93,7 @@ function addSamples(refused: RefusedItem[], errors: ItemError[], items: unknown[
     if (n >= SAMPLES_PER_CODE) continue;
     taken.set(code, n + 1);
     const raw = items[r.index];
-    r.sample = { text: sampleText(raw), distinctId: idField(raw, 'distinct_id'), anonymousId: idField(raw, 'anonymous_id') };
+    r.sample = { text: sampleText(raw), distinctId: idField(raw, 'distinct_id'), anonymousId: idField(raw, 'anonymous_id'), previousId: idField(raw, 'previous_id') };
   }
 }
 

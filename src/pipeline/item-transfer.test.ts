@@ -55,7 +55,7 @@ describe('a checked batch sent between threads', () => {
   });
 
   it('names each refused item once, by what it sent as text, with the item as sent to be kept', () => {
-    const sample = (i: number, distinctId: string | null) => ({ text: { text: JSON.stringify(items[i]), cut: false }, distinctId, anonymousId: null });
+    const sample = (i: number, distinctId: string | null) => ({ text: { text: JSON.stringify(items[i]), cut: false }, distinctId, anonymousId: null, previousId: null });
     expect(batch.refused).toEqual([
       { index: 4, event: '$reserved', distinctId: 'u_3', sample: sample(4, 'u_3') },
       { index: 5, event: null, distinctId: 'u_4', sample: sample(5, 'u_4') },

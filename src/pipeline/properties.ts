@@ -1,4 +1,4 @@
-import type { FieldError } from './field-error.js';
+import { type FieldError, MAX_ERRORS_PER_ITEM } from './field-error.js';
 import { ACCEPTED_DOLLAR_KEYS, ENRICHMENT_KEYS } from './reserved-properties.js';
 import { MAX_KEY_LENGTH, isStorableNumber, isStorableText, keyFault } from '../domain/storable.js';
 import { describeJson, isPlainObject } from './text.js';
@@ -21,6 +21,8 @@ export interface NormalisedProperties {
   droppedKeys: string[];
   /** `properties` as JSON text, once they passed every check. */
   json: string | null;
+  /** Faults of `$` keys found once the item had MAX_ERRORS_PER_ITEM errors already: counted, not made. */
+  unlisted: number;
 }
 
 /**
@@ -28,7 +30,7 @@ export interface NormalisedProperties {
  * Every fault is pushed to `errors`; the result is meaningful only when none was.
  */
 export function normaliseProperties(raw: unknown, recordIp: boolean, errors: FieldError[]): NormalisedProperties {
-  const out: NormalisedProperties = { properties: {}, userAgent: null, insertId: null, droppedKeys: [], json: null };
+  const out: NormalisedProperties = { properties: {}, userAgent: null, insertId: null, droppedKeys: [], json: null, unlisted: 0 };
   if (raw === undefined) {
     out.json = '{}';
     return out;
@@ -51,37 +53,37 @@ export function normaliseProperties(raw: unknown, recordIp: boolean, errors: Fie
 
 /** Whether an accepted, well-formed `$` key is stored; side effects record why not. */
 function dollarKeyStays(key: string, value: unknown, recordIp: boolean, out: NormalisedProperties, errors: FieldError[]): boolean {
-  // Only a refused key's path can be long: ENRICHMENT_KEYS and ACCEPTED_DOLLAR_KEYS hold short names.
-  const field = `properties.${echoed(key)}`;
   if (ENRICHMENT_KEYS.has(key)) {
-    out.droppedKeys.push(field);
+    out.droppedKeys.push(`properties.${key}`);
     return false;
   }
   const check = ACCEPTED_DOLLAR_KEYS.get(key);
-  if (check === undefined) {
-    errors.push({
-      code: 'reserved_property',
-      field,
-      message: `${quoted(key)} is a reserved property name. Rename it without the leading "$".`,
-    });
-    return false;
-  }
-  const problem = check(value);
-  if (problem !== null) {
-    errors.push({ code: 'invalid_reserved_property', field, message: problem });
+  const problem = check === undefined ? null : check(value);
+  if (check === undefined || problem !== null) {
+    // Past the cap the item is refused already: its other faults are counted, no message or path made for each.
+    if (errors.length >= MAX_ERRORS_PER_ITEM) out.unlisted++;
+    else errors.push(dollarKeyError(key, problem));
     return false;
   }
   if (key === '$user_agent') {
     out.userAgent = value as string;
-    out.droppedKeys.push(field);
+    out.droppedKeys.push(`properties.${key}`);
     return false;
   }
   if (key === '$ip' && !recordIp) {
-    out.droppedKeys.push(field);
+    out.droppedKeys.push(`properties.${key}`);
     return false;
   }
   if (key === '$insert_id') out.insertId = value as string;
   return true;
+}
+
+/** The fault of a `$` key: not accepted at all (no `problem`), or accepted with a value of the wrong form. */
+function dollarKeyError(key: string, problem: string | null): FieldError {
+  // Only a refused key's path can be long: ENRICHMENT_KEYS and ACCEPTED_DOLLAR_KEYS hold short names.
+  const field = `properties.${echoed(key)}`;
+  if (problem !== null) return { code: 'invalid_reserved_property', field, message: problem };
+  return { code: 'reserved_property', field, message: `${quoted(key)} is a reserved property name. Rename it without the leading "$".` };
 }
 
 /**

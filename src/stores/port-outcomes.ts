@@ -9,7 +9,11 @@
  * in one transaction with the samples. Samples are trimmed in the same call:
  * for each source and code it wrote to, only the newest `keepPerCode` stay;
  * then, for each project it wrote to, the oldest go until the project's
- * samples hold at most `projectBytes` bytes of items.
+ * samples weigh at most `projectBytes` (sampleBytes: everything a sample
+ * stores, its errors as much as its item). A sample that names a suppressed
+ * id (its distinct_id, its anonymous_id as a person id, or an alias's
+ * previous_id) is stored withheld: an erased person's later items keep
+ * nothing of what they sent.
  */
 
 /** What became of an item: stored, a repeat, kept out by a policy, or refused. */
@@ -47,6 +51,8 @@ export interface KeptSample {
   /** The item's distinct_id and anonymous_id, when it sent them as text: what an erasure finds it by. */
   distinctId: string | null;
   anonymousId: string | null;
+  /** An alias's previous_id, when it sent one as text: an erasure of its person finds the alias by it too. */
+  previousId: string | null;
 }
 
 /** A sample as read back. */
@@ -102,4 +108,29 @@ export interface OutcomeStore {
   expireSamples(cutoffs: { projectId: string; before: number }[]): Promise<number>;
   /** Deletes counts of minutes before each project's cutoff; returns how many rows went. */
   expireCounts(cutoffs: { projectId: string; before: number }[]): Promise<number>;
+}
+
+/** Bytes a sample counts against its project's bound: every text it stores, whatever it holds. */
+export function sampleBytes(s: KeptSample): number {
+  return SAMPLE_ROW_BYTES + Buffer.byteLength(s.item) + Buffer.byteLength(s.errors) + Buffer.byteLength(s.code) + s.codes.reduce((n, c) => n + c.length + 3, 0) +
+    Buffer.byteLength(s.requestId) + idBytes(s.distinctId) + idBytes(s.anonymousId) + idBytes(s.previousId) + s.projectId.length + s.sourceId.length;
+}
+
+/** What a row costs besides its texts (numbers, flags, the row itself), so that a flood of tiny samples counts too. */
+const SAMPLE_ROW_BYTES = 64;
+
+function idBytes(id: string | null): number {
+  return id === null ? 0 : Buffer.byteLength(id);
+}
+
+/**
+ * What a withheld sample holds of its item: nothing of what was sent. An item
+ * of a suppressed person is counted, and kept only as the fact that it came
+ * (its outcome, codes, request and index), so no erasure has to find it again.
+ */
+export const WITHHELD = { item: 'null', cut: false, errors: '[]', distinctId: null, anonymousId: null, previousId: null } as const;
+
+/** The sample withheld (WITHHELD). */
+export function withheld(s: KeptSample): KeptSample {
+  return { ...s, ...WITHHELD };
 }

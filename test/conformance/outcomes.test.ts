@@ -7,7 +7,7 @@ import { createAdmin } from '../../src/domain/admin.js';
 import type { Collector } from '../../src/domain/collector.js';
 import { erasePerson } from '../../src/domain/erasure.js';
 import { expireSamples } from '../../src/domain/retention.js';
-import type { KeptSample } from '../../src/stores/port-outcomes.js';
+import { type KeptSample, sampleBytes } from '../../src/stores/port-outcomes.js';
 import { TestClock } from '../helpers/fixture.js';
 import { RECEIVED_AT, ingestJob } from '../helpers/items.js';
 import { STORES, type StoreUnderTest } from './stores.js';
@@ -18,7 +18,7 @@ const BOUNDS = { keepPerCode: 100, projectBytes: 1024 * 1024 };
 function sample(projectId: string, sourceId: string, code: string, n: number, over: Partial<KeptSample> = {}): KeptSample {
   return {
     projectId, sourceId, outcome: 'refused', code, codes: [code], errors: '[]', item: JSON.stringify({ event: `e${n}` }), cut: false,
-    receivedAt: RECEIVED_AT + n, requestId: `req_${n}`, index: 0, distinctId: null, anonymousId: null, ...over,
+    receivedAt: RECEIVED_AT + n, requestId: `req_${n}`, index: 0, distinctId: null, anonymousId: null, previousId: null, ...over,
   };
 }
 
@@ -68,9 +68,10 @@ for (const engine of STORES) {
       expect(await collector.store.outcomes.samples({ sourceId, code: 'reserved_property', limit: 10 })).toHaveLength(1);
 
       const big = (n: number) => sample(projectId, sourceId, 'properties_too_large', 2000 + n, { item: 'x'.repeat(16 * 1024), cut: true });
-      await collector.store.outcomes.addOutcomes([], Array.from({ length: 10 }, (_, n) => big(n)), { keepPerCode: 100, projectBytes: 64 * 1024 });
+      const bound = 4 * sampleBytes(big(0));
+      await collector.store.outcomes.addOutcomes([], Array.from({ length: 10 }, (_, n) => big(n)), { keepPerCode: 100, projectBytes: bound });
       const left = await collector.store.outcomes.samples({ sourceId, limit: 1000 });
-      expect(left.reduce((n, s) => n + Buffer.byteLength(s.item), 0)).toBeLessThanOrEqual(64 * 1024);
+      expect(left.reduce((n, s) => n + sampleBytes(s), 0)).toBeLessThanOrEqual(bound);
       // The newest stay: the four newest cut items fill the bound.
       expect(left.map((s) => s.requestId)).toEqual(['req_2009', 'req_2008', 'req_2007', 'req_2006']);
       expect(left[0]).toMatchObject({ cut: true, outcome: 'refused', codes: ['properties_too_large'] });
@@ -105,6 +106,51 @@ for (const engine of STORES) {
       ], BOUNDS);
       expect(await erasePerson(collector.store, projectId, { distinctId: 'gone' }, { suppress: false, now: RECEIVED_AT })).toMatchObject({ distinctIds: ['gone'] });
       expect((await collector.store.outcomes.samples({ sourceId, limit: 10 })).map((s) => s.requestId)).toEqual(['req_3']);
+    });
+
+    it('kept refused samples are not bounded in bytes (regression): their errors count against the project\'s bound, not only their item', async () => {
+      const { projectId, sourceId } = await world();
+      // A small item with 100 KB of errors: once counted as its 20 bytes of item.
+      const heavy = (n: number) => sample(projectId, sourceId, 'reserved_property', n, { errors: JSON.stringify([{ index: 0, message: 'm'.repeat(100_000) }]) });
+      const bound = 3 * sampleBytes(heavy(0));
+      await collector.store.outcomes.addOutcomes([], Array.from({ length: 10 }, (_, n) => heavy(n)), { keepPerCode: 100, projectBytes: bound });
+      const left = await collector.store.outcomes.samples({ sourceId, limit: 100 });
+      expect(left.map((s) => s.requestId)).toEqual(['req_9', 'req_8', 'req_7']);
+      expect(left.reduce((n, s) => n + sampleBytes(s), 0)).toBeLessThanOrEqual(bound);
+    });
+
+    it("a suppressed person's later items are kept as samples (regression): a sample naming a suppressed id is stored withheld", async () => {
+      const { projectId, sourceId } = await world();
+      const keyId = (await admin.createKey(sourceId)).id;
+      await collector.ingest(ingestJob([{ type: 'identify', distinctId: 'gone' }], { projectId, sourceId, keyId }));
+      const person = (await collector.store.findPerson(projectId, { distinctId: 'gone' }))!;
+      await erasePerson(collector.store, projectId, { distinctId: 'gone' }, { suppress: true, now: RECEIVED_AT });
+      const personal = JSON.stringify({ event: '$x', distinct_id: 'gone', properties: { ssn: '078-05-1120' } });
+      const errors = JSON.stringify([{ index: 0, code: 'reserved_event_name', message: 'about gone' }]);
+      await collector.store.outcomes.addOutcomes([], [
+        sample(projectId, sourceId, 'reserved_event_name', 1, { distinctId: 'gone', item: personal, errors }),
+        sample(projectId, sourceId, 'reserved_event_name', 2, { anonymousId: person.id, item: personal, errors }),
+        sample(projectId, sourceId, 'illegal_merge', 3, { distinctId: 'stays', previousId: 'gone', item: personal, errors }),
+        sample(projectId, sourceId, 'reserved_event_name', 4, { distinctId: 'stays', item: personal, errors }),
+      ], BOUNDS);
+      const kept = new Map((await collector.store.outcomes.samples({ sourceId, limit: 10 })).map((s) => [s.requestId, s]));
+      for (const id of ['req_1', 'req_2', 'req_3']) {
+        expect(kept.get(id)).toMatchObject({ item: 'null', errors: '[]', cut: false, distinctId: null, anonymousId: null, previousId: null });
+      }
+      expect(kept.get('req_3')).toMatchObject({ outcome: 'refused', code: 'illegal_merge', codes: ['illegal_merge'] });
+      expect(kept.get('req_4')).toMatchObject({ item: personal, errors, distinctId: 'stays' });
+    });
+
+    it('a refused alias whose previous_id was erased survives the erasure (regression): erasing a person removes samples by previous_id too', async () => {
+      const { projectId, sourceId } = await world();
+      const keyId = (await admin.createKey(sourceId)).id;
+      await collector.ingest(ingestJob([{ type: 'identify', distinctId: 'anon_7f3' }], { projectId, sourceId, keyId }));
+      await collector.store.outcomes.addOutcomes([], [
+        sample(projectId, sourceId, 'illegal_merge', 1, { distinctId: 'user_42', previousId: 'anon_7f3' }),
+        sample(projectId, sourceId, 'illegal_merge', 2, { distinctId: 'user_42', previousId: 'someone' }),
+      ], BOUNDS);
+      await erasePerson(collector.store, projectId, { distinctId: 'anon_7f3' }, { suppress: false, now: RECEIVED_AT });
+      expect((await collector.store.outcomes.samples({ sourceId, limit: 10 })).map((s) => s.requestId)).toEqual(['req_2']);
     });
   });
 }

@@ -19,7 +19,7 @@ afterEach(async () => {
 const counts = (refused: Record<string, number> = {}, accepted = 0) => ({ accepted, duplicate: 0, dropped: new Map(), refused: new Map(Object.entries(refused)) });
 const sample = (n: number, bytes = 10): SampleInput => ({
   outcome: 'refused', code: 'invalid_event_name', codes: ['invalid_event_name'], errors: '[]', item: JSON.stringify({ e: 'x'.repeat(bytes), n }),
-  cut: false, index: n, distinctId: null, anonymousId: null,
+  cut: false, index: n, distinctId: null, anonymousId: null, previousId: null,
 });
 const answer = (over: Partial<Parameters<OutcomeLedger['record']>[0]> = {}) => ({ projectId: 'prj_1', sourceId: 'src_1', requestId: 'req_1', receivedAt: T, counts: counts(), samples: [], ...over });
 
@@ -58,11 +58,39 @@ it('a write that failed goes with the next one, nothing lost or counted twice', 
 });
 
 it('samples waiting are bounded: the newest of each code, and no more bytes than allowed in all', async () => {
-  const ledger = new OutcomeLedger(store.outcomes, { flushMs: 60_000, bounds: { keepPerCode: 5 }, pendingBytes: 2000 });
+  // Room for two of the large samples, everything they store counted (sampleBytes), not three.
+  const ledger = new OutcomeLedger(store.outcomes, { flushMs: 60_000, bounds: { keepPerCode: 5 }, pendingBytes: 2200 });
   ledger.record(answer({ samples: Array.from({ length: 8 }, (_, n) => sample(n)) }));
   ledger.record(answer({ samples: [sample(100, 900), sample(101, 900), sample(102, 900)] }));
-  expect(ledger.pendingSampleBytes).toBeLessThanOrEqual(2000);
+  expect(ledger.pendingSampleBytes).toBeLessThanOrEqual(2200);
   await ledger.stop();
   const kept = await store.outcomes.samples({ sourceId: 'src_1', limit: 100 });
   expect(kept.map((s) => s.index)).toEqual([102, 101]);
+});
+
+it('a SIGKILL right after a burst loses the ledger\'s last refusal counts (regression): a request that refused items is written without waiting for the timer, one write for a burst', async () => {
+  const writes: { counts: number; samples: number }[] = [];
+  let wrote: () => void = () => {};
+  const watched: OutcomeStore = Object.assign(Object.create(store.outcomes) as OutcomeStore, {
+    addOutcomes: async (...args: Parameters<OutcomeStore['addOutcomes']>) => {
+      await store.outcomes.addOutcomes(...args);
+      writes.push({ counts: args[0].reduce((n, c) => n + c.count, 0), samples: args[1].length });
+      wrote();
+    },
+  });
+  const written = () => new Promise<void>((resolve) => (wrote = resolve));
+  // The timer alone would write in an hour.
+  const ledger = new OutcomeLedger(watched, { flushMs: 3_600_000 });
+  const first = written();
+  for (let i = 0; i < 200; i++) ledger.count('prj_1', 'src_1', T, 'refused', 'rate_limited', 1);
+  await first;
+  expect(writes).toEqual([{ counts: 200, samples: 0 }]);
+  expect(await stored()).toEqual({ '12:00 refused rate_limited': 200 });
+
+  const second = written();
+  ledger.record(answer({ counts: counts({ invalid_event_name: 1 }), samples: [sample(1)] }));
+  await second;
+  expect(writes.at(-1)).toEqual({ counts: 1, samples: 1 });
+  expect(await stored()).toEqual({ '12:00 refused rate_limited': 200, '12:00 refused invalid_event_name': 1 });
+  await ledger.stop();
 });

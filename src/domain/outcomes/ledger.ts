@@ -1,10 +1,18 @@
-import type { KeptSample, Outcome, OutcomeCount, OutcomeStore, SampleBounds } from '../../stores/port-outcomes.js';
+import { type KeptSample, type Outcome, type OutcomeCount, type OutcomeStore, type SampleBounds, sampleBytes } from '../../stores/port-outcomes.js';
 
 /** How often counts and samples are written: "at most a second behind" with room for the write itself. */
 export const OUTCOME_FLUSH_MS = 500;
+/**
+ * How soon after a request that refused or dropped items its counts are
+ * written: at once when no write started this long ago, else this long after
+ * the last one started. What a crash (SIGKILL) can lose of them is this
+ * window and the write under way; the cost is at most one small write per
+ * window, and none while every item is accepted.
+ */
+export const REFUSAL_WRITE_MS = 100;
 /** Samples kept per source and code, at the least (while the project's bytes allow). */
 export const SAMPLES_PER_CODE = 100;
-/** Bytes of kept items a project may hold; the oldest go past it. */
+/** Bytes of samples a project may hold, everything each stores counted (sampleBytes); the oldest go past it. */
 export const SAMPLE_BYTES_PER_PROJECT = 32 * 1024 * 1024;
 /** Bytes of samples one server holds between two writes, whatever arrives (a flood of 1 MiB invalid items). */
 export const PENDING_SAMPLE_BYTES = 8 * 1024 * 1024;
@@ -37,6 +45,8 @@ export interface IntakeAnswer {
 
 export interface LedgerOptions {
   flushMs?: number;
+  /** REFUSAL_WRITE_MS unless given. */
+  soonMs?: number;
   bounds?: Partial<SampleBounds>;
   pendingBytes?: number;
   /** Told of a write that failed; what it held waits for the next one. */
@@ -48,17 +58,22 @@ export interface LedgerOptions {
  * counts per source, minute, outcome and code, and the refused and dropped
  * items kept as samples. An intake calls `record` once per answered request;
  * a request costs a map increment per outcome and code it had, and nothing
- * waits on the store: counts and samples are written together every
- * OUTCOME_FLUSH_MS and on `stop` (SIGTERM). What a write that failed held is
+ * waits on the store: counts and samples are written together within
+ * REFUSAL_WRITE_MS of the request that had them, every OUTCOME_FLUSH_MS if
+ * anything is left, and on `stop` (SIGTERM). What a write that failed held is
  * added back, so it goes with the next one.
  */
 export class OutcomeLedger {
   private counts = new Map<string, OutcomeCount>();
   /** Samples waiting, by source and code, oldest first: only the newest SAMPLES_PER_CODE of each can stay. */
   private samples = new Map<string, KeptSample[]>();
-  private sampleBytes = 0;
+  private waitingBytes = 0;
   private flushing: Promise<void> = Promise.resolve();
   private readonly timer: NodeJS.Timeout;
+  /** The write asked for by the last request that had something to count; null when none waits. */
+  private soonTimer: NodeJS.Timeout | null = null;
+  /** performance.now() when the last write started. */
+  private lastWrite = -Infinity;
   private readonly bounds: SampleBounds;
   private readonly pendingBytes: number;
 
@@ -73,21 +88,38 @@ export class OutcomeLedger {
 
   /** Bytes of samples waiting to be written: bounded by PENDING_SAMPLE_BYTES whatever arrives. */
   get pendingSampleBytes(): number {
-    return this.sampleBytes;
+    return this.waitingBytes;
   }
 
   /** One answered request (never a dry run): its counts, and samples of what it refused or dropped. */
   record(a: IntakeAnswer): void {
     const { projectId, sourceId, receivedAt: at, counts: c } = a;
-    if (c.accepted > 0) this.count(projectId, sourceId, at, 'accepted', '', c.accepted);
-    if (c.duplicate > 0) this.count(projectId, sourceId, at, 'duplicate', '', c.duplicate);
-    for (const [code, n] of c.dropped) this.count(projectId, sourceId, at, 'dropped', code, n);
-    for (const [code, n] of c.refused) this.count(projectId, sourceId, at, 'refused', code, n);
+    if (c.accepted > 0) this.add(projectId, sourceId, at, 'accepted', '', c.accepted);
+    if (c.duplicate > 0) this.add(projectId, sourceId, at, 'duplicate', '', c.duplicate);
+    for (const [code, n] of c.dropped) this.add(projectId, sourceId, at, 'dropped', code, n);
+    for (const [code, n] of c.refused) this.add(projectId, sourceId, at, 'refused', code, n);
     for (const s of a.samples) this.keep({ ...s, projectId, sourceId, receivedAt: at, requestId: a.requestId });
+    // A request whose items were all written (their counts with them) asks for no write.
+    if (c.accepted + c.duplicate + c.dropped.size + c.refused.size + a.samples.length > 0) this.soon();
   }
 
   /** Adds `n` items of one outcome and code to the source's minute. */
   count(projectId: string, sourceId: string, at: number, outcome: Outcome, code: string, n: number): void {
+    this.add(projectId, sourceId, at, outcome, code, n);
+    this.soon();
+  }
+
+  /** Writes what waits within REFUSAL_WRITE_MS: one write for every request in that window. */
+  private soon(): void {
+    if (this.soonTimer !== null) return;
+    const wait = Math.max(0, this.lastWrite + (this.opts.soonMs ?? REFUSAL_WRITE_MS) - performance.now());
+    this.soonTimer = setTimeout(() => {
+      this.soonTimer = null;
+      void this.flush();
+    }, wait).unref();
+  }
+
+  private add(projectId: string, sourceId: string, at: number, outcome: Outcome, code: string, n: number): void {
     const minute = at - (at % 60_000);
     const key = `${sourceId}\n${minute}\n${outcome}\n${code}`;
     const c = this.counts.get(key);
@@ -104,21 +136,25 @@ export class OutcomeLedger {
   /** Stops the timer and writes what is left. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    if (this.soonTimer !== null) clearTimeout(this.soonTimer);
+    this.soonTimer = null;
     await this.flush();
   }
 
   private async write(): Promise<void> {
     if (this.counts.size === 0 && this.samples.size === 0) return;
+    this.lastWrite = performance.now();
     const counts = this.counts;
     const samples = this.samples;
     this.counts = new Map();
     this.samples = new Map();
-    this.sampleBytes = 0;
+    this.waitingBytes = 0;
     const kept = [...samples.values()].flat();
     try {
       await this.store.addOutcomes([...counts.values()], kept, this.bounds);
     } catch (e) {
-      for (const c of counts.values()) this.count(c.projectId, c.sourceId, c.minute, c.outcome, c.code, c.count);
+      // Added back for the next write on the timer: a store that is down is not asked again at once.
+      for (const c of counts.values()) this.add(c.projectId, c.sourceId, c.minute, c.outcome, c.code, c.count);
       for (const s of kept) this.keep(s);
       this.opts.onError?.(e);
     }
@@ -129,13 +165,13 @@ export class OutcomeLedger {
     let list = this.samples.get(key);
     if (list === undefined) this.samples.set(key, (list = []));
     list.push(s);
-    this.sampleBytes += s.item.length;
+    this.waitingBytes += sampleBytes(s);
     // Only the newest of a code would stay once written: older ones waiting need not be.
-    if (list.length > this.bounds.keepPerCode) this.sampleBytes -= list.shift()!.item.length;
-    while (this.sampleBytes > this.pendingBytes && list.length > 1) this.sampleBytes -= list.shift()!.item.length;
-    if (this.sampleBytes > this.pendingBytes) {
+    if (list.length > this.bounds.keepPerCode) this.waitingBytes -= sampleBytes(list.shift()!);
+    while (this.waitingBytes > this.pendingBytes && list.length > 1) this.waitingBytes -= sampleBytes(list.shift()!);
+    if (this.waitingBytes > this.pendingBytes) {
       // Other codes hold the room: this one waits for the next request of its code.
-      this.sampleBytes -= list.pop()!.item.length;
+      this.waitingBytes -= sampleBytes(list.pop()!);
       if (list.length === 0) this.samples.delete(key);
     }
   }

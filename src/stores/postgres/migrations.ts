@@ -235,6 +235,20 @@ export const PG_MIGRATIONS: string[] = [
     SELECT 1 FROM projects p JOIN orgs o ON o.id = p.org_id
     WHERE p.id = destinations.project_id AND p.deleted_at IS NULL AND o.deleted_at IS NULL
   );
+  // Version 15: samples an erasure finds by an alias's previous_id (from now
+  // on: an older sample's item is not read back for it); every
+  // sample weighs what it stores (its errors too, which one item could make
+  // megabytes of); samples of suppressed people keep nothing of what was sent.
+  `
+  ALTER TABLE item_samples ADD COLUMN previous_id text;
+  UPDATE item_samples SET item = 'null', cut = false, errors = '[]', distinct_id = NULL, anonymous_id = NULL
+    WHERE (outcome = 'dropped' AND code = 'suppressed')
+      OR distinct_id IN (SELECT s.distinct_id FROM suppressed_ids s WHERE s.project_id = item_samples.project_id)
+      OR anonymous_id IN (SELECT s.person_id FROM suppressed_persons s WHERE s.project_id = item_samples.project_id);
+  UPDATE item_samples SET bytes = 64 + octet_length(item) + octet_length(errors) + octet_length(code) + octet_length(codes)
+    + octet_length(request_id) + coalesce(octet_length(distinct_id), 0) + coalesce(octet_length(anonymous_id), 0)
+    + coalesce(octet_length(previous_id), 0) + octet_length(project_id) + octet_length(source_id);
+  CREATE INDEX item_samples_previous ON item_samples (project_id, previous_id) WHERE previous_id IS NOT NULL;
   `,
 ];
 

@@ -58,9 +58,10 @@ export class SqlErasureTx implements ErasureTx {
     // Memberships are the person's; the groups are not people and stay.
     await this.db.deleteFrom('group_members').where('project_id', '=', projectId).where('person_id', 'in', personIds).execute();
     await this.db.deleteFrom('persons').where('project_id', '=', projectId).where('id', 'in', personIds).execute();
-    // Refused and dropped items kept as samples that sent one of its distinct_ids, or one of its person ids as anonymous_id.
+    // Refused and dropped items kept as samples that sent one of its distinct_ids (as an alias's previous_id too), or one of its person ids as anonymous_id.
     for (const part of chunks(distinctIds)) {
-      await this.db.deleteFrom('item_samples').where('project_id', '=', projectId).where('distinct_id', 'in', part).execute();
+      await this.db.deleteFrom('item_samples').where('project_id', '=', projectId)
+        .where((eb) => eb.or([eb('distinct_id', 'in', part), eb('previous_id', 'in', part)])).execute();
     }
     for (const part of chunks(personIds)) {
       await this.db.deleteFrom('item_samples').where('project_id', '=', projectId).where('anonymous_id', 'in', part).execute();

@@ -1,6 +1,7 @@
 import { type Compilable, type Kysely, sql } from 'kysely';
-import type {
-  KeptSample, Outcome, OutcomeCount, OutcomeQuery, OutcomeRow, OutcomeStore, SampleBounds, SampleQuery, StoredSample,
+import {
+  type KeptSample, type Outcome, type OutcomeCount, type OutcomeQuery, type OutcomeRow, type OutcomeStore, type SampleBounds, type SampleQuery,
+  type StoredSample, sampleBytes, withheld,
 } from '../port-outcomes.js';
 import { type SqlEngine, SqlStorePart, type WriteTurn } from './engine.js';
 import type { EngineListingReads } from './listings.js';
@@ -52,7 +53,7 @@ export class SqlOutcomes extends SqlStorePart implements OutcomeStore {
     return rows.map((r) => ({
       id: r.id, projectId: r.project_id, sourceId: r.source_id, outcome: r.outcome as 'refused' | 'dropped', code: r.code,
       codes: JSON.parse(r.codes) as string[], errors: r.errors, item: r.item, cut: isSet(r.cut), receivedAt: r.received_at,
-      requestId: r.request_id, index: r.item_index, distinctId: r.distinct_id, anonymousId: r.anonymous_id,
+      requestId: r.request_id, index: r.item_index, distinctId: r.distinct_id, anonymousId: r.anonymous_id, previousId: r.previous_id,
     }));
   }
 
@@ -109,12 +110,13 @@ async function addCounts(trx: Kysely<Database>, counts: OutcomeCount[]): Promise
   }
 }
 
-async function addSamples(trx: Kysely<Database>, samples: KeptSample[], bounds: SampleBounds): Promise<void> {
-  if (samples.length === 0) return;
+async function addSamples(trx: Kysely<Database>, given: KeptSample[], bounds: SampleBounds): Promise<void> {
+  if (given.length === 0) return;
+  const samples = await withholdSuppressed(trx, given);
   const rows = samples.map((s) => ({
     project_id: s.projectId, source_id: s.sourceId, outcome: s.outcome, code: s.code, codes: JSON.stringify(s.codes), errors: s.errors,
-    item: s.item, cut: s.cut, bytes: Buffer.byteLength(s.item), received_at: s.receivedAt, request_id: s.requestId, item_index: s.index,
-    distinct_id: s.distinctId, anonymous_id: s.anonymousId,
+    item: s.item, cut: s.cut, bytes: sampleBytes(s), received_at: s.receivedAt, request_id: s.requestId, item_index: s.index,
+    distinct_id: s.distinctId, anonymous_id: s.anonymousId, previous_id: s.previousId,
   }));
   for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) await trx.insertInto('item_samples').values(rows.slice(i, i + ROWS_PER_INSERT)).execute();
   const codes = new Map<string, { sourceId: string; code: string }>();
@@ -132,7 +134,52 @@ async function addSamples(trx: Kysely<Database>, samples: KeptSample[], bounds: 
   for (const projectId of projects) await trimProject(trx, projectId, bounds.projectBytes);
 }
 
-/** Drops a project's oldest samples until what is left holds at most `max` bytes of items. */
+/**
+ * The samples as they may be kept: one that names a suppressed id (an item
+ * refused by the checks before the store could drop it, or one the erasure
+ * was not there yet to drop) keeps nothing of what was sent. Read in the
+ * write's transaction, which an erasure's suppression is not half-way through.
+ */
+async function withholdSuppressed(trx: Kysely<Database>, samples: KeptSample[]): Promise<KeptSample[]> {
+  const byProject = new Map<string, { distinctIds: Set<string>; personIds: Set<string> }>();
+  for (const s of samples) {
+    if (s.distinctId === null && s.anonymousId === null && s.previousId === null) continue;
+    let ids = byProject.get(s.projectId);
+    if (ids === undefined) byProject.set(s.projectId, (ids = { distinctIds: new Set(), personIds: new Set() }));
+    if (s.distinctId !== null) ids.distinctIds.add(s.distinctId);
+    if (s.previousId !== null) ids.distinctIds.add(s.previousId);
+    if (s.anonymousId !== null) ids.personIds.add(s.anonymousId);
+  }
+  if (byProject.size === 0) return samples;
+  const suppressed = new Set<string>();
+  for (const [projectId, ids] of byProject) {
+    for (const part of chunks([...ids.distinctIds])) {
+      const found = await trx.selectFrom('suppressed_ids').select('distinct_id').where('project_id', '=', projectId).where('distinct_id', 'in', part).execute();
+      for (const r of found) suppressed.add(`${projectId}\nd\n${r.distinct_id}`);
+    }
+    for (const part of chunks([...ids.personIds])) {
+      const found = await trx.selectFrom('suppressed_persons').select('person_id').where('project_id', '=', projectId).where('person_id', 'in', part).execute();
+      for (const r of found) suppressed.add(`${projectId}\np\n${r.person_id}`);
+    }
+  }
+  if (suppressed.size === 0) return samples;
+  const names = (s: KeptSample) =>
+    (s.distinctId !== null && suppressed.has(`${s.projectId}\nd\n${s.distinctId}`)) ||
+    (s.previousId !== null && suppressed.has(`${s.projectId}\nd\n${s.previousId}`)) ||
+    (s.anonymousId !== null && suppressed.has(`${s.projectId}\np\n${s.anonymousId}`));
+  return samples.map((s) => (names(s) ? withheld(s) : s));
+}
+
+/** Ids looked up per statement: well inside either engine's limit of parameters. */
+const IDS_PER_LOOKUP = 500;
+
+function chunks<T>(list: T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += IDS_PER_LOOKUP) out.push(list.slice(i, i + IDS_PER_LOOKUP));
+  return out;
+}
+
+/** Drops a project's oldest samples until what is left weighs at most `max` bytes (sampleBytes). */
 async function trimProject(trx: Kysely<Database>, projectId: string, max: number): Promise<void> {
   const total = await trx.selectFrom('item_samples').select((eb) => eb.fn.sum<number>('bytes').as('bytes')).where('project_id', '=', projectId).executeTakeFirst();
   if (Number(total?.bytes ?? 0) <= max) return;

@@ -63,11 +63,11 @@ export interface Database {
   pending_erasures: { id: Generated<number>; project_id: string; person_ids: string | string[]; through_seq: number; touched_at: Ms };
   /** Items of a source in a minute by outcome and code ('' for accepted and duplicate); servers add to `count`. */
   outcome_counts: { project_id: string; source_id: string; minute: Ms; outcome: string; code: string; count: number };
-  /** A refused or dropped item kept as sent (cut past 16 KiB); `codes` and `errors` JSON text; `bytes` the item's length. */
+  /** A refused or dropped item kept as sent (cut past 16 KiB); `codes` and `errors` JSON text; `bytes` what the row weighs (sampleBytes). */
   item_samples: {
     id: Generated<number>; project_id: string; source_id: string; outcome: string; code: string; codes: string; errors: string;
     item: string; cut: Flag; bytes: number; received_at: Ms; request_id: string; item_index: number;
-    distinct_id: string | null; anonymous_id: string | null;
+    distinct_id: string | null; anonymous_id: string | null; previous_id: string | null;
   };
   /**
    * Destinations (port-destinations.ts). sources and events: JSON arrays as

@@ -230,5 +230,19 @@ export const SQLITE_MIGRATIONS: Migration[] = [
     SELECT 1 FROM projects p JOIN orgs o ON o.id = p.org_id
     WHERE p.id = destinations.project_id AND p.deleted_at IS NULL AND o.deleted_at IS NULL
   );
+  // Version 19: samples an erasure finds by an alias's previous_id (from now
+  // on: an older sample's item is not read back for it); every
+  // sample weighs what it stores (its errors too, which one item could make
+  // megabytes of); samples of suppressed people keep nothing of what was sent.
+  `
+  ALTER TABLE item_samples ADD COLUMN previous_id TEXT;
+  UPDATE item_samples SET item = 'null', cut = 0, errors = '[]', distinct_id = NULL, anonymous_id = NULL
+    WHERE (outcome = 'dropped' AND code = 'suppressed')
+      OR distinct_id IN (SELECT s.distinct_id FROM suppressed_ids s WHERE s.project_id = item_samples.project_id)
+      OR anonymous_id IN (SELECT s.person_id FROM suppressed_persons s WHERE s.project_id = item_samples.project_id);
+  UPDATE item_samples SET bytes = 64 + length(CAST(item AS BLOB)) + length(CAST(errors AS BLOB)) + length(CAST(code AS BLOB)) + length(codes)
+    + length(CAST(request_id AS BLOB)) + coalesce(length(CAST(distinct_id AS BLOB)), 0) + coalesce(length(CAST(anonymous_id AS BLOB)), 0)
+    + coalesce(length(CAST(previous_id AS BLOB)), 0) + length(project_id) + length(source_id);
+  CREATE INDEX item_samples_previous ON item_samples (project_id, previous_id) WHERE previous_id IS NOT NULL;
   `,
 ];
