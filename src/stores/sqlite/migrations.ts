@@ -230,6 +230,7 @@ export const SQLITE_MIGRATIONS: Migration[] = [
     SELECT 1 FROM projects p JOIN orgs o ON o.id = p.org_id
     WHERE p.id = destinations.project_id AND p.deleted_at IS NULL AND o.deleted_at IS NULL
   );
+  `,
   // Version 19: samples an erasure finds by an alias's previous_id (from now
   // on: an older sample's item is not read back for it); every
   // sample weighs what it stores (its errors too, which one item could make
