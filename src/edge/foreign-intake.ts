@@ -3,6 +3,7 @@
  * takes once its path, method and browser checks passed: the batch
  * endpoint's own, in its order, with a key that may be inside the body.
  */
+import ipaddr from 'ipaddr.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { KeyNoLongerWorksError } from '../domain/ingest/job.js';
 import type { EnrichedItem } from '../pipeline/enriched-item.js';
@@ -129,10 +130,16 @@ async function writeUpdates(deps: BatchRouteDeps, req: FastifyRequest, auth: Aut
  * The read-budget share of a body whose key, if any, is inside it: its
  * client's address within the keyless pool (as a trusted proxy names it, if
  * any; an IPv4 address the same whether it came over IPv4 or as IPv4-mapped
- * IPv6). One share for all such bodies would let anyone without a key hold it
- * and lock out every client sending its key this way.
+ * IPv6; an IPv6 client by its /64, which one host is given whole and could
+ * otherwise spread over as many shares as it likes). One share for all such
+ * bodies would let anyone without a key hold it and lock out every client
+ * sending its key this way.
  */
 export function keyInBodyShare(remoteAddress: string | undefined): Extract<ReadShare, { address: string }> {
   const addr = remoteAddress ?? 'unknown';
-  return { address: addr.toLowerCase().startsWith('::ffff:') && addr.includes('.') ? addr.slice(7) : addr };
+  if (!ipaddr.isValid(addr)) return { address: addr };
+  const ip = ipaddr.process(addr);
+  if (ip.kind() === 'ipv4') return { address: ip.toString() };
+  const parts = (ip as ipaddr.IPv6).parts;
+  return { address: `${parts.slice(0, 4).map((p) => p.toString(16)).join(':')}::/64` };
 }

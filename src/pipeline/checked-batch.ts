@@ -97,10 +97,15 @@ function addSamples(refused: RefusedItem[], errors: ItemError[], items: unknown[
   }
 }
 
-/** An id as sent, when it is text of a length an id can have. */
+/**
+ * An id as sent, when it is text of a length an id can have, or a number
+ * (refused, but the id it stands for: erasure and suppression find its
+ * sample by that text, as the peers' intakes read numbers).
+ */
 function idField(raw: unknown, name: string): string | null {
   if (typeof raw !== 'object' || raw === null || !Object.hasOwn(raw, name)) return null;
   const v = (raw as Record<string, unknown>)[name];
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
   return typeof v === 'string' && v.length <= 1024 ? v : null;
 }
 

@@ -155,13 +155,13 @@ export interface DeliverySender {
  * has one, a webhook's may), a token in the path (Slack-style
  * https://hooks.slack.com/services/T…/B…/secret) or in the query. Only the
  * process that connects ever sees it whole. The CLI, the console, logs and
- * errors show `maskUrl`'s form, which keeps the scheme, user, host and port
- * and the names of query parameters, and nothing else; any text that may
+ * errors show `maskUrl`'s form, which keeps the scheme, host and port, a
+ * PostgreSQL URL's user and the names of query parameters, and nothing else; any text that may
  * quote the URL (a driver's error) goes through `scrub`.
  */
 export const MASK = '***';
 
-/** The URL with its password, its path after the host, each query value and any #part replaced by ***. */
+/** The URL with its password (and a web URL's user), its path after the host, each query value and any #part replaced by ***. */
 export function maskUrl(url: string): string {
   let u: URL;
   try {
@@ -170,15 +170,25 @@ export function maskUrl(url: string): string {
     return MASK;
   }
   const names = [...u.searchParams.keys()];
-  const masked = `${u.protocol}//${u.username !== '' ? `${u.username}${u.password !== '' ? `:${MASK}` : ''}@` : ''}${u.host}`;
+  const user = userShown(u);
+  const masked = `${u.protocol}//${u.username !== '' ? `${user}${u.password !== '' ? `:${MASK}` : ''}@` : ''}${u.host}`;
   const path = u.pathname === '' || u.pathname === '/' ? u.pathname : `/${MASK}`;
   const query = names.length === 0 ? '' : `?${names.map((n) => `${encodeURIComponent(n)}=${MASK}`).join('&')}`;
   return `${masked}${path}${query}${u.hash !== '' ? `#${MASK}` : ''}`;
 }
 
+/**
+ * A PostgreSQL URL's user is a role name, worth seeing; a web URL's user is
+ * most often a receiver's token (https://sk_live_…@hooks.example.com/), so it
+ * is hidden too.
+ */
+function userShown(u: URL): string {
+  return u.protocol === 'http:' || u.protocol === 'https:' ? MASK : u.username;
+}
+
 /** The parts `maskUrl` hides, as they may appear in a text: encoded as in the URL, and decoded. */
 function secretsOf(u: URL): string[] {
-  const raw = [u.password, ...u.pathname.split('/'), ...u.search.replace(/^\?/, '').split('&').map((p) => p.slice(p.indexOf('=') + 1)), u.hash.slice(1)];
+  const raw = [u.password, ...(userShown(u) === MASK ? [u.username] : []), ...u.pathname.split('/'), ...u.search.replace(/^\?/, '').split('&').map((p) => p.slice(p.indexOf('=') + 1)), u.hash.slice(1)];
   const out = new Set<string>();
   for (const r of raw) {
     out.add(r);

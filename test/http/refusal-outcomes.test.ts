@@ -98,6 +98,17 @@ for (const engine of STORES) {
       expect(suppressed.map((i) => [i.index, i.event, i.distinctId])).toEqual([[0, null, null], [1, null, null], [3, null, null]]);
     });
 
+    it('a suppressed person\'s item refused for a numeric distinct_id kept its personal data: withheld as for the id as text', async () => {
+      const f = await world();
+      expect((await send(f, { items: [{ type: 'identify', distinct_id: '12345', properties: { plan: 'team' } }] })).statusCode).toBe(202);
+      await erasePerson(f.collector.store, f.projectId, { distinctId: '12345' }, { suppress: true, now: clock.now() });
+      const res = await send(f, { items: [{ event: 'later', distinct_id: 12345, properties: { email: 'secret@mail.example' } }] });
+      expect(res.statusCode, res.body).toBe(400);
+      const [kept] = await samples(f);
+      expect(kept).toMatchObject({ outcome: 'refused', code: 'invalid_distinct_id', item: 'null', distinctId: null });
+      expect(JSON.stringify(kept)).not.toContain('secret@mail.example');
+    });
+
     it('a refused alias whose previous_id was erased survives the erasure: it goes with the person', async () => {
       const f = await world();
       await send(f, { items: [{ type: 'identify', distinct_id: 'anon-7' }, { type: 'identify', distinct_id: 'other-id' }, { type: 'alias', distinct_id: 'other-id', previous_id: 'anon-7' }] });

@@ -115,8 +115,10 @@ export class StateFile {
         prefix_sha256: await this.hash.advance(offset),
         updated_at: new Date().toISOString(),
       };
-      const aside = `${this.statePath}.${process.pid}.tmp`;
-      await writeFile(aside, `${JSON.stringify(state, null, 2)}\n`);
+      // A name nobody can guess, made new ('wx'): a link planted under a
+      // predictable name in a shared folder would have it write elsewhere.
+      const aside = `${this.statePath}.${randomBytes(8).toString('hex')}.tmp`;
+      await writeFile(aside, `${JSON.stringify(state, null, 2)}\n`, { flag: 'wx', mode: 0o600 });
       await rename(aside, this.statePath);
       this.written = line;
     });

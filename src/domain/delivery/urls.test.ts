@@ -6,7 +6,10 @@ describe('destination URLs', () => {
     expect(maskUrl('https://hooks.slack.com/services/T0AAA/B0BBB/XyZsecret123')).toBe('https://hooks.slack.com/***');
     expect(maskUrl('postgres://loader:pw%40x@db:5432/w?sslmode=require&password=p2')).toBe('postgres://loader:***@db:5432/***?sslmode=***&password=***');
     expect(maskUrl('https://example.com/hook?token=abc&x=1#frag')).toBe('https://example.com/***?token=***&x=***#***');
-    expect(maskUrl('https://user@example.com:8443/')).toBe('https://user@example.com:8443/');
+    // A token given as a web URL's user is hidden like a password.
+    expect(maskUrl('https://sk_live_SECRETTOKEN@example.com:8443/')).toBe('https://***@example.com:8443/');
+    expect(maskUrl('https://sk_live_SECRETTOKEN:x@example.com/')).toBe('https://***:***@example.com/');
+    expect(scrub('401 for sk_live_SECRETTOKEN', 'https://sk_live_SECRETTOKEN@example.com/')).toBe('401 for ***');
     expect(maskUrl('http://[::1]:9000')).toBe('http://[::1]:9000/');
     expect(maskUrl('not a url')).toBe('***');
   });

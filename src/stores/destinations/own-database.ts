@@ -23,11 +23,11 @@ interface Queryable {
 
 async function identityOf(c: Queryable): Promise<Identity> {
   const base = await c.query<{ database: string; started: string }>(
-    'SELECT d.oid::text AS database, pg_postmaster_start_time()::text AS started FROM pg_database d WHERE d.datname = current_database()',
+    'SELECT d.oid::text AS database, pg_catalog.pg_postmaster_start_time()::text AS started FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database()',
   );
   // Readable by everyone unless an administrator revoked it; the start time stands in then.
   const system = await c
-    .query<{ system: string }>('SELECT system_identifier::text AS system FROM pg_control_system()')
+    .query<{ system: string }>('SELECT system_identifier::text AS system FROM pg_catalog.pg_control_system()')
     .then((r) => r.rows[0]?.system ?? null, () => null);
   const row = base.rows[0]!;
   return { database: row.database, started: row.started, system };

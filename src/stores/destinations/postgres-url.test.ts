@@ -58,4 +58,18 @@ describe('a postgres destination URL', () => {
       expect(parsePostgresUrl(url).ok, url).toBe(false);
     }
   });
+
+  it('a NUL in the user, password or database injects start-up parameters (options, replication): refused', () => {
+    for (const url of [
+      'postgres://u@db.example.com/db%00options%00-c%20search_path%3Devil',
+      'postgres://u%00replication%00database@db.example.com/w',
+      'postgres://u:p%00options%00x@db.example.com/w',
+      'postgres://u@db.example.com/w%0Ax',
+    ]) {
+      const r = parsePostgresUrl(url);
+      expect(r.ok, url).toBe(false);
+      if (!r.ok) expect(r.error, url).toMatch(/holds a control character \(such as %00\): not accepted/);
+    }
+    expect(parsePostgresUrl('postgres://u:p%C3%A9@db.example.com/caf%C3%A9').ok).toBe(true);
+  });
 });

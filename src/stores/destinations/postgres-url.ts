@@ -21,6 +21,8 @@ export const SSL_MODES = ['disable', 'require', 'verify-ca', 'verify-full'] as c
 /** Parameters that name files in libpq: said so when refused. */
 const FILE_PARAMETERS = new Set(['sslrootcert', 'sslcert', 'sslkey', 'sslcrl', 'sslcrldir', 'passfile', 'service', 'servicefile']);
 
+/** A control character: never in a user, password or database the driver writes out. */
+const CONTROL = /[\u0000-\u001f\u007f]/;
 /** A CA certificate's text is short; this bounds what a form or flag may store. */
 const MAX_CA_BYTES = 64 * 1024;
 
@@ -125,6 +127,12 @@ export function parsePostgresUrl(url: string): ParsedPostgresUrl {
     database = decodeURIComponent(path);
   } catch {
     return refuse("The URL's user, password or database is not well encoded (a % not followed by two hex digits).");
+  }
+  // The driver writes these into its start-up message as NUL-ended text: a NUL
+  // (or any control character) would end the value and start a parameter of
+  // the sender's choosing (options, replication), past the list above.
+  for (const [what, value] of [['user', user], ['password', password], ['database', database]] as const) {
+    if (CONTROL.test(value)) return refuse(`The URL's ${what} holds a control character (such as %00): not accepted.`);
   }
   return {
     ok: true,

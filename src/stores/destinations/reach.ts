@@ -77,6 +77,9 @@ export function addressRefusal(address: string, port: number, reach: Pick<Destin
   if (local && reach.selfPort !== null && port === reach.selfPort) return 'self';
   if (reach.allowPrivate) return null;
   if (parsed.range() !== 'unicast') return parsed.range();
+  // ::a.b.c.d (IPv4-compatible, deprecated): ipaddr.js calls it unicast, but a
+  // host with a tunnel or translator may carry it to the IPv4 address inside.
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((p) => p === 0)) return 'ipv4Compatible';
   if (plain.range() !== 'unicast') return plain.range();
   return own ? 'own' : null;
 }
