@@ -73,7 +73,7 @@ it("the project page's chart read the outcome counts on the SQLite connection th
         const body = await res.text();
         expect(body).toContain('<svg viewBox');
         // Drawn from the counts: the fill's, and those of the batches written meanwhile (exact, with their commits).
-        const total = Number(/([\d,]+) in all/.exec(body)![1]!.replaceAll(',', ''));
+        const total = Number(/([\d,]+) items? in all/.exec(body)![1]!.replaceAll(',', ''));
         expect(total).toBeGreaterThanOrEqual(ROWS);
         expect(total).toBeLessThanOrEqual(ROWS + 10 * (control.batches + batches.answered + 1));
         pages.push(res.status);
