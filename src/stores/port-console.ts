@@ -164,11 +164,12 @@ export interface ListingStore {
    */
   listPersons(projectId: string, limit: number, after: PersonCursor | null): Promise<{ persons: PersonListing[]; next: PersonCursor | null }>;
   /**
-   * A person's newest events (merged persons' included), newest first by
-   * timestamp: found by person through an index (events_person), so they
-   * are found however many newer events other people have.
+   * A person's newest events (merged persons' included), looked for among the
+   * project's `scan` most recently stored events: bounded work on any store
+   * size, with no index by person to keep up on every write (one cost SQLite's
+   * ingestion twice over: docs/design.md, "A person's events").
    */
-  personEvents(projectId: string, personId: string, limit: number): Promise<StoredEvent[]>;
+  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]>;
   /**
    * How many people the project has, merged persons left out (they read as
    * the one they joined), as listPersons lists them: counted from an index

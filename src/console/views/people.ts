@@ -16,6 +16,8 @@ export interface PeoplePageData {
   events: StoredEvent[] | null;
   /** The project's people, newest first, when no one was asked for. */
   listing: { persons: PersonListing[]; next: PersonCursor | null } | null;
+  /** How many of the newest stored events the person's events were looked for among. */
+  scanned: number;
   /** How many people the project has, beside the listing; null when not counted (the server was too busy reading other pages). */
   total: number | null;
   /** Whether the listing is a later page (a link back to the first is shown). */
@@ -75,7 +77,7 @@ ${p.groups.length === 0
 ${d.events === null
   ? html`<p class="hint">Not shown: the server is busy reading other pages. Reload in a moment.</p>`
   : d.events.length === 0
-  ? html`<p class="hint">No events stored for this person.</p>`
+  ? html`<p class="hint">None among the project's ${formatCount(d.scanned)} most recent events stored. Older ones: <code>inlet events list --source SOURCE --distinct-id ID</code>.</p>`
   : html`<div class="scroll"><table><thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Distinct id</th><th scope="col">Properties</th></tr></thead><tbody>${d.events.map((e) => html`<tr><td>${when(e.timestamp)}</td><td>${e.event}</td><td>${e.distinctId ?? '—'}</td><td><code>${JSON.stringify(e.properties)}</code></td></tr>`)}</tbody></table></div>`}
 </section>`}`,
     viewer,

@@ -57,20 +57,17 @@ export class PgListingReads implements EngineListingReads {
     return rows.map((r) => ({ id: r.id, createdAt: r.created_at, ids: r.ids }));
   }
 
-  async personEvents(projectId: string, personId: string, limit: number): Promise<StoredEvent[]> {
-    // Each person's (its merged persons' too) newest through events_person: a short range per day table, merged.
+  async personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
     // Rows come out in the port's shape, as the store's listEvents returns them.
-    return this.gate.run(`personEvents:${projectId}:${personId}:${limit}`, () => this.rows<StoredEvent>(
+    return this.gate.run(`personEvents:${projectId}:${personId}:${limit}:${scan}`, () => this.rows<StoredEvent>(
       `SELECT e.id, e.event, e.distinct_id AS "distinctId", e.anonymous_id AS "anonymousId",
-         $2::text AS "personId", e.session_id AS "sessionId", e."timestamp",
+         coalesce(p.merged_into, e.person_id) AS "personId", e.session_id AS "sessionId", e."timestamp",
          e.received_at AS "receivedAt", e.insert_id AS "insertId", e.properties
-       FROM (SELECT $2::text AS id UNION ALL SELECT id FROM persons WHERE project_id = $1 AND merged_into = $2) p
-       CROSS JOIN LATERAL (
-         SELECT * FROM events e WHERE e.project_id = $1 AND e.person_id = p.id
-         ORDER BY e."timestamp" DESC, e.seq DESC LIMIT $3
-       ) e
+       FROM (SELECT * FROM events WHERE project_id = $1 ORDER BY "timestamp" DESC LIMIT $4) e
+       LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
+       WHERE coalesce(p.merged_into, e.person_id) = $2
        ORDER BY e."timestamp" DESC, e.seq DESC LIMIT $3`,
-      [projectId, personId, limit],
+      [projectId, personId, limit, scan],
     ));
   }
 

@@ -222,12 +222,7 @@ export const PG_MIGRATIONS: string[] = [
   );
   CREATE INDEX group_members_person ON group_members (project_id, person_id);
   `,
-  // Version 13: a person's latest events found by person (the console's
-  // people page), not among the newest events stored: one short descending
-  // range per day table, merged. A B-tree entry per event, written at a
-  // place of its own (docs/design.md, "A person's events").
-  'CREATE INDEX events_person ON events (project_id, person_id, "timestamp", seq);',
-  // Version 14: deleting a project or an organization now deletes its
+  // Version 13: deleting a project or an organization now deletes its
   // destinations (sql/admin.ts); those of projects deleted before still held
   // their URLs and secrets, and went on being delivered.
   `
@@ -236,7 +231,7 @@ export const PG_MIGRATIONS: string[] = [
     WHERE p.id = destinations.project_id AND p.deleted_at IS NULL AND o.deleted_at IS NULL
   );
   `,
-  // Version 15: samples an erasure finds by an alias's previous_id (from now
+  // Version 14: samples an erasure finds by an alias's previous_id (from now
   // on: an older sample's item is not read back for it); every
   // sample weighs what it stores (its errors too, which one item could make
   // megabytes of); samples of suppressed people keep nothing of what was sent.

@@ -27,7 +27,7 @@ export interface EngineListingReads {
    * connection that writes, within PostgreSQL's gate.
    */
   pageRows<R>(query: CompiledQuery<R>): Promise<R[]>;
-  personEvents(projectId: string, personId: string, limit: number): Promise<StoredEvent[]>;
+  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]>;
   /** The project's people (merged persons left out), counted from persons_newest alone, where page reads run. */
   countPersons(projectId: string): Promise<number>;
   /** Up to `limit` people newest first, after the cursor, each with up to `ids` of its distinct ids. */
@@ -88,8 +88,8 @@ export class SqlListings implements ListingStore {
     return { persons, next: rows.length > limit && last !== undefined ? { createdAt: last.createdAt, id: last.id } : null };
   }
 
-  personEvents(projectId: string, personId: string, limit: number): Promise<StoredEvent[]> {
-    return this.reads.personEvents(projectId, personId, limit);
+  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
+    return this.reads.personEvents(projectId, personId, limit, scan);
   }
 
   countPersons(projectId: string): Promise<number> {

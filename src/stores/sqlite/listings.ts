@@ -35,8 +35,8 @@ export class SqliteListingReads implements EngineListingReads {
     return (await this.reader.rows(query.sql, bindable(query.parameters))) as R[];
   }
 
-  personEvents(projectId: string, personId: string, limit: number): Promise<StoredEvent[]> {
-    return this.reader.personEvents(projectId, personId, limit);
+  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
+    return this.reader.personEvents(projectId, personId, limit, scan);
   }
 
   countPersons(projectId: string): Promise<number> {

@@ -216,13 +216,7 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   ) WITHOUT ROWID;
   CREATE INDEX group_members_person ON group_members (project_id, person_id);
   `,
-  // Version 17: a person's latest events found by person (the console's
-  // people page), not among the newest events stored. The rowid (seq) ends
-  // each entry, so a person's events come out newest first by (timestamp,
-  // seq). It costs every commit about one more page write per distinct
-  // person in it (docs/design.md, "A person's events").
-  'CREATE INDEX events_person ON events (project_id, person_id, timestamp);',
-  // Version 18: deleting a project or an organization now deletes its
+  // Version 17: deleting a project or an organization now deletes its
   // destinations (sql/admin.ts); those of projects deleted before still held
   // their URLs and secrets, and went on being delivered.
   `
@@ -231,7 +225,7 @@ export const SQLITE_MIGRATIONS: Migration[] = [
     WHERE p.id = destinations.project_id AND p.deleted_at IS NULL AND o.deleted_at IS NULL
   );
   `,
-  // Version 19: samples an erasure finds by an alias's previous_id (from now
+  // Version 18: samples an erasure finds by an alias's previous_id (from now
   // on: an older sample's item is not read back for it); every
   // sample weighs what it stores (its errors too, which one item could make
   // megabytes of); samples of suppressed people keep nothing of what was sent.

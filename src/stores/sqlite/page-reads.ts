@@ -14,8 +14,8 @@ const KEPT_STATEMENTS = 64;
 export interface PageReads {
   /** A query written once (Kysely's SQL and parameters, as the engine's own connection would run it); its rows. */
   rows(text: string, params: unknown[]): unknown[];
-  /** A person's newest events, its merged persons' included: a short range of events_person per person. */
-  personEvents(projectId: string, personId: string, limit: number): StoredEvent[];
+  /** A person's newest events, its merged persons' included, looked for among the `scan` most recently stored. */
+  personEvents(projectId: string, personId: string, limit: number, scan: number): StoredEvent[];
   /** How many people a project has (merged persons not counted): a count of persons_newest's range, read from the index alone. */
   countPersons(projectId: string): number;
 }
@@ -24,11 +24,13 @@ export interface PageReads {
 export function pageReadsOn(db: Db): PageReads {
   const kept = new Map<string, Statement>();
   const s = {
-    merged: db.prepare('SELECT id FROM persons INDEXED BY persons_merged_into WHERE project_id = ? AND merged_into = ?').pluck(),
-    ofPerson: db.prepare(
-      `SELECT seq, id, event, distinct_id, anonymous_id, person_id, session_id, timestamp, received_at, insert_id, properties
-       FROM events INDEXED BY events_person WHERE project_id = ? AND person_id = ?
-       ORDER BY timestamp DESC, seq DESC LIMIT ?`,
+    personEvents: db.prepare(
+      `SELECT e.seq, e.id, e.event, e.distinct_id, e.anonymous_id, coalesce(p.merged_into, e.person_id) AS person_id,
+         e.session_id, e.timestamp, e.received_at, e.insert_id, e.properties
+       FROM (SELECT * FROM events ORDER BY seq DESC LIMIT ?) e
+       LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
+       WHERE e.project_id = ? AND coalesce(p.merged_into, e.person_id) = ?
+       ORDER BY e.timestamp DESC, e.seq DESC LIMIT ?`,
     ),
     countPersons: db.prepare('SELECT count(*) FROM persons INDEXED BY persons_newest WHERE project_id = ? AND merged_into IS NULL').pluck(),
   };
@@ -41,12 +43,8 @@ export function pageReadsOn(db: Db): PageReads {
       }
       return statement.all(params);
     },
-    personEvents(projectId, personId, limit) {
-      // Each person's own newest, then the newest of them all: a merge moves no event row.
-      const ids = [personId, ...(s.merged.all(projectId, personId) as string[])];
-      const rows = ids.flatMap((id) => s.ofPerson.all(projectId, id, limit) as EventRow[]);
-      rows.sort((a, b) => b.timestamp - a.timestamp || b.seq - a.seq);
-      return rows.slice(0, limit).map((r) => toStoredEvent({ ...r, person_id: personId }));
+    personEvents(projectId, personId, limit, scan) {
+      return (s.personEvents.all(scan, projectId, personId, limit) as EventRow[]).map(toStoredEvent);
     },
     countPersons(projectId) {
       return s.countPersons.get(projectId) as number;
