@@ -2,9 +2,7 @@ import { resolve } from 'node:path';
 import type { Store } from './port.js';
 import { hasPostgresSchema, whereIs } from './postgres/migrations.js';
 import { DEFAULT_TIMEOUTS } from './postgres/pool.js';
-import { PostgresStore } from './postgres/postgres-store.js';
 import { hasSqliteStore, sqliteFile } from './sqlite/open.js';
-import { SqliteStore } from './sqlite/sqlite-store.js';
 
 interface StoreSettings {
   dataDir: string;
@@ -17,7 +15,10 @@ interface StoreSettings {
  * the engines' folders that knows which engines exist.
  */
 export async function openStore(cfg: StoreSettings): Promise<Store> {
-  return cfg.databaseUrl === null ? SqliteStore.open(cfg.dataDir) : PostgresStore.connect(cfg.databaseUrl);
+  // Each engine's code is loaded only when it is opened: a command on SQLite
+  // does not load PostgreSQL's, nor the other way round.
+  if (cfg.databaseUrl === null) return (await import('./sqlite/sqlite-store.js')).SqliteStore.open(cfg.dataDir);
+  return (await import('./postgres/postgres-store.js')).PostgresStore.connect(cfg.databaseUrl);
 }
 
 /** Whether the settings point at a store already made (serve makes one where there is none). */
