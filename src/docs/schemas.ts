@@ -4,10 +4,9 @@
  */
 import { DROP_REASONS, ITEM_ERRORS, REQUEST_ERRORS } from '../errors/codes.js';
 import { INSERT_ID, PERSON_ID, SESSION_ID } from '../pipeline/ids.js';
-import { ITEM_TYPES } from '../domain/ingest/item.js';
-import { GROUP_TYPE, MAX_UNSET_KEYS } from '../pipeline/check-item.js';
+import { ITEM_TYPES, KINDS } from '../domain/ingest/item.js';
+import type { Schema, SchemaKit } from '../domain/items/kind.js';
 import { MAX_ERRORS_PER_ITEM } from '../pipeline/field-error.js';
-import { MAX_GROUP_TYPES } from '../domain/groups.js';
 import { acceptedDollarKeys, enrichmentKeys } from './dollar-keys.js';
 import {
   FUTURE_MINUTES,
@@ -21,8 +20,8 @@ import {
   PAST_DAYS,
 } from './facts.js';
 
-/** A JSON Schema object; kept loose because it is only ever serialised. */
-export type Schema = Record<string, unknown>;
+/** A JSON Schema object (declared with the item types, which write theirs). */
+export type { Schema };
 
 /** A reference to a component schema. */
 export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
@@ -70,98 +69,36 @@ function commonFields(): Record<string, Schema> {
   };
 }
 
-const GROUP_TYPE_PATTERN = GROUP_TYPE.source;
 const nameSchema = (description: string): Schema => ({ type: 'string', minLength: 1, maxLength: MAX_NAME_LENGTH, description });
 const DISTINCT_ID = 'Your own user id. No control characters and no placeholders such as "undefined", "null" or "0".';
 
+/** What each item type (src/domain/items) writes its schema with. */
+const KIT: SchemaKit = {
+  ref,
+  orNull,
+  name: nameSchema,
+  common: commonFields,
+  // What a type does not read: ignored, unchecked, and listed in a dry run's dropped_keys.
+  ignored: (what) => ({ description: `Ignored on ${what}, whatever it holds.` }),
+  itemDescription: ITEM_DESCRIPTION,
+  distinctId: DISTINCT_ID,
+};
+
 function item(): Schema {
   return {
-    description: `One track, identify, group or alias, told apart by "type". ${ITEM_DESCRIPTION}`,
-    oneOf: [ref('TrackItem'), ref('IdentifyItem'), ref('GroupItem'), ref('AliasItem')],
+    description: `One ${listed(ITEM_TYPES)}, told apart by "type". ${ITEM_DESCRIPTION}`,
+    oneOf: ITEM_TYPES.map((t) => ref(KINDS[t].schemaName)),
   };
 }
 
-function trackItem(): Schema {
-  return {
-    type: 'object',
-    description: `Records one event. Needs an event and a distinct_id or an anonymous_id. ${ITEM_DESCRIPTION}`,
-    required: ['event'],
-    properties: {
-      type: { type: ['string', 'null'], enum: ['track', null], default: 'track' },
-      event: nameSchema(
-        'Event name. No control characters; names starting with "$" other than $agent_step and $agent_run, and identify, alias, group and merge in any case, are reserved.',
-      ),
-      distinct_id: orNull(nameSchema(`${DISTINCT_ID} Required unless anonymous_id is sent.`)),
-      ...commonFields(),
-    },
-    // Not both identities left out (or null).
-    not: { properties: { distinct_id: { type: 'null' }, anonymous_id: { type: 'null' } } },
-  };
+/** "a, b or c". */
+function listed(words: readonly string[]): string {
+  return words.length === 1 ? words[0]! : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`;
 }
 
-function identifyItem(): Schema {
-  return {
-    type: 'object',
-    description: `Sets traits (its properties) on the person of distinct_id, newest per key by timestamp; set_once sets traits the person has no value for; unset removes traits as of the timestamp. ${ITEM_DESCRIPTION}`,
-    required: ['type', 'distinct_id'],
-    properties: {
-      type: { type: 'string', const: 'identify' },
-      event: { description: 'Ignored on identify, whatever it holds.' },
-      distinct_id: nameSchema(DISTINCT_ID),
-      ...commonFields(),
-      set_once: orNull({ ...ref('Properties'), description: 'Traits set only where the person has no value for the key yet, whatever the timestamps; checked as properties are (invalid_set_once).' }),
-      unset: orNull({
-        type: 'array',
-        maxItems: MAX_UNSET_KEYS,
-        items: { type: 'string', minLength: 1, maxLength: MAX_KEY_LENGTH },
-        description: 'Trait names to remove as of the timestamp: a value set at or before it goes, one set after it stays. None may also be a key of properties (invalid_unset).',
-      }),
-    },
-  };
-}
-
-/** What a group or an alias does not read: ignored, unchecked, and listed in a dry run's dropped_keys. */
-const ignored = (what: string): Schema => ({ description: `Ignored on ${what}, whatever it holds.` });
-
-function groupItem(): Schema {
-  const { insert_id: insertId, timestamp, properties: props } = commonFields();
-  return {
-    type: 'object',
-    description: `Sets the traits (its properties) of a group, newest per key by timestamp, and makes the person of distinct_id, when sent, a member. A project has at most ${MAX_GROUP_TYPES} group types (too_many_group_types). Not metered. ${ITEM_DESCRIPTION}`,
-    required: ['type', 'group_type', 'group_key'],
-    properties: {
-      type: { type: 'string', const: 'group' },
-      group_type: { type: 'string', pattern: GROUP_TYPE_PATTERN, description: 'The kind of group, such as company (invalid_group_type).' },
-      group_key: nameSchema('The group\'s id within its type, under the distinct_id rules (invalid_group_key).'),
-      distinct_id: orNull(nameSchema(`${DISTINCT_ID} Its person becomes a member of the group.`)),
-      insert_id: insertId!,
-      timestamp: timestamp!,
-      properties: props!,
-      event: ignored('group'),
-      anonymous_id: ignored('group'),
-      session_id: ignored('group'),
-    },
-  };
-}
-
-function aliasItem(): Schema {
-  const { insert_id: insertId, timestamp } = commonFields();
-  return {
-    type: 'object',
-    description: `From now on previous_id means the same person as distinct_id: linked, or the person of previous_id merged into the person of distinct_id, never two identified people (illegal_merge). Not metered. ${ITEM_DESCRIPTION}`,
-    required: ['type', 'distinct_id', 'previous_id'],
-    properties: {
-      type: { type: 'string', const: 'alias' },
-      distinct_id: nameSchema(DISTINCT_ID),
-      previous_id: nameSchema('The id that joins the person of distinct_id, under the distinct_id rules and not equal to it (invalid_previous_id).'),
-      insert_id: insertId!,
-      timestamp: timestamp!,
-      event: ignored('alias'),
-      anonymous_id: ignored('alias'),
-      session_id: ignored('alias'),
-      properties: ignored('alias'),
-    },
-  };
+/** Each item type's schema, under its component name, in the registry's order. */
+function itemSchemas(): Record<string, Schema> {
+  return Object.fromEntries(ITEM_TYPES.map((t) => [KINDS[t].schemaName, KINDS[t].schema(KIT)]));
 }
 
 function properties(): Schema {
@@ -311,10 +248,7 @@ export function componentSchemas(): Record<string, Schema> {
   return {
     BatchRequest: batchRequest(),
     Item: item(),
-    TrackItem: trackItem(),
-    IdentifyItem: identifyItem(),
-    GroupItem: groupItem(),
-    AliasItem: aliasItem(),
+    ...itemSchemas(),
     Properties: properties(),
     BatchAnswer: batchAnswer(),
     DryRunAnswer: dryRunAnswer(),

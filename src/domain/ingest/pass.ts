@@ -1,12 +1,13 @@
-import { type IngestTx, type NewEventRow, type PassQuery, type PassWrites, type SuppressedIds, noPassWrites } from '../../stores/port.js';
-import { newEventId } from '../ids.js';
+import { type IngestTx, type PassQuery, type PassWrites, noPassWrites } from '../../stores/port.js';
 import { keyWorks } from '../keys.js';
 import { monthOf } from '../month.js';
-import { MAX_GROUP_TYPES, groupKeyOf } from '../groups.js';
-import { PersonResolver, type Resolved, firstSetOnce, newestTraits } from '../people/resolver.js';
-import { type IngestItem, unhandledType } from './item.js';
+import { groupKeyOf } from '../groups.js';
+import { PersonResolver, firstSetOnce, newestTraits } from '../people/resolver.js';
+import type { PassReads } from '../items/kind.js';
+import { type IngestItem, KINDS } from './item.js';
+import type { JobAt, Writes } from './pass-context.js';
 import { writtenOutcomes } from '../outcomes/written.js';
-import { type IngestJob, type ItemEffect, type ItemOutcome, KeyNoLongerWorksError } from './job.js';
+import { type IngestJob, type ItemOutcome, KeyNoLongerWorksError } from './job.js';
 
 /** What a pass gives each job: its outcomes, or the refusal of its key. */
 export type JobResult = ItemOutcome[] | KeyNoLongerWorksError;
@@ -56,7 +57,7 @@ export async function ingestPass(tx: IngestTx, all: IngestJob[], now: number): P
     const at: JobAt = { job, receivedAt, month: monthOf(receivedAt) };
     const outcomes: ItemOutcome[] = [];
     written.push(outcomes);
-    for (const item of items) outcomes.push(unwritten(w, item) ?? writeItem(w, item, at));
+    for (const item of items) outcomes.push(unwritten(w, item) ?? KINDS[item.type].write(w, item, at));
   }
   out.traits = newestTraits(w.people.traits);
   out.setOnce = firstSetOnce(w.people.setOnce, out.traits);
@@ -81,25 +82,27 @@ function query(jobs: IngestJob[], projectId: string, sourceId: string): PassQuer
   const anonymousIds = new Set<string>();
   const insertIds: string[] = [];
   const previousIds = new Set<string>();
-  const groups = new Map<string, { groupType: string; groupKey: string }>();
+  const reads: PassReads = { groups: new Map() };
   for (const j of jobs) {
     for (const i of j.items) {
+      const kind = KINDS[i.type];
       if (i.distinctId !== null) {
         distinctIds.add(i.distinctId);
-        if (namesPersonByDistinctId(i)) linkedIds.add(i.distinctId);
+        if (kind.linksDistinctId(i)) linkedIds.add(i.distinctId);
       }
       if (i.anonymousId !== null) anonymousIds.add(i.anonymousId);
       if (i.insertId !== null) insertIds.push(i.insertId);
-      if (i.type === 'alias') {
-        // The previous id is suppressed with its person as any distinct_id is, and its person is looked up.
-        distinctIds.add(i.previousId);
-        linkedIds.add(i.previousId);
-        previousIds.add(i.previousId);
-      } else if (i.type === 'group') {
-        groups.set(groupKeyOf(i.groupType, i.groupKey), { groupType: i.groupType, groupKey: i.groupKey });
+      const other = kind.otherId(i);
+      if (other !== null) {
+        // Suppressed with its person as any distinct_id is, and its person looked up.
+        distinctIds.add(other);
+        linkedIds.add(other);
+        previousIds.add(other);
       }
+      kind.read?.(i, reads);
     }
   }
+  const { groups } = reads;
   const personIds = [...anonymousIds];
   return {
     projectId, sourceId, keyIds: unique(jobs.map((j) => j.keyId)), months: metered(jobs), insertIds, linkedIds: [...linkedIds], personIds,
@@ -110,65 +113,8 @@ function query(jobs: IngestJob[], projectId: string, sourceId: string): PassQuer
 /** The metering months of the jobs that carry metered items, once each. */
 function metered(jobs: IngestJob[]): string[] {
   const months = new Set<string>();
-  for (const j of jobs) if (j.items.some(isMetered)) months.add(monthOf(j.receivedAt));
+  for (const j of jobs) if (j.items.some((i) => KINDS[i.type].metered)) months.add(monthOf(j.receivedAt));
   return [...months];
-}
-
-/** What a pass gathers as it goes through the items, and writes at its end. */
-interface Writes {
-  projectId: string;
-  sourceId: string;
-  people: PersonResolver;
-  /** Room left under the plan limit, by metering month of the jobs that carry metered items. */
-  room: Map<string, number>;
-  suppressed: SuppressedIds;
-  /** Event ids of the insert_ids stored, by insert_id: before the pass, and by it. */
-  stored: Map<string, string | null>;
-  /** The bundle the pass hands the engine. */
-  out: PassWrites;
-  /** A person made in this pass is new only to the job that made it: its place in the pass. */
-  madeBy: Map<string, number>;
-  /** The project's group types: as read, and those this pass adds. */
-  groupTypes: Set<string>;
-  /** Groups that exist (groupKeyOf): as read, and those this pass makes. */
-  groups: Set<string>;
-  groupTraits: PassWrites['groupTraits'];
-}
-
-/** The job an item came in: its place in the pass, when it arrived and the month it is metered in. */
-interface JobAt {
-  job: number;
-  receivedAt: number;
-  month: string;
-}
-
-/** Whether the item counts against the plan's monthly limit. */
-function isMetered(item: IngestItem): boolean {
-  switch (item.type) {
-    case 'track':
-      return true;
-    case 'identify':
-    case 'group':
-    case 'alias':
-      return false;
-    default:
-      return unhandledType(item);
-  }
-}
-
-/** Whether the item's distinct_id is linked to its person (an identify links it even when it names a browser person too). */
-function namesPersonByDistinctId(item: IngestItem): boolean {
-  switch (item.type) {
-    case 'track':
-      return item.anonymousId === null;
-    case 'identify':
-    case 'alias':
-      return true;
-    case 'group':
-      return item.distinctId !== null;
-    default:
-      return unhandledType(item);
-  }
 }
 
 /** The outcome of an item not written, whatever its type: its person erased, or its insert_id stored already. */
@@ -176,124 +122,12 @@ function unwritten(w: Writes, item: IngestItem): ItemOutcome | null {
   const suppressed =
     (item.distinctId !== null && w.suppressed.distinctIds.has(item.distinctId)) ||
     (item.anonymousId !== null && w.suppressed.personIds.has(item.anonymousId)) ||
-    (item.type === 'alias' && w.suppressed.distinctIds.has(item.previousId));
+    isSuppressedId(w, KINDS[item.type].otherId(item));
   if (suppressed) {
     return { index: item.index, status: 'dropped', reason: 'suppressed' };
   }
   if (item.insertId !== null && w.stored.has(item.insertId)) return { index: item.index, status: 'duplicate', eventId: w.stored.get(item.insertId) ?? null };
   return null;
-}
-
-function writeItem(w: Writes, item: IngestItem, at: JobAt): ItemOutcome {
-  switch (item.type) {
-    case 'track':
-      return writeTrack(w, item, at);
-    case 'identify':
-      return writeIdentify(w, item, at);
-    case 'group':
-      return writeGroup(w, item, at);
-    case 'alias':
-      return writeAlias(w, item, at);
-    default:
-      return unhandledType(item);
-  }
-}
-
-/** A track within the plan's limit becomes an event of its person; beyond it, it is dropped. */
-function writeTrack(w: Writes, item: IngestItem<'track'>, at: JobAt): ItemOutcome {
-  const left = w.room.get(at.month)!;
-  if (left <= 0) return { index: item.index, status: 'dropped', reason: 'collection_paused' };
-  w.room.set(at.month, left - 1);
-  w.out.usage.set(at.month, (w.out.usage.get(at.month) ?? 0) + 1);
-  // A track names someone (the checks see to it): its browser person, or else its user.
-  return trackEvent(w, item, at, item.anonymousId === null ? w.people.byDistinctId(item.distinctId!) : w.people.byAnonymousId(item.anonymousId));
-}
-
-function trackEvent(w: Writes, item: IngestItem<'track'>, at: JobAt, person: Resolved): ItemOutcome {
-  const eventId = newEventId(at.receivedAt);
-  w.out.events.push({
-    id: eventId,
-    projectId: w.projectId,
-    sourceId: w.sourceId,
-    event: item.event,
-    distinctId: item.distinctId,
-    anonymousId: item.anonymousId,
-    personId: person.id,
-    sessionId: item.sessionId,
-    timestamp: item.timestamp,
-    receivedAt: at.receivedAt,
-    insertId: item.insertId,
-    properties: item.storedJson,
-  });
-  return accepted(w, item, at, eventId, person);
-}
-
-/** An identify sets traits on its user's person, linking the browser person it names to that user. */
-function writeIdentify(w: Writes, item: IngestItem<'identify'>, at: JobAt): ItemOutcome {
-  const person = item.anonymousId === null ? w.people.byDistinctId(item.distinctId) : w.people.linkToBrowserPerson(item.distinctId, item.anonymousId);
-  return identifyTraits(w, item, at, person);
-}
-
-function identifyTraits(w: Writes, item: IngestItem<'identify'>, at: JobAt, person: Resolved): ItemOutcome {
-  for (const [key, value] of Object.entries(item.properties)) {
-    w.people.traits.push({ personId: person.id, key, value: JSON.stringify(value), setAt: item.timestamp });
-  }
-  // An unset is a trait write of no value, ordered by timestamp as any (newestTraits).
-  for (const key of item.unset ?? []) w.people.traits.push({ personId: person.id, key, value: null, setAt: item.timestamp });
-  for (const [key, value] of Object.entries(item.setOnce ?? {})) {
-    w.people.setOnce.push({ personId: person.id, key, value: JSON.stringify(value), setAt: item.timestamp });
-  }
-  return accepted(w, item, at, null, person);
-}
-
-/**
- * A group item sets the group's traits and makes its sender a member. A
- * sixth group type of the project is refused: the types are read under the
- * project lock, so two servers cannot each add a fifth.
- */
-function writeGroup(w: Writes, item: IngestItem<'group'>, at: JobAt): ItemOutcome {
-  if (!w.groupTypes.has(item.groupType)) {
-    if (w.groupTypes.size >= MAX_GROUP_TYPES) {
-      return {
-        index: item.index,
-        status: 'refused',
-        code: 'too_many_group_types',
-        field: 'group_type',
-        message: `This project has ${MAX_GROUP_TYPES} group types already (${[...w.groupTypes].sort().join(', ')}); a project has at most ${MAX_GROUP_TYPES}. Send one of them as "group_type".`,
-      };
-    }
-    w.groupTypes.add(item.groupType);
-    w.out.groupTypes.push(item.groupType);
-  }
-  const key = groupKeyOf(item.groupType, item.groupKey);
-  const groupIsNew = !w.groups.has(key);
-  if (groupIsNew) {
-    w.groups.add(key);
-    w.out.groups.push({ groupType: item.groupType, groupKey: item.groupKey });
-  }
-  for (const [k, value] of Object.entries(item.properties)) {
-    w.groupTraits.push({ groupType: item.groupType, groupKey: item.groupKey, key: k, value: JSON.stringify(value), setAt: item.timestamp });
-  }
-  const effect: ItemEffect = { kind: 'group', groupIsNew };
-  if (item.distinctId === null) return accepted(w, item, at, null, null, effect);
-  const person = w.people.byDistinctId(item.distinctId);
-  w.people.members.push({ groupType: item.groupType, groupKey: item.groupKey, personId: person.id });
-  return accepted(w, item, at, null, person, effect);
-}
-
-/** An alias links or merges as PersonResolver.alias decides; an illegal merge is refused and changes nothing. */
-function writeAlias(w: Writes, item: IngestItem<'alias'>, at: JobAt): ItemOutcome {
-  const r = w.people.alias(item.distinctId, item.previousId);
-  if (r === 'illegal') {
-    return {
-      index: item.index,
-      status: 'refused',
-      code: 'illegal_merge',
-      field: 'previous_id',
-      message: 'The person of "previous_id" is also known by another distinct_id, and alias never merges two identified people. Nothing was changed.',
-    };
-  }
-  return accepted(w, item, at, null, r.person, { kind: 'alias', effect: r.effect });
 }
 
 /** Keeps one write per (group, key): the newest by item timestamp, the later one on a tie. */
@@ -307,18 +141,8 @@ function newestGroupTraits(traits: PassWrites['groupTraits']): PassWrites['group
   return [...best.values()];
 }
 
-/** The outcome of an item written, whatever its type; its insert_id is claimed. */
-function accepted(w: Writes, item: IngestItem, at: JobAt, eventId: string | null, person: Resolved | null, effect?: ItemEffect): ItemOutcome {
-  if (item.insertId !== null) {
-    w.out.insertIds.push({ insertId: item.insertId, eventId });
-    // A later item with this insert_id (in another job of the batch) is a repeat of this one.
-    w.stored.set(item.insertId, eventId);
-  }
-  if (person === null) return { index: item.index, status: 'accepted', eventId, personId: null, personIsNew: false, effect };
-  if (person.isNew && !w.madeBy.has(person.id)) w.madeBy.set(person.id, at.job);
-  const outcome: ItemOutcome = { index: item.index, status: 'accepted', eventId, personId: person.id, personIsNew: person.isNew && w.madeBy.get(person.id) === at.job };
-  if (effect !== undefined) outcome.effect = effect;
-  return outcome;
+function isSuppressedId(w: Writes, id: string | null): boolean {
+  return id !== null && w.suppressed.distinctIds.has(id);
 }
 
 function unique(xs: string[]): string[] {

@@ -1,0 +1,73 @@
+import { newEventId } from '../ids.js';
+import type { Resolved } from '../people/resolver.js';
+import { type JobAt, type Writes, accepted } from '../ingest/pass-context.js';
+import type { ItemOutcome } from '../ingest/job.js';
+import type { ItemKind, ItemOf } from './kind.js';
+
+/** Records one event: the only metered type. */
+export type TrackItem = ItemOf<{
+  type: 'track';
+  event: string;
+  /** The event's stored properties text (storedProperties), rendered where the body is checked. */
+  storedJson: string;
+}>;
+
+export const track: ItemKind<TrackItem> = {
+  type: 'track',
+  own: { storedJson: true },
+  wireFields: ['type', 'event', 'distinct_id', 'anonymous_id', 'session_id', 'insert_id', 'timestamp', 'properties'],
+  requiredFields: ['event'],
+  ignores: [],
+  metered: true,
+  storeRefuses: [],
+  schemaName: 'TrackItem',
+  schema: (k) => ({
+    type: 'object',
+    description: `Records one event. Needs an event and a distinct_id or an anonymous_id. ${k.itemDescription}`,
+    required: [...track.requiredFields],
+    properties: {
+      type: { type: ['string', 'null'], enum: ['track', null], default: 'track' },
+      event: k.name(
+        'Event name. No control characters; names starting with "$" other than $agent_step and $agent_run, and identify, alias, group and merge in any case, are reserved.',
+      ),
+      distinct_id: k.orNull(k.name(`${k.distinctId} Required unless anonymous_id is sent.`)),
+      ...k.common(),
+    },
+    // Not both identities left out (or null).
+    not: { properties: { distinct_id: { type: 'null' }, anonymous_id: { type: 'null' } } },
+  }),
+  linksDistinctId: (item) => item.anonymousId === null,
+  otherId: () => null,
+  write: writeTrack,
+  dryRun: (item) => ({ session: { id: item.sessionId, server_session: item.sessionId === null } }),
+  sendable: (item, common) => ({ type: 'track', event: item.event, ...common }),
+};
+
+/** A track within the plan's limit becomes an event of its person; beyond it, it is dropped. */
+function writeTrack(w: Writes, item: TrackItem, at: JobAt): ItemOutcome {
+  const left = w.room.get(at.month)!;
+  if (left <= 0) return { index: item.index, status: 'dropped', reason: 'collection_paused' };
+  w.room.set(at.month, left - 1);
+  w.out.usage.set(at.month, (w.out.usage.get(at.month) ?? 0) + 1);
+  // A track names someone (the checks see to it): its browser person, or else its user.
+  return trackEvent(w, item, at, item.anonymousId === null ? w.people.byDistinctId(item.distinctId!) : w.people.byAnonymousId(item.anonymousId));
+}
+
+function trackEvent(w: Writes, item: TrackItem, at: JobAt, person: Resolved): ItemOutcome {
+  const eventId = newEventId(at.receivedAt);
+  w.out.events.push({
+    id: eventId,
+    projectId: w.projectId,
+    sourceId: w.sourceId,
+    event: item.event,
+    distinctId: item.distinctId,
+    anonymousId: item.anonymousId,
+    personId: person.id,
+    sessionId: item.sessionId,
+    timestamp: item.timestamp,
+    receivedAt: at.receivedAt,
+    insertId: item.insertId,
+    properties: item.storedJson,
+  });
+  return accepted(w, item, at, eventId, person);
+}
