@@ -1,5 +1,5 @@
 import type { DropReason } from '../errors/codes.js';
-import type { ItemType } from '../domain/ingest/item.js';
+import { type ItemType, KINDS } from '../domain/ingest/item.js';
 import type { ItemError } from '../pipeline/field-error.js';
 import type { KeptOutcome } from '../domain/ingest/job.js';
 import type { EnrichedItem, PolicyDrop, ShownItem } from '../pipeline/enriched-item.js';
@@ -72,8 +72,9 @@ export function dryRunAnswer(
 }
 
 function dryRunItem(item: ShownItem, o: KeptOutcome): DryRunItem {
-  const track = item.type === 'track';
   const effect = o.status === 'accepted' ? o.effect : undefined;
+  // What only some types show (a track's session, a group, an alias, an identify's set_once and unset).
+  const own = KINDS[item.type].dryRun(item, effect);
   return {
     index: item.index,
     type: item.type,
@@ -84,15 +85,15 @@ function dryRunItem(item: ShownItem, o: KeptOutcome): DryRunItem {
     distinct_id: item.distinctId,
     anonymous_id: item.anonymousId,
     person: o.status === 'accepted' && o.personId !== null ? { id: o.personId, new: o.personIsNew } : null,
-    session: track ? { id: item.sessionId, server_session: item.sessionId === null } : null,
+    session: own.session ?? null,
     insert_id: item.insertId,
     timestamp: new Date(item.timestamp).toISOString(),
     properties: item.properties,
     enrichment: item.enrichment,
     dropped_keys: item.droppedKeys,
-    group: item.type === 'group' ? { group_type: item.groupType, group_key: item.groupKey, new: effect?.kind === 'group' && effect.groupIsNew } : null,
-    alias: item.type === 'alias' ? { previous_id: item.previousId, effect: effect?.kind === 'alias' ? effect.effect : 'none' } : null,
-    set_once: item.type === 'identify' ? item.setOnce : null,
-    unset: item.type === 'identify' ? item.unset : null,
+    group: own.group ?? null,
+    alias: own.alias ?? null,
+    set_once: own.set_once ?? null,
+    unset: own.unset ?? null,
   };
 }

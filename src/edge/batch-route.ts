@@ -11,7 +11,7 @@ import type { BatchContext, CheckedBatch } from '../pipeline/checked-batch.js';
 import type { CheckThreads } from '../pipeline/check-threads.js';
 import type { Collector } from '../domain/collector.js';
 import { type ItemOutcome, type KeptOutcome, KeyNoLongerWorksError } from '../domain/ingest/job.js';
-import { type IngestItem, unhandledType } from '../domain/ingest/item.js';
+import { type IngestItem, KINDS } from '../domain/ingest/item.js';
 import type { ItemError } from '../pipeline/field-error.js';
 import { type AuthRecord, StoreUnavailableError } from '../stores/port.js';
 import type { Admission } from './admission.js';
@@ -302,16 +302,7 @@ const NONE: ReadonlyMap<string, number> = new Map();
 
 /** Whether the store may refuse the item, on what the project holds. */
 function refusableByStore(item: IngestItem): boolean {
-  switch (item.type) {
-    case 'group':
-    case 'alias':
-      return true;
-    case 'track':
-    case 'identify':
-      return false;
-    default:
-      return unhandledType(item);
-  }
+  return KINDS[item.type].storeRefuses.length > 0;
 }
 
 /**

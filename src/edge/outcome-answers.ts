@@ -7,7 +7,7 @@ import { WITHHELD } from '../stores/port-outcomes.js';
 import type { CheckedBatch } from '../pipeline/checked-batch.js';
 import type { EnrichedItem, ShownItem } from '../pipeline/enriched-item.js';
 import type { ItemError } from '../pipeline/field-error.js';
-import { unhandledType } from '../domain/ingest/item.js';
+import { KINDS } from '../domain/ingest/item.js';
 
 
 /**
@@ -92,9 +92,9 @@ function droppedSample(item: ShownItem, reason: DropReason): SampleInput {
   };
 }
 
-/** An alias's previous_id: what an erasure of its person finds its sample by. */
+/** The other user id an item names (an alias's previous_id): what an erasure of its person finds its sample by. */
 export function previousIdOf(item: ShownItem): string | null {
-  return item.type === 'alias' ? item.previousId : null;
+  return KINDS[item.type].otherId(item);
 }
 
 /** A checked item in the batch API's shape. */
@@ -108,17 +108,5 @@ export function sendable(item: ShownItem): Record<string, unknown> {
     // The checks take $user_agent out of the properties for enrichment: it goes back, or a bot would be sent as a person.
     properties: item.userAgent === null ? item.properties : { ...item.properties, $user_agent: item.userAgent },
   };
-  switch (item.type) {
-    case 'track':
-      return { type: 'track', event: item.event, ...common };
-    case 'identify':
-      return { type: 'identify', ...common, ...(item.setOnce === null ? {} : { set_once: item.setOnce }), ...(item.unset === null ? {} : { unset: item.unset }) };
-    case 'group':
-      return { type: 'group', group_type: item.groupType, group_key: item.groupKey, ...common };
-    case 'alias':
-      // An alias carries ids only.
-      return { type: 'alias', previous_id: item.previousId, ...common, properties: undefined };
-    default:
-      return unhandledType(item);
-  }
+  return KINDS[item.type].sendable(item, common);
 }

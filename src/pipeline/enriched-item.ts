@@ -9,6 +9,9 @@ interface CheckNotes {
   droppedKeys: string[];
 }
 
+/** CheckNotes' fields, at run time (what crosses between threads besides the item's own: item-transfer.ts). */
+export const CHECK_NOTES = Object.keys({ userAgent: true, droppedKeys: true } satisfies Record<keyof CheckNotes, true>) as (keyof CheckNotes)[];
+
 /**
  * A valid item as the checks build it (src/domain/ingest/item.ts declares its
  * fields): what the ingest engine is given, with what the dry run shows besides.

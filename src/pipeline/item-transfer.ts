@@ -1,7 +1,9 @@
 import type { DropReason } from '../errors/codes.js';
 import type { CheckedBatch } from './checked-batch.js';
-import type { EnrichedItem, ShownItem } from './enriched-item.js';
-import type { JsonObject } from './properties.js';
+import { type ItemType, ITEM_TYPES, KINDS } from '../domain/ingest/item.js';
+import { COMMON_FIELDS } from '../domain/items/kind.js';
+import type { ITEM_KINDS } from '../domain/items/registry.js';
+import { CHECK_NOTES, type EnrichedItem, type ShownItem } from './enriched-item.js';
 
 /**
  * A checked batch as it crosses from a check thread to the main thread.
@@ -22,22 +24,28 @@ export interface TransferBatch {
   dropped: [index: number, reason: DropReason, item: ItemTuple][];
 }
 
-/** Every field of every item type (src/domain/ingest/item.ts). */
+/** Every field of every item type (src/domain/items). */
 type ItemField = EnrichedItem extends infer I ? (I extends unknown ? keyof I : never) : never;
 type SentField = Exclude<ItemField, 'properties'>;
 
+/** The fields the registry lists: the common ones, the checks' notes, and each type's own. */
+type Listed = (typeof COMMON_FIELDS)[number] | (typeof CHECK_NOTES)[number] | { [T in ItemType]: keyof (typeof ITEM_KINDS)[T]['own'] }[ItemType];
+// The compiler holds the list below to the items' declarations: a field of an item the registry does not list fails here.
+const everyFieldListed: [Exclude<ItemField, Listed>] extends [never] ? true : never = true;
+void everyFieldListed;
+
 /**
- * Where each field of an item sits in the tuple it crosses as: every field of
+ * The fields an item crosses as, in a fixed order, each once: every field of
  * every item type but `properties`, which crosses as `propertiesJson`. The
- * compiler holds the names to the item's declaration (a field missing here,
- * or one no item has, fails to compile); item-transfer.test.ts holds the
- * places to one each, and pack and TransferredItem to every field.
+ * common fields and the checks' notes first, then each type's own fields in
+ * the registry's order (src/domain/items/registry.ts).
  */
-export const AT = {
-  index: 0, type: 1, event: 2, distinctId: 3, anonymousId: 4, sessionId: 5, insertId: 6, timestamp: 7,
-  propertiesJson: 8, storedJson: 9, enrichment: 10, userAgent: 11, droppedKeys: 12,
-  setOnce: 13, unset: 14, groupType: 15, groupKey: 16, previousId: 17,
-} as const satisfies Record<SentField, number>;
+const SENT = [...new Set<string>([...COMMON_FIELDS, ...CHECK_NOTES, ...ITEM_TYPES.flatMap((t) => Object.keys(KINDS[t].own))])].filter(
+  (f) => f !== 'properties',
+) as SentField[];
+
+/** Where each field of an item sits in the tuple it crosses as (item-transfer.test.ts holds the places to one each). */
+export const AT = Object.fromEntries(SENT.map((f, i) => [f, i])) as Record<SentField, number>;
 
 /** An item's fields as they cross, at their places in AT (undefined for a field its type does not have). */
 export type ItemTuple = unknown[];
@@ -74,91 +82,32 @@ export function unpackBatch(t: TransferBatch): CheckedBatch {
   };
 }
 
-/**
- * Runs on the check thread. An array literal in AT's order: one made with
- * `new Array(n)` has holes to V8 until filled, and crosses as a sparse array,
- * twice as slow to unpack. Field by field: a loop over AT's names costs a
- * keyed load per field. The transfer test holds this order to AT.
+/*
+ * pack and TransferredItem are written out from SENT when this module loads,
+ * as code, so that each reads and writes its fields by name:
+ *
+ * - pack is an array literal in SENT's order: one made with `new Array(n)`
+ *   has holes to V8 until filled, and crosses as a sparse array, twice as
+ *   slow to unpack; a loop over the names costs a keyed load per field.
+ * - TransferredItem is a class rather than a literal with a getter: a
+ *   literal's getter is made anew for each item, about ten times the cost of
+ *   the whole item. Its properties are parsed from their text on first use.
+ *
+ * The code is made of the field names alone, which are identifiers this
+ * module's source declares (checked below); nothing an item holds goes into it.
  */
-function pack(item: ShownItem): ItemTuple {
-  return [
-    item.index,
-    item.type,
-    item.event,
-    item.distinctId,
-    item.anonymousId,
-    item.sessionId,
-    item.insertId,
-    item.timestamp,
-    item.propertiesJson,
-    'storedJson' in item ? item.storedJson : undefined,
-    item.enrichment,
-    item.userAgent,
-    item.droppedKeys,
-    'setOnce' in item ? item.setOnce : undefined,
-    'unset' in item ? item.unset : undefined,
-    'groupType' in item ? item.groupType : undefined,
-    'groupKey' in item ? item.groupKey : undefined,
-    'previousId' in item ? item.previousId : undefined,
-  ];
-}
+for (const f of SENT) if (!/^[A-Za-z][A-Za-z0-9]*$/.test(f)) throw new Error(`An item field is not a plain name: ${f}`);
 
-/** Runs on the main thread. */
+/** Runs on the check thread: a field its type does not have crosses as undefined. */
+const pack = new Function('item', `return [${SENT.map((f) => `item.${f}`).join(', ')}];`) as (item: ShownItem) => ItemTuple;
+
+/** An item from a check thread, on the main thread: each field the one pack read from an item of its type. */
+const TransferredItem = new Function(`return class TransferredItem {
+  #parsed;
+  constructor(t) { ${SENT.map((f, i) => `this.${f} = t[${i}];`).join(' ')} }
+  get properties() { return (this.#parsed ??= JSON.parse(this.propertiesJson)); }
+};`)() as new (t: ItemTuple) => EnrichedItem;
+
 function unpack(t: ItemTuple): EnrichedItem {
-  // Each field is the one pack read from an item of this type.
-  return new TransferredItem(t) as EnrichedItem;
-}
-
-/**
- * An item from a check thread, its properties parsed from their text on first
- * use. A class rather than a literal with a getter: a literal's getter is made
- * anew for each item, about ten times the cost of the whole item. The
- * compiler holds its fields to AT: `implements` asks for every field, and
- * each is read from its place in AT.
- */
-class TransferredItem implements Record<ItemField, unknown> {
-  readonly index: unknown;
-  readonly type: unknown;
-  readonly event: unknown;
-  readonly distinctId: unknown;
-  readonly anonymousId: unknown;
-  readonly sessionId: unknown;
-  readonly insertId: unknown;
-  readonly timestamp: unknown;
-  readonly propertiesJson: unknown;
-  readonly storedJson: unknown;
-  readonly enrichment: unknown;
-  readonly userAgent: unknown;
-  readonly droppedKeys: unknown;
-  readonly setOnce: unknown;
-  readonly unset: unknown;
-  readonly groupType: unknown;
-  readonly groupKey: unknown;
-  readonly previousId: unknown;
-  #parsed: JsonObject | undefined;
-
-  constructor(t: ItemTuple) {
-    this.index = t[AT.index];
-    this.type = t[AT.type];
-    this.event = t[AT.event];
-    this.distinctId = t[AT.distinctId];
-    this.anonymousId = t[AT.anonymousId];
-    this.sessionId = t[AT.sessionId];
-    this.insertId = t[AT.insertId];
-    this.timestamp = t[AT.timestamp];
-    this.propertiesJson = t[AT.propertiesJson];
-    this.storedJson = t[AT.storedJson];
-    this.enrichment = t[AT.enrichment];
-    this.userAgent = t[AT.userAgent];
-    this.droppedKeys = t[AT.droppedKeys];
-    this.setOnce = t[AT.setOnce];
-    this.unset = t[AT.unset];
-    this.groupType = t[AT.groupType];
-    this.groupKey = t[AT.groupKey];
-    this.previousId = t[AT.previousId];
-  }
-
-  get properties(): JsonObject {
-    return (this.#parsed ??= JSON.parse(this.propertiesJson as string) as JsonObject);
-  }
+  return new TransferredItem(t);
 }

@@ -108,7 +108,7 @@ export interface ItemKind<I extends { type: string }> {
   /** Whether its distinct_id is linked to its person. */
   linksDistinctId(item: I): boolean;
   /** A second user id it names: looked up and suppressed as a distinct_id is, and kept with its samples (an alias's previous_id). */
-  otherId(item: I): string | null;
+  otherId(item: Shown<I>): string | null;
   /** What the pass reads for it besides its ids (none when left out). */
   read?(item: I, reads: PassReads): void;
   /** What it writes in the ingest pass, once it is neither suppressed nor a repeat. */
