@@ -8,6 +8,7 @@ import { REQUEST_ERRORS, type RequestErrorCode } from '../errors/codes.js';
 import { envelope } from '../edge/envelope.js';
 import type { Refusal } from '../pipeline/refusal.js';
 import type { ItemError } from '../pipeline/field-error.js';
+import { typesListed } from '../domain/ingest/item.js';
 import {
   BATCH_PATH,
   DEFAULT_POLICY_HEADER,
@@ -152,7 +153,7 @@ export function openApiDocument(baseUrl: string): OpenApiDocument {
       [BATCH_PATH]: {
         post: operation(baseUrl, responses, {
           operationId: 'sendBatch',
-          summary: 'Send a batch of track, identify, group and alias items',
+          summary: `Send a batch of ${typesListed((t) => t, 'and')} items`,
           description:
             'Each item is checked on its own: valid items are kept, refused ones are listed with their index. ' +
             `The body may be at most ${MAX_BODY_BYTES} bytes as sent and once decompressed.`,
@@ -161,7 +162,7 @@ export function openApiDocument(baseUrl: string): OpenApiDocument {
       [IMPORT_PATH]: {
         post: operation(baseUrl, responses, {
           operationId: 'importBatch',
-          summary: 'Import a batch of historical track, identify, group and alias items',
+          summary: `Import a batch of historical ${typesListed((t) => t, 'and')} items`,
           description:
             `The same checks, answers, idempotency (insert_ids shared with ${BATCH_PATH}) and metering as ${BATCH_PATH}, except: ` +
             'every item needs a timestamp (missing_timestamp), which may be as old as the project\'s event retention ' +

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { Marked, type Tokens } from 'marked';
 import { DROP_REASONS, ITEM_ERRORS, REQUEST_ERRORS, type RequestErrorCode } from '../errors/codes.js';
 import { CHECK_ORDER } from '../edge/batch-checks.js';
+import { typesListed } from '../domain/ingest/item.js';
 import { codeSections } from './code-sections.js';
 import { acceptedDollarKeys, enrichmentKeys } from './dollar-keys.js';
 import { segmentSection } from './segment-section.js';
@@ -119,6 +120,7 @@ function figures(baseUrl: string): Map<string, string> {
     ['KEY_POLICY_HEADER', KEY_POLICY_HEADER],
     ['KEY_RATELIMIT_HEADER', KEY_RATELIMIT_HEADER],
     ['ENRICHMENT_KEYS', enrichmentKeys().map((k) => `\`${k}\``).join(', ')],
+    ['ITEM_TYPES', typesListed((t) => `\`${t}\``, 'or')],
   ]);
 }
 

@@ -4,7 +4,7 @@
  */
 import { DROP_REASONS, ITEM_ERRORS, REQUEST_ERRORS } from '../errors/codes.js';
 import { INSERT_ID, PERSON_ID, SESSION_ID } from '../pipeline/ids.js';
-import { ITEM_TYPES, KINDS } from '../domain/ingest/item.js';
+import { ITEM_TYPES, KINDS, typesListed } from '../domain/ingest/item.js';
 import type { Schema, SchemaKit } from '../domain/items/kind.js';
 import { MAX_ERRORS_PER_ITEM } from '../pipeline/field-error.js';
 import { acceptedDollarKeys, enrichmentKeys } from './dollar-keys.js';
@@ -86,14 +86,9 @@ const KIT: SchemaKit = {
 
 function item(): Schema {
   return {
-    description: `One ${listed(ITEM_TYPES)}, told apart by "type". ${ITEM_DESCRIPTION}`,
+    description: `One ${typesListed((t) => t, 'or')}, told apart by "type". ${ITEM_DESCRIPTION}`,
     oneOf: ITEM_TYPES.map((t) => ref(KINDS[t].schemaName)),
   };
-}
-
-/** "a, b or c". */
-function listed(words: readonly string[]): string {
-  return words.length === 1 ? words[0]! : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`;
 }
 
 /** Each item type's schema, under its component name, in the registry's order. */

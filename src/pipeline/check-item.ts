@@ -1,5 +1,5 @@
 import type { DropReason } from '../errors/codes.js';
-import { type ItemType, ITEM_TYPES, KINDS } from '../domain/ingest/item.js';
+import { type ItemType, ITEM_TYPES, KINDS, typesListed } from '../domain/ingest/item.js';
 import type { ShownItem, EnrichedItem } from './enriched-item.js';
 import type { FieldError } from './field-error.js';
 import { checkAnonymousId, checkDistinctId } from './identity-fields.js';
@@ -105,15 +105,12 @@ export function checkItem(raw: unknown, index: number, ctx: ItemContext): ItemCh
 function checkType(v: unknown, errors: FieldError[]): ItemType | null {
   if (!sent(v)) return 'track';
   for (const t of ITEM_TYPES) if (t === v) return t;
-  errors.push({ code: 'invalid_item_type', field: 'type', message: `"type" must be ${quotedTypes()} (or left out for "track").` });
+  errors.push({ code: 'invalid_item_type', field: 'type', message: `"type" must be ${QUOTED_TYPES} (or left out for "track").` });
   return null;
 }
 
 /** The item types as the refusals name them: "track" or "identify". */
-function quotedTypes(): string {
-  const q = ITEM_TYPES.map((t) => `"${t}"`);
-  return q.length === 1 ? q[0]! : `${q.slice(0, -1).join(', ')} or ${q.at(-1)}`;
-}
+const QUOTED_TYPES = typesListed((t) => `"${t}"`, 'or');
 
 function checkPattern(
   v: unknown,

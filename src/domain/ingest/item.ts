@@ -20,6 +20,12 @@ export type IngestItem<T extends ItemType = ItemType> = { [K in T]: ItemOfKind<K
 /** Every item type, at run time, in the order the reference lists them. */
 export const ITEM_TYPES = Object.keys(ITEM_KINDS) as ItemType[];
 
+/** The item types as prose and messages name them, each as `show` writes it: "track, identify, group or alias". */
+export function typesListed(show: (t: ItemType) => string, last: 'or' | 'and'): string {
+  const words = ITEM_TYPES.map(show);
+  return words.length === 1 ? words[0]! : `${words.slice(0, -1).join(', ')} ${last} ${words.at(-1)}`;
+}
+
 /**
  * What each type declares, to be called with an item of any type: a type's
  * kind is one of any type because ItemKind's members are methods.
