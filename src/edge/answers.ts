@@ -1,5 +1,6 @@
 import type { DropReason } from '../errors/codes.js';
 import { type ItemType, KINDS } from '../domain/ingest/item.js';
+import type { DryRunParts } from '../domain/items/kind.js';
 import type { ItemError } from '../pipeline/field-error.js';
 import type { KeptOutcome } from '../domain/ingest/job.js';
 import type { EnrichedItem, PolicyDrop, ShownItem } from '../pipeline/enriched-item.js';
@@ -43,17 +44,20 @@ export interface DryRunItem {
   distinct_id: string | null;
   anonymous_id: string | null;
   person: { id: string; new: boolean } | null;
-  session: { id: string | null; server_session: boolean } | null;
+  session: Part<'session'>;
   insert_id: string | null;
   timestamp: string;
   properties: Record<string, unknown>;
   enrichment: Record<string, unknown>;
   dropped_keys: string[];
-  group: { group_type: string; group_key: string; new: boolean } | null;
-  alias: { previous_id: string; effect: 'linked' | 'merged' | 'none' } | null;
-  set_once: Record<string, unknown> | null;
-  unset: string[] | null;
+  group: Part<'group'>;
+  alias: Part<'alias'>;
+  set_once: Part<'set_once'>;
+  unset: Part<'unset'>;
 }
+
+/** A part of a dry run's item that only some types show (each type's `dryRun`, src/domain/items), null on the others. */
+type Part<K extends keyof DryRunParts> = NonNullable<DryRunParts[K]> | null;
 
 export function dryRunAnswer(
   items: EnrichedItem[],

@@ -13,7 +13,7 @@ interface CheckNotes {
 export const CHECK_NOTES = Object.keys({ userAgent: true, droppedKeys: true } satisfies Record<keyof CheckNotes, true>) as (keyof CheckNotes)[];
 
 /**
- * A valid item as the checks build it (src/domain/ingest/item.ts declares its
+ * A valid item as the checks build it (each item type in src/domain/items declares its
  * fields): what the ingest engine is given, with what the dry run shows besides.
  */
 export type EnrichedItem<T extends ItemType = ItemType> = IngestItem<T> & CheckNotes;

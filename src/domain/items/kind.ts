@@ -39,7 +39,7 @@ export type Shown<I> = Omit<I, 'storedJson'>;
 /** The names of an item's fields beyond the common ones, each once (Object.keys of it gives them at run time). */
 export type OwnFields<I> = Record<Exclude<keyof I, keyof CommonFields | 'type' | 'event'>, true>;
 
-/** The batch API's fields every type reads or ignores by name. */
+/** The fields of the batch API most types read, which a type may ignore (`ignores`). */
 export type CommonWireField = 'event' | 'anonymous_id' | 'session_id' | 'properties';
 
 /** What the ingest pass reads for an item besides its ids (its part of PassQuery). */
