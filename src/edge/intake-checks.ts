@@ -108,9 +108,10 @@ export const INTAKE_CHECKS: readonly Step[] = [
     ],
     run: checkIntakeItems,
   },
-  // The seam for a source's own checks (tracking plans, next): a step here, reading r.checked and
-  // r.auth's source and moving items it refuses to r.checked's errors, is seen by the verdict below,
-  // and finish records what became of them as of every refused item.
+  // The seam for a source's own checks (tracking plans, next): a step here reads r.checked and
+  // r.auth's source, and moves each item it refuses out of r.checked.items into its errors and
+  // refused (as keptOrRefused does with the store's refusals); the verdict below then sees them,
+  // and finish records them as any refused item.
   {
     checks: [{ name: 'items', check: 'Items are checked; with strict=true any invalid item, else all of them invalid', codes: ['strict_item_invalid', 'all_items_invalid'] }],
     run: itemsVerdict,
