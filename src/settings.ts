@@ -13,7 +13,7 @@ import { LIVE_BUFFER_BYTES, LIVE_STREAMS, LIVE_STREAMS_PER_SESSION, MAX_CONNECTI
 import { normaliseHost } from './edge/host.js';
 import { MAX_BODY_BYTES } from './edge/read-body.js';
 import { READING_ADDRESS_BUDGET_BYTES, READING_BUDGET_BYTES, READING_PROJECT_BUDGET_BYTES, keylessPoolFor } from './edge/read-budget.js';
-import { OFF_THREAD_MIN_BYTES } from './pipeline/check-threads.js';
+import { OFF_THREAD_MIN_BYTES } from './intakes/check-threads.js';
 
 /** A setting the server cannot start with; the message names it and what it accepts. */
 export class ConfigError extends Error {}

@@ -68,7 +68,7 @@ describe('the document covers every route of the server and names its licence', 
   });
 
   it('fault: the Segment routes and /healthz, /readyz were missing; each is documented, and a real answer of each fits its schema', async () => {
-    const { SEGMENT_PATHS } = await import('../src/pipeline/segment-map.js');
+    const { SEGMENT_PATHS } = await import('../src/intakes/segment/segment-map.js');
     const doc = openApiDocument('http://inlet.test') as any;
     for (const path of SEGMENT_PATHS.keys()) {
       expect(doc.paths[path]?.post?.responses['200'].content['application/json'].schema, path).toEqual({ $ref: '#/components/schemas/BatchAnswer' });

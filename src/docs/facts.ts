@@ -12,7 +12,7 @@ import { MAX_NAME_LENGTH } from '../pipeline/check-item.js';
 import { MAX_PROPERTY_BYTES, MAX_PROPERTY_DEPTH, MAX_PROPERTY_KEYS } from '../pipeline/properties.js';
 import { MAX_FUTURE_MS, MAX_PAST_MS } from '../pipeline/timestamp.js';
 
-export { BATCH_PATH, IMPORT_PATH } from '../edge/endpoints.js';
+export { BATCH_PATH, IMPORT_PATH } from '../intakes/batch/endpoints.js';
 export { DEFAULT_RETENTION_DAYS } from '../domain/retention.js';
 /** Where the reference pages are served. */
 export const DOCS_PATH = '/docs/api';

@@ -3,7 +3,7 @@
  * and of the operations endpoints (/healthz, /readyz), beside the batch
  * endpoint's in openapi.ts.
  */
-import { SEGMENT_PATHS } from '../pipeline/segment-map.js';
+import { SEGMENT_PATHS } from '../intakes/segment/segment-map.js';
 import { OPS_PATHS } from '../edge/ops-routes.js';
 import { BATCH_PATH, DOCS_PATH } from './facts.js';
 import { type Schema, ref } from './schemas.js';

@@ -1,5 +1,5 @@
 /** The reference page's section on the PostHog-compatible endpoints; the paths come from the route's own table. */
-import { POSTHOG_PATHS } from '../pipeline/posthog-map.js';
+import { POSTHOG_PATHS } from '../intakes/posthog/posthog-map.js';
 import { BATCH_PATH } from './facts.js';
 import { Html, anchor, code, html, table } from './html.js';
 

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { Marked, type Tokens } from 'marked';
 import { DROP_REASONS, ITEM_ERRORS, REQUEST_ERRORS, type RequestErrorCode } from '../errors/codes.js';
-import { CHECK_ORDER } from '../edge/batch-checks.js';
+import { CHECK_ORDER } from '../edge/intake-checks.js';
 import { typesListed } from '../domain/ingest/item.js';
 import { codeSections } from './code-sections.js';
 import { acceptedDollarKeys, enrichmentKeys } from './dollar-keys.js';

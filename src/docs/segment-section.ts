@@ -1,5 +1,5 @@
 /** The reference page's section on the Segment-spec endpoints; the paths come from the route's own table. */
-import { SEGMENT_PATHS } from '../pipeline/segment-map.js';
+import { SEGMENT_PATHS } from '../intakes/segment/segment-map.js';
 import { BATCH_PATH } from './facts.js';
 import { Html, anchor, code, html, table } from './html.js';
 

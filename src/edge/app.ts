@@ -7,9 +7,8 @@ import type { RateLimits } from '../domain/limits/policies.js';
 import type { Collector } from '../domain/collector.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RequestErrorCode } from '../errors/codes.js';
-import { CheckThreads } from '../pipeline/check-threads.js';
+import { CheckThreads } from '../intakes/check-threads.js';
 import { Admission } from './admission.js';
-import { batchRoute } from './batch-checks.js';
 import { clientErrorHandler, refuseConnect } from './client-errors.js';
 import { clientGone, isClientGone } from './client-gone.js';
 import { LIVE_BUFFER_BYTES, LIVE_STALL_MS, LIVE_STREAMS, LIVE_STREAMS_PER_SESSION, LIVE_STREAMS_PER_USER, REQUEST_TIMEOUT_MS } from './connection-limits.js';
@@ -26,10 +25,9 @@ import { lingerOnClose } from './lingering-close.js';
 import { ReadBudget } from './read-budget.js';
 import { rootRoutes } from './root-routes.js';
 import { originForm } from './request-target.js';
-import { segmentRoute } from './segment-route.js';
-import { postHogRoute } from './posthog-route.js';
 import type { DestinationTarget } from '../stores/port-destinations.js';
-import { POSTHOG_PATHS } from '../pipeline/posthog-map.js';
+import { INTAKES } from '../intakes/registry.js';
+import { intakeRoute } from './intake-checks.js';
 
 export interface AppDeps {
   collector: Collector;
@@ -209,30 +207,26 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     counters,
     live,
   };
-  const api = batchRoute(routeDeps);
-  app.all('/api/*', api);
-  const segment = segmentRoute(routeDeps);
-  app.all('/v1/*', segment);
-  const posthog = postHogRoute(routeDeps);
-  for (const path of POSTHOG_PATHS) app.all(path, posthog);
+  // Every intake's routes, from the registry; any method, so that the method check answers 405 in its turn.
+  const intakes = INTAKES.map((intake) => ({ owns: intake.route.owns, handle: intakeRoute(routeDeps, intake) }));
+  for (const [i, intake] of INTAKES.entries()) for (const path of intake.route.paths) app.all(path, intakes[i]!.handle);
+  const intakeOf = (url: string | undefined) => intakes.find((i) => i.owns(url ?? '/'))?.handle;
   app.register(docsRoutes());
   app.register(opsRoutes(app.readiness));
   app.register(rootRoutes());
   app.register(consolePlugin({ collector: deps.collector, clock: deps.clock, live, liveCaps, setApart, checkDestination: deps.checkDestination }));
   app.setNotFoundHandler(async (req, reply) => {
-    // Methods Fastify has no route table for still get the API's checks.
-    if ((req.raw.url ?? '').startsWith('/api/')) return api(req, reply);
-    if ((req.raw.url ?? '').startsWith('/v1/')) return segment(req, reply);
-    if (isPostHogPath(req.raw.url)) return posthog(req, reply);
+    // Methods Fastify has no route table for still get their intake's checks.
+    const intake = intakeOf(req.raw.url);
+    if (intake !== undefined) return intake(req, reply);
     sendRefusal(req, reply, { code: 'not_found', message: 'There is nothing here. Send batches to POST /api/v1/batch; the reference is at /docs/api.' });
   });
   app.setErrorHandler(async (err: Error & { statusCode?: number; code?: string }, req, reply) => {
     const status = err.statusCode ?? 500;
     // Fastify reads Content-Type before any handler; a header it cannot parse
     // (the body still unread) must still go through the API's checks, in order.
-    if (err.code?.startsWith('FST_ERR_CTP_') && (req.raw.url ?? '').startsWith('/api/')) return api(req, reply);
-    if (err.code?.startsWith('FST_ERR_CTP_') && (req.raw.url ?? '').startsWith('/v1/')) return segment(req, reply);
-    if (err.code?.startsWith('FST_ERR_CTP_') && isPostHogPath(req.raw.url)) return posthog(req, reply);
+    const intake = err.code?.startsWith('FST_ERR_CTP_') ? intakeOf(req.raw.url) : undefined;
+    if (intake !== undefined) return intake(req, reply);
     // A client that went away is not our failure, and there is no one to answer.
     if (isClientGone(req.raw, err)) return clientGone(req, counters);
     if (status >= 500) req.log.error({ err }, 'unexpected failure');
@@ -242,9 +236,3 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   return app;
 }
 
-/** Whether a request's target is one of the PostHog-compatible paths, whatever its query. */
-function isPostHogPath(url: string | undefined): boolean {
-  const u = url ?? '/';
-  const q = u.indexOf('?');
-  return POSTHOG_PATHS.has(q === -1 ? u : u.slice(0, q));
-}

@@ -40,7 +40,7 @@ function spelled(raw: string): string {
 }
 
 /**
- * The "http" check (src/edge/batch-checks.ts), with the other faults of HTTP itself: an HTTP/1.1 request carries
+ * The "http" check (src/edge/intake-checks.ts), with the other faults of HTTP itself: an HTTP/1.1 request carries
  * exactly one Host (RFC 9112 §3.2). Node would answer a missing one with a
  * bare 400 of its own, outside the envelope, so it is told not to and the
  * check is made here.

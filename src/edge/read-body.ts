@@ -2,7 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import { gunzip } from 'node:zlib';
 import { BROKEN_GZIP, MAX_BODY_BYTES, bodyTooLarge } from '../pipeline/parse-body.js';
 import type { BudgetSpent, Reservation } from './read-budget.js';
-import type { BodyEncoding, Refusal } from './request-checks.js';
+import type { BodyEncoding } from '../intakes/intake.js';
+import type { Refusal } from './request-checks.js';
 
 export { MAX_BODY_BYTES };
 

@@ -1,30 +1,16 @@
 /**
- * The checks of a request that need only its line and headers, in the order
- * of src/edge/batch-checks.ts. Each returns null when the request passes, or a refusal.
+ * The checks of a request that need only its line and headers and are the
+ * same for every intake, in the order of src/edge/intake-checks.ts (an
+ * intake's path and query checks are its own: src/intakes/<name>/intake.ts).
+ * Each returns null when the request passes, or a refusal.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { echoed } from '../domain/echo.js';
 import { type Refusal, isRefusal } from '../pipeline/refusal.js';
-import { ENDPOINTS } from './endpoints.js';
+import type { BodyEncoding } from '../intakes/intake.js';
 
 // Re-exported: the edge's modules have long taken them from here.
 export { type Refusal, isRefusal };
-
-const BATCH_PATH = '/api/v1/batch';
-const VERSIONED = /^\/api\/v(\d+)(?:\/|$)/;
-
-/** The path, the host it came to, and retired versions. */
-export function checkPath(path: string, host: string, trackerHosts: Set<string>, retired: Set<string>): Refusal | null {
-  if (trackerHosts.has(host)) {
-    return { code: 'not_found', message: `${host} is a tracker domain for browser traffic; send server batches to the app host.` };
-  }
-  if (ENDPOINTS.has(path)) return null;
-  const version = VERSIONED.exec(path)?.[1];
-  if (version !== undefined && version !== '1' && retired.has(String(Number(version)))) {
-    return { code: 'api_version_retired', message: `API version ${version} is retired. Send batches to POST /api/v1/batch.` };
-  }
-  return { code: 'not_found', message: `There is no endpoint at ${echoed(path)}. Send batches to POST /api/v1/batch.` };
-}
 
 /** The method: POST only. */
 export function checkMethod(method: string): Refusal | null {
@@ -50,29 +36,6 @@ export function checkBrowser(headers: IncomingHttpHeaders): Refusal | null {
   return fromBrowser ? { code: 'browser_not_allowed' } : null;
 }
 
-export interface BatchOptions {
-  validate: boolean;
-  strict: boolean;
-}
-
-/** The query: only validate and strict, each at most once, each true or false. */
-export function checkQuery(query: string): BatchOptions | Refusal {
-  const opts: BatchOptions = { validate: false, strict: false };
-  const seen = new Set<string>();
-  for (const [name, value] of new URLSearchParams(query)) {
-    if (name !== 'validate' && name !== 'strict') {
-      return { code: 'invalid_query', message: `Unknown query parameter "${echoed(name)}"; only validate and strict are allowed.` };
-    }
-    if (seen.has(name)) return { code: 'invalid_query', message: `The query parameter "${echoed(name)}" is given more than once; give it once.` };
-    seen.add(name);
-    if (value !== 'true' && value !== 'false') {
-      return { code: 'invalid_query', message: `The query parameter "${echoed(name)}" must be true or false, not "${echoed(value)}".` };
-    }
-    opts[name] = value === 'true';
-  }
-  return opts;
-}
-
 /** The Content-Type: application/json, with at most a utf-8 charset. */
 export function checkContentType(header: string | undefined): Refusal | null {
   const [type, ...params] = (header ?? '').split(';');
@@ -87,8 +50,6 @@ export function checkContentType(header: string | undefined): Refusal | null {
     message: `Content-Type ${header === undefined ? 'is missing' : `"${echoed(header)}" is not supported`}; send "Content-Type: application/json".`,
   };
 }
-
-export type BodyEncoding = 'identity' | 'gzip';
 
 /** The Content-Encoding: none, identity or gzip. */
 export function checkEncoding(header: string | undefined): BodyEncoding | Refusal {

@@ -1,9 +1,12 @@
 /**
  * Bodies in another API's shape (Segment's, PostHog's), from their bytes to
  * checked items: where their key is in the body, their messages as items, and
- * each message answered once, at its own index, whatever it became. Takes only
- * data, so that a check thread can run it (check-thread.ts): a body whose key
- * is inside it is never parsed on the main thread.
+ * each message answered once, at its own index, whatever it became. What is
+ * the intake's own (where its key is, how a message reads as an item) comes
+ * in as its WireMap (src/intakes/<name>/); the rest is the same for every
+ * intake. Takes only data, so that a check thread can run it
+ * (intakes/check-thread.ts): a body whose key is inside it is never parsed on
+ * the main thread.
  */
 import type { BearerResult } from '../domain/keys.js';
 import { checkItems } from './check-batch.js';
@@ -12,13 +15,26 @@ import type { EnrichedItem } from './enriched-item.js';
 import type { ItemError } from './field-error.js';
 import { gunzipSync } from 'node:zlib';
 import { BROKEN_GZIP, MAX_BODY_BYTES, bodyTooLarge, parseJsonBody } from './parse-body.js';
-import { apiKeyOf, postHogItems, readPostHogBody } from './posthog-map.js';
 import { type Refusal, isRefusal } from './refusal.js';
-import { readSegmentBody, segmentItems, writeKeyOf } from './segment-map.js';
 import { isPlainObject } from './text.js';
 
-/** Which intake's shape a body is in (for Segment, the message type its path names; null on /v1/batch). */
-export type ForeignShape = { intake: 'segment'; type: string | null } | { intake: 'posthog' };
+/**
+ * Which intake's shape a body is in, by the intake's name (it crosses to a
+ * check thread, which finds the intake's WireMap by it), and the message type
+ * its path names, for an intake whose paths name one (Segment's /v1/track).
+ */
+export interface WireShape {
+  intake: string;
+  type?: string | null;
+}
+
+/** What an intake says of bodies in its shape: where its SDKs put the key, and its messages as items. */
+export interface WireMap {
+  /** The key where the intake's SDKs put it in the body. */
+  keyOf(json: unknown): BearerResult;
+  /** The parsed body shaped and mapped: its messages as items (one per message, at its index), or its refusal. */
+  read(json: unknown, shape: WireShape, arrival: number): MappedMessages | Refusal;
+}
 
 /** An event's person operations as the identify they make, answered with the message that carried them. */
 export interface PersonUpdate {
@@ -46,11 +62,6 @@ export interface CheckedMessages {
   updates: EnrichedItem[];
 }
 
-/** The key where the intake's SDKs put it in the body. */
-export function keyOf(shape: ForeignShape, json: unknown): BearerResult {
-  return shape.intake === 'segment' ? writeKeyOf(json) : apiKeyOf(json);
-}
-
 /** A body's key, and its JSON (decompressed, when it came as gzip) for the checks once the key is known. */
 export interface KeyFound {
   key: BearerResult;
@@ -63,11 +74,11 @@ export interface KeyFound {
  * find, and is answered missing_key (the key's check comes first); a gzip
  * stream that is broken or too large is refused as readBody refuses it.
  */
-export function findKey(bytes: Uint8Array, gzip: boolean, shape: ForeignShape): KeyFound | Refusal {
+export function findKey(bytes: Uint8Array, gzip: boolean, wire: WireMap): KeyFound | Refusal {
   const json = gzip ? inflateLimited(bytes) : bytes;
   if (isRefusal(json)) return json;
   const parsed = parseJsonBody(json);
-  return { key: isRefusal(parsed) ? { kind: 'missing' } : keyOf(shape, parsed.json), json };
+  return { key: isRefusal(parsed) ? { kind: 'missing' } : wire.keyOf(parsed.json), json };
 }
 
 /**
@@ -84,20 +95,14 @@ function inflateLimited(bytes: Uint8Array): Buffer | Refusal {
 }
 
 /** The body parsed, shaped and mapped: its messages as items, or its refusal. */
-export function readMessages(bytes: Uint8Array, shape: ForeignShape, arrival: number): MappedMessages | Refusal {
+export function readMessages(bytes: Uint8Array, wire: WireMap, shape: WireShape, arrival: number): MappedMessages | Refusal {
   const parsed = parseJsonBody(bytes);
-  if (isRefusal(parsed)) return parsed;
-  if (shape.intake === 'segment') {
-    const body = readSegmentBody(parsed.json, shape.type);
-    return isRefusal(body) ? body : { ...segmentItems(body, arrival), updates: [] };
-  }
-  const body = readPostHogBody(parsed.json);
-  return isRefusal(body) ? body : postHogItems(body, arrival);
+  return isRefusal(parsed) ? parsed : wire.read(parsed.json, shape, arrival);
 }
 
 /** A body's checks from parsing on, on this thread: read, admitted by the limits (one item a message), each message checked. */
-export async function checkForeignBody(bytes: Uint8Array, shape: ForeignShape, ctx: BatchContext, admit: Admit): Promise<CheckedMessages | Refusal> {
-  const mapped = readMessages(bytes, shape, ctx.now);
+export async function checkForeignBody(bytes: Uint8Array, wire: WireMap, shape: WireShape, ctx: BatchContext, admit: Admit): Promise<CheckedMessages | Refusal> {
+  const mapped = readMessages(bytes, wire, shape, ctx.now);
   if (isRefusal(mapped)) return mapped;
   return (await admit(mapped.items.length)) ?? checkMessages(mapped, ctx);
 }

@@ -1,5 +1,5 @@
 /**
- * Imports point one way: edge → pipeline → domain → port ← adapters. Every
+ * Imports point one way: edge → intakes → pipeline → domain → port ← adapters. Every
  * source file's imports are read and checked against the layer rules below,
  * so a backward import fails here instead of creeping in.
  */
@@ -10,7 +10,7 @@ import { expect, it } from 'vitest';
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
 
-type Layer = 'edge' | 'pipeline' | 'domain' | 'port' | 'errors' | 'compose' | `adapter:${string}`;
+type Layer = 'edge' | 'intakes' | 'pipeline' | 'domain' | 'port' | 'errors' | 'compose' | `adapter:${string}`;
 
 /** The layer of a file, by its path under src/; null for a file no rule covers yet. */
 export function layerOf(path: string): Layer | null {
@@ -20,6 +20,11 @@ export function layerOf(path: string): Layer | null {
   // Settings: the one table of what an operator sets, with every part's defaults (the edge's
   // included), read once at start by the command: a composition root, as the cli is.
   if (top === 'config.ts' || top === 'settings.ts' || top === 'settings-doc.ts') return 'compose';
+  // One folder per wire format (batch, segment, posthog) and the registry that lists them: what an
+  // intake declares and how its bodies map to items. Above the pipeline, whose item checks the
+  // maps feed; below the edge, whose one intake pipeline runs every intake from the registry. The
+  // check threads sit here too: a thread maps bodies in an intake's shape, so it must reach the maps.
+  if (top === 'intakes') return 'intakes';
   if (top === 'pipeline') return 'pipeline';
   if (top === 'domain') return 'domain';
   if (top === 'errors') return 'errors';
@@ -36,7 +41,8 @@ export function layerOf(path: string): Layer | null {
 
 /** What each layer may import besides itself. An adapter imports the ports and its own folder only; ports import each other. */
 const MAY_IMPORT: Record<string, Layer[]> = {
-  edge: ['pipeline', 'domain', 'port', 'errors'],
+  edge: ['intakes', 'pipeline', 'domain', 'port', 'errors'],
+  intakes: ['pipeline', 'domain', 'port', 'errors'],
   pipeline: ['domain', 'port', 'errors'],
   domain: ['port', 'errors'],
   port: ['errors'],
@@ -83,7 +89,7 @@ it('every source file belongs to a layer', () => {
   expect(unplaced).toEqual([]);
 });
 
-it('imports point one way: edge → pipeline → domain → port ← adapters', () => {
+it('imports point one way: edge → intakes → pipeline → domain → port ← adapters', () => {
   const wrong: string[] = [];
   for (const file of sourceFiles(SRC)) {
     const from = relative(SRC, file);
@@ -100,6 +106,8 @@ it('imports point one way: edge → pipeline → domain → port ← adapters', 
 
 it('the rules refuse the backward imports this project once had', () => {
   expect(allowed(layerOf('pipeline/check-batch.ts')!, layerOf('edge/request-checks.ts')!)).toBe(false);
+  expect(allowed(layerOf('pipeline/foreign-body.ts')!, layerOf('intakes/segment/segment-map.ts')!)).toBe(false);
+  expect(allowed(layerOf('intakes/segment/intake.ts')!, layerOf('edge/intake-pipeline.ts')!)).toBe(false);
   expect(allowed(layerOf('stores/port.ts')!, layerOf('pipeline/check-item.ts')!)).toBe(false);
   expect(allowed(layerOf('stores/sqlite/admin.ts')!, layerOf('domain/keys.ts')!)).toBe(false);
   expect(allowed(layerOf('domain/limits/open-limiter.ts')!, layerOf('stores/redis-limits/redis-limiter.ts')!)).toBe(false);

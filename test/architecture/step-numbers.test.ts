@@ -1,5 +1,5 @@
 /**
- * The checks' order is the list in src/edge/batch-checks.ts. Comments once
+ * The checks' order is the list in src/edge/intake-checks.ts. Comments once
  * named checks by step numbers ("Step 16") that matched no list; a comment
  * names a check by its name in the list instead.
  */

@@ -9,7 +9,7 @@ import { DEFAULT_LIMITS, type LimitSettings, RateLimits } from '../../src/domain
 import type { LiveWindow } from '../../src/domain/live-window.js';
 import type { Admission } from '../../src/edge/admission.js';
 import type { Metrics } from '../../src/metrics/metrics.js';
-import type { CheckThreads } from '../../src/pipeline/check-threads.js';
+import type { CheckThreads } from '../../src/intakes/check-threads.js';
 import { observedCollector } from '../../src/metrics/observed-collector.js';
 import { buildApp } from '../../src/edge/app.js';
 import type { EdgeCounters } from '../../src/edge/edge-counters.js';

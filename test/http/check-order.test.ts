@@ -2,14 +2,14 @@
  * Fault 17: the reference page's order of checks left out the two 503s
  * (server stopping; bodies waiting for room) and said a per-key 429 carries no
  * RateLimit fields. Here the server is held to the page: the order is the
- * list the server runs and the page is built from (src/edge/batch-checks.ts), and for each step a
+ * list the server runs and the page is built from (src/edge/intake-checks.ts), and for each step a
  * request that fails it and every later step it can also fail must get this
  * step's answer. The per-key 429 must carry exactly the fields the page shows.
  */
 import { existsSync } from 'node:fs';
 import inject, { type InjectOptions } from 'light-my-request';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CHECK_ORDER } from '../../src/edge/batch-checks.js';
+import { CHECK_ORDER } from '../../src/edge/intake-checks.js';
 import { KEY_POLICY_HEADER, KEY_RATELIMIT_HEADER, KEY_RPS, MAX_BODY_BYTES } from '../../src/docs/facts.js';
 import { referencePage } from '../../src/docs/reference-page.js';
 import { Admission } from '../../src/edge/admission.js';

@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LiveWindow, type LiveRequest } from '../../src/domain/live-window.js';
-import { CheckThreads, OFF_THREAD_MIN_BYTES } from '../../src/pipeline/check-threads.js';
+import { CheckThreads, OFF_THREAD_MIN_BYTES } from '../../src/intakes/check-threads.js';
 import { type Fixture, TestClock, makeFixture, send } from '../helpers/fixture.js';
 
 const BOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';

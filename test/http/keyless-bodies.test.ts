@@ -7,7 +7,7 @@
 import { Worker } from 'node:worker_threads';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { CheckThreads, KEYLESS_WAITING, OFF_THREAD_MIN_BYTES } from '../../src/pipeline/check-threads.js';
+import { CheckThreads, KEYLESS_WAITING, OFF_THREAD_MIN_BYTES } from '../../src/intakes/check-threads.js';
 import { type Fixture, makeFixture } from '../helpers/fixture.js';
 
 /** The main thread's parses and decompressions, counted: a check thread loads its own copies of these modules. */

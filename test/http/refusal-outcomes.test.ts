@@ -135,6 +135,26 @@ for (const engine of STORES) {
       expect(shown).toMatchObject({ requestId: res.json().error.request_id, status: 400, items: [{ index: 1, outcome: 'refused', code: 'too_many_group_types' }] });
     });
 
+    it('a strict batch whose alias the store refuses (an illegal merge) left by its own exit: now counted, kept and shown at the one exit', async () => {
+      const f = await world();
+      await send(f, { items: [{ type: 'identify', distinct_id: 'anon-9' }, { type: 'identify', distinct_id: 'known-9' }, { type: 'alias', distinct_id: 'known-9', previous_id: 'anon-9' }] });
+      await send(f, { items: [{ type: 'identify', distinct_id: 'user-9' }] });
+      const before = await storedCounts(f, clock.ms);
+      // anon-9's person is known by known-9 too: this alias would merge two identified people.
+      const res = await send(f, { items: [{ event: 'ok', distinct_id: 'user-9' }, { type: 'alias', distinct_id: 'user-9', previous_id: 'anon-9' }] }, { query: 'strict=true' });
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json().error).toMatchObject({ code: 'strict_item_invalid', errors: [{ index: 1, code: 'illegal_merge' }] });
+      await f.collector.outcomes.flush();
+      const after = await storedCounts(f, clock.ms);
+      // Nothing stored (the event that passed is refused with the batch, under its code); both counted.
+      expect(after.get('accepted ')).toBe(before.get('accepted '));
+      expect(after.get('refused illegal_merge')).toBe(1);
+      expect(after.get('refused strict_item_invalid')).toBe(1);
+      expect((await samples(f)).map((k) => [k.code, k.index, k.previousId])).toEqual([['illegal_merge', 1, 'anon-9']]);
+      const [shown] = live.recent(f.sourceId);
+      expect(shown).toMatchObject({ requestId: res.json().error.request_id, status: 400, items: [{ index: 1, outcome: 'refused', code: 'illegal_merge' }] });
+    });
+
     it('a batch whose only item the store refuses is answered 202 accepted: 0: now 400 all_items_invalid, counted and shown', async () => {
       const f = await world();
       await fiveGroupTypes(f);

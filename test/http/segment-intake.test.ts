@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LiveWindow } from '../../src/domain/live-window.js';
-import { insertIdFor } from '../../src/pipeline/segment-map.js';
+import { insertIdFor } from '../../src/intakes/segment/segment-map.js';
 import { type Fixture, makeFixture } from '../helpers/fixture.js';
 
 let f: Fixture;

@@ -14,7 +14,7 @@ import { ThreadCourier } from '../../domain/delivery/courier-thread.js';
 import { DELIVERY_THREAD_URL, type DeliveryThreadData } from '../delivery-thread.js';
 import { Admission } from '../../edge/admission.js';
 import { buildApp } from '../../edge/app.js';
-import { CheckThreads } from '../../pipeline/check-threads.js';
+import { CheckThreads } from '../../intakes/check-threads.js';
 import { EdgeCounters } from '../../edge/edge-counters.js';
 import { ReadBudget } from '../../edge/read-budget.js';
 import { Metrics } from '../../metrics/metrics.js';

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { keyInBodyShare } from './foreign-intake.js';
+import { keyInBodyShare } from './intake-pipeline.js';
 
 it('an IPv4 client has one key-in-body share whether it arrives over IPv4 or as IPv4-mapped IPv6', () => {
   expect(keyInBodyShare('::ffff:10.0.0.7')).toEqual(keyInBodyShare('10.0.0.7'));

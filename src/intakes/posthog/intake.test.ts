@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { queryEncoding } from './posthog-route.js';
+import { queryEncoding } from './intake.js';
 
 it('reads gzip from ?compression=gzip-js, leaves no compression to Content-Encoding, and refuses others', () => {
   expect(queryEncoding('compression=gzip-js&ver=1.0')).toBe('gzip');

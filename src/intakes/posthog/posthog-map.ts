@@ -4,11 +4,11 @@
  * Anything the mapping does not name is left out; the items then go through
  * the same checks as any.
  */
-import type { BearerResult } from '../domain/keys.js';
-import { isPlainObject } from './text.js';
-import type { Refusal } from './refusal.js';
-import type { MappedMessages, PersonUpdate } from './foreign-body.js';
-import { correctedTimestamp, insertIdFor } from './segment-map.js';
+import type { BearerResult } from '../../domain/keys.js';
+import { isPlainObject } from '../../pipeline/text.js';
+import { type Refusal, isRefusal } from '../../pipeline/refusal.js';
+import type { MappedMessages, PersonUpdate, WireMap } from '../../pipeline/foreign-body.js';
+import { correctedTimestamp, insertIdFor } from '../segment/segment-map.js';
 
 /** The PostHog capture endpoints, each with and without its trailing slash. */
 export const POSTHOG_PATHS: ReadonlySet<string> = new Set(['/batch', '/capture', '/e', '/i/v0/e'].flatMap((p) => [p, `${p}/`]));
@@ -160,3 +160,12 @@ function eventProperties(props: Record<string, unknown>): Record<string, unknown
     Object.entries(props).filter(([k]) => !POSTHOG_ENRICHMENT.has(k) && !k.startsWith('$feature/') && !(PERSON_OPERATIONS as readonly string[]).includes(k)),
   );
 }
+
+/** PostHog's bodies as the intake pipeline reads them (pipeline/foreign-body.ts): its messages, and the person updates they carry. */
+export const POSTHOG_WIRE: WireMap = {
+  keyOf: apiKeyOf,
+  read(json, _shape, arrival) {
+    const body = readPostHogBody(json);
+    return isRefusal(body) ? body : postHogItems(body, arrival);
+  },
+};

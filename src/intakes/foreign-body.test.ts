@@ -1,8 +1,10 @@
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import type { BatchContext } from './checked-batch.js';
-import { type CheckedMessages, checkMessages, findKey, readMessages } from './foreign-body.js';
-import type { Refusal } from './refusal.js';
+import type { BatchContext } from '../pipeline/checked-batch.js';
+import { type CheckedMessages, checkMessages, findKey, readMessages } from '../pipeline/foreign-body.js';
+import type { Refusal } from '../pipeline/refusal.js';
+import { POSTHOG_WIRE } from './posthog/posthog-map.js';
+import { SEGMENT_WIRE } from './segment/segment-map.js';
 
 const NOW = Date.UTC(2026, 10, 24, 12);
 const CTX: BatchContext = { now: NOW, recordIp: true, source: { id: 'src_1', filterBots: true } };
@@ -12,7 +14,7 @@ const json = (x: unknown) => Buffer.from(JSON.stringify(x));
 
 /** A PostHog body checked as the intake checks it. */
 function checked(batch: unknown[]): CheckedMessages {
-  const mapped = readMessages(json({ api_key: 'x', batch }), { intake: 'posthog' }, NOW);
+  const mapped = readMessages(json({ api_key: 'x', batch }), POSTHOG_WIRE, { intake: 'posthog' }, NOW);
   if ('code' in mapped) throw new Error(mapped.code);
   return checkMessages(mapped, CTX);
 }
@@ -66,7 +68,7 @@ describe('a PostHog message with $set is one item', () => {
 });
 
 describe('the key of a body whose key is inside it', () => {
-  const shape = { intake: 'posthog' } as const;
+  const shape = POSTHOG_WIRE;
 
   it('is found in the JSON, decompressed first when gzip', () => {
     const body = json({ api_key: 'srv_live_x', batch: [] });
@@ -74,7 +76,7 @@ describe('the key of a body whose key is inside it', () => {
     const found = findKey(gzipSync(body), true, shape);
     expect(found).toMatchObject({ key: { kind: 'token', token: 'srv_live_x' } });
     expect(Buffer.from((found as { json: Uint8Array }).json)).toEqual(body);
-    expect(findKey(json({ writeKey: 'srv_live_y' }), false, { intake: 'segment', type: null })).toMatchObject({ key: { kind: 'token', token: 'srv_live_y' } });
+    expect(findKey(json({ writeKey: 'srv_live_y' }), false, SEGMENT_WIRE)).toMatchObject({ key: { kind: 'token', token: 'srv_live_y' } });
   });
 
   it('is missing from a body that is not JSON; a broken or oversized gzip stream is refused as readBody refuses it', () => {

@@ -1,10 +1,11 @@
 import { Worker } from 'node:worker_threads';
 import type { BearerResult } from '../domain/keys.js';
-import { type Admit, type BatchContext, type CheckedBatch, checkBatchBody } from './checked-batch.js';
-import { type CheckedMessages, type ForeignShape, type KeyFound, checkForeignBody } from './foreign-body.js';
-import { type ItemTuple, type TransferBatch, unpackBatch, unpackItems } from './item-transfer.js';
-import { KeylessGate } from './keyless-gate.js';
-import type { Refusal } from './refusal.js';
+import { type Admit, type BatchContext, type CheckedBatch, checkBatchBody } from '../pipeline/checked-batch.js';
+import { type CheckedMessages, type KeyFound, type WireShape, checkForeignBody } from '../pipeline/foreign-body.js';
+import { type ItemTuple, type TransferBatch, unpackBatch, unpackItems } from '../pipeline/item-transfer.js';
+import { KeylessGate } from '../pipeline/keyless-gate.js';
+import type { Refusal } from '../pipeline/refusal.js';
+import { wireOf } from './registry.js';
 
 /**
  * Bodies from this size up are checked on a thread. A 500-item batch is
@@ -23,7 +24,7 @@ const THREAD_HEAP = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 64 };
 
 /** The thread's file (check-thread.ts); tests run this one from TypeScript and load the compiled thread from dist/. */
 const THREAD_URL = import.meta.url.endsWith('.ts')
-  ? new URL('../../dist/pipeline/check-thread.js', import.meta.url)
+  ? new URL('../../dist/intakes/check-thread.js', import.meta.url)
   : new URL('./check-thread.js', import.meta.url);
 
 /**
@@ -42,8 +43,8 @@ export const KEYLESS_WAITING_PER_ADDRESS = 4;
  */
 export type CheckRequest = { id: number; bytes: Uint8Array } & (
   | { kind: 'batch'; ctx: BatchContext }
-  | { kind: 'messages'; shape: ForeignShape; ctx: BatchContext }
-  | { kind: 'key'; shape: ForeignShape; gzip: boolean }
+  | { kind: 'messages'; shape: WireShape; ctx: BatchContext }
+  | { kind: 'key'; shape: WireShape; gzip: boolean }
 );
 
 /** Checked messages as they cross. */
@@ -175,8 +176,8 @@ export class CheckThreads {
    * goes to a thread whatever its size; here only if its thread fails, its
    * key being good.
    */
-  async checkMessages(bytes: Uint8Array, shape: ForeignShape, ctx: BatchContext, admit: Admit, keyInBody: boolean): Promise<CheckedMessages | Refusal> {
-    const here = () => checkForeignBody(bytes, shape, ctx, admit);
+  async checkMessages(bytes: Uint8Array, shape: WireShape, ctx: BatchContext, admit: Admit, keyInBody: boolean): Promise<CheckedMessages | Refusal> {
+    const here = () => checkForeignBody(bytes, wireOf(shape.intake), shape, ctx, admit);
     if (!this.offThread(bytes, keyInBody)) return here();
     const slots = keyInBody ? this.slots.length : this.keyed;
     const reply = await this.ask(slots, { id: this.nextId++, kind: 'messages', bytes: ownCopy(bytes), shape, ctx });
@@ -192,7 +193,7 @@ export class CheckThreads {
    * body decompressed there when `gzip`), with its JSON; 503 when the keyless
    * budget has no place for it, or no thread runs. Never here.
    */
-  async findKey(bytes: Uint8Array, gzip: boolean, shape: ForeignShape, address: string): Promise<KeyFound | Refusal> {
+  async findKey(bytes: Uint8Array, gzip: boolean, shape: WireShape, address: string): Promise<KeyFound | Refusal> {
     const turn = this.closed ? null : this.keyless.enter(address);
     if (turn === null) return this.keylessRefused();
     const leave = await turn;

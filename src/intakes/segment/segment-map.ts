@@ -4,10 +4,11 @@
  * not name is left out; the items then go through the same checks as any.
  */
 import { createHash } from 'node:crypto';
-import type { BearerResult } from '../domain/keys.js';
-import { INSERT_ID } from './ids.js';
-import { isPlainObject } from './text.js';
-import type { Refusal } from './refusal.js';
+import type { BearerResult } from '../../domain/keys.js';
+import { INSERT_ID } from '../../pipeline/ids.js';
+import { isPlainObject } from '../../pipeline/text.js';
+import { type Refusal, isRefusal } from '../../pipeline/refusal.js';
+import type { WireMap } from '../../pipeline/foreign-body.js';
 
 /** The Segment message types, by their endpoint. */
 export const SEGMENT_PATHS = new Map([
@@ -168,3 +169,12 @@ function properties(m: Record<string, unknown>, type: unknown): unknown {
 function setIfAbsent(o: Record<string, unknown>, key: string, value: unknown): void {
   if (value !== undefined && value !== null && !Object.hasOwn(o, key)) o[key] = value;
 }
+
+/** Segment's bodies as the intake pipeline reads them (pipeline/foreign-body.ts): its messages, and no person updates besides. */
+export const SEGMENT_WIRE: WireMap = {
+  keyOf: writeKeyOf,
+  read(json, shape, arrival) {
+    const body = readSegmentBody(json, shape.type ?? null);
+    return isRefusal(body) ? body : { ...segmentItems(body, arrival), updates: [] };
+  },
+};

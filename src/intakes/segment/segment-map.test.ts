@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkItem } from './check-item.js';
+import { checkItem } from '../../pipeline/check-item.js';
 import { correctedTimestamp, insertIdFor, segmentItem } from './segment-map.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);

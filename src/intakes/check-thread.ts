@@ -5,9 +5,10 @@
  * between bodies.
  */
 import { parentPort } from 'node:worker_threads';
-import { checkBatch, readBatch } from './checked-batch.js';
-import { packBatch, packItems } from './item-transfer.js';
-import { isRefusal } from './refusal.js';
+import { checkBatch, readBatch } from '../pipeline/checked-batch.js';
+import { packBatch, packItems } from '../pipeline/item-transfer.js';
+import type { WireMap } from '../pipeline/foreign-body.js';
+import { isRefusal } from '../pipeline/refusal.js';
 import type { CheckReply, CheckRequest } from './check-threads.js';
 
 const port = parentPort!;
@@ -17,13 +18,18 @@ const port = parentPort!;
  * takes only batches keeps the thread's heap as small as it was (its cap is
  * set tight, check-threads.ts).
  */
-let foreign: typeof import('./foreign-body.js') | null = null;
+let foreign: { body: typeof import('../pipeline/foreign-body.js'); wireOf: (intake: string) => WireMap } | null = null;
+
+async function loadForeign(): Promise<NonNullable<typeof foreign>> {
+  const [body, registry] = await Promise.all([import('../pipeline/foreign-body.js'), import('./registry.js')]);
+  return { body, wireOf: registry.wireOf };
+}
 
 port.on('message', async (m: CheckRequest) => {
   let reply: CheckReply;
   const transfer: ArrayBuffer[] = [];
   try {
-    if (m.kind !== 'batch') foreign ??= await import('./foreign-body.js');
+    if (m.kind !== 'batch') foreign ??= await loadForeign();
     reply = answer(m, transfer);
   } catch {
     // The main thread checks the body itself, and fails there as it would have (or refuses it, its key unknown).
@@ -40,13 +46,13 @@ function answer(m: CheckRequest, transfer: ArrayBuffer[]): CheckReply {
       return isRefusal(batch) ? { id, refusal: batch } : { id, batch: packBatch(checkBatch(batch.items, batch.droppedKeys, m.ctx)) };
     }
     case 'messages': {
-      const mapped = foreign!.readMessages(bytes, m.shape, m.ctx.now);
+      const mapped = foreign!.body.readMessages(bytes, foreign!.wireOf(m.shape.intake), m.shape, m.ctx.now);
       if (isRefusal(mapped)) return { id, refusal: mapped };
-      const checked = foreign!.checkMessages(mapped, m.ctx);
+      const checked = foreign!.body.checkMessages(mapped, m.ctx);
       return { id, messages: { batch: packBatch(checked.batch), updates: packItems(checked.updates) } };
     }
     case 'key': {
-      const found = foreign!.findKey(bytes, m.gzip, m.shape);
+      const found = foreign!.body.findKey(bytes, m.gzip, foreign!.wireOf(m.shape.intake));
       if (isRefusal(found)) return { id, refusal: found };
       // The JSON goes back without a copy when it is alone in its buffer (a small gunzip output may share Node's pool).
       const whole = found.json.byteOffset === 0 && found.json.byteLength === found.json.buffer.byteLength;

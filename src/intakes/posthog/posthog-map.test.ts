@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkBatch } from './checked-batch.js';
+import { checkBatch } from '../../pipeline/checked-batch.js';
 import { apiKeyOf, postHogItem, postHogItems, readPostHogBody } from './posthog-map.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);

@@ -1,20 +1,22 @@
 /**
- * The checks of a request to the batch API, in order: the one list the server
- * runs (batchRoute goes through BATCH_CHECKS) and the reference page shows
- * (CHECK_ORDER, its table "Order of checks"). A request is answered with the
- * first check it fails, and later checks never run (docs/design.md, "Order of
- * checks"); test/http/check-order.test.ts holds the server to the list.
+ * The steps of a request to any intake, in order: the one list the server
+ * runs (every intake's route goes through INTAKE_CHECKS, intakeRoute) and the
+ * reference page shows for the batch API (CHECK_ORDER, its table "Order of
+ * checks"). A request is answered with the first check it fails, and later
+ * checks never run (docs/design.md, "Order of checks");
+ * test/http/check-order.test.ts holds the server to the list. What differs
+ * between intakes is what each declares (src/intakes/intake.ts): its path
+ * check, where its key is, its query, its body's shape and its answers.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { readBearer } from '../domain/keys.js';
 import type { RequestErrorCode } from '../errors/codes.js';
-import type { CheckedBatch } from '../pipeline/checked-batch.js';
-import type { AuthRecord } from '../stores/port.js';
 import { ADMISSION_WAIT_MS, BATCH_PATH, IMPORT_PATH, KEY_RPS, MAX_BODY_BYTES, MAX_ITEMS, formatNumber } from '../docs/facts.js';
-import { type BatchRouteDeps, BATCH_DIALECT, admitItems, answering, checkKey, itemContext, itemsVerdict, readAdmitted, writeChecked } from './batch-route.js';
-import { type EndpointProfile, ENDPOINTS } from './endpoints.js';
+import { type Intake, NO_OPTIONS } from '../intakes/intake.js';
 import { normaliseHost } from './host.js';
-import { type BatchOptions, type Refusal, checkBrowser, checkMethod, checkPath, checkQuery, isRefusal } from './request-checks.js';
+import {
+  type IntakeDeps, type IntakeRequest, type Result, checkIntakeItems, finish, itemsVerdict, keyStep, queryStep, readIntakeBody, writeChecked,
+} from './intake-pipeline.js';
+import { checkBrowser, checkMethod } from './request-checks.js';
 
 /** One check as the reference lists it: its name, what fails it (inline markdown), and the codes it answers with then. */
 export interface NamedCheck {
@@ -24,27 +26,6 @@ export interface NamedCheck {
   codes: RequestErrorCode[];
 }
 
-/** A batch request as its checks go through it: each check sets what the later ones read. */
-interface BatchRequest {
-  deps: BatchRouteDeps;
-  req: FastifyRequest;
-  reply: FastifyReply;
-  path: string;
-  query: string;
-  /** Set once the key's checks pass. */
-  auth?: AuthRecord;
-  options?: BatchOptions;
-  /** Set once the body is read and has room; released when the request is done. */
-  body?: { bytes: Buffer; release: () => void };
-  /** Server clock when the body was admitted: the items' arrival. */
-  arrival?: number;
-  checked?: CheckedBatch;
-}
-
-/** A check's result: passed (null), refused, or done with the request (answered, or no one left to answer). */
-type Result = Refusal | null | typeof DONE;
-const DONE = Symbol('done');
-
 /**
  * Checks that share one piece of code, in the list's order. `run` is null for
  * those made before any route: Node's HTTP parser, and the app's hook that
@@ -52,13 +33,13 @@ const DONE = Symbol('done');
  */
 interface Step {
   checks: NamedCheck[];
-  run: ((r: BatchRequest) => Result | Promise<Result>) | null;
+  run: ((r: IntakeRequest) => Result | Promise<Result>) | null;
 }
 
 const MIB = `1 MiB (${formatNumber(MAX_BODY_BYTES)} bytes)`;
 
-/** Every check in order; a request that passes them all is answered 202, or 200 with validate=true. */
-export const BATCH_CHECKS: readonly Step[] = [
+/** Every check in order; a request that passes them all is answered as its intake answers (the batch API: 202, or 200 with validate=true). */
+export const INTAKE_CHECKS: readonly Step[] = [
   {
     checks: [
       {
@@ -76,7 +57,7 @@ export const BATCH_CHECKS: readonly Step[] = [
       { name: 'path', check: `The path is neither \`${BATCH_PATH}\` nor \`${IMPORT_PATH}\` (an unknown \`/api/v1/…\` path or an unknown version), or the host is a tracker domain`, codes: ['not_found'] },
       { name: 'retired', check: 'The path is under a retired API version', codes: ['api_version_retired'] },
     ],
-    run: (r) => checkPath(r.path, normaliseHost(r.req.headers.host), r.deps.trackerHosts, r.deps.retiredVersions),
+    run: (r) => r.intake.checkPath(r.path, normaliseHost(r.req.headers.host), r.deps.trackerHosts, r.deps.retiredVersions),
   },
   { checks: [{ name: 'method', check: 'The method is not POST (OPTIONS included)', codes: ['method_not_allowed'] }], run: (r) => checkMethod(r.req.method) },
   {
@@ -90,23 +71,12 @@ export const BATCH_CHECKS: readonly Step[] = [
       { name: 'api-off', check: "The key's project does not have the API switched on", codes: ['not_found'] },
       { name: 'key-rate', check: `The key sent more than ${KEY_RPS} requests in the last second (by default)`, codes: ['rate_limited'] },
     ],
-    run: async (r) => {
-      const auth = await checkKey(r.deps, r.req, readBearer(r.req.headers.authorization));
-      if (isRefusal(auth)) return auth;
-      r.auth = auth;
-      return null;
-    },
+    // An intake whose key may be in the body has it checked with the body's step, when the header has none.
+    run: keyStep,
   },
   {
     checks: [{ name: 'query', check: 'A query parameter is unknown, repeated, or not true/false', codes: ['invalid_query'] }],
-    run: (r) => {
-      const options = checkQuery(r.query);
-      if (isRefusal(options)) return options;
-      r.options = options;
-      // Known from here: a dry run's refusals are not counted as outcomes.
-      r.req.facts!.dryRun = options.validate;
-      return null;
-    },
+    run: queryStep,
   },
   {
     checks: [
@@ -125,14 +95,7 @@ export const BATCH_CHECKS: readonly Step[] = [
         codes: ['collection_unavailable'],
       },
     ],
-    run: async (r) => {
-      const body = await readAdmitted(r.deps, r.req, { projectId: r.auth!.project.id });
-      if (body === null) return DONE;
-      if (isRefusal(body)) return body;
-      r.body = body;
-      r.arrival = r.deps.clock();
-      return null;
-    },
+    run: readIntakeBody,
   },
   {
     // On a check thread for a large body (CheckThreads): its items are checked there before the
@@ -143,19 +106,15 @@ export const BATCH_CHECKS: readonly Step[] = [
       { name: 'count', check: `\`items\` is empty, or holds more than ${MAX_ITEMS}`, codes: ['batch_empty', 'batch_too_many_items'] },
       { name: 'project-rate', check: "The items would overflow one of the project's windows", codes: ['rate_limited'] },
     ],
-    run: async (r) => {
-      const profile = endpointOf(r);
-      // Counted when the limits see it, which may be after a wait for a check thread: a limiter's clock only moves on.
-      const admit = (count: number) => admitItems(r.deps, r.req, r.reply, r.auth!, count, r.deps.clock(), profile);
-      const checked = await r.deps.checks.check(r.body!.bytes, itemContext(r.auth!, r.arrival!, profile), admit);
-      if (isRefusal(checked)) return checked;
-      r.checked = checked;
-      return null;
-    },
+    run: checkIntakeItems,
   },
+  // The seam for a source's own checks (tracking plans, next): a step here reads r.checked and
+  // r.auth's source, and moves each item it refuses out of r.checked.items into its errors and
+  // refused (as keptOrRefused does with the store's refusals); the verdict below then sees them,
+  // and finish records them as any refused item.
   {
     checks: [{ name: 'items', check: 'Items are checked; with strict=true any invalid item, else all of them invalid', codes: ['strict_item_invalid', 'all_items_invalid'] }],
-    run: (r) => itemsVerdict(r.deps, r.req, r.auth!, r.checked!, r.options!.strict, r.options!.validate, BATCH_DIALECT),
+    run: itemsVerdict,
   },
   {
     checks: [
@@ -166,44 +125,39 @@ export const BATCH_CHECKS: readonly Step[] = [
         codes: ['collection_unavailable', 'strict_item_invalid', 'all_items_invalid'],
       },
     ],
-    run: async (r) => {
-      // Spelled out: spreading `options` here cost more than all of a one-item request's checks.
-      const { validate, strict } = r.options!;
-      return (await writeChecked(r.deps, r.req, r.reply, r.auth!, r.checked!, { validate, strict, arrival: r.arrival!, dialect: BATCH_DIALECT })) ?? DONE;
-    },
+    run: writeChecked,
   },
 ];
 
 /** The list as the reference page shows it. */
-export const CHECK_ORDER: readonly NamedCheck[] = BATCH_CHECKS.flatMap((s) => s.checks);
+export const CHECK_ORDER: readonly NamedCheck[] = INTAKE_CHECKS.flatMap((s) => s.checks);
 
-/** The checks the batch route runs itself, in order. */
-const ROUTE_CHECKS = BATCH_CHECKS.flatMap((s) => (s.run === null ? [] : [s.run]));
+/** The checks an intake's route runs itself, in order. */
+const ROUTE_CHECKS = INTAKE_CHECKS.flatMap((s) => (s.run === null ? [] : [s.run]));
 
-/** Every /api/… request, through BATCH_CHECKS: the body is not read before the key, the limits and the headers have passed. */
-export function batchRoute(deps: BatchRouteDeps) {
-  return answering(deps, run);
-}
-
-async function run(deps: BatchRouteDeps, req: FastifyRequest, reply: FastifyReply): Promise<Refusal | null> {
-  const url = req.raw.url ?? '/';
-  const q = url.indexOf('?');
-  const r: BatchRequest = { deps, req, reply, path: q === -1 ? url : url.slice(0, q), query: q === -1 ? '' : url.slice(q + 1) };
-  try {
-    for (const check of ROUTE_CHECKS) {
-      let result = check(r);
-      // Most checks answer at once: a request waits only on those that wait on something.
-      if (result instanceof Promise) result = await result;
-      if (result === DONE) return null;
-      if (result !== null) return result;
+/** An intake's route: every request through INTAKE_CHECKS, the body not read before the key, the limits and the headers have passed, and out by finish. */
+export function intakeRoute(deps: IntakeDeps, intake: Intake) {
+  return async function handle(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const url = req.raw.url ?? '/';
+    const q = url.indexOf('?');
+    const r: IntakeRequest = {
+      deps, intake, req, reply, path: q === -1 ? url : url.slice(0, q), query: q === -1 ? '' : url.slice(q + 1),
+      auth: undefined, options: NO_OPTIONS, body: undefined, keyInBody: false, arrival: 0, checked: undefined, outcomes: undefined, kept: undefined,
+    };
+    try {
+      finish(r, await run(r));
+    } finally {
+      r.body?.release();
     }
-    return null;
-  } finally {
-    r.body?.release();
-  }
+  };
 }
 
-/** The request's endpoint: the path check passed, so its path is one. */
-function endpointOf(r: BatchRequest): EndpointProfile {
-  return ENDPOINTS.get(r.path)!;
+async function run(r: IntakeRequest): Promise<Result> {
+  for (const check of ROUTE_CHECKS) {
+    let result = check(r);
+    // Most checks answer at once: a request waits only on those that wait on something.
+    if (result instanceof Promise) result = await result;
+    if (result !== null) return result;
+  }
+  return null;
 }

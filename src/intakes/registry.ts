@@ -1,0 +1,26 @@
+/**
+ * Every intake, one line each: the edge registers their routes from this
+ * list (in this order, which is the order the requests Fastify answers before
+ * any route are matched in), and a check thread finds an intake's WireMap here
+ * by its name. A new intake is its folder and its line (docs/design.md, "Intakes").
+ */
+import type { WireMap } from '../pipeline/foreign-body.js';
+import { BATCH_INTAKE } from './batch/intake.js';
+import type { Intake } from './intake.js';
+import { POSTHOG_INTAKE } from './posthog/intake.js';
+import { SEGMENT_INTAKE } from './segment/intake.js';
+
+export const INTAKES: readonly Intake[] = [
+  BATCH_INTAKE,
+  SEGMENT_INTAKE,
+  POSTHOG_INTAKE,
+];
+
+const WIRES: ReadonlyMap<string, WireMap> = new Map(INTAKES.flatMap((i) => (i.wire === null ? [] : [[i.name, i.wire.map] as const])));
+
+/** The WireMap of the intake named so: a body in its shape is one it sent (check-threads.ts), so it has one. */
+export function wireOf(intake: string): WireMap {
+  const wire = WIRES.get(intake);
+  if (wire === undefined) throw new Error(`no intake named ${intake} reads bodies in a shape of its own`);
+  return wire;
+}
