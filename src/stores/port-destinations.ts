@@ -153,16 +153,16 @@ export interface DeliverySender {
 // ---- kinds ------------------------------------------------------------------------
 
 /**
- * A kind of destination (a webhook, a PostgreSQL table, ...): a folder of
- * src/destinations/ that declares it, and one line of its registry. The
- * domain, the console's form and the CLI's flags know a kind only through
- * this: its fields, how its config is checked and shown, and its sender.
+ * A kind of destination: a folder of src/destinations/ that declares it, and
+ * one line of its registry. The domain, the console's form and the CLI's
+ * flags know a kind only through this: its fields, how its config is checked
+ * and shown, and its sender.
  * docs/design.md, "Adding a destination kind", says what each member is for.
  */
 export interface DestinationKind {
   /** What `--kind` and the console's Kind name it; kept in each destination's row, so never renamed. */
   readonly name: string;
-  /** Where it delivers, after "send a project's stored track events ": "to a webhook". */
+  /** Where it delivers, said after "send a project's stored track events " ("to a queue"). */
   readonly about: string;
   /**
    * What a destination of the kind is configured with, in the order the form
