@@ -10,8 +10,13 @@ import { DESTINATION_KINDS } from './registry.js';
 const PAGE = readFileSync(new URL('../../docs/destinations.md', import.meta.url), 'utf8');
 const headings = new Set([...PAGE.matchAll(/^##+ (.+)$/gm)].map((m) => m[1]!.trim()));
 
-/** Keys of a destination as the CLI and console show it, whatever its kind (destination-admin.ts, destinationView). */
-const COMMON = ['id', 'project_id', 'kind', 'sources', 'events', 'status'];
+/**
+ * Names every destination has, whatever its kind: keys of a destination as
+ * shown (destination-admin.ts, destinationView), and the form's other inputs.
+ */
+const COMMON = ['id', 'project_id', 'kind', 'sources', 'events', 'status', 'since', '_csrf'];
+/** The flags of `inlet destination create` that are not a kind's. */
+const COMMON_FLAGS = ['--project', '--kind', '--source', '--event', '--since', '--data-dir', '--json'];
 
 describe.each(DESTINATION_KINDS.map((k) => [k.name, k] as const))('destination kind %s', (_, kind) => {
   it('has its section in docs/destinations.md', () => {
@@ -22,6 +27,7 @@ describe.each(DESTINATION_KINDS.map((k) => [k.name, k] as const))('destination k
     const names = [...kind.fields.map((f) => f.name), ...kind.made.map((m) => m.name)];
     expect(new Set(names).size).toBe(names.length);
     for (const n of names) expect(COMMON, n).not.toContain(n);
+    for (const f of kind.fields) expect(COMMON_FLAGS, f.flag).not.toContain(f.flag.split(' ')[0]);
   });
 
   it('refuses a config with nothing given, saying why', () => {
