@@ -180,7 +180,7 @@ export interface DestinationKind {
    * The config from the values given, by field name (absent: not given),
    * checked and normalised; or why it may not be made, as the person who
    * typed it should read it. Sees only its own fields: a value given for
-   * another kind's field is refused before.
+   * another kind's field is refused after these are checked.
    */
   configure(given: Readonly<Record<string, string | undefined>>): { ok: true; config: DestinationConfig } | { ok: false; error: string };
   /** Whether its events would come to this server itself (back as requests, or failing for ever); absent: never. */

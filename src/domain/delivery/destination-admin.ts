@@ -38,7 +38,7 @@ export const destinationView = (kinds: DestinationKinds, d: DestinationRecord) =
 export interface DestinationListing {
   id: string;
   kind: string;
-  /** Where it delivers, secrets masked (its kind's `where`). */
+  /** Where it delivers: its first field that may be shown, secrets masked (destination-fields.ts, whereTo). */
   url: string;
   status: DestinationStatus;
   delivered: number;
@@ -78,7 +78,8 @@ export function destinationAdmin(store: Pick<Store, 'admin' | 'destinations' | '
 
   /** The kind's config from the values given, or why not: a value of another kind's field is refused, as is a URL of this server. */
   function configure(kind: DestinationKind, given: NewDestination['fields']): DestinationConfig {
-    const configured = kind.configure(given);
+    const own = Object.fromEntries(kind.fields.flatMap((f) => (Object.hasOwn(given, f.name) ? [[f.name, given[f.name]]] : [])));
+    const configured = kind.configure(own);
     if (!configured.ok) throw new AdminError(configured.error);
     if (kind.pointsAtSelf?.(configured.config, self) === true) throw new AdminError('The URL points at this Inlet server itself; give the URL of the receiver.');
     for (const f of offeredFields(checks.kinds)) {
