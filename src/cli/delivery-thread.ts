@@ -9,9 +9,9 @@ import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { serveCourier } from '../domain/delivery/courier-thread.js';
 import { LocalCourier } from '../domain/delivery/courier.js';
+import { senderFor } from '../destinations/registry.js';
 import { type DeliveryReadsSettings, openDeliveryReads } from '../stores/open-delivery-reads.js';
-import type { DestinationReach } from '../stores/destinations/reach.js';
-import { senderFor } from '../stores/open-sender.js';
+import type { DestinationReach } from '../stores/port-destinations.js';
 
 /** What the thread is started with: where the store is, and what destinations may reach (plain data). */
 export interface DeliveryThreadData extends DeliveryReadsSettings {

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { DESTINATION_KINDS } from '../destinations/registry.js';
 
 /**
  * One or two examples per command, by its words after "inlet", shown at the end of its --help.
@@ -45,10 +46,8 @@ export const EXAMPLES: Record<string, string[]> = {
   'group list': ['inlet group list --project prj_viacRO7TAMmJfycq --type company'],
   usage: ['inlet usage --project prj_viacRO7TAMmJfycq', 'inlet usage --project prj_viacRO7TAMmJfycq --month 2026-10 --json'],
   'browser identify': ['inlet browser identify --project prj_viacRO7TAMmJfycq --anonymous-id per_HKJqFuL1r0LT6BE8E6wNIQ --distinct-id cust_1042'],
-  'destination create': [
-    'inlet destination create --project prj_viacRO7TAMmJfycq --kind webhook --url https://hooks.example.com/inlet',
-    'inlet destination create --project prj_viacRO7TAMmJfycq --kind postgres --url postgres://inlet:secret@db.internal/analytics --table inlet_events',
-  ],
+  // One of each kind (two at most, as every command).
+  'destination create': DESTINATION_KINDS.slice(0, 2).map((k) => `inlet destination create --project prj_viacRO7TAMmJfycq --kind ${k.name} ${k.example}`),
   'destination list': ['inlet destination list --project prj_viacRO7TAMmJfycq'],
   'destination pause': ['inlet destination pause dst_Q2mYx8RkP4aLw7Tn'],
   'destination resume': ['inlet destination resume dst_Q2mYx8RkP4aLw7Tn'],

@@ -6,7 +6,7 @@ import { type Viewer, createAccounts } from '../domain/accounts/accounts.js';
 import { AdminError, createAdmin } from '../domain/admin.js';
 import type { Collector } from '../domain/collector.js';
 import type { LiveWindow } from '../domain/live-window.js';
-import type { DestinationTarget } from '../stores/port-destinations.js';
+import type { DestinationKinds, DestinationTarget } from '../stores/port-destinations.js';
 import { access } from './access.js';
 import { LiveStreams } from './live-streams.js';
 import { SECURITY_HEADERS, clearedCookie, crossOrigin, csrfRefusal, sendPage, sessionCookie, sessionToken } from './guard.js';
@@ -27,8 +27,10 @@ export interface ConsoleDeps {
   liveCaps: { perServer: number; perSession: number; perUser: number; bufferBytes: number; stallMs: number };
   /** Takes a live view's open socket out of the connections counted against the API's cap. */
   setApart: (socket: Socket) => void;
-  /** Checks a new destination before it is kept, given the port this server listens on (serve.ts: stores/open-sender.ts checkDestination). */
+  /** Checks a new destination before it is kept, given the port this server listens on (its kind's check: src/destinations/registry.ts). */
   checkDestination: (d: DestinationTarget, selfPort: number | null) => Promise<string | null>;
+  /** The kinds a destination may be of (src/destinations/registry.ts): the form is made from their fields. */
+  destinationKinds: DestinationKinds;
 }
 
 /** What every console route handler gets: the signed-in viewer and, for a post, its form. */

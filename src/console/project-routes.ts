@@ -5,12 +5,13 @@ import { monthOf } from '../domain/month.js';
 import { dayChart, lastDays } from './chart.js';
 import { refusalShares, storedPerDay } from '../domain/outcomes/reports.js';
 import { type DestinationAdmin, destinationAdmin } from '../domain/delivery/destination-admin.js';
+import { madeOnce } from '../domain/delivery/destination-fields.js';
 import type { AddressInfo } from 'node:net';
 import { sendPage } from './guard.js';
 import { BASE, when } from './layout.js';
 import { type ConsoleKit, notFound } from './plugin.js';
 import { projectPage, projectsPage } from './views/projects.js';
-import { deleteDestinationPage, eventNames } from './views/destinations.js';
+import { deleteDestinationPage, eventNames, fieldValues } from './views/destinations.js';
 import { parseIso } from '../pipeline/timestamp.js';
 import { isStorableText } from '../domain/storable.js';
 import type { Typed } from './views/typed.js';
@@ -59,7 +60,7 @@ export function projectRoutes(app: FastifyInstance, kit: ConsoleKit): void {
   /** Destinations, refusing a URL of this server, and what destinations may not reach, as the delivery would. */
   const destinations = (): DestinationAdmin => {
     const port = (app.server.address() as AddressInfo | null)?.port ?? null;
-    return destinationAdmin(deps.collector.store, deps.clock, { self: { baseUrl: app.inletBaseUrl, port }, check: (d) => deps.checkDestination(d, port) });
+    return destinationAdmin(deps.collector.store, deps.clock, { self: { baseUrl: app.inletBaseUrl, port }, check: (d) => deps.checkDestination(d, port), kinds: deps.destinationKinds });
   };
 
   /** The forms a project page may show again (after a validation error), and what was just done. */
@@ -67,7 +68,7 @@ export function projectRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     newSource?: Typed;
     settings?: Typed;
     newDestination?: Typed;
-    madeDestination?: { id: string; secret?: string };
+    madeDestination?: { id: string; once: { label: string; value: string }[] };
     replay?: { id: string; typed: Typed };
     done?: string;
   }
@@ -95,7 +96,7 @@ export function projectRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       ...found, sources, month, used, chart: dayChart(days, counts, found.project.id), newSource: forms.newSource ?? null,
       settings: forms.settings ?? null, saved,
       destinations: {
-        projectId: found.project.id, sources,
+        projectId: found.project.id, kinds: deps.destinationKinds, sources,
         list: list.map((d) => ({ ...d, ...(filters.get(d.id) ?? { sources: [], events: [] }) })),
         typed: forms.newDestination ?? null, made: forms.madeDestination ?? null, replay: forms.replay ?? null, done,
       },
@@ -177,13 +178,12 @@ export function projectRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       async (req, reply, viewer, form) => {
         const found = await access.project(viewer, idOf(req.params));
         if (found === null) return notFound(reply, viewer);
-        const table = (form.get('table') ?? '').trim();
         const made = await destinations().create({
-          projectId: found.project.id, kind: form.get('kind') ?? '', url: (form.get('url') ?? '').trim(), table: table === '' ? null : table,
+          projectId: found.project.id, kind: form.get('kind') ?? '', fields: fieldValues(deps.destinationKinds, form),
           sources: form.getAll('sources'), events: eventNames(form.get('events')),
         });
         // Shown on the page this once, not through a redirect: the secret must not travel in a URL.
-        return showProject(found.project.id, req, reply, viewer, 200, { madeDestination: { id: made.id, ...('secret' in made ? { secret: made.secret } : {}) } });
+        return showProject(found.project.id, req, reply, viewer, 200, { madeDestination: { id: made.id, once: madeOnce(deps.destinationKinds, made) } });
       },
       // The URL is not typed back into the form: it may hold a password.
       async (req, reply, viewer, form, e) => showProject(idOf(req.params), req, reply, viewer, 400, { newDestination: typedOf(form, e) }),

@@ -25,7 +25,7 @@ import { lingerOnClose } from './lingering-close.js';
 import { ReadBudget } from './read-budget.js';
 import { rootRoutes } from './root-routes.js';
 import { originForm } from './request-target.js';
-import type { DestinationTarget } from '../stores/port-destinations.js';
+import type { DestinationKinds, DestinationTarget } from '../stores/port-destinations.js';
 import { INTAKES } from '../intakes/registry.js';
 import { intakeRoute } from './intake-checks.js';
 
@@ -65,8 +65,10 @@ export interface AppDeps {
   live?: LiveWindow;
   /** Threads that check large bodies; absent: every body is checked on the main thread. */
   checks?: CheckThreads;
-  /** Checks a new destination before it is kept (what it may reach; for postgres, a connection), given the port this app listens on. */
+  /** Checks a new destination before it is kept (its kind's check: what it may reach, a connection), given the port this app listens on. */
   checkDestination: (d: DestinationTarget, selfPort: number | null) => Promise<string | null>;
+  /** The kinds a destination may be of (src/destinations/registry.ts). */
+  destinationKinds: DestinationKinds;
 }
 
 declare module 'fastify' {
@@ -214,7 +216,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.register(docsRoutes());
   app.register(opsRoutes(app.readiness));
   app.register(rootRoutes());
-  app.register(consolePlugin({ collector: deps.collector, clock: deps.clock, live, liveCaps, setApart, checkDestination: deps.checkDestination }));
+  app.register(consolePlugin({ collector: deps.collector, clock: deps.clock, live, liveCaps, setApart, checkDestination: deps.checkDestination, destinationKinds: deps.destinationKinds }));
   app.setNotFoundHandler(async (req, reply) => {
     // Methods Fastify has no route table for still get their intake's checks.
     const intake = intakeOf(req.raw.url);

@@ -26,26 +26,28 @@
  * commit on, `get` finds none of them, a lease or a cursor write is refused,
  * and every server's delivery stops at its next look (domain/delivery/).
  */
+import type dns from 'node:dns';
 import type { NewEventRow } from './port.js';
 
-export type DestinationKind = 'webhook' | 'postgres';
+/**
+ * What a destination of a kind is configured with: the values of its kind's
+ * fields (DestinationKind.fields), by field name, kept as one JSON object.
+ * Secret values (a URL's password, a signing key) are kept whole: only the
+ * process that delivers uses them, and what is shown masks them (`shown`).
+ */
+export type DestinationConfig = Readonly<Record<string, string>>;
 
-export const DESTINATION_KINDS: readonly DestinationKind[] = ['webhook', 'postgres'];
-
-/** A destination as kept. `url` holds any password in full: only masked forms leave the process. */
+/** A destination as kept. */
 export interface DestinationRecord {
   id: string;
   projectId: string;
-  kind: DestinationKind;
-  url: string;
-  /** The table, for `postgres`; null for `webhook`. */
-  table: string | null;
+  /** The name of its kind (DestinationKind.name). */
+  kind: string;
+  config: DestinationConfig;
   /** Only events of these sources; empty: every source of the project. */
   sources: string[];
   /** Only events of these names; empty: every name. */
   events: string[];
-  /** The key webhook requests are signed with; null for `postgres`. */
-  secret: string | null;
   paused: boolean;
   /** Events up to this position are delivered. */
   cursor: number;
@@ -60,7 +62,7 @@ export interface DestinationRecord {
 }
 
 /** What says where a destination's events go: what a sender is made from, and what is checked when a destination is made. */
-export type DestinationTarget = Pick<DestinationRecord, 'kind' | 'url' | 'secret' | 'table'>;
+export type DestinationTarget = Pick<DestinationRecord, 'kind' | 'config'>;
 
 /** An event read for delivery: as the ingest pass wrote it (properties the stored JSON text, passed on as it is), with its position; the person is the one it belongs to now. */
 export interface DeliveryEvent extends Omit<NewEventRow, 'projectId'> {
@@ -138,8 +140,8 @@ export interface OutgoingBatch {
 export type SendOutcome = { ok: true } | { ok: false; error: string; retryAfterMs: number | null };
 
 /**
- * Sends batches to one destination: an adapter per kind (stores/destinations/,
- * chosen by open-sender.ts). `send` never throws for the receiver's faults:
+ * Sends batches to one destination: made by its kind (DestinationKind.sender,
+ * src/destinations/<kind>/). `send` never throws for the receiver's faults:
  * it answers them as a failed outcome, with an error fit to show (no
  * password, no body: `scrub`).
  */
@@ -148,70 +150,97 @@ export interface DeliverySender {
   close(): Promise<void>;
 }
 
-// ---- URLs as they may be shown -------------------------------------------------------
+// ---- kinds ------------------------------------------------------------------------
 
 /**
- * A destination's URL can hold secrets: a password (a PostgreSQL URL usually
- * has one, a webhook's may), a token in the path (Slack-style
- * https://hooks.slack.com/services/T…/B…/secret) or in the query. Only the
- * process that connects ever sees it whole. The CLI, the console, logs and
- * errors show `maskUrl`'s form, which keeps the scheme, host and port, a
- * PostgreSQL URL's user and the names of query parameters, and nothing else; any text that may
- * quote the URL (a driver's error) goes through `scrub`.
+ * A kind of destination: a folder of src/destinations/ that declares it, and
+ * one line of its registry. The domain, the console's form and the CLI's
+ * flags know a kind only through this: its fields, how its config is checked
+ * and shown, and its sender.
+ * docs/design.md, "Adding a destination kind", says what each member is for.
  */
-export const MASK = '***';
-
-/** The URL with its password (and a web URL's user), its path after the host, each query value and any #part replaced by ***. */
-export function maskUrl(url: string): string {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return MASK;
-  }
-  const names = [...u.searchParams.keys()];
-  const user = userShown(u);
-  const masked = `${u.protocol}//${u.username !== '' ? `${user}${u.password !== '' ? `:${MASK}` : ''}@` : ''}${u.host}`;
-  const path = u.pathname === '' || u.pathname === '/' ? u.pathname : `/${MASK}`;
-  const query = names.length === 0 ? '' : `?${names.map((n) => `${encodeURIComponent(n)}=${MASK}`).join('&')}`;
-  return `${masked}${path}${query}${u.hash !== '' ? `#${MASK}` : ''}`;
+export interface DestinationKind {
+  /** What `--kind` and the console's Kind name it; kept in each destination's row, so never renamed. */
+  readonly name: string;
+  /** Where it delivers, said after "send a project's stored track events " ("to a queue"). */
+  readonly about: string;
+  /**
+   * What a destination of the kind is configured with, in the order the form
+   * and the flags show them. The first that may be shown (a URL, masked)
+   * says where it delivers, in listings and the log.
+   */
+  readonly fields: readonly DestinationField[];
+  /** What Inlet makes for a destination when it is made (a signing key): kept in its config, shown once. */
+  readonly made: readonly MadeField[];
+  /** The heading of its section in docs/destinations.md (a test checks it is there). */
+  readonly docs: string;
+  /** The flags of its fields in an example of `inlet destination create` ("--url https://hooks.example.com/inlet"). */
+  readonly example: string;
+  /**
+   * The config from the values given, by field name (absent: not given),
+   * checked and normalised; or why it may not be made, as the person who
+   * typed it should read it. Sees only its own fields: a value given for
+   * another kind's field is refused after these are checked.
+   */
+  configure(given: Readonly<Record<string, string | undefined>>): { ok: true; config: DestinationConfig } | { ok: false; error: string };
+  /** Whether its events would come to this server itself (back as requests, or failing for ever); absent: never. */
+  pointsAtSelf?(config: DestinationConfig, self: SelfAddress): boolean;
+  /** Checked before it is kept, sending no event (an address judged, a connection made): null when it may be made, else why not. */
+  check(config: DestinationConfig, reach: DestinationReach): Promise<string | null>;
+  /** A sender to it; what it opens is closed by the sender's close. */
+  sender(config: DestinationConfig, reach: DestinationReach): DeliverySender;
 }
 
-/**
- * A PostgreSQL URL's user is a role name, worth seeing; a web URL's user is
- * most often a receiver's token (https://sk_live_…@hooks.example.com/), so it
- * is hidden too.
- */
-function userShown(u: URL): string {
-  return u.protocol === 'http:' || u.protocol === 'https:' ? MASK : u.username;
+/** A field of a kind's config, declared once: the console's form and the CLI's flags are made from it. */
+export interface DestinationField {
+  /** Its key in the config, and the name of its input in the console's form. */
+  name: string;
+  /** The label of its input. */
+  label: string;
+  /** What to give, for this kind: the CLI's help and the form's hint. */
+  help: string;
+  /** The CLI's option, as commander spells it ("--table <name>"); kinds that share a field share its flag. */
+  flag: string;
+  required: boolean;
+  /**
+   * A secret value (a URL that may hold a password) is never typed back into
+   * a form, and shown only as `mask` writes it: not at all without one.
+   */
+  secret: boolean;
+  mask?: (value: string) => string;
 }
 
-/** The parts `maskUrl` hides, as they may appear in a text: encoded as in the URL, and decoded. */
-function secretsOf(u: URL): string[] {
-  const raw = [u.password, ...(userShown(u) === MASK ? [u.username] : []), ...u.pathname.split('/'), ...u.search.replace(/^\?/, '').split('&').map((p) => p.slice(p.indexOf('=') + 1)), u.hash.slice(1)];
-  const out = new Set<string>();
-  for (const r of raw) {
-    out.add(r);
-    try {
-      out.add(decodeURIComponent(r));
-    } catch {
-      // Not well encoded: only its text as written can appear.
-    }
-  }
-  for (const [, value] of u.searchParams) out.add(value);
-  return [...out];
+/** A value Inlet makes when a destination is made: a random key, kept in the config and shown in the answer to its creation only. */
+export interface MadeField {
+  name: string;
+  /** What the value starts with (whsec_...): it says what a value is wherever it is pasted. */
+  prefix: string;
+  /** What it is called when shown ("signing secret"). */
+  label: string;
+  /** What to do with it, said when it is shown. */
+  use: string;
 }
 
-/** `text` with every secret part of `url` (its password, path, query values, the URL whole) replaced by ***. */
-export function scrub(text: string, url: string): string {
-  let out = text.replaceAll(url, maskUrl(url));
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return out;
-  }
-  // Longest first, so that a secret holding a shorter one is replaced whole.
-  for (const s of secretsOf(u).sort((a, b) => b.length - a.length)) if (s.length >= 3) out = out.replaceAll(s, MASK);
-  return out;
+/** The kinds a server knows, in the order they are offered: handed in by the composition root (src/destinations/registry.ts). */
+export type DestinationKinds = readonly DestinationKind[];
+
+/** The kind named `name`, if there is one. */
+export const kindNamed = (kinds: DestinationKinds, name: string): DestinationKind | undefined => kinds.find((k) => k.name === name);
+
+/** Where this server answers: its base URL, and the port it listens on (reached as localhost or any local address). */
+export interface SelfAddress {
+  baseUrl: string | null;
+  port: number | null;
+}
+
+/** What destinations may reach, as the operator set it (src/destinations/reach.ts guards it). */
+export interface DestinationReach {
+  /** INLET_DESTINATIONS_ALLOW_PRIVATE: every address may be reached but this server's own port. */
+  allowPrivate: boolean;
+  /** The store's PostgreSQL database (INLET_DATABASE_URL): never a destination, whatever allowPrivate says. Null on the embedded store. */
+  ownDatabaseUrl: string | null;
+  /** The port this server answers on, when known: a local address on it is this server itself. */
+  selfPort: number | null;
+  /** Host names to addresses; dns.lookup when absent. */
+  resolve?: (host: string) => Promise<dns.LookupAddress[]>;
 }

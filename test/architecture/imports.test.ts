@@ -29,6 +29,10 @@ export function layerOf(path: string): Layer | null {
   if (top === 'domain') return 'domain';
   if (top === 'errors') return 'errors';
   if (top === 'cli') return 'compose';
+  // Destination kinds (one folder each, and the registry that lists them) are adapters like the
+  // engines: they implement the port's DestinationKind and import nothing but the port. The domain,
+  // the console and the CLI reach them through the kinds the composition root hands in.
+  if (top === 'destinations') return 'adapter:destinations';
   if (top === 'stores' && second !== undefined) {
     // Where the engines are chosen (open-store.ts, open-limiter.ts): the one place that knows them all.
     if (second.startsWith('open-') && second.endsWith('.ts')) return 'compose';
@@ -113,6 +117,8 @@ it('the rules refuse the backward imports this project once had', () => {
   expect(allowed(layerOf('domain/limits/open-limiter.ts')!, layerOf('stores/redis-limits/redis-limiter.ts')!)).toBe(false);
   expect(allowed(layerOf('stores/sqlite/rows.ts')!, layerOf('stores/postgres/rows.ts')!)).toBe(false);
   expect(allowed(layerOf('stores/sql/admin.ts')!, layerOf('stores/sqlite/sql-engine.ts')!)).toBe(false);
+  expect(allowed(layerOf('domain/delivery/deliverer.ts')!, layerOf('destinations/webhook/kind.ts')!)).toBe(false);
+  expect(allowed(layerOf('console/views/destinations.ts')!, layerOf('destinations/registry.ts')!)).toBe(false);
   expect(importsOf("import {\n  a,\n  b,\n} from '../x.js';\nexport { c } from './y.js';\nconst z = await import('./z.js');\nimport 'node:fs';")).toEqual([
     '../x.js', './y.js', './z.js',
   ]);

@@ -12,6 +12,7 @@ import { LocalCourier } from '../../src/domain/delivery/courier.js';
 import { DeliveryService } from '../../src/domain/delivery/delivery-service.js';
 import { destinationAdmin } from '../../src/domain/delivery/destination-admin.js';
 import { erasePerson } from '../../src/domain/erasure.js';
+import { DESTINATION_KINDS } from '../../src/destinations/registry.js';
 import type { Store } from '../../src/stores/port.js';
 import type { DeliveryEvent, DeliverySender, DestinationRecord, OutgoingBatch, SendOutcome } from '../../src/stores/port-destinations.js';
 import { TestClock } from '../helpers/fixture.js';
@@ -20,7 +21,7 @@ import { describeWith } from '../helpers/needs-services.js';
 import { STORES, type StoreUnderTest } from './stores.js';
 
 const record = (id: string, projectId: string, o: Partial<DestinationRecord> = {}): DestinationRecord => ({
-  id, projectId, kind: 'webhook', url: 'https://user:pw@example.com/hook', table: null, sources: [], events: [], secret: 'whsec_x',
+  id, projectId, kind: 'webhook', config: { url: 'https://user:pw@example.com/hook', secret: 'whsec_x' }, sources: [], events: [],
   paused: false, cursor: 0, generation: 0, delivered: 0, lastError: null, lastDeliveredAt: null, createdAt: RECEIVED_AT, ...o,
 });
 
@@ -233,7 +234,7 @@ for (const engine of STORES) {
         let stopped: () => void = () => undefined;
         const stoppedOnce = new Promise<void>((resolve) => (stopped = resolve));
         const service = new DeliveryService({
-          store: s.destinations, courier: new LocalCourier(s.destinations, () => sender), self: { baseUrl: null, port: null },
+          store: s.destinations, courier: new LocalCourier(s.destinations, () => sender), self: { baseUrl: null, port: null }, kinds: DESTINATION_KINDS,
           observer: { batchesDelivered: () => undefined, batchFailed: () => undefined, lagCounted: () => undefined, stoppedDelivering: () => stopped() },
         });
         return { service, sender, stoppedOnce };
@@ -262,7 +263,7 @@ for (const engine of STORES) {
         expect(await ds.advance('dst_gone', first.service.holder, 0, start + 500, 500, RECEIVED_AT)).toBe(false);
         expect(await ds.delete('dst_gone')).toBe(false);
         // Nor can it be paused or replayed by id.
-        const destinations = destinationAdmin(store, () => RECEIVED_AT, { self: { baseUrl: null, port: null }, check: async () => null });
+        const destinations = destinationAdmin(store, () => RECEIVED_AT, { self: { baseUrl: null, port: null }, check: async () => null, kinds: DESTINATION_KINDS });
         await expect(destinations.pause('dst_gone')).rejects.toThrow('No destination dst_gone');
         await expect(destinations.replay('dst_gone', RECEIVED_AT)).rejects.toThrow('No destination dst_gone');
       } finally {

@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
 import { destinationsSection } from '../../src/console/views/destinations.js';
+import { DESTINATION_KINDS } from '../../src/destinations/registry.js';
 import { html } from '../../src/docs/html.js';
 import type { Viewer } from '../../src/domain/accounts/accounts.js';
 import { LAG_COUNT_CAP } from '../../src/domain/delivery/deliverer.js';
@@ -15,7 +16,7 @@ const listed = (lag: number): DestinationRow => ({
   id: 'dst_1', kind: 'webhook', url: 'https://hooks.example.com/in', status: 'paused', delivered: 0, lag_events: lag,
   oldest_undelivered_at: null, last_error: null, sources: [], events: [],
 });
-const section = (lag: number) => destinationsSection(viewer, { projectId: 'prj_1', list: [listed(lag)], sources: [], typed: null, made: null, replay: null, done: null }, () => html``).value;
+const section = (lag: number) => destinationsSection(viewer, { projectId: 'prj_1', kinds: DESTINATION_KINDS, list: [listed(lag)], sources: [], typed: null, made: null, replay: null, done: null }, () => html``).value;
 
 it('a lag counted up to its cap reads as a floor ("at least"), and one under it as it is', () => {
   expect(section(LAG_COUNT_CAP)).toContain('at least 1,000,000 events behind');

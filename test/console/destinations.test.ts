@@ -43,7 +43,7 @@ it('the project page lists Destinations with kind, status, lag and last error, a
 
   // Kept as it was made before the checks at creation: shown masked all the same.
   const [made1] = await f.collector.store.destinations.list(f.projectId);
-  await f.collector.store.destinations.create({ ...made1!, id: 'dst_pg', kind: 'postgres', url: 'postgres://u:hunter22@db.example.com/w', table: 'inlet_events', secret: null });
+  await f.collector.store.destinations.create({ ...made1!, id: 'dst_pg', kind: 'postgres', config: { url: 'postgres://u:hunter22@db.example.com/w', table: 'inlet_events' } });
   const listed = await get(`/console/projects/${f.projectId}`);
   expect(listed.body).not.toContain('hunter22');
   expect(listed.body).toContain('postgres://u:***@db.example.com/***');

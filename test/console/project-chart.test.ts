@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
 import { dayChart, lastDays } from '../../src/console/chart.js';
 import { projectPage } from '../../src/console/views/projects.js';
+import { DESTINATION_KINDS } from '../../src/destinations/registry.js';
 import type { Viewer } from '../../src/domain/accounts/accounts.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
@@ -31,7 +32,7 @@ it('the project page of a project without a monthly limit says "no plan limit", 
   const project = { id: 'prj_1', orgId: 'org_1', name: 'Web', apiEnabled: true, monthlyEventLimit: null, retentionDays: 400, createdAt: NOW };
   const org = { id: 'org_1', name: 'Acme', createdAt: NOW };
   const page = projectPage(viewer, { project, org, sources: [], month: '2026-11', used: 3, chart: dayChart(days, [], 'prj_1'), newSource: null, settings: null, saved: false,
-    destinations: { projectId: 'prj_1', list: [], sources: [], typed: null, made: null, replay: null, done: null } });
+    destinations: { projectId: 'prj_1', kinds: DESTINATION_KINDS, list: [], sources: [], typed: null, made: null, replay: null, done: null } });
   expect(page).toContain('<strong>3</strong> events this month (2026-11, UTC); no plan limit.');
   expect(page).not.toContain('of no plan limit');
 });

@@ -14,8 +14,8 @@ import { observedCollector } from '../../src/metrics/observed-collector.js';
 import { buildApp } from '../../src/edge/app.js';
 import type { EdgeCounters } from '../../src/edge/edge-counters.js';
 import type { ReadBudget } from '../../src/edge/read-budget.js';
-import type { DestinationReach } from '../../src/stores/destinations/reach.js';
-import { checkDestination } from '../../src/stores/open-sender.js';
+import { DESTINATION_KINDS, checkDestination } from '../../src/destinations/registry.js';
+import type { DestinationReach } from '../../src/stores/port-destinations.js';
 import type { Store } from '../../src/stores/port.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { readSettings } from '../../src/settings.js';
@@ -130,6 +130,7 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
     liveStallMs: opts.liveStallMs,
     checks: opts.checks,
     checkDestination: (d, selfPort) => checkDestination(d, { ...(opts.destinationReach ?? { allowPrivate: false, ownDatabaseUrl: null, resolve: knowsNoName }), selfPort }),
+    destinationKinds: DESTINATION_KINDS,
   });
   await app.ready();
   return {

@@ -1,8 +1,9 @@
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { loadConfig } from '../../config.js';
+import { DESTINATION_KINDS, checkDestination } from '../../destinations/registry.js';
 import { LAG_COUNT_CAP } from '../../domain/delivery/deliverer.js';
 import { destinationAdmin } from '../../domain/delivery/destination-admin.js';
-import { checkDestination } from '../../stores/open-sender.js';
+import { kindChoice, madeOnce, offeredFields, whereShown } from '../../domain/delivery/destination-fields.js';
 import type { Store } from '../../stores/port.js';
 import { type CommonOptions, UsageError, parseTime, runWithStore, table, withCommon } from '../context.js';
 import { formatCount } from '../numbers.js';
@@ -18,21 +19,23 @@ const collect = (v: string, all: string[] = []): string[] => [...all, v];
 function admin(store: Store, o: CommonOptions) {
   const cfg = loadConfig(process.env, { dataDir: o.dataDir });
   const reach = { allowPrivate: cfg.destinationsAllowPrivate, ownDatabaseUrl: cfg.databaseUrl, selfPort: cfg.port };
-  return destinationAdmin(store, Date.now, { self: { baseUrl: cfg.baseUrl, port: cfg.port }, check: (d) => checkDestination(d, reach) });
+  return destinationAdmin(store, Date.now, { self: { baseUrl: cfg.baseUrl, port: cfg.port }, check: (d) => checkDestination(d, reach), kinds: DESTINATION_KINDS });
 }
 
 /** `inlet destination create|list|pause|resume|delete|replay`. */
 export function registerDestinationCommands(program: Command): void {
   const destination = program.command('destination').description("destinations: where a project's stored track events are delivered");
 
+  // Each field of the kinds is one flag (destination-fields.ts): required when every kind needs it.
+  const fields = offeredFields(DESTINATION_KINDS).map((f) => ({ name: f.name, option: new Option(f.flag, f.help).makeOptionMandatory(f.required) }));
+  const create = destination
+    .command('create')
+    .description(`send a project's stored track events ${DESTINATION_KINDS.map((k) => k.about).join(', or ')}`)
+    .requiredOption('--project <project>', 'project id')
+    .requiredOption('--kind <kind>', kindChoice(DESTINATION_KINDS));
+  for (const f of fields) create.addOption(f.option);
   withCommon(
-    destination
-      .command('create')
-      .description('send a project\'s stored track events to a webhook, or into a table of a PostgreSQL database')
-      .requiredOption('--project <project>', 'project id')
-      .requiredOption('--kind <kind>', 'webhook or postgres')
-      .requiredOption('--url <url>', 'the webhook URL (https:// or http://), or postgres://user:password@host/db')
-      .option('--table <name>', 'postgres: the table, made if missing')
+    create
       .option('--source <source>', 'only events of this source (repeat for more)', collect)
       .option('--event <name>', 'only events of this name (repeat for more)', collect)
       .option('--since <time>', 'deliver events that arrived from then on (ISO 8601 or epoch ms; default: from now)'),
@@ -41,12 +44,12 @@ export function registerDestinationCommands(program: Command): void {
       o,
       async ({ store }) =>
         admin(store, o).create({
-          projectId: o.project, kind: o.kind, url: o.url, table: o.table ?? null, sources: o.source ?? [], events: o.event ?? [],
-          since: o.since === undefined ? null : parseTime(o.since, '--since'),
+          projectId: o.project, kind: o.kind, fields: Object.fromEntries(fields.map((f) => [f.name, o[f.option.attributeName()] as string | undefined])),
+          sources: o.source ?? [], events: o.event ?? [], since: o.since === undefined ? null : parseTime(o.since, '--since'),
         }),
       (r) =>
-        `created destination ${r.id} (${r.kind}, ${r.url})` +
-        ('secret' in r ? `\nsigning secret (shown only now; keep it to check each request's Inlet-Signature): ${r.secret}` : ''),
+        `created destination ${r.id} (${r.kind}, ${whereShown(DESTINATION_KINDS, r)})` +
+        madeOnce(DESTINATION_KINDS, r).map((m) => `\n${m.label} (shown only now; ${m.use}): ${m.value}`).join(''),
     ),
   );
 

@@ -21,7 +21,7 @@ import { Metrics } from '../../metrics/metrics.js';
 import { startMetricsServer, stopMetricsServer } from '../../metrics/metrics-server.js';
 import { observedCollector } from '../../metrics/observed-collector.js';
 import { ConfigError, SETTINGS, type SettingSpec, settingName } from '../../settings.js';
-import { checkDestination } from '../../stores/open-sender.js';
+import { DESTINATION_KINDS, checkDestination } from '../../destinations/registry.js';
 import { describeStore, hasStore, openStore } from '../../stores/open-store.js';
 import { type Store, StoreUnavailableError } from '../../stores/port.js';
 import { bindFailure, ensurePortsFree } from '../serve-ports.js';
@@ -83,6 +83,7 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
   const app = buildApp({
     collector,
     checkDestination: (d, selfPort) => checkDestination(d, { ...destinationReach, selfPort }),
+    destinationKinds: DESTINATION_KINDS,
     limits: new RateLimits(limiter, cfg.limits),
     clock: Date.now,
     baseUrl: cfg.baseUrl ?? `http://localhost:${cfg.port}`,
@@ -143,6 +144,7 @@ async function start(cfg: Config, cleanups: (() => Promise<void>)[]): Promise<vo
     store: store.destinations,
     courier,
     self: { baseUrl: app.inletBaseUrl, port },
+    kinds: DESTINATION_KINDS,
     observer: metrics,
     timing: { leaseMs: lease, renewMs: Math.round(lease / 3), scanMs: Math.round(lease / 3) },
     log: { warn: (fields, msg) => app.log.warn(fields, msg), info: (fields, msg) => app.log.info(fields, msg) },

@@ -2,6 +2,8 @@ import { type Html, html } from '../../docs/html.js';
 import type { Viewer } from '../../domain/accounts/accounts.js';
 import { LAG_COUNT_CAP } from '../../domain/delivery/deliverer.js';
 import type { DestinationListing } from '../../domain/delivery/destination-admin.js';
+import { type OfferedField, offeredFields } from '../../domain/delivery/destination-fields.js';
+import type { DestinationKinds } from '../../stores/port-destinations.js';
 import type { Project, Source } from '../../stores/port.js';
 import { BASE, csrfField, notice, page, when } from '../layout.js';
 import { formatCount } from './numbers.js';
@@ -13,13 +15,15 @@ export type DestinationRow = DestinationListing & { sources: string[]; events: s
 /** What the project page's Destinations show: each with where it stands, the form, and a new secret once. */
 export interface DestinationsData {
   projectId: string;
+  /** The kinds a destination may be of: the form's Kind and fields come from their declarations. */
+  kinds: DestinationKinds;
   list: DestinationRow[];
   /** The project's sources, which the New destination form offers to pick from. */
   sources: Source[];
   /** The New destination form, when it failed validation. */
   typed: Typed | null;
-  /** Just made: its id and, for a webhook, its secret, shown this once. */
-  made: { id: string; secret?: string } | null;
+  /** Just made: its id and what Inlet made for it (a signing secret), shown this once. */
+  made: { id: string; once: { label: string; value: string }[] } | null;
   /** A destination's Replay form, when it failed validation. */
   replay: { id: string; typed: Typed } | null;
   /** What was just done (replayed, deleted), said at the top of the section. */
@@ -64,31 +68,38 @@ function row(viewer: Viewer, x: DestinationRow, d: DestinationsData): Html {
   <form method="get" action="${BASE}/destinations/${x.id}/delete" class="inline"><button type="submit" class="danger">Delete</button></form></li>`;
 }
 
+/**
+ * A field of the New destination form, for every kind that has it. A secret
+ * value (a URL that may hold a password) is not typed back into the form.
+ */
+function fieldInput(t: Typed | null, f: OfferedField): Html {
+  const id = `destination-${f.name}`;
+  const hint = f.secret ? `${f.help}. Shown masked.` : `${f.help}.`;
+  const value = f.secret ? '' : html` value="${valueOf(t, f.name, '')}"`;
+  return html`<label for="${id}">${f.label}</label>
+  <input id="${id}" name="${f.name}"${f.required ? html` required` : ''}${f.secret ? html` type="text" autocomplete="off"` : ''}${value} aria-describedby="${id}-hint">
+  <p id="${id}-hint" class="hint">${hint}</p>`;
+}
+
 /** The Destinations section of a project's page (URLs masked; a secret only right after creation). */
 export function destinationsSection(viewer: Viewer, d: DestinationsData, opener: (label: string, formId: string, open?: boolean) => Html): Html {
   const t = d.typed;
-  const kind = valueOf(t, 'kind', 'webhook');
+  const kind = valueOf(t, 'kind', d.kinds[0]?.name ?? '');
   const picked = new Set(t === null ? [] : t.values.getAll('sources'));
   return html`<section aria-labelledby="destinations-h">
 <h2 id="destinations-h">Destinations</h2>
-${d.made === null ? '' : notice(d.made.secret === undefined ? `Destination ${d.made.id} created.` : `Destination ${d.made.id} created. Its signing secret, shown only now: ${d.made.secret}`)}
+${d.made === null ? '' : notice(`Destination ${d.made.id} created.${d.made.once.map((m) => ` Its ${m.label}, shown only now: ${m.value}`).join('')}`)}
 ${d.done === null ? '' : notice(d.done)}
-${d.list.length === 0 ? html`<p class="hint">No destinations yet: stored track events are delivered to a webhook, or into a PostgreSQL table.</p>` : html`<ul class="list">${d.list.map((x) => row(viewer, x, d))}</ul>`}
+${d.list.length === 0 ? html`<p class="hint">No destinations yet: stored track events are delivered ${d.kinds.map((k) => k.about).join(', or ')}.</p>` : html`<ul class="list">${d.list.map((x) => row(viewer, x, d))}</ul>`}
 ${opener('New destination', 'new-destination', t !== null)}
 <form id="new-destination" method="post" action="${BASE}/projects/${d.projectId}/destinations" class="card collapsible">
   ${csrfField(viewer)}
   ${formError(t, [])}
   <label for="destination-kind">Kind</label>
   <select id="destination-kind" name="kind">
-    <option value="webhook"${kind === 'webhook' ? html` selected` : ''}>webhook</option>
-    <option value="postgres"${kind === 'postgres' ? html` selected` : ''}>postgres</option>
+    ${d.kinds.map((k) => html`<option value="${k.name}"${kind === k.name ? html` selected` : ''}>${k.name}</option>`)}
   </select>
-  <label for="destination-url">URL</label>
-  <input id="destination-url" name="url" required type="text" autocomplete="off" aria-describedby="destination-url-hint">
-  <p id="destination-url-hint" class="hint">https://… for a webhook; postgres://user:password@host/db for a table. Shown with its password masked.</p>
-  <label for="destination-table">Table</label>
-  <input id="destination-table" name="table" value="${valueOf(t, 'table', '')}" aria-describedby="destination-table-hint">
-  <p id="destination-table-hint" class="hint">For postgres only: made if missing.</p>
+  ${offeredFields(d.kinds).map((f) => fieldInput(t, f))}
   <fieldset aria-describedby="destination-sources-hint">
     <legend>Sources</legend>
     ${d.sources.map((s) => html`<div class="check"><input id="destination-source-${s.id}" name="sources" type="checkbox" value="${s.id}"${picked.has(s.id) ? html` checked` : ''}><label for="destination-source-${s.id}">${s.name}</label></div>`)}
@@ -105,6 +116,16 @@ ${opener('New destination', 'new-destination', t !== null)}
 /** The event names typed in the Events field: separated by commas, each trimmed, empty ones left out. */
 export function eventNames(v: string | null): string[] {
   return (v ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '');
+}
+
+/** The kinds' fields as the form sent them, trimmed; an optional one left empty is not given. */
+export function fieldValues(kinds: DestinationKinds, form: URLSearchParams): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of offeredFields(kinds)) {
+    const v = (form.get(f.name) ?? '').trim();
+    if (v !== '' || f.required) out[f.name] = v;
+  }
+  return out;
 }
 
 /** The confirmation asked before a destination is deleted. */

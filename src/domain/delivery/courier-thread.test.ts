@@ -25,7 +25,7 @@ const ev = (seq: number): DeliveryEvent => ({
   seq, id: `id-${seq}`, sourceId: 'src_a', event: 'paid', distinctId: 'u', anonymousId: null, personId: 'per_1',
   sessionId: null, timestamp: 1000 + seq, receivedAt: 2000 + seq, insertId: null, properties: '{}',
 });
-const d: CourierDestination = { id: 'dst_1', projectId: 'prj_1', kind: 'webhook', url: 'http://r/in', table: null, sources: [], events: ['paid'], secret: 's', generation: 0 };
+const d: CourierDestination = { id: 'dst_1', projectId: 'prj_1', kind: 'test', config: { url: 'http://r/in' }, sources: [], events: ['paid'], generation: 0 };
 /** The destination as the store keeps it. */
 const kept: DestinationRecord = { ...d, paused: false, cursor: 0, delivered: 0, lastError: null, lastDeliveredAt: null, createdAt: 0 };
 
@@ -219,6 +219,7 @@ async function deliverTurns(outcome: SendOutcome, turns: number) {
   const deliverer = new Deliverer(kept, {
     store: store as DestinationStore, courier, holder: 'srv_test', clock: () => 0, timing: { ...DEFAULT_TIMING, renewMs: 3_600_000 },
     self: { baseUrl: null, port: null },
+    kinds: [],
     wait: async (ms, signal) => {
       waits.push({ ms, listeners: getEventListeners(signal, 'abort').length });
       if (waits.length === turns) deliverer.stop();

@@ -28,8 +28,8 @@ export interface CourierLag {
  */
 export const TURN_MS = 250;
 
-/** The destination as a courier needs it: what to read, where to send and how to sign. */
-export type CourierDestination = Pick<DestinationRecord, 'id' | 'projectId' | 'kind' | 'url' | 'table' | 'sources' | 'events' | 'secret' | 'generation'>;
+/** The destination as a courier needs it: what to read, and its kind and config, where to send it. */
+export type CourierDestination = Pick<DestinationRecord, 'id' | 'projectId' | 'kind' | 'config' | 'sources' | 'events' | 'generation'>;
 
 /**
  * Reads the batches past a destination's cursor, builds them and sends them:
@@ -59,7 +59,7 @@ export type CourierReads = Pick<DestinationStore, 'get' | 'read' | 'countPast' |
 
 /** A courier on the calling thread: the delivery thread runs one, and tests may. */
 export class LocalCourier implements Courier {
-  /** One sender per destination, kept while it is delivered here: a webhook's connection, a PostgreSQL pool. */
+  /** One sender per destination, kept while it is delivered here (a kept-alive connection, a pool). */
   private readonly senders = new Map<string, DeliverySender>();
 
   constructor(

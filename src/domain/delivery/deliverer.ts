@@ -1,7 +1,7 @@
-import type { DestinationRecord, DestinationStore } from '../../stores/port-destinations.js';
+import { type DestinationKinds, type DestinationRecord, type DestinationStore, type SelfAddress, kindNamed } from '../../stores/port-destinations.js';
 import { retryDelay } from './backoff.js';
 import type { Courier, CourierTurn } from './courier.js';
-import { type SelfAddress, maskUrl, pointsAtSelf } from './urls.js';
+import { whereTo } from './destination-fields.js';
 
 /** The times delivery runs on; tests shorten them. */
 export interface DeliveryTiming {
@@ -56,6 +56,8 @@ export interface DelivererDeps {
   clock: () => number;
   timing: DeliveryTiming;
   self: SelfAddress;
+  /** The kinds destinations may be of: a kind says whether a destination points at this server. */
+  kinds: DestinationKinds;
   observer?: DeliveryObserver;
   log?: DeliveryLog;
   /** How a wait is waited (between polls, before a retry): `pause`; tests give one that returns at once and records it. */
@@ -165,7 +167,7 @@ export class Deliverer {
           this.failures++;
           this.deps.observer?.batchFailed(this.d.id);
           if (this.failures === 1) {
-            this.deps.log?.warn({ destination: this.d.id, url: maskUrl(this.d.url), error: failure.error }, 'destination failing; its batch is retried until it is delivered');
+            this.deps.log?.warn({ destination: this.d.id, url: whereTo(this.deps.kinds, this.d), error: failure.error }, 'destination failing; its batch is retried until it is delivered');
           }
           await persist(true);
           await store.failed(this.d.id, this.deps.holder, failure.error);
@@ -184,9 +186,9 @@ export class Deliverer {
     }
   }
 
-  /** The next batches past `after`, sent; a webhook that points at this server is refused without a read. */
+  /** The next batches past `after`, sent; a destination that points at this server is refused without a read. */
   private async turn(after: number, upTo: number): Promise<CourierTurn> {
-    if (this.d.kind === 'webhook' && pointsAtSelf(this.d.url, this.deps.self)) {
+    if (kindNamed(this.deps.kinds, this.d.kind)?.pointsAtSelf?.(this.d.config, this.deps.self) === true) {
       const failure = { ok: false, error: 'The URL points at this Inlet server; give the URL of the receiver instead.', retryAfterMs: null } as const;
       return { through: after, batches: 0, events: 0, failure };
     }

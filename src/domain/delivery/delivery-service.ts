@@ -1,14 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import type { DestinationRecord, DestinationStore } from '../../stores/port-destinations.js';
+import type { DestinationKinds, DestinationRecord, DestinationStore, SelfAddress } from '../../stores/port-destinations.js';
 import type { Courier } from './courier.js';
 import { DEFAULT_TIMING, Deliverer, type DeliveryLog, type DeliveryObserver, type DeliveryTiming } from './deliverer.js';
-import type { SelfAddress } from './urls.js';
 
 export interface DeliveryServiceDeps {
   store: DestinationStore;
   /** Reads, builds and sends batches: a ThreadCourier in a server, so that work stays off the thread that answers requests. */
   courier: Courier;
   self: SelfAddress;
+  /** The kinds destinations may be of (src/destinations/registry.ts). */
+  kinds: DestinationKinds;
   clock?: () => number;
   timing?: Partial<DeliveryTiming>;
   observer?: DeliveryObserver;
@@ -81,6 +82,7 @@ export class DeliveryService {
       clock: this.clock,
       timing: this.timing,
       self: this.deps.self,
+      kinds: this.deps.kinds,
       observer: this.deps.observer,
       log: this.deps.log,
     });

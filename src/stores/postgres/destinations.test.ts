@@ -79,12 +79,38 @@ describeWith(['postgres'], 'postgres: destinations', () => {
       INSERT INTO orgs (id, name, created_at, deleted_at) VALUES ('org_m_live', 'a', 0, NULL), ('org_m_gone', 'b', 0, 5);
       INSERT INTO projects (id, org_id, name, api_enabled, created_at, deleted_at)
       VALUES ('prj_m_live', 'org_m_live', 'p', true, 0, NULL), ('prj_m_gone', 'org_m_live', 'p', true, 0, 5), ('prj_m_of_gone_org', 'org_m_gone', 'p', true, 0, NULL);
-      INSERT INTO destinations (id, project_id, kind, url, sources, events, secret, paused, cursor_seq, generation, delivered, lease_holder, lease_until, created_at)
-      SELECT 'dst_' || id, id, 'webhook', 'https://example.com/in', '[]', '[]', 'whsec_x', false, 0, 0, 0, 'srv_old', 0, 0 FROM projects WHERE id LIKE 'prj_m_%';
+      INSERT INTO destinations (id, project_id, kind, config, sources, events, paused, cursor_seq, generation, delivered, lease_holder, lease_until, created_at)
+      SELECT 'dst_' || id, id, 'webhook', '{"url":"https://example.com/in","secret":"whsec_x"}', '[]', '[]', false, 0, 0, 0, 'srv_old', 0, 0 FROM projects WHERE id LIKE 'prj_m_%';
     `);
     await c.query(PG_MIGRATIONS.find((m) => m.includes('DELETE FROM destinations'))!);
     const left = await c.query("SELECT id FROM destinations WHERE id LIKE 'dst_prj_m_%'");
     expect(left.rows.map((r: { id: string }) => r.id)).toEqual(['dst_prj_m_live']);
+  });
+
+  it('the migration moves destinations kept in the columns of their kind (url, table_name, secret) into config as they were, secrets whole', async () => {
+    const fresh = await createTestDatabase();
+    const c = new pg.Client({ connectionString: fresh.url });
+    await c.connect();
+    try {
+      const moves = PG_MIGRATIONS.findIndex((m) => m.includes('DROP COLUMN table_name'));
+      for (const m of PG_MIGRATIONS.slice(0, moves)) await c.query(m);
+      await c.query(`
+        INSERT INTO destinations (id, project_id, kind, url, table_name, sources, events, secret, paused, cursor_seq, generation, delivered, lease_until, created_at) VALUES
+          ('dst_hook', 'prj_1', 'webhook', 'https://u:p%40ss@example.com/in?t=1', NULL, '[]', '["paid"]', 'whsec_kept', false, 7, 1, 3, 0, 0),
+          ('dst_table', 'prj_1', 'postgres', 'postgres://loader:pw@db/w?sslmode=require', 'analytics.inlet_events', '[]', '["paid"]', NULL, false, 7, 1, 3, 0, 0);
+      `);
+      await c.query(PG_MIGRATIONS[moves]!);
+      const rows = await c.query<{ id: string; config: string; cursor_seq: string }>('SELECT id, config, cursor_seq FROM destinations ORDER BY id');
+      expect(rows.rows.map((r) => ({ id: r.id, config: JSON.parse(r.config) as unknown, cursor: Number(r.cursor_seq) }))).toEqual([
+        { id: 'dst_hook', config: { url: 'https://u:p%40ss@example.com/in?t=1', secret: 'whsec_kept' }, cursor: 7 },
+        { id: 'dst_table', config: { url: 'postgres://loader:pw@db/w?sslmode=require', table: 'analytics.inlet_events' }, cursor: 7 },
+      ]);
+      const columns = await c.query<{ column_name: string }>("SELECT column_name FROM information_schema.columns WHERE table_name = 'destinations'");
+      expect(columns.rows.map((r) => r.column_name)).not.toContain('secret');
+    } finally {
+      await c.end();
+      await fresh.drop();
+    }
   });
 
   it('never reads past an event of the project still being written (a lower seq, committed later), even once later seqs of other projects are committed', async () => {

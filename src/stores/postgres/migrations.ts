@@ -246,6 +246,16 @@ export const PG_MIGRATIONS: string[] = [
     + coalesce(octet_length(previous_id), 0) + octet_length(project_id) + octet_length(source_id);
   CREATE INDEX item_samples_previous ON item_samples (project_id, previous_id) WHERE previous_id IS NOT NULL;
   `,
+  // Version 15: a destination's settings of its kind in one JSON object,
+  // config (port-destinations.ts): the columns url, table_name and secret
+  // become its keys, kept as they were (a secret whole: requests are signed
+  // with it), so that a new kind needs no column (docs/design.md, "Adding a
+  // destination kind").
+  `
+  ALTER TABLE destinations ADD COLUMN config text NOT NULL DEFAULT '{}';
+  UPDATE destinations SET config = jsonb_strip_nulls(jsonb_build_object('url', url, 'table', table_name, 'secret', secret))::text;
+  ALTER TABLE destinations ALTER COLUMN config DROP DEFAULT, DROP COLUMN url, DROP COLUMN table_name, DROP COLUMN secret;
+  `,
 ];
 
 /**

@@ -1,5 +1,5 @@
 import { type Selectable, sql } from 'kysely';
-import type { DeliveryEvent, DeliveryRead, DestinationKind, DestinationRecord, DestinationStore } from '../port-destinations.js';
+import type { DeliveryEvent, DeliveryRead, DestinationConfig, DestinationRecord, DestinationStore } from '../port-destinations.js';
 import type { SqlEngine, WriteTurn } from './engine.js';
 import { eventRows } from './event-pages.js';
 import type { EngineListingReads } from './listings.js';
@@ -54,8 +54,8 @@ export async function readPastQuery(engine: SqlEngine, projectId: string, after:
 }
 
 const toRecord = (r: Selectable<Database['destinations']>): DestinationRecord => ({
-  id: r.id, projectId: r.project_id, kind: r.kind as DestinationKind, url: r.url, table: r.table_name,
-  sources: JSON.parse(r.sources) as string[], events: JSON.parse(r.events) as string[], secret: r.secret,
+  id: r.id, projectId: r.project_id, kind: r.kind, config: JSON.parse(r.config) as DestinationConfig,
+  sources: JSON.parse(r.sources) as string[], events: JSON.parse(r.events) as string[],
   paused: isSet(r.paused), cursor: r.cursor_seq, generation: r.generation, delivered: r.delivered,
   lastError: r.last_error, lastDeliveredAt: r.last_delivered_at, createdAt: r.created_at,
 });
@@ -86,8 +86,8 @@ export class SqlDestinations implements DestinationStore {
   create(d: DestinationRecord): Promise<void> {
     return this.e.write(async () => {
       await this.db.insertInto('destinations').values({
-        id: d.id, project_id: d.projectId, kind: d.kind, url: d.url, table_name: d.table,
-        sources: JSON.stringify(d.sources), events: JSON.stringify(d.events), secret: d.secret, paused: d.paused,
+        id: d.id, project_id: d.projectId, kind: d.kind, config: JSON.stringify(d.config),
+        sources: JSON.stringify(d.sources), events: JSON.stringify(d.events), paused: d.paused,
         cursor_seq: d.cursor, generation: d.generation, delivered: d.delivered, last_error: d.lastError,
         last_delivered_at: d.lastDeliveredAt, lease_holder: null, lease_until: 0, created_at: d.createdAt,
       }).execute();

@@ -70,12 +70,13 @@ export interface Database {
     distinct_id: string | null; anonymous_id: string | null; previous_id: string | null;
   };
   /**
-   * Destinations (port-destinations.ts). sources and events: JSON arrays as
-   * text on both engines; lease_until: the store's clock, 0 when nobody holds it.
+   * Destinations (port-destinations.ts). config: the kind's fields, a JSON
+   * object as text; sources and events: JSON arrays as text, on both engines;
+   * lease_until: the store's clock, 0 when nobody holds it.
    */
   destinations: {
-    id: string; project_id: string; kind: string; url: string; table_name: string | null;
-    sources: string; events: string; secret: string | null; paused: Flag;
+    id: string; project_id: string; kind: string; config: string;
+    sources: string; events: string; paused: Flag;
     cursor_seq: number; generation: number; delivered: number; last_error: string | null;
     last_delivered_at: Ms | null; lease_holder: string | null; lease_until: Ms; created_at: Ms;
   };

@@ -54,12 +54,41 @@ describe('embedded schema migrations', () => {
       VALUES ('prj_live', 'org_live', 'p', 1, 0, NULL), ('prj_gone', 'org_live', 'p', 1, 0, 5), ('prj_of_gone_org', 'org_gone', 'p', 1, 0, NULL);
     `);
     const add = db.prepare(
-      `INSERT INTO destinations (id, project_id, kind, url, sources, events, secret, paused, cursor_seq, generation, delivered, lease_holder, lease_until, created_at)
-       VALUES (?, ?, 'webhook', 'https://example.com/in', '[]', '[]', 'whsec_x', 0, 0, 0, 0, 'srv_old', 0, 0)`,
+      `INSERT INTO destinations (id, project_id, kind, config, sources, events, paused, cursor_seq, generation, delivered, lease_holder, lease_until, created_at)
+       VALUES (?, ?, 'webhook', '{"url":"https://example.com/in","secret":"whsec_x"}', '[]', '[]', 0, 0, 0, 0, 'srv_old', 0, 0)`,
     );
     for (const p of ['prj_live', 'prj_gone', 'prj_of_gone_org']) add.run(`dst_${p}`, p);
     db.exec(SQLITE_MIGRATIONS.find((m) => typeof m === 'string' && m.includes('DELETE FROM destinations')) as string);
     expect(db.prepare('SELECT id FROM destinations').pluck().all()).toEqual(['dst_prj_live']);
+  });
+
+  it('destinations kept in the columns of their kind (url, table_name, secret) are moved into config as they were, secrets whole', () => {
+    mkdirSync(dir, { recursive: true });
+    const old = new Database(join(dir, 'inlet.db'));
+    const moves = SQLITE_MIGRATIONS.findIndex((m) => typeof m === 'string' && m.includes('DROP COLUMN table_name'));
+    old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+    for (const [i, m] of SQLITE_MIGRATIONS.slice(0, moves).entries()) {
+      if (typeof m === 'string') old.exec(m);
+      else m(old);
+      old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(i + 1);
+    }
+    const add = old.prepare(
+      `INSERT INTO destinations (id, project_id, kind, url, table_name, sources, events, secret, paused, cursor_seq, generation, delivered, lease_holder, lease_until, created_at)
+       VALUES (?, 'prj_1', ?, ?, ?, '[]', '["paid"]', ?, 0, 7, 1, 3, NULL, 0, 0)`,
+    );
+    add.run('dst_hook', 'webhook', 'https://u:p%40ss@example.com/in?t=1', null, 'whsec_kept');
+    add.run('dst_table', 'postgres', 'postgres://loader:pw@db/w?sslmode=require', 'analytics.inlet_events', null);
+    old.close();
+
+    const db = open();
+    const rows = db.prepare('SELECT id, kind, config, events, cursor_seq FROM destinations ORDER BY id').all() as { id: string; kind: string; config: string; events: string; cursor_seq: number }[];
+    expect(rows.map((r) => ({ ...r, config: JSON.parse(r.config) as unknown }))).toEqual([
+      { id: 'dst_hook', kind: 'webhook', config: { url: 'https://u:p%40ss@example.com/in?t=1', secret: 'whsec_kept' }, events: '["paid"]', cursor_seq: 7 },
+      { id: 'dst_table', kind: 'postgres', config: { url: 'postgres://loader:pw@db/w?sslmode=require', table: 'analytics.inlet_events' }, events: '["paid"]', cursor_seq: 7 },
+    ]);
+    const columns = db.prepare("SELECT name FROM pragma_table_info('destinations')").pluck().all();
+    expect(columns).not.toContain('url');
+    expect(columns).not.toContain('secret');
   });
 
   it('a data directory from a newer Inlet is refused, not written to', () => {

@@ -240,4 +240,18 @@ export const SQLITE_MIGRATIONS: Migration[] = [
     + coalesce(length(CAST(previous_id AS BLOB)), 0) + length(project_id) + length(source_id);
   CREATE INDEX item_samples_previous ON item_samples (project_id, previous_id) WHERE previous_id IS NOT NULL;
   `,
+  // Version 19: a destination's settings of its kind in one JSON object,
+  // config (port-destinations.ts): the columns url, table_name and secret
+  // become its keys, kept as they were (a secret whole: requests are signed
+  // with it), so that a new kind needs no column (docs/design.md, "Adding a
+  // destination kind").
+  `
+  ALTER TABLE destinations ADD COLUMN config TEXT NOT NULL DEFAULT '{}';
+  UPDATE destinations SET config = json_object('url', url);
+  UPDATE destinations SET config = json_set(config, '$.table', table_name) WHERE table_name IS NOT NULL;
+  UPDATE destinations SET config = json_set(config, '$.secret', secret) WHERE secret IS NOT NULL;
+  ALTER TABLE destinations DROP COLUMN url;
+  ALTER TABLE destinations DROP COLUMN table_name;
+  ALTER TABLE destinations DROP COLUMN secret;
+  `,
 ];

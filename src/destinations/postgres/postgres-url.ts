@@ -10,7 +10,7 @@
 import { X509Certificate } from 'node:crypto';
 import net from 'node:net';
 import type tls from 'node:tls';
-import { bareHost } from './reach.js';
+import { bareHost } from '../reach.js';
 
 /** The query parameters a postgres destination's URL may hold. */
 export const POSTGRES_URL_PARAMETERS = ['sslmode', 'sslca'] as const;

@@ -13,21 +13,12 @@ import dns from 'node:dns';
 import net from 'node:net';
 import { networkInterfaces } from 'node:os';
 import ipaddr from 'ipaddr.js';
+import type { DestinationReach } from '../stores/port-destinations.js';
+
+export type { DestinationReach };
 
 /** Resolves a host name to every address it has, as dns.lookup with `all` does. */
 export type Resolve = (host: string) => Promise<dns.LookupAddress[]>;
-
-/** What destinations may reach, as the operator set it. */
-export interface DestinationReach {
-  /** INLET_DESTINATIONS_ALLOW_PRIVATE: every address may be reached but this server's own port. */
-  allowPrivate: boolean;
-  /** The store's PostgreSQL database (INLET_DATABASE_URL): never a destination, whatever allowPrivate says. Null on the embedded store. */
-  ownDatabaseUrl: string | null;
-  /** The port this server answers on, when known: a local address on it is this server itself. */
-  selfPort: number | null;
-  /** Host names to addresses; dns.lookup when absent. */
-  resolve?: Resolve;
-}
 
 const systemResolve: Resolve = (host) => dns.promises.lookup(host, { all: true, verbatim: true });
 

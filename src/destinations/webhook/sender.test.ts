@@ -2,9 +2,9 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { OutgoingBatch } from '../port-destinations.js';
-import { AddressRefused, type DestinationReach, hostRefusal } from './reach.js';
-import { WebhookSender } from './webhook.js';
+import type { OutgoingBatch } from '../../stores/port-destinations.js';
+import { AddressRefused, type DestinationReach, hostRefusal } from '../reach.js';
+import { WebhookSender } from './sender.js';
 
 /** As a server with INLET_DESTINATIONS_ALLOW_PRIVATE=true: the receivers here are on loopback. */
 const OPEN: DestinationReach = { allowPrivate: true, ownDatabaseUrl: null, selfPort: null };

@@ -4,11 +4,11 @@ import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { createTestDatabase } from '../../../test/conformance/stores.js';
 import { describeWith } from '../../../test/helpers/needs-services.js';
 import { TEST_DATABASE_URL } from '../../../test/helpers/services.js';
-import { checkDestination } from '../open-sender.js';
-import type { OutgoingBatch } from '../port-destinations.js';
+import type { OutgoingBatch } from '../../stores/port-destinations.js';
+import { postgres } from './kind.js';
 import { OWN_DATABASE_MESSAGE } from './own-database.js';
-import { PostgresSender } from './postgres.js';
-import type { DestinationReach } from './reach.js';
+import { PostgresSender } from './sender.js';
+import type { DestinationReach } from '../reach.js';
 
 /** As a server with INLET_DESTINATIONS_ALLOW_PRIVATE=true: the test database is on loopback. */
 const OPEN: DestinationReach = { allowPrivate: true, ownDatabaseUrl: null, selfPort: null };
@@ -50,11 +50,11 @@ describeWith(['postgres'], 'postgres destinations, connected', () => {
   };
 
   it('a postgres destination is checked when it is made: its table is made, and a database that does not exist is said at once', async () => {
-    expect(await checkDestination({ kind: 'postgres', url: target.url, secret: null, table: 'made_at_once' }, OPEN)).toBeNull();
+    expect(await postgres.check({ url: target.url, table: 'made_at_once' }, OPEN)).toBeNull();
     expect(await tables(target.url)).toContain('made_at_once');
     const missing = new URL(target.url);
     missing.pathname = '/no_such_database_here';
-    const error = await checkDestination({ kind: 'postgres', url: missing.toString(), secret: null, table: 't' }, OPEN);
+    const error = await postgres.check({ url: missing.toString(), table: 't' }, OPEN);
     expect(error).toMatch(/^PostgreSQL: database "\*\*\*" does not exist \(SQLSTATE 3D000\)\.$/);
   });
 
@@ -62,11 +62,11 @@ describeWith(['postgres'], 'postgres destinations, connected', () => {
     const u = new URL(target.url);
     u.hostname = 'warehouse.test';
     const resolve = async () => [{ address: '127.0.0.1', family: 4 }];
-    expect(await checkDestination({ kind: 'postgres', url: u.toString(), secret: null, table: 'guarded' }, { ...CLOSED, resolve })).toMatch(
+    expect(await postgres.check({ url: u.toString(), table: 'guarded' }, { ...CLOSED, resolve })).toMatch(
       /^Refused: warehouse\.test is, or resolves to, an address destinations may not reach/,
     );
     expect(await tables(target.url)).not.toContain('guarded');
-    expect(await checkDestination({ kind: 'postgres', url: u.toString(), secret: null, table: 'guarded' }, { ...OPEN, resolve })).toBeNull();
+    expect(await postgres.check({ url: u.toString(), table: 'guarded' }, { ...OPEN, resolve })).toBeNull();
     expect(await tables(target.url)).toContain('guarded');
   });
 
@@ -74,12 +74,12 @@ describeWith(['postgres'], 'postgres destinations, connected', () => {
     const own = new URL(target.url);
     own.hostname = 'localhost';
     const reach = { ...OPEN, ownDatabaseUrl: own.toString() };
-    expect(await checkDestination({ kind: 'postgres', url: target.url, secret: null, table: 'squatter' }, reach)).toBe(OWN_DATABASE_MESSAGE);
+    expect(await postgres.check({ url: target.url, table: 'squatter' }, reach)).toBe(OWN_DATABASE_MESSAGE);
     const sender = new PostgresSender(target.url, 'squatter', reach);
     expect(await sender.send(batch, never)).toEqual({ ok: false, error: OWN_DATABASE_MESSAGE, retryAfterMs: null });
     await sender.close();
     expect(await tables(target.url)).not.toContain('squatter');
     // Another database of the same server is not the store's.
-    expect(await checkDestination({ kind: 'postgres', url: target.url, secret: null, table: 'neighbour' }, { ...OPEN, ownDatabaseUrl: TEST_DATABASE_URL })).toBeNull();
+    expect(await postgres.check({ url: target.url, table: 'neighbour' }, { ...OPEN, ownDatabaseUrl: TEST_DATABASE_URL })).toBeNull();
   });
 });

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { DeliverySender, OutgoingBatch, SendOutcome } from '../port-destinations.js';
-import { AddressRefused, type DestinationReach, guardedLookup, literalRefusal } from './reach.js';
+import type { DeliverySender, OutgoingBatch, SendOutcome } from '../../stores/port-destinations.js';
+import { AddressRefused, type DestinationReach, guardedLookup, literalRefusal } from '../reach.js';
 import { signature } from './signature.js';
 
 /** A receiver that has not answered in this long has failed the attempt. */

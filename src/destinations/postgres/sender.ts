@@ -1,8 +1,9 @@
 import pg from 'pg';
-import { type DeliverySender, type OutgoingBatch, type SendOutcome, scrub } from '../port-destinations.js';
+import type { DeliverySender, OutgoingBatch, SendOutcome } from '../../stores/port-destinations.js';
+import { scrub } from '../urls.js';
 import { OWN_DATABASE_MESSAGE, isOwnDatabase } from './own-database.js';
 import { type PostgresTarget, parsePostgresUrl } from './postgres-url.js';
-import { AddressRefused, type DestinationReach, guardedSocket } from './reach.js';
+import { AddressRefused, type DestinationReach, guardedSocket } from '../reach.js';
 
 /** A connection, and then each statement, fail the attempt after this long. */
 const POSTGRES_TIMEOUT_MS = 10_000;
