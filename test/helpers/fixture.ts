@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createAdmin } from '../../src/domain/admin.js';
 import { Collector } from '../../src/domain/collector.js';
-import { LocalLimiter } from '../../src/domain/limits/local-limiter.js';
+import { LocalLimiter } from '../../src/limiters/local/local-limiter.js';
 import { DEFAULT_LIMITS, type LimitSettings, RateLimits } from '../../src/domain/limits/policies.js';
 import type { LiveWindow } from '../../src/domain/live-window.js';
 import type { Admission } from '../../src/edge/admission.js';

@@ -6,7 +6,7 @@ import type http from 'node:http';
 import { Worker } from 'node:worker_threads';
 import { type Config, loadConfig } from '../../config.js';
 import { Collector } from '../../domain/collector.js';
-import { openLimiter } from '../../stores/open-limiter.js';
+import { openLimiter } from '../../limiters/open-limiter.js';
 import { RateLimits } from '../../domain/limits/policies.js';
 import { startRetention } from '../../domain/retention.js';
 import { DeliveryService } from '../../domain/delivery/delivery-service.js';
