@@ -5,6 +5,7 @@ import { type CheckedMessages, type ForeignShape, type KeyFound, checkForeignBod
 import { type ItemTuple, type TransferBatch, unpackBatch, unpackItems } from './item-transfer.js';
 import { KeylessGate } from './keyless-gate.js';
 import type { Refusal } from './refusal.js';
+import { threadEntry } from '../thread-entry.js';
 
 /**
  * Bodies from this size up are checked on a thread. A 500-item batch is
@@ -21,10 +22,8 @@ export const OFF_THREAD_MIN_BYTES = 32 * 1024;
  */
 const THREAD_HEAP = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 64 };
 
-/** The thread's file (check-thread.ts); tests run this one from TypeScript and load the compiled thread from dist/. */
-const THREAD_URL = import.meta.url.endsWith('.ts')
-  ? new URL('../../dist/pipeline/check-thread.js', import.meta.url)
-  : new URL('./check-thread.js', import.meta.url);
+/** The thread's file (check-thread.ts), compiled. */
+const THREAD_URL = threadEntry('pipeline/check-thread.js');
 
 /**
  * Bodies whose key is still unknown waiting for a thread, all clients
