@@ -10,9 +10,12 @@ import { readBearer } from '../domain/keys.js';
 import type { RequestErrorCode } from '../errors/codes.js';
 import type { CheckedBatch } from '../pipeline/checked-batch.js';
 import type { AuthRecord } from '../stores/port.js';
-import { ADMISSION_WAIT_MS, BATCH_PATH, IMPORT_PATH, KEY_RPS, MAX_BODY_BYTES, MAX_ITEMS, formatNumber } from '../docs/facts.js';
+import { DEFAULT_LIMITS } from '../domain/limits/policies.js';
+import { MAX_ITEMS } from '../pipeline/check-batch.js';
+import { ADMISSION_WAIT_MS } from './admission.js';
+import { MAX_BODY_BYTES } from './read-body.js';
 import { type BatchRouteDeps, BATCH_DIALECT, admitItems, answering, checkKey, itemContext, itemsVerdict, readAdmitted, writeChecked } from './batch-route.js';
-import { type EndpointProfile, ENDPOINTS } from './endpoints.js';
+import { BATCH_PATH, type EndpointProfile, ENDPOINTS, IMPORT_PATH } from './endpoints.js';
 import { normaliseHost } from './host.js';
 import { type BatchOptions, type Refusal, checkBrowser, checkMethod, checkPath, checkQuery, isRefusal } from './request-checks.js';
 
@@ -55,7 +58,7 @@ interface Step {
   run: ((r: BatchRequest) => Result | Promise<Result>) | null;
 }
 
-const MIB = `1 MiB (${formatNumber(MAX_BODY_BYTES)} bytes)`;
+const MIB = `1 MiB (${MAX_BODY_BYTES.toLocaleString('en-US')} bytes)`;
 
 /** Every check in order; a request that passes them all is answered 202, or 200 with validate=true. */
 export const BATCH_CHECKS: readonly Step[] = [
@@ -88,7 +91,7 @@ export const BATCH_CHECKS: readonly Step[] = [
       { name: 'missing-key', check: 'No Bearer key', codes: ['missing_key'] },
       { name: 'invalid-key', check: 'The key does not work', codes: ['invalid_key'] },
       { name: 'api-off', check: "The key's project does not have the API switched on", codes: ['not_found'] },
-      { name: 'key-rate', check: `The key sent more than ${KEY_RPS} requests in the last second (by default)`, codes: ['rate_limited'] },
+      { name: 'key-rate', check: `The key sent more than ${DEFAULT_LIMITS.keyRps} requests in the last second (by default)`, codes: ['rate_limited'] },
     ],
     run: async (r) => {
       const auth = await checkKey(r.deps, r.req, readBearer(r.req.headers.authorization));

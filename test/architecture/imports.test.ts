@@ -112,6 +112,15 @@ it('imports point one way: edge → pipeline → domain → port ← adapters', 
   expect(wrong).toEqual([]);
 });
 
+it('limits are constants of the code that enforces them: only the docs read docs/facts.ts', () => {
+  // The docs import the limits; a server part that took one from the docs would make the docs its owner.
+  const readers = sourceFiles(SRC)
+    .map((f) => relative(SRC, f))
+    .filter((f) => !f.startsWith('docs/'))
+    .filter((f) => importsOf(readFileSync(join(SRC, f), 'utf8')).some((spec) => relative(SRC, resolve(dirname(join(SRC, f)), spec)) === 'docs/facts.js'));
+  expect(readers).toEqual([]);
+});
+
 it('the rules refuse the backward imports this project once had', () => {
   expect(allowed(layerOf('pipeline/check-batch.ts')!, layerOf('edge/request-checks.ts')!)).toBe(false);
   expect(allowed(layerOf('stores/port.ts')!, layerOf('pipeline/check-item.ts')!)).toBe(false);
