@@ -9,8 +9,9 @@
  * What is asserted is what takes the hashes away: the guesses for one account
  * are refused before any hash once the throttle blocks it, unknown emails are
  * answered without one, and a gzip batch sent meanwhile is answered 202 while
- * the guesses still are. Its time then, beside its unloaded time, is printed,
- * never asserted: the machine's load decides it as much as the server does.
+ * guesses are still being answered: it does not wait for the flood. Its time
+ * then, beside its unloaded time, is printed, never asserted: the machine's
+ * load decides it as much as the server does.
  */
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -72,17 +73,21 @@ const BATCHES = 3;
 
 /**
  * Sends GUESSES requests at once and BATCHES gzip batches right after them: the
- * answers, whether a guess was still answered after the batches were sent, and
- * the batches' median time as a line to print.
+ * answers, how many guesses were answered after the first batch was, and the
+ * batches' median time as a line to print.
  */
-async function flood(send: (i: number) => Promise<RawAnswer>): Promise<{ answers: RawAnswer[]; answeredAfterBatch: boolean; shown: string }> {
-  let batchesSent = false;
-  let answeredAfterBatch = false;
-  const pending = Array.from({ length: GUESSES }, (_, i) => send(i).then((a) => ((answeredAfterBatch ||= batchesSent), a)));
-  batchesSent = true;
-  const batchMs = median(await Promise.all(Array.from({ length: BATCHES }, () => gzipBatch())));
+async function flood(send: (i: number) => Promise<RawAnswer>): Promise<{ answers: RawAnswer[]; answeredAfterBatch: number; shown: string }> {
+  let batchAnswered = false;
+  let answeredAfterBatch = 0;
+  const pending = Array.from({ length: GUESSES }, (_, i) => send(i).then((a) => ((answeredAfterBatch += batchAnswered ? 1 : 0), a)));
+  const batches = Array.from({ length: BATCHES }, () => gzipBatch().then((ms) => ((batchAnswered = true), ms)));
+  const batchMs = median(await Promise.all(batches));
   const answers = await Promise.all(pending);
-  return { answers, answeredAfterBatch, shown: `a gzip batch answered in ${Math.round(batchMs)} ms during the flood, ${Math.round(unloaded)} ms unloaded` };
+  return {
+    answers,
+    answeredAfterBatch,
+    shown: `a gzip batch answered in ${Math.round(batchMs)} ms during the flood (${Math.round(unloaded)} ms unloaded), ${answeredAfterBatch} guesses answered after it`,
+  };
 }
 
 const statuses = (answers: RawAnswer[]) => answers.reduce<Record<number, number>>((m, a) => ((m[a.status] = (m[a.status] ?? 0) + 1), m), {});
@@ -97,8 +102,8 @@ it('parallel wrong passwords for one account are answered 429 without hashing, a
   expect(hashed).toBeGreaterThan(FREE_FAILURES.email);
   expect(hashed).toBeLessThan(GUESSES / 10);
   for (const a of answers.filter((x) => x.status === 429)) expect(Number(a.headers.get('retry-after'))).toBeGreaterThan(0);
-  // The batch was sent while guesses were still being answered (gzipBatch holds it to its 202).
-  expect(answeredAfterBatch).toBe(true);
+  // The batch was answered 202 (gzipBatch holds it to that) while guesses were still being answered.
+  expect(answeredAfterBatch).toBeGreaterThan(0);
 });
 
 it('parallel wrong passwords from many addresses for unknown emails take no place under the bound, and a gzip batch sent meanwhile is answered', async () => {
@@ -107,5 +112,5 @@ it('parallel wrong passwords from many addresses for unknown emails take no plac
   // No throttle applies (each email and address tries once), and an unknown email is answered without a hash
   // or a place under the bound on checks at once: every one is a wrong password, none is refused as busy.
   expect(statuses(answers), JSON.stringify(statuses(answers))).toEqual({ 401: GUESSES });
-  expect(answeredAfterBatch).toBe(true);
+  expect(answeredAfterBatch).toBeGreaterThan(0);
 });
