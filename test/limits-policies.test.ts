@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LocalLimiter } from '../src/domain/limits/local-limiter.js';
+import { LocalLimiter } from '../src/limiters/local/local-limiter.js';
 import { DEFAULT_LIMITS, type LimitSettings, RateLimits } from '../src/domain/limits/policies.js';
 
 const T = Date.UTC(2026, 0, 1);

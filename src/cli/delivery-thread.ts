@@ -12,6 +12,7 @@ import { LocalCourier } from '../domain/delivery/courier.js';
 import { senderFor } from '../destinations/registry.js';
 import { type DeliveryReadsSettings, openDeliveryReads } from '../stores/open-delivery-reads.js';
 import type { DestinationReach } from '../stores/port-destinations.js';
+import { threadEntry } from '../thread-entry.js';
 
 /** What the thread is started with: where the store is, and what destinations may reach (plain data). */
 export interface DeliveryThreadData extends DeliveryReadsSettings {
@@ -44,7 +45,5 @@ if (parentPort !== null) {
   serveCourier(parentPort, new LocalCourier(openDeliveryReads(data, () => undefined), (d) => senderFor(d, data.reach)));
 }
 
-/** Where the thread's compiled file is: tests run the server from TypeScript and load the compiled thread from dist/. */
-export const DELIVERY_THREAD_URL = import.meta.url.endsWith('.ts')
-  ? new URL('../../dist/cli/delivery-thread.js', import.meta.url)
-  : new URL('./delivery-thread.js', import.meta.url);
+/** This file, compiled: the thread's entry point. */
+export const DELIVERY_THREAD_URL = threadEntry('cli/delivery-thread.js');

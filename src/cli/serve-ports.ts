@@ -73,3 +73,8 @@ export function bindFailure(code: string | undefined, e: Error, w: { port: numbe
   }
   return new ConfigError(`Cannot listen on ${host} port ${port} (${e.message}); check ${settingName(hostSetting)} and ${settingName(portSetting)}.`);
 }
+
+/** A host as a URL spells it: an IPv6 address in brackets. */
+export function bracketed(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}

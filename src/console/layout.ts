@@ -1,5 +1,5 @@
 import { type Html, html } from '../docs/html.js';
-import { DOCS_PATH } from '../docs/facts.js';
+import { DOCS_PATH } from '../edge/docs-paths.js';
 import type { Viewer } from '../domain/accounts/accounts.js';
 
 /** Where the console lives; every page, form and script under it. */

@@ -1,6 +1,8 @@
 /**
- * The figures both reference documents state, taken from the code that
- * enforces them, so a changed limit changes the docs with it.
+ * The figures both reference documents state, imported from the modules that
+ * enforce them (each limit is a constant of its owner), so a changed limit
+ * changes the docs with it. The docs import the limits; nothing outside
+ * docs/ imports this file.
  */
 import { KEY_PREFIX } from '../domain/keys.js';
 import { DEFAULT_LIMITS, KEY_RETRY_AFTER, PROJECT_WINDOWS } from '../domain/limits/policies.js';
@@ -9,20 +11,15 @@ import { MAX_KEY_LENGTH } from '../domain/storable.js';
 import { MAX_BODY_BYTES } from '../edge/read-body.js';
 import { MAX_ITEMS } from '../pipeline/check-batch.js';
 import { MAX_NAME_LENGTH } from '../pipeline/check-item.js';
+import { MAX_INSERT_ID_LENGTH } from '../pipeline/ids.js';
 import { MAX_PROPERTY_BYTES, MAX_PROPERTY_DEPTH, MAX_PROPERTY_KEYS } from '../pipeline/properties.js';
 import { MAX_FUTURE_MS, MAX_PAST_MS } from '../pipeline/timestamp.js';
 
 export { BATCH_PATH, IMPORT_PATH } from '../intakes/batch/endpoints.js';
 export { DEFAULT_RETENTION_DAYS } from '../domain/retention.js';
-/** Where the reference pages are served. */
-export const DOCS_PATH = '/docs/api';
-export const OPENAPI_PATH = `${DOCS_PATH}/openapi.json`;
-/** The reference page's filter script, served beside it. */
-export const REFERENCE_SCRIPT_PATH = `${DOCS_PATH}/reference.js`;
+export { DOCS_PATH, OPENAPI_PATH, REFERENCE_SCRIPT_PATH } from '../edge/docs-paths.js';
 
-export const MAX_INSERT_ID_LENGTH = 80;
-
-export { ADMISSION_WAIT_MS, KEY_PREFIX, KEY_RETRY_AFTER, MAX_BODY_BYTES, MAX_ITEMS, MAX_NAME_LENGTH, MAX_PROPERTY_BYTES, MAX_PROPERTY_DEPTH, MAX_PROPERTY_KEYS };
+export { ADMISSION_WAIT_MS, KEY_PREFIX, KEY_RETRY_AFTER, MAX_BODY_BYTES, MAX_INSERT_ID_LENGTH, MAX_ITEMS, MAX_NAME_LENGTH, MAX_PROPERTY_BYTES, MAX_PROPERTY_DEPTH, MAX_PROPERTY_KEYS };
 export { MAX_KEY_LENGTH };
 
 export const PAST_DAYS = MAX_PAST_MS / 86_400_000;

@@ -73,7 +73,7 @@ export interface AppDeps {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** /readyz's state: serve.ts turns it off as a stop begins. */
+    /** /readyz's state: the server's stop (src/server.ts) turns it off first. */
     readiness: Readiness;
   }
 }

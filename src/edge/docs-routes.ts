@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyPluginAsync } from 'fastify';
-import { DOCS_PATH, OPENAPI_PATH, REFERENCE_SCRIPT_PATH } from '../docs/facts.js';
 import { openApiDocument } from '../docs/openapi.js';
 import { referencePage } from '../docs/reference-page.js';
+import { DOCS_PATH, OPENAPI_PATH, REFERENCE_SCRIPT_PATH } from './docs-paths.js';
 
 // No outside assets, and no script but the page's own file from this server; the policy makes sure it stays so.
 const CSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";

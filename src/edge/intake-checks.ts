@@ -10,8 +10,12 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestErrorCode } from '../errors/codes.js';
-import { ADMISSION_WAIT_MS, BATCH_PATH, IMPORT_PATH, KEY_RPS, MAX_BODY_BYTES, MAX_ITEMS, formatNumber } from '../docs/facts.js';
 import { type Intake, NO_OPTIONS } from '../intakes/intake.js';
+import { BATCH_PATH, IMPORT_PATH } from '../intakes/batch/endpoints.js';
+import { DEFAULT_LIMITS } from '../domain/limits/policies.js';
+import { MAX_ITEMS } from '../pipeline/check-batch.js';
+import { ADMISSION_WAIT_MS } from './admission.js';
+import { MAX_BODY_BYTES } from './read-body.js';
 import { normaliseHost } from './host.js';
 import {
   type IntakeDeps, type IntakeRequest, type Result, checkIntakeItems, finish, itemsVerdict, keyStep, queryStep, readIntakeBody, writeChecked,
@@ -36,7 +40,7 @@ interface Step {
   run: ((r: IntakeRequest) => Result | Promise<Result>) | null;
 }
 
-const MIB = `1 MiB (${formatNumber(MAX_BODY_BYTES)} bytes)`;
+const MIB = `1 MiB (${MAX_BODY_BYTES.toLocaleString('en-US')} bytes)`;
 
 /** Every check in order; a request that passes them all is answered as its intake answers (the batch API: 202, or 200 with validate=true). */
 export const INTAKE_CHECKS: readonly Step[] = [
@@ -69,7 +73,7 @@ export const INTAKE_CHECKS: readonly Step[] = [
       { name: 'missing-key', check: 'No Bearer key', codes: ['missing_key'] },
       { name: 'invalid-key', check: 'The key does not work', codes: ['invalid_key'] },
       { name: 'api-off', check: "The key's project does not have the API switched on", codes: ['not_found'] },
-      { name: 'key-rate', check: `The key sent more than ${KEY_RPS} requests in the last second (by default)`, codes: ['rate_limited'] },
+      { name: 'key-rate', check: `The key sent more than ${DEFAULT_LIMITS.keyRps} requests in the last second (by default)`, codes: ['rate_limited'] },
     ],
     // An intake whose key may be in the body has it checked with the body's step, when the header has none.
     run: keyStep,

@@ -6,6 +6,7 @@ import { type ItemTuple, type TransferBatch, unpackBatch, unpackItems } from '..
 import { KeylessGate } from '../pipeline/keyless-gate.js';
 import type { Refusal } from '../pipeline/refusal.js';
 import { wireOf } from './registry.js';
+import { threadEntry } from '../thread-entry.js';
 
 /**
  * Bodies from this size up are checked on a thread. A 500-item batch is
@@ -22,10 +23,8 @@ export const OFF_THREAD_MIN_BYTES = 32 * 1024;
  */
 const THREAD_HEAP = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 64 };
 
-/** The thread's file (check-thread.ts); tests run this one from TypeScript and load the compiled thread from dist/. */
-const THREAD_URL = import.meta.url.endsWith('.ts')
-  ? new URL('../../dist/intakes/check-thread.js', import.meta.url)
-  : new URL('./check-thread.js', import.meta.url);
+/** The thread's file (check-thread.ts), compiled. */
+const THREAD_URL = threadEntry('intakes/check-thread.js');
 
 /**
  * Bodies whose key is still unknown waiting for a thread, all clients

@@ -1,6 +1,8 @@
 /** Formats of the ids a client sends. The store never sees one that breaks these. */
 
-export const INSERT_ID = /^[A-Za-z0-9_-]{1,80}$/;
+/** An insert_id's longest length, in characters. */
+export const MAX_INSERT_ID_LENGTH = 80;
+export const INSERT_ID = new RegExp(`^[A-Za-z0-9_-]{1,${MAX_INSERT_ID_LENGTH}}$`);
 /** A browser person key: per_ then 1-124 safe characters (128 in all). */
 export const PERSON_ID = /^per_[A-Za-z0-9_-]{1,124}$/;
 /** A browser session id: ses_ then 1-124 safe characters. */

@@ -10,7 +10,7 @@ import { expect, it } from 'vitest';
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
 
-type Layer = 'edge' | 'intakes' | 'pipeline' | 'domain' | 'port' | 'errors' | 'compose' | `adapter:${string}`;
+type Layer = 'edge' | 'intakes' | 'pipeline' | 'domain' | 'port' | 'errors' | 'compose' | 'base' | `adapter:${string}`;
 
 /** The layer of a file, by its path under src/; null for a file no rule covers yet. */
 export function layerOf(path: string): Layer | null {
@@ -33,10 +33,23 @@ export function layerOf(path: string): Layer | null {
   // engines: they implement the port's DestinationKind and import nothing but the port. The domain,
   // the console and the CLI reach them through the kinds the composition root hands in.
   if (top === 'destinations') return 'adapter:destinations';
-  if (top === 'stores' && second !== undefined) {
-    // Where the engines are chosen (open-store.ts, open-limiter.ts): the one place that knows them all.
+  // The composition root: the server built from its parts, for `inlet serve` and the tests.
+  if (top === 'server.ts') return 'compose';
+  // Where a thread's compiled code is: asked by threads' owners in every layer, adapters included,
+  // and importing nothing of the project.
+  if (top === 'thread-entry.ts') return 'base';
+  // Rate limiters, out of stores/ (which holds the data's engines): the same shape, the limiter
+  // port beside one folder per engine (local/, redis/) and open-limiter.ts choosing. The rules
+  // that use them stay in domain/limits/.
+  if (top === 'limiters' && second !== undefined) {
     if (second.startsWith('open-') && second.endsWith('.ts')) return 'compose';
-    // Every other file beside the adapters' folders is a port (port.ts, limiter-port.ts, ...).
+    if (second.endsWith('.ts')) return 'port';
+    return `adapter:limiters/${second}`;
+  }
+  if (top === 'stores' && second !== undefined) {
+    // Where the engines are chosen (open-store.ts, ...): the one place that knows them all.
+    if (second.startsWith('open-') && second.endsWith('.ts')) return 'compose';
+    // Every other file beside the adapters' folders is a port (port.ts, port-outcomes.ts, ...).
     if (second.endsWith('.ts')) return 'port';
     return `adapter:${second}`;
   }
@@ -51,6 +64,7 @@ const MAY_IMPORT: Record<string, Layer[]> = {
   domain: ['port', 'errors'],
   port: ['errors'],
   errors: [],
+  base: [],
   adapter: ['port'],
 };
 
@@ -63,7 +77,7 @@ const SQL_ENGINES: Layer[] = ['adapter:sqlite', 'adapter:postgres'];
 
 /** Whether a file of layer `from` may import one of layer `to`. */
 export function allowed(from: Layer, to: Layer): boolean {
-  if (from === to || from === 'compose') return true;
+  if (from === to || from === 'compose' || to === 'base') return true;
   if (to === SHARED_SQL && SQL_ENGINES.includes(from)) return true;
   const rules = MAY_IMPORT[from.startsWith('adapter:') ? 'adapter' : from]!;
   return rules.includes(to);
@@ -108,13 +122,25 @@ it('imports point one way: edge → intakes → pipeline → domain → port ←
   expect(wrong).toEqual([]);
 });
 
+it('limits are constants of the code that enforces them: only the docs read docs/facts.ts', () => {
+  // The docs import the limits; a server part that took one from the docs would make the docs its owner.
+  const readers = sourceFiles(SRC)
+    .map((f) => relative(SRC, f))
+    .filter((f) => !f.startsWith('docs/'))
+    .filter((f) => importsOf(readFileSync(join(SRC, f), 'utf8')).some((spec) => relative(SRC, resolve(dirname(join(SRC, f)), spec)) === 'docs/facts.js'));
+  expect(readers).toEqual([]);
+});
+
 it('the rules refuse the backward imports this project once had', () => {
   expect(allowed(layerOf('pipeline/check-batch.ts')!, layerOf('edge/request-checks.ts')!)).toBe(false);
   expect(allowed(layerOf('pipeline/foreign-body.ts')!, layerOf('intakes/segment/segment-map.ts')!)).toBe(false);
   expect(allowed(layerOf('intakes/segment/intake.ts')!, layerOf('edge/intake-pipeline.ts')!)).toBe(false);
   expect(allowed(layerOf('stores/port.ts')!, layerOf('pipeline/check-item.ts')!)).toBe(false);
   expect(allowed(layerOf('stores/sqlite/admin.ts')!, layerOf('domain/keys.ts')!)).toBe(false);
-  expect(allowed(layerOf('domain/limits/open-limiter.ts')!, layerOf('stores/redis-limits/redis-limiter.ts')!)).toBe(false);
+  expect(allowed(layerOf('domain/limits/policies.ts')!, layerOf('limiters/redis/redis-limiter.ts')!)).toBe(false);
+  expect(allowed(layerOf('limiters/redis/redis-limiter.ts')!, layerOf('domain/limits/policies.ts')!)).toBe(false);
+  expect(allowed(layerOf('limiters/local/local-limiter.ts')!, layerOf('stores/sqlite/sqlite-store.ts')!)).toBe(false);
+  expect(allowed(layerOf('stores/sqlite/page-reader.ts')!, layerOf('thread-entry.ts')!)).toBe(true);
   expect(allowed(layerOf('stores/sqlite/rows.ts')!, layerOf('stores/postgres/rows.ts')!)).toBe(false);
   expect(allowed(layerOf('stores/sql/admin.ts')!, layerOf('stores/sqlite/sql-engine.ts')!)).toBe(false);
   expect(allowed(layerOf('domain/delivery/deliverer.ts')!, layerOf('destinations/webhook/kind.ts')!)).toBe(false);

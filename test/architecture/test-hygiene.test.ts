@@ -77,12 +77,97 @@ function findings(): { where: string; file: string; kind: Kind; text: string }[]
   const found: { where: string; file: string; kind: Kind; text: string }[] = [];
   for (const file of testFiles(ROOT)) {
     if (file === SELF) continue;
-    readFileSync(join(ROOT, file), 'utf8').split('\n').forEach((text, i) => {
+    const content = readFileSync(join(ROOT, file), 'utf8');
+    const lines = content.split('\n');
+    lines.forEach((text, i) => {
       for (const [kind, re] of Object.entries(PATTERNS) as [Kind, RegExp][]) {
         if (re.test(text)) found.push({ where: `${file}:${i + 1}`, file, kind, text: text.trim() });
       }
     });
+    for (const n of elapsedTimeAsserts(content)) {
+      const text = lines[n - 1]!;
+      if (!PATTERNS['wall-clock'].test(text)) found.push({ where: `${file}:${n}`, file, kind: 'wall-clock', text: text.trim() });
+    }
   }
+  return found;
+}
+
+const CLOCK = /\b(?:Date\.now|performance\.now)\s*\(\s*\)/;
+/**
+ * `name = rhs` and `obj.name = rhs` (the right side up to the statement's
+ * end), `name: rhs` (a property, up to the property's end), where a statement,
+ * an expression or a property begins (never a ternary's `:`).
+ */
+const BINDINGS = [
+  /(?:^|[{,(;]|\b(?:const|let|var)\s)\s*(?:[\w$]+\.)*([\w$]+)\s*=(?![=>])\s*/g,
+  /(?:^|[{,(])\s*([\w$]+)\s*:(?!:)\s*/g,
+];
+
+/** The right side that starts at `from`: up to a `;`, or a `,` or closing bracket outside the brackets it opens. */
+function rightSide(line: string, from: number): string {
+  let depth = 0;
+  for (let i = from; i < line.length; i++) {
+    const c = line[i]!;
+    if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') {
+      if (depth === 0) return line.slice(from, i);
+      depth--;
+    } else if (c === ';' || (c === ',' && depth === 0)) return line.slice(from, i);
+  }
+  return line.slice(from);
+}
+/** An arrow function's head: the names after it are its parameters, not uses. */
+const ARROW = /^\s*(?:async\s*)?(?:\([^)]*\)|[\w$]+)\s*(?::[^=]*)?=>/;
+const escaped = (names: Set<string>) => [...names].map((n) => n.replace(/\$/g, '\\$')).join('|');
+
+/**
+ * Lines of a file that assert on an elapsed wall-clock time kept in a name
+ * first: `const t0 = performance.now(); … const took = performance.now() - t0;
+ * … expect(took)…`, or `{ ms: performance.now() - start }` read back as
+ * `expect(answer.ms)`. A name bound to a clock read is a mark; one bound to a
+ * difference with a mark (or to anything made of such a name) is an elapsed
+ * time; an expect line that names an elapsed time or takes a difference with
+ * a mark is the finding. Names are followed within the file, whatever their
+ * scope: a false finding is a name to change or a line for ALLOWED.
+ */
+export function elapsedTimeAsserts(text: string): number[] {
+  const lines = text.split('\n');
+  const marks = new Set<string>();
+  const elapsed = new Set<string>();
+  const difference = () => {
+    if (marks.size === 0) return null;
+    const mark = `(?<![\\w$.])(?:[\\w$]+\\.)*(?:${escaped(marks)})(?![\\w$])`;
+    return new RegExp(`(?:${CLOCK.source}|${mark})\\s*-\\s*${mark}`);
+  };
+  const namesAny = (names: Set<string>) => (names.size === 0 ? null : new RegExp(`(?<![\\w$])(?:${escaped(names)})(?![\\w$])`));
+  for (let changed = true; changed; ) {
+    changed = false;
+    const diff = difference();
+    const usesElapsed = namesAny(elapsed);
+    for (const line of lines) {
+      for (const m of BINDINGS.flatMap((re) => [...line.matchAll(re)])) {
+        const name = m[1];
+        const rhs = rightSide(line, m.index + m[0].length);
+        if (name === undefined || ARROW.test(rhs)) continue;
+        // An object literal's fields are bindings of their own: the object is not its slowest field.
+        const isElapsed = !/^\s*\{/.test(rhs) && ((diff?.test(rhs) ?? false) || (usesElapsed?.test(rhs) ?? false));
+        const alias = marks.size > 0 && new RegExp(`^\\s*(?:[\\w$]+\\.)*(?:${escaped(marks)})\\s*$`).test(rhs);
+        if (isElapsed && !elapsed.has(name)) {
+          elapsed.add(name);
+          changed = true;
+        } else if (!isElapsed && !elapsed.has(name) && (CLOCK.test(rhs) || alias) && !marks.has(name)) {
+          marks.add(name);
+          changed = true;
+        }
+      }
+    }
+  }
+  const diff = difference();
+  const usesElapsed = namesAny(elapsed);
+  const found: number[] = [];
+  lines.forEach((line, i) => {
+    if (/\bexpect\s*\(/.test(line) && ((diff?.test(line) ?? false) || (usesElapsed?.test(line) ?? false))) found.push(i + 1);
+  });
   return found;
 }
 
@@ -117,4 +202,32 @@ it('the patterns catch the forms they name', () => {
   expect(hits('private-cast', "(store as unknown as { db: Db }).db")).toBe(true);
   expect(hits('private-cast', 'const doc = thing as any;')).toBe(true);
   expect(hits('private-cast', "(probe.address() as { port: number }).port")).toBe(false);
+});
+
+it('finds an elapsed time asserted through a name, and leaves a clock read that is not one alone', () => {
+  const positive = [
+    'const t0 = performance.now();',
+    'await work();',
+    'const took = performance.now() - t0;',
+    'expect(took).toBeLessThan(50);',
+    'const start = Date.now();',
+    'const answer = { status: 200, ms: Date.now() - start };',
+    'expect(answer.ms).toBeLessThan(1500);',
+    'const worst = Math.max(...answers.map((a) => a.ms));',
+    'expect(worst, "slowest").toBeLessThan(1500);',
+    'attempts.push({ begun: t0, end: performance.now() });',
+    'expect(Math.max(...attempts.map((a) => a.end - a.begun))).toBeLessThan(1000);',
+    'expect(n).toBeLessThanOrEqual(20 * Math.ceil(took / 1000));',
+  ].join('\n');
+  expect(elapsedTimeAsserts(positive)).toEqual([4, 7, 9, 11, 12]);
+  const negative = [
+    'const now = Date.now();',
+    'const restart = 3;',
+    'expect(row.at).toBe(now - 5 * 86_400_000);',
+    'expect(restart - 1).toBe(2);',
+    'const took = measure();',
+    'console.log(`took ${performance.now() - now} ms`);',
+    'expect(took.status).toBe(202);',
+  ].join('\n');
+  expect(elapsedTimeAsserts(negative)).toEqual([]);
 });

@@ -4,10 +4,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, expect, it } from 'vitest';
-import type { Limiter } from '../../src/domain/limits/limiter.js';
-import { LocalLimiter } from '../../src/domain/limits/local-limiter.js';
+import type { Limiter } from '../../src/limiters/port.js';
+import { LocalLimiter } from '../../src/limiters/local/local-limiter.js';
 import { DEFAULT_LIMITS, RateLimits } from '../../src/domain/limits/policies.js';
-import { RedisLimiter } from '../../src/stores/redis-limits/redis-limiter.js';
+import { RedisLimiter } from '../../src/limiters/redis/redis-limiter.js';
 import { describeWith } from '../helpers/needs-services.js';
 
 const REDIS_URL = process.env.INLET_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Limiter, WindowSpec } from '../../src/stores/limiter-port.js';
-import { LocalLimiter } from '../../src/domain/limits/local-limiter.js';
-import { RedisLimiter } from '../../src/stores/redis-limits/redis-limiter.js';
+import type { Limiter, WindowSpec } from '../../src/limiters/port.js';
+import { LocalLimiter } from '../../src/limiters/local/local-limiter.js';
+import { RedisLimiter } from '../../src/limiters/redis/redis-limiter.js';
 import { describeWith } from '../helpers/needs-services.js';
 import { TEST_REDIS_URL } from '../helpers/services.js';
 

@@ -3,22 +3,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createAdmin } from '../../src/domain/admin.js';
-import { Collector } from '../../src/domain/collector.js';
-import { LocalLimiter } from '../../src/domain/limits/local-limiter.js';
-import { DEFAULT_LIMITS, type LimitSettings, RateLimits } from '../../src/domain/limits/policies.js';
+import type { Collector } from '../../src/domain/collector.js';
+import { LocalLimiter } from '../../src/limiters/local/local-limiter.js';
+import { DEFAULT_LIMITS, type LimitSettings } from '../../src/domain/limits/policies.js';
 import type { LiveWindow } from '../../src/domain/live-window.js';
 import type { Admission } from '../../src/edge/admission.js';
 import type { Metrics } from '../../src/metrics/metrics.js';
 import type { CheckThreads } from '../../src/intakes/check-threads.js';
-import { observedCollector } from '../../src/metrics/observed-collector.js';
-import { buildApp } from '../../src/edge/app.js';
 import type { EdgeCounters } from '../../src/edge/edge-counters.js';
 import type { ReadBudget } from '../../src/edge/read-budget.js';
-import { DESTINATION_KINDS, checkDestination } from '../../src/destinations/registry.js';
 import type { DestinationReach } from '../../src/stores/port-destinations.js';
 import type { Store } from '../../src/stores/port.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { readSettings } from '../../src/settings.js';
+import { composeApp } from '../../src/server.js';
 
 /** A clock tests move by hand. */
 export class TestClock {
@@ -102,15 +100,20 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
   const tmp = opts.store ? null : tempDir();
   const clock = opts.clock ?? new TestClock();
   const store = opts.store ?? SqliteStore.open(tmp!.dir);
-  const plain = new Collector(store, { clock: clock.now, observer: opts.metrics });
-  const collector = opts.metrics ? observedCollector(plain, opts.metrics) : plain;
   const admin = createAdmin(store, clock.now);
   const ids = opts.sameAs ?? (await provision(admin, opts));
   const limiter = new LocalLimiter();
-  const app = buildApp({
-    collector,
-    limits: new RateLimits(limiter, { ...DEFAULT_LIMITS, ...opts.limits }),
+  // Built by the server's own composition, over the fixture's parts.
+  const parts = {
+    store,
+    limiter,
+    limits: { ...DEFAULT_LIMITS, ...opts.limits },
     clock: clock.now,
+    metrics: opts.metrics,
+    // When absent, public addresses only, through a resolver that knows no name.
+    destinationReach: opts.destinationReach ?? { allowPrivate: false, ownDatabaseUrl: null, resolve: knowsNoName },
+  };
+  const { app, collector } = composeApp(parts, {
     baseUrl: 'http://inlet.test',
     // Through the setting, as a server reads them: it is what spells them as requests are compared.
     trackerHosts: readSettings({ INLET_TRACKER_HOSTS: (opts.trackerHosts ?? []).join(',') }).trackerHosts,
@@ -118,7 +121,6 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
     retiredVersions: new Set(opts.retiredVersions ?? []),
     logger: opts.logStream ? { level: 'info', stream: opts.logStream } : false,
     admission: opts.admission,
-    metrics: opts.metrics,
     reading: opts.reading,
     counters: opts.counters,
     requestTimeoutMs: opts.requestTimeoutMs,
@@ -129,8 +131,6 @@ export async function makeFixture(opts: FixtureOptions = {}): Promise<Fixture> {
     liveBufferBytes: opts.liveBufferBytes,
     liveStallMs: opts.liveStallMs,
     checks: opts.checks,
-    checkDestination: (d, selfPort) => checkDestination(d, { ...(opts.destinationReach ?? { allowPrivate: false, ownDatabaseUrl: null, resolve: knowsNoName }), selfPort }),
-    destinationKinds: DESTINATION_KINDS,
   });
   await app.ready();
   return {

@@ -249,21 +249,19 @@ describeWith(['postgres', 'redis'], 'two servers on one PostgreSQL and one Redis
 
   it('the per-key request limit is shared: at most 20 requests a second get through over both servers together', async () => {
     const p = await newProject();
-    const started = performance.now();
     const answers = await Promise.all(
       Array.from({ length: 40 }, (_, r) => post(limited[r % 2]!, r % 2, p.key.key, [{ event: 'e', distinct_id: 'u', insert_id: `k${r}` }])),
     );
-    const took = performance.now() - started;
     const statuses = answers.map((a) => a.status);
     const admitted = statuses.filter((s) => s === 202).length;
-    expect(admitted + statuses.filter((s) => s === 429).length).toBe(40);
-    // Every request was counted between `started` and now, so no more than 20
-    // per second of that span got through. On a machine that answers all 40
-    // within the key's 1 s window that is exactly 20, where two servers
-    // counting apart would have let 40 through; a slower run gets a looser
-    // bound instead of a failure.
+    const refused = statuses.filter((s) => s === 429).length;
+    expect(admitted + refused).toBe(40);
+    // Each server gets 20 of the 40: counting apart, neither would ever go past
+    // 20 in a second, and none would be refused. Counted together, the 40 sent
+    // at once go past 20 (a run slow enough to spread them over more than two
+    // seconds would admit them all: that is a failure here).
     expect(admitted).toBeGreaterThanOrEqual(20);
-    expect(admitted).toBeLessThanOrEqual(20 * Math.ceil(took / 1000));
+    expect(refused).toBeGreaterThan(0);
     for (const a of answers) if (a.status === 429) expect(a.headers.get('retry-after')).toBe('10');
   });
 

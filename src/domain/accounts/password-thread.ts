@@ -1,5 +1,6 @@
 import { scrypt } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
+import { threadEntry } from '../../thread-entry.js';
 
 /** scrypt's settings, as node:crypto takes them. */
 export interface ScryptOptions {
@@ -21,10 +22,8 @@ export interface DeriveRequest {
 /** From the thread: the key, or scrypt's error. */
 export type DeriveReply = { id: number } & ({ key: Uint8Array } | { error: string });
 
-/** The thread's file (password-worker.ts); tests run this one from TypeScript and load the compiled thread from dist/. */
-const THREAD_URL = import.meta.url.endsWith('.ts')
-  ? new URL('../../../dist/domain/accounts/password-worker.js', import.meta.url)
-  : new URL('./password-worker.js', import.meta.url);
+/** The thread's file (password-worker.ts), compiled. */
+const THREAD_URL = threadEntry('domain/accounts/password-worker.js');
 
 /** After the thread could not start, how long keys are derived on libuv's pool before it is tried again. */
 const RESTART_AFTER_MS = 1000;

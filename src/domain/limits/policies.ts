@@ -1,4 +1,4 @@
-import type { LimitResult, Limiter, WindowSpec } from '../../stores/limiter-port.js';
+import type { LimitResult, Limiter, WindowSpec } from '../../limiters/port.js';
 
 /** The numbers in force; 0 turns a limit off. */
 export interface LimitSettings {

@@ -451,10 +451,10 @@ async function withSlowDeletes(
       items: [item({ index: 0, type: 'identify', event: null, distinctId: insertId, properties: { plan: 'pro' } }), item({ index: 1, insertId })],
     });
 
-    async function timed<T>(p: Promise<T>): Promise<{ ms: number; result: PromiseSettledResult<T> }> {
-      const start = performance.now();
+    /** How a call ended. The test's own time limit is what says it ended at all: a call the time limits missed hangs it. */
+    async function settled<T>(p: Promise<T>): Promise<PromiseSettledResult<T>> {
       const [result] = await Promise.allSettled([p]);
-      return { ms: performance.now() - start, result: result! };
+      return result!;
     }
 
     async function storedRows(insertId: string) {
@@ -471,11 +471,11 @@ async function withSlowDeletes(
       proxy.set('hang');
       const calls: (() => Promise<unknown>)[] = [() => collector.ingest(job('hung')), () => collector.authenticate(hashKey(key)), () => collector.ingest(job('hung2'))];
       for (const call of calls) {
-        const { ms, result } = await timed(call());
+        // Ended by the time limits (connect 0.5 s, one statement 1 s server-side, 2 s client-side), as the port's error.
+        const result = await settled(call());
         expect(result.status).toBe('rejected');
         expect((result as PromiseRejectedResult).reason).toBeInstanceOf(StoreUnavailableError);
-        // connect (0.5 s) + one statement (1 s server-side, 2 s client-side), with slack.
-        expect(ms).toBeLessThan(4000);
+        expect(String((result as PromiseRejectedResult).reason.cause)).toMatch(/timeout/);
       }
       proxy.set('up');
       expect(await storedRows('hung')).toBe(0);
@@ -485,10 +485,11 @@ async function withSlowDeletes(
 
     it('a stopped server is refused at once, and the store recovers by itself when it is back', async () => {
       proxy.set('down');
-      const { ms, result } = await timed(collector.ingest(job('down')));
+      const result = await settled(collector.ingest(job('down')));
       expect(result.status).toBe('rejected');
       expect((result as PromiseRejectedResult).reason).toBeInstanceOf(StoreUnavailableError);
-      expect(ms).toBeLessThan(2000);
+      // At once: the connection is refused or cut, no time limit runs out.
+      expect(String((result as PromiseRejectedResult).reason.cause)).not.toMatch(/timeout/);
       await expect(collector.store.listEvents(sourceId, 1)).rejects.toBeInstanceOf(StoreUnavailableError);
       proxy.set('up');
       expect((await collector.ingest(job('down')))[1]!.status).toBe('accepted');

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { CheckpointWorkerData } from './checkpoint-worker.js';
+import { threadEntry } from '../../thread-entry.js';
 
 /**
  * The shortest time between two checkpoint passes. Each pass ends with an
@@ -26,14 +27,8 @@ const CATCH_UP_TIMEOUT_MS = 2000;
  */
 const FALLBACK_INTERVALS = 4;
 
-/**
- * The worker's file (checkpoint-worker.ts), compiled by tsc beside this one.
- * Tests run this file from its TypeScript source, where no .js sits beside
- * it: they load the compiled worker from dist/ (npm test builds first).
- */
-const WORKER_URL = import.meta.url.endsWith('.ts')
-  ? new URL('../../../dist/stores/sqlite/checkpoint-worker.js', import.meta.url)
-  : new URL('./checkpoint-worker.js', import.meta.url);
+/** The worker's file (checkpoint-worker.ts), compiled. */
+const WORKER_URL = threadEntry('stores/sqlite/checkpoint-worker.js');
 
 /**
  * The slice of a worker thread the checkpointer uses. A seam for tests: they

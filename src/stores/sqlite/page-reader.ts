@@ -3,6 +3,7 @@ import { PageReadGate } from '../page-read-gate.js';
 import { StoreUnavailableError } from '../port.js';
 import type { PageReadReply, PageReadRequest, PageReadThreadData } from './page-read-thread.js';
 import type { PageReads } from './page-reads.js';
+import { threadEntry } from '../../thread-entry.js';
 
 /**
  * Distinct page reads that may wait for the thread; more are refused
@@ -11,10 +12,8 @@ import type { PageReads } from './page-reads.js';
  */
 const WAITING_READS = 8;
 
-/** The thread's file (page-read-thread.ts); tests run this one from TypeScript and load the compiled thread from dist/. */
-const THREAD_URL = import.meta.url.endsWith('.ts')
-  ? new URL('../../../dist/stores/sqlite/page-read-thread.js', import.meta.url)
-  : new URL('./page-read-thread.js', import.meta.url);
+/** The thread's file (page-read-thread.ts), compiled. */
+const THREAD_URL = threadEntry('stores/sqlite/page-read-thread.js');
 
 type Async<R> = { [K in keyof R]: R[K] extends (...a: infer A) => infer T ? (...a: A) => Promise<T> : never };
 

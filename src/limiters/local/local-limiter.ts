@@ -1,4 +1,4 @@
-import type { LimitResult, Limiter, WindowSpec, WindowUse } from '../../stores/limiter-port.js';
+import type { LimitResult, Limiter, WindowSpec, WindowUse } from '../port.js';
 
 /**
  * An exact sliding log kept in this process: each admitted request is one

@@ -1,10 +1,11 @@
 /**
  * The limiter port. One call checks several sliding windows and, only when
  * the cost fits in all of them, adds it to all of them: atomically, in one
- * round trip. Engines: LocalLimiter (domain/limits, in this process) and
- * the Redis adapter (stores/redis-limits); both pass the same conformance
- * suite (test/conformance/limiter.test.ts). An adapter imports this file
- * and its driver, nothing above.
+ * round trip. Engines: LocalLimiter (local/, in this process) and the
+ * Redis adapter (redis/); both pass the same conformance suite
+ * (test/conformance/limiter.test.ts). An adapter imports this file and its
+ * driver, nothing above. The rules that call it (which windows, what
+ * quotas) are the domain's: domain/limits/policies.ts.
  */
 export interface WindowSpec {
   /** Counter name, e.g. "burst:prj_123". */

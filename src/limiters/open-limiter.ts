@@ -1,6 +1,6 @@
-import { LocalLimiter } from '../domain/limits/local-limiter.js';
-import type { Limiter } from './limiter-port.js';
-import { RedisLimiter, type RedisLimiterOptions } from './redis-limits/redis-limiter.js';
+import { LocalLimiter } from './local/local-limiter.js';
+import type { Limiter } from './port.js';
+import { RedisLimiter, type RedisLimiterOptions } from './redis/redis-limiter.js';
 
 /** The limiter for a deployment: shared through Redis when a URL is given, in this process otherwise. */
 export function openLimiter(redisUrl: string | null, opts: Omit<RedisLimiterOptions, 'fallback'> = {}): Limiter {

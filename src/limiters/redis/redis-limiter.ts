@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import type { LimitResult, Limiter, WindowSpec, WindowUse } from '../limiter-port.js';
+import type { LimitResult, Limiter, WindowSpec, WindowUse } from '../port.js';
 
 /**
  * One take() in one script, so that checking every window and adding to every
