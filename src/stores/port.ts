@@ -24,9 +24,10 @@
  * writes is kept all together or not at all. COMMIT resolves only once the
  * writes are durable: on disk or acknowledged by the database server. If
  * `fn` throws, or COMMIT fails, nothing of the transaction is kept and the
- * promise rejects. A store whose `writers` is 'one' runs its transactions
- * one after the other (it queues them itself); 'many' runs them at once, and
- * writers of one project take turns only through the project lock.
+ * promise rejects. An engine may run its transactions one after the other
+ * (it queues them itself) or at once, writers of one project then taking
+ * turns through the project lock; how jobs are gathered into transactions is
+ * its policy (`batching`), which the ingest engine follows without knowing why.
  *
  * What a transaction may do: the IngestTx operations (`read`, `write`,
  * `savepoint`), each a fixed number of round trips whatever the size of its
@@ -34,8 +35,8 @@
  * next savepoint, or before COMMIT: a write's failure can then surface at one
  * of those instead, always before the transaction commits, and reads in the
  * same transaction always see the writes held back. `fn` must not start
- * another transaction on the same store and wait for it (on a 'one' store it
- * would wait for itself).
+ * another transaction on the same store and wait for it (on an engine that
+ * queues its transactions it would wait for itself).
  *
  * The project lock (taken by `read`, first). From the call until the transaction ends,
  * no other transaction, on any server of the same database, holds the lock of
@@ -52,16 +53,15 @@
  * otherwise the store could not be reached, timed out, or the transaction as a
  * whole failed. Any other error is a bug and propagates as it is.
  *
- * Keys. `lookUpKeys` reads keys by hash from the database at the time of the
- * call. `keysChangeMark` is a cheap freshness signal: a value that changes
- * whenever anything `lookUpKeys` reads may have changed, on this server or
- * another; null means the store has no cheap signal, and lookups are then
- * never cached (asking a database server whether anything changed costs the
- * same round trip as the lookup itself).
+ * Keys. `lookUpKeys` answers as a read of the database at the time of the
+ * call would: a change committed before the call (a revocation, on this
+ * server or another) is always seen. An engine may answer from memory only
+ * where it has a cheap signal that nothing read has changed since (SQLite's
+ * data_version); asking a database server costs the lookup's round trip anyway.
  *
  * Everything off the request path. Each admin write is durable when it
- * resolves, and never lands inside a running transaction (an engine with
- * one writer runs it in its turn, `writeTurn`). Reads see committed data.
+ * resolves, and never lands inside a running transaction (an engine that
+ * queues its transactions runs it in its turn). Reads see committed data.
  * Deleting events (retention, erasure) goes in short steps, so that writers
  * never wait long. The console's accounts and lists (AccountStore,
  * ListingStore, in port-console.ts) keep the same rules.
@@ -637,10 +637,26 @@ export interface GroupStore {
 
 // ---- what an engine provides -------------------------------------------------------
 
+/**
+ * How the ingest engine (domain/ingest/engine.ts) gathers jobs into
+ * transactions: an engine's policy, chosen for how it writes. Jobs of one
+ * lane share transactions, one transaction of a lane at a time; lanes run at
+ * once. A transaction holding jobs of several projects or sources writes
+ * each project+source batch under a savepoint of its own.
+ */
+export interface Batching {
+  /** The lane of a job, by its project and source: '' for one lane for all. Called once per job. */
+  lane(projectId: string, sourceId: string): string;
+  /** Items a transaction takes at most (a job bigger than that goes alone). */
+  readonly maxItems: number;
+  /** Turns of the event loop a lane waits before it starts, so that jobs arriving together go together. */
+  readonly gatherTurns: number;
+}
+
 /** Write transactions; see "Transactions" in the contract. */
 export interface WriteStore {
-  /** 'one': transactions run one at a time; 'many': at once, serialised per project by the lock `read` takes. */
-  readonly writers: 'one' | 'many';
+  /** How jobs are gathered into transactions on this engine. */
+  readonly batching: Batching;
   transaction<T>(fn: (tx: IngestTx) => Promise<T>, opts?: { keep?: boolean }): Promise<T>;
 }
 
@@ -651,8 +667,6 @@ export interface KeyStore {
    * leaving out any whose source, project or org is deleted. One statement.
    */
   lookUpKeys(hashes: Buffer[]): Promise<Map<string, AuthRecord>>;
-  /** Changes whenever a lookup's answer may have; null: no cheap signal. */
-  keysChangeMark(): string | null;
   /** The longest a lookup may take, waiting included, before it counts as failed. */
   readonly keyLookupLimitMs: number;
   /**
@@ -695,15 +709,6 @@ export interface Lifecycle {
  */
 export interface Engine<Data> extends HotPath, Lifecycle {
   readonly data: Data;
-  /**
-   * Runs `fn`, an off-path write that opens its own transaction, in the
-   * engine's turn for writes (one at a time with the ingest transactions,
-   * where the engine has one writer); `changesKeys` when it may change what
-   * lookUpKeys reads, so that keysChangeMark moves.
-   */
-  writeTurn<T>(fn: () => Promise<T>, opts?: { changesKeys?: boolean }): Promise<T>;
-  /** In an erasure's first transaction: these links and persons are gone, and no cache of the engine's may serve them again. */
-  forgetCached(projectId: string, distinctIds: string[], personIds: string[]): void;
   /** ErasureStore.deleteErasedEvents, `touch` called before each step (it touches the record). */
   deleteErasedEvents(e: PendingErasure, steps: { touch: () => Promise<void>; stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }>;
   /** RetentionStore.expireEvents: one short step of the plan. */

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { AuthRecord, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure } from '../port.js';
+import type { AuthRecord, Batching, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure } from '../port.js';
 import type { EngineData, SqlStoreEngine } from '../sql/engine.js';
 import { SqlStore } from '../sql/sql-store.js';
 import { postgresDestinations } from './destinations.js';
@@ -39,14 +39,21 @@ const AUTH_SQL = `SELECT k.id AS "keyId", k.hash, k.expires_at AS "expiresAt", k
   WHERE k.hash = ANY($1::bytea[])`;
 
 /**
+ * A transaction per project+source: while one is in flight, later jobs of
+ * the same wait and go together in the next one (the project lock would
+ * serialise them anyway), up to about 2,000 items; other projects' run at once.
+ */
+const BATCHING: Batching = { lane: (projectId, sourceId) => `${projectId}\u0000${sourceId}`, maxItems: 2000, gatherTurns: 0 };
+
+/**
  * The shared engine: every server of a deployment on one PostgreSQL
- * database. Transactions run at once on a pool (`writers: 'many'`); writers
+ * database. Transactions run at once on a pool; writers
  * of one project take turns on an advisory lock. Keys have no cheap change
  * mark, so every lookup reads the database.
  */
 class PostgresEngine implements SqlStoreEngine {
   readonly data: EngineData;
-  readonly writers = 'many';
+  readonly batching = BATCHING;
   /** A lookup asked while another hangs gets the bound of one on its own: a connection, then a statement. */
   readonly keyLookupLimitMs: number;
   private readonly retention: PgRetention;
@@ -61,6 +68,8 @@ class PostgresEngine implements SqlStoreEngine {
     const sql = postgresEngine(pool);
     this.data = {
       sql,
+      // Writers run at once; a change of keys is seen by the next lookup, which always reads the database.
+      write: (fn) => fn(),
       writeTransaction: (fn) => sql.db.transaction().execute(fn),
       eventPages: new PgEventPages(sql),
       listingReads: new PgListingReads(sql.db),
@@ -79,10 +88,6 @@ class PostgresEngine implements SqlStoreEngine {
     return new Map(rows.map((r) => [r.hash.toString('hex'), r]));
   }
 
-  keysChangeMark(): null {
-    return null;
-  }
-
   /** One statement, outside any transaction. */
   async recordKeyUses(uses: Map<string, number>): Promise<void> {
     await this.query(
@@ -95,14 +100,6 @@ class PostgresEngine implements SqlStoreEngine {
   transaction<T>(fn: (tx: IngestTx) => Promise<T>, opts: { keep?: boolean } = {}): Promise<T> {
     return withIngestTx(this.pool, fn, opts.keep ?? true);
   }
-
-  /** Writers run at once; a change of keys is seen by the next lookup, which always reads the database. */
-  writeTurn<T>(fn: () => Promise<T>): Promise<T> {
-    return fn();
-  }
-
-  /** No cache of links outlives a transaction here. */
-  forgetCached(): void {}
 
   deleteErasedEvents(e: PendingErasure, steps: { touch: () => Promise<void>; stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }> {
     return deleteErased(this.pool, this.timeouts.statementMs, e, steps);

@@ -60,6 +60,14 @@ export interface SqlEngine {
 export interface EngineData {
   readonly sql: SqlEngine;
   /**
+   * Runs `fn`, a write off the ingest path that opens its own transaction if
+   * it needs one, in its turn with the engine's other writes: SQLite runs
+   * them one at a time on its one connection, so that none lands inside an
+   * ingest transaction (and learns there what they may have changed: keys,
+   * links); PostgreSQL runs them at once.
+   */
+  write: WriteTurn;
+  /**
    * Runs `fn` in one write transaction of the store, in its turn with the
    * ingest transactions (on SQLite the same queue, whose caches of links and
    * insert_ids learn what each transaction did).
@@ -90,7 +98,7 @@ export abstract class SqlStorePart {
 
   constructor(
     protected readonly engine: SqlEngine,
-    /** The engine's turn for writes (on SQLite the admin's also marks keys and owners as changed, keysChangeMark). */
+    /** The engine's turn for writes (EngineData.write). */
     protected readonly write: WriteTurn = atOnce,
   ) {
     this.db = engine.db;

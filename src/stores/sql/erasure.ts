@@ -66,7 +66,6 @@ export class SqlErasureTx implements ErasureTx {
     for (const part of chunks(personIds)) {
       await this.db.deleteFrom('item_samples').where('project_id', '=', projectId).where('anonymous_id', 'in', part).execute();
     }
-    this.engine.forgetCached(projectId, distinctIds, personIds);
   }
 
   async recordPending(projectId: string, personIds: string[]): Promise<PendingErasure> {

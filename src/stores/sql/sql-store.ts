@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type {
   AuthRecord,
+  Batching,
   ErasureTx,
   ExpiryPlan,
   ExpiryStep,
@@ -33,7 +34,7 @@ import { SqlGroups } from './groups.js';
  * that extends this one with its Engine (sqlite/, postgres/).
  */
 export class SqlStore implements Store {
-  readonly writers: 'one' | 'many';
+  readonly batching: Batching;
   readonly keyLookupLimitMs: number;
   readonly admin: SqlAdmin;
   readonly accounts: SqlAccounts;
@@ -47,12 +48,12 @@ export class SqlStore implements Store {
 
   constructor(protected readonly engine: SqlStoreEngine) {
     const { sql, eventPages, listingReads } = engine.data;
-    this.writers = engine.writers;
+    this.batching = engine.batching;
     this.keyLookupLimitMs = engine.keyLookupLimitMs;
-    // Admin writes may change keys and their owners; account writes change neither.
-    this.admin = new SqlAdmin(sql, (fn) => engine.writeTurn(fn, { changesKeys: true }));
-    this.accounts = new SqlAccounts(sql, (fn) => engine.writeTurn(fn));
-    this.outcomes = new SqlOutcomes(sql, (fn) => engine.writeTurn(fn), listingReads);
+    const { write } = engine.data;
+    this.admin = new SqlAdmin(sql, write);
+    this.accounts = new SqlAccounts(sql, write);
+    this.outcomes = new SqlOutcomes(sql, write, listingReads);
     this.listings = new SqlListings(sql, listingReads);
     this.eventPages = new SqlEventPages(sql, eventPages);
     this.reads = new SqlReads(sql, this.eventPages);
@@ -67,10 +68,6 @@ export class SqlStore implements Store {
 
   lookUpKeys(hashes: Buffer[]): Promise<Map<string, AuthRecord>> {
     return this.engine.lookUpKeys(hashes);
-  }
-
-  keysChangeMark(): string | null {
-    return this.engine.keysChangeMark();
   }
 
   recordKeyUses(uses: Map<string, number>): Promise<void> {

@@ -174,6 +174,11 @@ export class SqliteIngestTx implements IngestTx {
     this.links.committed();
   }
 
+  /** In a transaction that may have removed persons or links off the ingest path: the cache of links serves none of them again. */
+  forgetLinks(): void {
+    this.links.clear();
+  }
+
   /** Rolls the transaction back; nothing of it is kept, in the tables or in memory. */
   rollback(): void {
     this.insertIds.rolledBack();
