@@ -1,74 +1,17 @@
 /**
- * The store port: everything Inlet asks of a database (`Store`), and what an
- * engine must provide for it (`Engine`). The ingest engine (domain/ingest),
- * key caching and lookup batching (domain/key-book.ts), key-use batching
- * (domain/key-uses.ts), the plan of retention (domain/retention.ts) and the
- * rules of erasure (domain/erasure.ts) live in the domain, once, and reach a
- * database only through this file.
- *
- * An engine is one folder under stores/ (sqlite/, postgres/) that implements
- * `Engine`: the request path (write transactions and key lookups, tuned by
- * hand), the deletion of events in short steps (retention and erasure), its
- * lifecycle, and a handle on its connection for the queries written once.
- * Everything else a Store is (admin, accounts, listings, reads, event pages,
- * retention's and erasure's bookkeeping) is built once from an Engine by
- * stores/sql/sql-store.ts. An engine imports this file, stores/sql and its
- * driver, nothing above, and holds no rule of Inlet's. Every engine passes the
- * same conformance suite (test/conformance); see docs/design.md, "One data
- * layer", for how to add an engine or a table.
- *
- * The contract, for every engine:
- *
- * Transactions (`transaction`). `fn` runs on one IngestTx between BEGIN and
- * COMMIT (or ROLLBACK when `keep` is false, as a dry run is); everything it
- * writes is kept all together or not at all. COMMIT resolves only once the
- * writes are durable: on disk or acknowledged by the database server. If
- * `fn` throws, or COMMIT fails, nothing of the transaction is kept and the
- * promise rejects. An engine may run its transactions one after the other
- * (it queues them itself) or at once, writers of one project then taking
- * turns through the project lock; how jobs are gathered into transactions is
- * its policy (`batching`), which the ingest engine follows without knowing why.
- *
- * What a transaction may do: the IngestTx operations (`read`, `write`,
- * `savepoint`), each a fixed number of round trips whatever the size of its
- * lists. A store may hold writes back and send them with the next read, the
- * next savepoint, or before COMMIT: a write's failure can then surface at one
- * of those instead, always before the transaction commits, and reads in the
- * same transaction always see the writes held back. `fn` must not start
- * another transaction on the same store and wait for it (on an engine that
- * queues its transactions it would wait for itself).
- *
- * The project lock (taken by `read`, first). From the call until the transaction ends,
- * no other transaction, on any server of the same database, holds the lock of
- * that project: the meter, the plan limit, insert_ids, person links and the
- * key check are then decided on data no other writer is changing. Admin
- * changes that take a key out of service (revocation, deleting its source,
- * project or organization) wait for the lock of the projects they touch, so a
- * write that checked its key under the lock commits before the change, or
- * sees it. An erasure's first transaction takes it too (ErasureTx).
- *
- * Errors. A database failure rejects with StoreUnavailableError: `refused`
- * says the store answered and refused what was written (a constraint, a value
- * it cannot keep), so the same writes fail again while others may pass;
- * otherwise the store could not be reached, timed out, or the transaction as a
- * whole failed. Any other error is a bug and propagates as it is.
- *
- * Keys. `lookUpKeys` answers as a read of the database at the time of the
- * call would: a change committed before the call (a revocation, on this
- * server or another) is always seen. An engine may answer from memory only
- * where it has a cheap signal that nothing read has changed since (SQLite's
- * data_version); asking a database server costs the lookup's round trip anyway.
- *
- * Everything off the request path. Each admin write is durable when it
- * resolves, and never lands inside a running transaction (an engine that
- * queues its transactions runs it in its turn). Reads see committed data.
- * Deleting events (retention, erasure) goes in short steps, so that writers
- * never wait long. The console's accounts and lists (AccountStore,
- * ListingStore, in port-console.ts) keep the same rules.
+ * The store port: everything Inlet asks of a database (`Store`). The ingest
+ * engine (domain/ingest), key lookup batching (domain/key-book.ts), key-use
+ * batching (domain/key-uses.ts), the plan of retention (domain/retention.ts)
+ * and the rules of erasure (domain/erasure.ts) live in the domain, once, and
+ * reach a database only through this file. What an engine must provide for
+ * it, and the rules every engine keeps, are one contract: stores/engine.ts.
  */
+import type { HotPath, Lifecycle } from './engine.js';
 import type { AccountStore, ListingStore } from './port-console.js';
 import type { DestinationStore } from './port-destinations.js';
 import type { OutcomeStore } from './port-outcomes.js';
+
+export type { Batching, HotPath, KeyStore, Lifecycle, WriteStore } from './engine.js';
 
 /** A value now, or later: an engine whose calls are synchronous (SQLite) returns it at once. */
 export type Awaitable<T> = T | Promise<T>;
@@ -633,86 +576,6 @@ export interface ReadStore extends GroupStore {
 export interface GroupStore {
   findGroup(projectId: string, groupType: string, groupKey: string): Promise<GroupView | null>;
   listGroups(projectId: string, q: GroupListQuery): Promise<GroupSummary[]>;
-}
-
-// ---- what an engine provides -------------------------------------------------------
-
-/**
- * How the ingest engine (domain/ingest/engine.ts) gathers jobs into
- * transactions: an engine's policy, chosen for how it writes. Jobs of one
- * lane share transactions, one transaction of a lane at a time; lanes run at
- * once. A transaction holding jobs of several projects or sources writes
- * each project+source batch under a savepoint of its own.
- */
-export interface Batching {
-  /** The lane of a job, by its project and source: '' for one lane for all. Called once per job. */
-  lane(projectId: string, sourceId: string): string;
-  /** Items a transaction takes at most (a job bigger than that goes alone). */
-  readonly maxItems: number;
-  /** Turns of the event loop a lane waits before it starts, so that jobs arriving together go together. */
-  readonly gatherTurns: number;
-}
-
-/** Write transactions; see "Transactions" in the contract. */
-export interface WriteStore {
-  /** How jobs are gathered into transactions on this engine. */
-  readonly batching: Batching;
-  transaction<T>(fn: (tx: IngestTx) => Promise<T>, opts?: { keep?: boolean }): Promise<T>;
-}
-
-/** Key lookups for authentication; see "Keys" in the contract. */
-export interface KeyStore {
-  /**
-   * The keys with these hashes (by hash, hex), with source and project,
-   * leaving out any whose source, project or org is deleted. One statement.
-   */
-  lookUpKeys(hashes: Buffer[]): Promise<Map<string, AuthRecord>>;
-  /** The longest a lookup may take, waiting included, before it counts as failed. */
-  readonly keyLookupLimitMs: number;
-  /**
-   * Sets each key's last use to the later of what it holds and the time
-   * given: one durable write, of its own (no transaction of the caller's, no
-   * lock), so it never waits behind writers of a project nor they behind it.
-   */
-  recordKeyUses(uses: Map<string, number>): Promise<void>;
-}
-
-/** The request path, an engine's own, reached without a layer between. */
-export interface HotPath extends WriteStore, KeyStore {}
-
-/** Starting and stopping. */
-export interface Lifecycle {
-  /** Resolves once the store answers a trivial query; rejects with StoreUnavailableError otherwise. */
-  ping(): Promise<void>;
-  /**
-   * Work a server does once before it listens, so that its first requests do
-   * not wait for it. Admin commands never call it.
-   */
-  prepareToServe?(): Promise<void>;
-  /** Ends background work and closes; the domain has sent its last writes before. */
-  close(): Promise<void>;
-  /**
-   * A consistent copy of the whole store in one new file (`toFile`, which
-   * must not exist yet), taken while servers keep writing; its size in bytes.
-   * Only an engine that is one file has it; a database server has its own
-   * tools (pg_dump).
-   */
-  backup?(toFile: string): Promise<number>;
-}
-
-/**
- * What an engine provides: the request path and the deletion of events, its
- * own way, and `data`, its handle for the queries written once
- * (stores/sql/engine.ts: a query builder over its connection, the few bits
- * of SQL that differ, and the reads it tunes to its own indexes). Everything
- * else a Store is, is built once from these (stores/sql/sql-store.ts).
- */
-export interface Engine<Data> extends HotPath, Lifecycle {
-  readonly data: Data;
-  /** ErasureStore.deleteErasedEvents, `touch` called before each step (it touches the record). */
-  deleteErasedEvents(e: PendingErasure, steps: { touch: () => Promise<void>; stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }>;
-  /** RetentionStore.expireEvents: one short step of the plan. */
-  expireEvents(plan: ExpiryPlan, batch: number): Promise<ExpiryStep>;
 }
 
 // ---- the store -----------------------------------------------------------------

@@ -1,10 +1,13 @@
 import type pg from 'pg';
-import type { AuthRecord, Batching, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure } from '../port.js';
-import type { EngineData, SqlStoreEngine } from '../sql/engine.js';
+import type { CompiledQuery, Kysely } from 'kysely';
+import type { Batching, Engine, PersonPageRow, SqlEngine } from '../engine.js';
+import type { AuthRecord, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure, StoredEvent } from '../port.js';
+import type { PersonCursor } from '../port-console.js';
+import type { DestinationsEngine } from '../sql/destinations.js';
+import type { Database } from '../sql/schema.js';
 import { SqlStore } from '../sql/sql-store.js';
 import { postgresDestinations } from './destinations.js';
 import { deleteErased } from './erasure.js';
-import { PgEventPages } from './event-pages.js';
 import { PgRetention } from './retention.js';
 import { PgIngestTx } from './ingest-tx.js';
 import { PgListingReads } from './listings.js';
@@ -51,12 +54,14 @@ const BATCHING: Batching = { lane: (projectId, sourceId) => `${projectId}\u0000$
  * of one project take turns on an advisory lock. Keys have no cheap change
  * mark, so every lookup reads the database.
  */
-class PostgresEngine implements SqlStoreEngine {
-  readonly data: EngineData;
+class PostgresEngine implements Engine {
+  readonly sql: SqlEngine;
+  readonly destinations: DestinationsEngine;
   readonly batching = BATCHING;
   /** A lookup asked while another hangs gets the bound of one on its own: a connection, then a statement. */
   readonly keyLookupLimitMs: number;
   private readonly retention: PgRetention;
+  private readonly listings: PgListingReads;
   private readonly partitionTimer: NodeJS.Timeout;
 
   constructor(
@@ -65,16 +70,9 @@ class PostgresEngine implements SqlStoreEngine {
     private readonly timeouts: PgTimeouts,
     onBackgroundError: (e: unknown) => void,
   ) {
-    const sql = postgresEngine(pool);
-    this.data = {
-      sql,
-      // Writers run at once; a change of keys is seen by the next lookup, which always reads the database.
-      write: (fn) => fn(),
-      writeTransaction: (fn) => sql.db.transaction().execute(fn),
-      eventPages: new PgEventPages(sql),
-      listingReads: new PgListingReads(sql.db),
-      destinations: postgresDestinations(sql),
-    };
+    this.sql = postgresEngine(pool);
+    this.destinations = postgresDestinations(this.sql);
+    this.listings = new PgListingReads(this.sql);
     this.retention = new PgRetention(pool);
     this.keyLookupLimitMs = timeouts.connectMs + timeouts.statementMs;
     this.partitionTimer = setInterval(
@@ -99,6 +97,36 @@ class PostgresEngine implements SqlStoreEngine {
 
   transaction<T>(fn: (tx: IngestTx) => Promise<T>, opts: { keep?: boolean } = {}): Promise<T> {
     return withIngestTx(this.pool, fn, opts.keep ?? true);
+  }
+
+  /** Writers run at once; a change of keys is seen by the next lookup, which always reads the database. */
+  write<T>(fn: () => Promise<T>): Promise<T> {
+    return fn();
+  }
+
+  writeTransaction<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+    return this.sql.db.transaction().execute(fn);
+  }
+
+  // Event pages are stores/sql's default; the reads that scan, and the search, wait in the page-read gate (listings.ts).
+  pageRows<R>(query: CompiledQuery<R>): Promise<R[]> {
+    return this.listings.pageRows(query);
+  }
+
+  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
+    return this.listings.personEvents(projectId, personId, limit, scan);
+  }
+
+  countPersons(projectId: string): Promise<number> {
+    return this.listings.countPersons(projectId);
+  }
+
+  personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]> {
+    return this.listings.personPage(projectId, after, limit, ids);
+  }
+
+  searchDistinctIds(projectId: string, prefix: string, limit: number): Promise<{ distinct_id: string; person_id: string }[]> {
+    return this.listings.searchDistinctIds(projectId, prefix, limit);
   }
 
   deleteErasedEvents(e: PendingErasure, steps: { touch: () => Promise<void>; stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }> {

@@ -37,7 +37,7 @@ function write(db: Db, index: EventMinuteIndex, events: { sourceId: string; time
 
 /** The seqs of a source's newest events, as a page of the events list reads them through the index (event-pages.ts). */
 async function newest(db: Db, sourceId: string, limit: number): Promise<number[]> {
-  const rows = await new SqliteEventPages(db, sqliteEngine(db)).page({ sourceId, order: 'desc', after: null, limit });
+  const rows = await new SqliteEventPages(db, sqliteEngine(db)).eventPage({ sourceId, order: 'desc', after: null, limit });
   return rows.map((r) => r.seq);
 }
 

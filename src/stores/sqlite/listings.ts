@@ -1,7 +1,8 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { StoredEvent } from '../port.js';
 import type { PersonCursor } from '../port-console.js';
-import type { EngineListingReads, PersonPageRow } from '../sql/listings.js';
+import type { PersonPageRow } from '../engine.js';
+import type { EngineListingReads } from '../sql/listings.js';
 import type { Database } from '../sql/schema.js';
 import type { SqlitePageReader } from './page-reader.js';
 import { bindable } from './sql-engine.js';
@@ -25,7 +26,7 @@ export const PERSON_IDS_SQL = `SELECT d FROM (
  * the page of people with INDEXED BY, which Kysely does not write, one short
  * read per person (a statement costs no round trip here).
  */
-export class SqliteListingReads implements EngineListingReads {
+export class SqliteListingReads implements Omit<EngineListingReads, 'searchDistinctIds'> {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly reader: SqlitePageReader,
@@ -41,12 +42,6 @@ export class SqliteListingReads implements EngineListingReads {
 
   countPersons(projectId: string): Promise<number> {
     return this.reader.countPersons(projectId);
-  }
-
-  // A short range of the links' primary key, on the connection that writes:
-  // it is not queued behind the page-read thread's slow reads.
-  gated<T>(_key: string, read: () => Promise<T>): Promise<T> {
-    return read();
   }
 
   async personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]> {

@@ -1,5 +1,9 @@
-import { type AuthRecord, type Batching, type ExpiryPlan, type ExpiryStep, type IngestTx, type PendingErasure, StoreUnavailableError } from '../port.js';
-import type { EngineData, SqlStoreEngine } from '../sql/engine.js';
+import type { CompiledQuery, Kysely } from 'kysely';
+import type { Batching, Engine, EventPosition, EventRow, PersonPageRow, PositionedPageQuery, SqlEngine } from '../engine.js';
+import { type AuthRecord, type ExpiryPlan, type ExpiryStep, type IngestTx, type PendingErasure, type StoredEvent, StoreUnavailableError } from '../port.js';
+import type { PersonCursor } from '../port-console.js';
+import type { DestinationsEngine } from '../sql/destinations.js';
+import type { Database } from '../sql/schema.js';
 import { SqlStore } from '../sql/sql-store.js';
 import { sqliteDestinations } from './destinations.js';
 import { backupTo } from './backup.js';
@@ -52,8 +56,9 @@ const KEY_CACHE_LIMIT = 10_000;
  * on one queue (`turn`): a transaction's function may wait on promises, and
  * no other write may reach the connection meanwhile.
  */
-class SqliteEngine implements SqlStoreEngine {
-  readonly data: EngineData;
+class SqliteEngine implements Engine {
+  readonly sql: SqlEngine;
+  readonly destinations: DestinationsEngine;
   readonly batching = BATCHING;
   readonly keyLookupLimitMs = Infinity;
   private readonly authStmt;
@@ -82,6 +87,8 @@ class SqliteEngine implements SqlStoreEngine {
   private readonly touchKeys: (uses: Map<string, number>) => void;
   private readonly tx: SqliteIngestTx;
   private readonly pageReader: SqlitePageReader;
+  private readonly pages: SqliteEventPages;
+  private readonly listings: SqliteListingReads;
   private readonly retention: SqliteRetention;
   private readonly erasure: SqliteErasure;
 
@@ -96,17 +103,12 @@ class SqliteEngine implements SqlStoreEngine {
     // the length that asks for a catch-up (64 MiB with 4 KiB pages).
     const pageSize = db.pragma('page_size', { simple: true }) as number;
     db.pragma(`journal_size_limit = ${wal.sizeLimitBytes ?? (wal.longFrames ?? LONG_WAL_FRAMES) * pageSize}`);
-    const sql = sqliteEngine(db);
+    this.sql = sqliteEngine(db);
     // Reads that scan events run on a thread of their own, never between two commits here.
     this.pageReader = new SqlitePageReader(db.name);
-    this.data = {
-      sql,
-      write: (fn) => this.write(fn),
-      writeTransaction: (fn) => this.writeTransaction(() => fn(sql.db)),
-      eventPages: new SqliteEventPages(db, sql),
-      listingReads: new SqliteListingReads(sql.db, this.pageReader),
-      destinations: sqliteDestinations(db, (fn) => this.exclusive(fn)),
-    };
+    this.pages = new SqliteEventPages(db, this.sql);
+    this.listings = new SqliteListingReads(this.sql.db, this.pageReader);
+    this.destinations = sqliteDestinations(db, (fn) => this.exclusive(fn));
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.totalChanges = db.prepare('SELECT total_changes()').pluck();
     this.tx = new SqliteIngestTx(db, insertIdsOf(db), new EventMinuteIndex(db));
@@ -208,7 +210,7 @@ class SqliteEngine implements SqlStoreEngine {
    * (keys and their owners may be among them), so that a lookup made while
    * it ran is read again after.
    */
-  private write<T>(fn: () => Promise<T>): Promise<T> {
+  write<T>(fn: () => Promise<T>): Promise<T> {
     return this.exclusive(async () => {
       const before = this.totalChanges.get() as number;
       try {
@@ -224,13 +226,42 @@ class SqliteEngine implements SqlStoreEngine {
    * changed rows may have removed persons and links, which the cache of
    * links then forgets all of, as it does another connection's commit.
    */
-  private writeTransaction<T>(fn: () => Promise<T>): Promise<T> {
+  writeTransaction<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
     return this.transaction(async () => {
       const before = this.totalChanges.get() as number;
-      const out = await fn();
+      const out = await fn(this.sql.db);
       if ((this.totalChanges.get() as number) !== before) this.tx.forgetLinks();
       return out;
     });
+  }
+
+  // No index on events (it would cost the ingest path a random write per
+  // event): pages walk the minute index (event-pages.ts); the reads that scan
+  // run on the page-read thread (listings.ts); the search of distinct ids is
+  // stores/sql's default, a short range on the connection that writes, not
+  // queued behind the thread's slow reads.
+  eventPage(q: PositionedPageQuery): Promise<EventRow[]> {
+    return this.pages.eventPage(q);
+  }
+
+  eventPosition(sourceId: string, eventId: string): Promise<EventPosition | null> {
+    return this.pages.eventPosition(sourceId, eventId);
+  }
+
+  pageRows<R>(query: CompiledQuery<R>): Promise<R[]> {
+    return this.listings.pageRows(query);
+  }
+
+  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
+    return this.listings.personEvents(projectId, personId, limit, scan);
+  }
+
+  countPersons(projectId: string): Promise<number> {
+    return this.listings.countPersons(projectId);
+  }
+
+  personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]> {
+    return this.listings.personPage(projectId, after, limit, ids);
   }
 
   /** Runs `fn` when no write runs, and lets none start before it ends. */
