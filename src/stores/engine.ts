@@ -132,11 +132,7 @@ export interface Lifecycle {
   backup?(toFile: string): Promise<number>;
 }
 
-/**
- * What an engine provides (see the contract above). Members marked optional
- * are reads an engine may tune; stores/sql/defaults.ts answers them with one
- * Kysely query otherwise.
- */
+/** What an engine provides (see the contract above). */
 export interface Engine extends HotPath, Lifecycle {
   /** Its queries and dialect, for everything written once (stores/sql). */
   readonly sql: SqlEngine;
@@ -152,7 +148,23 @@ export interface Engine extends HotPath, Lifecycle {
    * isolated as an ingest transaction is, in its turn with them.
    */
   writeTransaction<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T>;
+  /** The reads it shapes to its own indexes and threads. */
+  readonly reads: EngineReads;
+  /** ErasureStore.deleteErasedEvents, `touch` called before each step (it touches the record). */
+  deleteErasedEvents(e: PendingErasure, steps: { touch: () => Promise<void>; stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }>;
+  /** RetentionStore.expireEvents: one short step of the plan. */
+  expireEvents(plan: ExpiryPlan, batch: number): Promise<ExpiryStep>;
+  /** Delivery's reads and positions, the engine's own way (sql/destinations.ts). */
+  readonly destinations: DestinationsEngine;
+}
 
+/**
+ * The reads an engine tunes. Those marked optional have a default in
+ * stores/sql/defaults.ts, one Kysely query on the engine's connection, so an
+ * engine writes only what it must: PostgreSQL takes the default event pages,
+ * SQLite (no index on events) walks its minute index instead.
+ */
+export interface EngineReads {
   /** A page of a source's events in its order, `limit` at most (never asked for less than one). */
   eventPage?(q: PositionedPageQuery): Promise<EventRow[]>;
   /** Where the source's event with this id stands; the id is a UUID in lower case. */
@@ -171,13 +183,6 @@ export interface Engine extends HotPath, Lifecycle {
   personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]>;
   /** A project's distinct ids that start with `prefix`, in byte order, with their persons (a keystroke at a time). */
   searchDistinctIds?(projectId: string, prefix: string, limit: number): Promise<{ distinct_id: string; person_id: string }[]>;
-
-  /** ErasureStore.deleteErasedEvents, `touch` called before each step (it touches the record). */
-  deleteErasedEvents(e: PendingErasure, steps: { touch: () => Promise<void>; stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }>;
-  /** RetentionStore.expireEvents: one short step of the plan. */
-  expireEvents(plan: ExpiryPlan, batch: number): Promise<ExpiryStep>;
-  /** Delivery's reads and positions, the engine's own way (sql/destinations.ts). */
-  readonly destinations: DestinationsEngine;
 }
 
 /**

@@ -1,8 +1,7 @@
 import type pg from 'pg';
-import type { CompiledQuery, Kysely } from 'kysely';
-import type { Batching, Engine, PersonPageRow, SqlEngine } from '../engine.js';
-import type { AuthRecord, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure, StoredEvent } from '../port.js';
-import type { PersonCursor } from '../port-console.js';
+import type { Kysely } from 'kysely';
+import type { Batching, Engine, SqlEngine } from '../engine.js';
+import type { AuthRecord, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure } from '../port.js';
 import type { DestinationsEngine } from '../sql/destinations.js';
 import type { Database } from '../sql/schema.js';
 import { SqlStore } from '../sql/sql-store.js';
@@ -61,7 +60,8 @@ class PostgresEngine implements Engine {
   /** A lookup asked while another hangs gets the bound of one on its own: a connection, then a statement. */
   readonly keyLookupLimitMs: number;
   private readonly retention: PgRetention;
-  private readonly listings: PgListingReads;
+  /** Event pages are stores/sql's default; the reads that scan, and the search, wait in the page-read gate. */
+  readonly reads: PgListingReads;
   private readonly partitionTimer: NodeJS.Timeout;
 
   constructor(
@@ -72,7 +72,7 @@ class PostgresEngine implements Engine {
   ) {
     this.sql = postgresEngine(pool);
     this.destinations = postgresDestinations(this.sql);
-    this.listings = new PgListingReads(this.sql);
+    this.reads = new PgListingReads(this.sql);
     this.retention = new PgRetention(pool);
     this.keyLookupLimitMs = timeouts.connectMs + timeouts.statementMs;
     this.partitionTimer = setInterval(
@@ -106,27 +106,6 @@ class PostgresEngine implements Engine {
 
   writeTransaction<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
     return this.sql.db.transaction().execute(fn);
-  }
-
-  // Event pages are stores/sql's default; the reads that scan, and the search, wait in the page-read gate (listings.ts).
-  pageRows<R>(query: CompiledQuery<R>): Promise<R[]> {
-    return this.listings.pageRows(query);
-  }
-
-  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
-    return this.listings.personEvents(projectId, personId, limit, scan);
-  }
-
-  countPersons(projectId: string): Promise<number> {
-    return this.listings.countPersons(projectId);
-  }
-
-  personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]> {
-    return this.listings.personPage(projectId, after, limit, ids);
-  }
-
-  searchDistinctIds(projectId: string, prefix: string, limit: number): Promise<{ distinct_id: string; person_id: string }[]> {
-    return this.listings.searchDistinctIds(projectId, prefix, limit);
   }
 
   deleteErasedEvents(e: PendingErasure, steps: { touch: () => Promise<void>; stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }> {

@@ -1,9 +1,9 @@
-import type { Engine } from '../engine.js';
+import type { Engine, EngineReads } from '../engine.js';
 import { eventPage, eventPosition } from './event-pages.js';
 import { type EngineListingReads, distinctIdSearch } from './listings.js';
 
 /** Every read an engine may tune, answered. */
-export type TunedReads = EngineListingReads & Required<Pick<Engine, 'eventPage' | 'eventPosition'>>;
+export type TunedReads = EngineListingReads & Required<Pick<EngineReads, 'eventPage' | 'eventPosition'>>;
 
 /**
  * The reads an engine tunes, its own where it has one, else one Kysely query
@@ -12,17 +12,17 @@ export type TunedReads = EngineListingReads & Required<Pick<Engine, 'eventPage' 
  * its minute index instead).
  */
 export function tunedReads(engine: Engine): TunedReads {
-  const { sql } = engine;
-  const pageRows: TunedReads['pageRows'] = engine.pageRows !== undefined
-    ? (query) => engine.pageRows!(query)
+  const { sql, reads } = engine;
+  const pageRows: TunedReads['pageRows'] = reads.pageRows !== undefined
+    ? (query) => reads.pageRows!(query)
     : async (query) => (await sql.db.executeQuery(query)).rows;
   return {
-    eventPage: engine.eventPage?.bind(engine) ?? ((q) => eventPage(sql, q)),
-    eventPosition: engine.eventPosition?.bind(engine) ?? ((sourceId, eventId) => eventPosition(sql, sourceId, eventId)),
+    eventPage: reads.eventPage?.bind(reads) ?? ((q) => eventPage(sql, q)),
+    eventPosition: reads.eventPosition?.bind(reads) ?? ((sourceId, eventId) => eventPosition(sql, sourceId, eventId)),
     pageRows,
-    personEvents: engine.personEvents.bind(engine),
-    personPage: engine.personPage.bind(engine),
-    countPersons: engine.countPersons.bind(engine),
-    searchDistinctIds: engine.searchDistinctIds?.bind(engine) ?? ((projectId, prefix, limit) => distinctIdSearch(sql, projectId, prefix, limit).execute()),
+    personEvents: reads.personEvents.bind(reads),
+    personPage: reads.personPage.bind(reads),
+    countPersons: reads.countPersons.bind(reads),
+    searchDistinctIds: reads.searchDistinctIds?.bind(reads) ?? ((projectId, prefix, limit) => distinctIdSearch(sql, projectId, prefix, limit).execute()),
   };
 }

@@ -1,4 +1,4 @@
-import type { Engine, EventPosition, EventRow, PositionedPageQuery, SqlEngine } from '../engine.js';
+import type { EngineReads, EventPosition, EventRow, PositionedPageQuery, SqlEngine } from '../engine.js';
 import type { EventCursor, EventPage, EventPageQuery, EventPages } from '../port.js';
 import { toStoredEvent } from './rows.js';
 
@@ -56,7 +56,7 @@ function positionOf(c: EventCursor): EventPosition {
 export class SqlEventPages implements EventPages {
   constructor(
     private readonly engine: SqlEngine,
-    private readonly reads: Required<Pick<Engine, 'eventPage' | 'eventPosition'>>,
+    private readonly reads: Required<Pick<EngineReads, 'eventPage' | 'eventPosition'>>,
   ) {}
 
   async eventPage(q: EventPageQuery): Promise<EventPage> {

@@ -1,14 +1,14 @@
 import type { Org, Project, Source, StoredEvent } from '../port.js';
 import type { GroupListing, GroupPageQuery, ListingStore, PersonCursor, PersonListing } from '../port-console.js';
 import { groupPage, groupTypes } from './group-pages.js';
-import type { Engine, SqlEngine } from '../engine.js';
+import type { EngineReads, SqlEngine } from '../engine.js';
 import { toOrg, toProject, toSource } from './rows.js';
 
 /** Distinct ids a listed person shows. */
 const SHOWN_IDS = 3;
 
 /** The listing reads an engine may tune, each answered (stores/sql/defaults.ts fills those it leaves out). */
-export type EngineListingReads = Required<Pick<Engine, 'pageRows' | 'personEvents' | 'countPersons' | 'personPage' | 'searchDistinctIds'>>;
+export type EngineListingReads = Required<Pick<EngineReads, 'pageRows' | 'personEvents' | 'countPersons' | 'personPage' | 'searchDistinctIds'>>;
 
 /** A project's distinct ids that start with `prefix`, in byte order, with their persons (the plan tests read it). */
 export function distinctIdSearch(engine: SqlEngine, projectId: string, prefix: string, limit: number) {

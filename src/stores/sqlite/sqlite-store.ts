@@ -1,7 +1,6 @@
-import type { CompiledQuery, Kysely } from 'kysely';
-import type { Batching, Engine, EventPosition, EventRow, PersonPageRow, PositionedPageQuery, SqlEngine } from '../engine.js';
-import { type AuthRecord, type ExpiryPlan, type ExpiryStep, type IngestTx, type PendingErasure, type StoredEvent, StoreUnavailableError } from '../port.js';
-import type { PersonCursor } from '../port-console.js';
+import type { Kysely } from 'kysely';
+import type { Batching, Engine, SqlEngine } from '../engine.js';
+import { type AuthRecord, type ExpiryPlan, type ExpiryStep, type IngestTx, type PendingErasure, StoreUnavailableError } from '../port.js';
 import type { DestinationsEngine } from '../sql/destinations.js';
 import type { Database } from '../sql/schema.js';
 import { SqlStore } from '../sql/sql-store.js';
@@ -15,7 +14,7 @@ import type { CheckpointWorkerData } from './checkpoint-worker.js';
 import { EventMinuteIndex } from './event-minute-index.js';
 import { SqliteIngestTx } from './ingest-tx.js';
 import { insertIdsOf } from './insert-ids.js';
-import { SqliteListingReads } from './listings.js';
+import { SqliteReads } from './listings.js';
 import { type Db, openSqlite } from './open.js';
 import { SqlitePageReader } from './page-reader.js';
 import { sqliteEngine } from './sql-engine.js';
@@ -87,8 +86,7 @@ class SqliteEngine implements Engine {
   private readonly touchKeys: (uses: Map<string, number>) => void;
   private readonly tx: SqliteIngestTx;
   private readonly pageReader: SqlitePageReader;
-  private readonly pages: SqliteEventPages;
-  private readonly listings: SqliteListingReads;
+  readonly reads: SqliteReads;
   private readonly retention: SqliteRetention;
   private readonly erasure: SqliteErasure;
 
@@ -106,8 +104,7 @@ class SqliteEngine implements Engine {
     this.sql = sqliteEngine(db);
     // Reads that scan events run on a thread of their own, never between two commits here.
     this.pageReader = new SqlitePageReader(db.name);
-    this.pages = new SqliteEventPages(db, this.sql);
-    this.listings = new SqliteListingReads(this.sql.db, this.pageReader);
+    this.reads = new SqliteReads(new SqliteEventPages(db, this.sql), this.sql.db, this.pageReader);
     this.destinations = sqliteDestinations(db, (fn) => this.exclusive(fn));
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.totalChanges = db.prepare('SELECT total_changes()').pluck();
@@ -233,35 +230,6 @@ class SqliteEngine implements Engine {
       if ((this.totalChanges.get() as number) !== before) this.tx.forgetLinks();
       return out;
     });
-  }
-
-  // No index on events (it would cost the ingest path a random write per
-  // event): pages walk the minute index (event-pages.ts); the reads that scan
-  // run on the page-read thread (listings.ts); the search of distinct ids is
-  // stores/sql's default, a short range on the connection that writes, not
-  // queued behind the thread's slow reads.
-  eventPage(q: PositionedPageQuery): Promise<EventRow[]> {
-    return this.pages.eventPage(q);
-  }
-
-  eventPosition(sourceId: string, eventId: string): Promise<EventPosition | null> {
-    return this.pages.eventPosition(sourceId, eventId);
-  }
-
-  pageRows<R>(query: CompiledQuery<R>): Promise<R[]> {
-    return this.listings.pageRows(query);
-  }
-
-  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
-    return this.listings.personEvents(projectId, personId, limit, scan);
-  }
-
-  countPersons(projectId: string): Promise<number> {
-    return this.listings.countPersons(projectId);
-  }
-
-  personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]> {
-    return this.listings.personPage(projectId, after, limit, ids);
   }
 
   /** Runs `fn` when no write runs, and lets none start before it ends. */
