@@ -149,7 +149,7 @@ describe('the minute index of events', () => {
     old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
     for (const [i, step] of SQLITE_MIGRATIONS.slice(0, 3).entries()) {
       if (typeof step === 'string') old.exec(step);
-      else step(old);
+      else (step as (db: typeof old) => void)(old);
       old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(i + 1);
     }
     const insert = old.prepare(insertSql);
