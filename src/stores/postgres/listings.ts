@@ -1,8 +1,7 @@
 import { CompiledQuery, type Kysely } from 'kysely';
-import type { StoredEvent } from '../port.js';
+import type { PersonPageRow, SqlEngine, StoredEvent } from '../port.js';
 import type { PersonCursor } from '../port-console.js';
 import { PageReadGate } from '../page-read-gate.js';
-import type { PersonPageRow, SqlEngine } from '../engine.js';
 import { type EngineListingReads, distinctIdSearch } from '../sql/listings.js';
 import type { Database } from '../sql/schema.js';
 

@@ -1,7 +1,6 @@
 import type pg from 'pg';
 import type { Kysely } from 'kysely';
-import type { Batching, Engine, SqlEngine } from '../engine.js';
-import type { AuthRecord, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure } from '../port.js';
+import type { AuthRecord, Batching, Engine, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure, SqlEngine } from '../port.js';
 import type { DestinationsEngine } from '../sql/destinations.js';
 import type { Database } from '../sql/schema.js';
 import { SqlStore } from '../sql/sql-store.js';

@@ -1,4 +1,4 @@
-import type { Engine, EngineReads } from '../engine.js';
+import type { Engine, EngineReads } from '../port.js';
 import { eventPage, eventPosition } from './event-pages.js';
 import { type EngineListingReads, distinctIdSearch } from './listings.js';
 

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { SqlEngine, WriteTurn } from '../engine.js';
+import type { SqlEngine, WriteTurn } from '../port.js';
 import type { Database } from './schema.js';
 
-export type { SqlEngine, WriteTurn } from '../engine.js';
+export type { SqlEngine, WriteTurn } from '../port.js';
 
 /** The turn of an engine whose writers run at once. */
 export const atOnce: WriteTurn = (fn) => fn();

@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ErasureTx, PendingErasure, PersonLookup } from '../port.js';
-import type { Engine } from '../engine.js';
+import type { Engine, ErasureTx, PendingErasure, PersonLookup } from '../port.js';
 import type { Database } from './schema.js';
 
 type Db = Kysely<Database>;

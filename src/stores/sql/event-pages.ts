@@ -1,5 +1,4 @@
-import type { EngineReads, EventPosition, EventRow, PositionedPageQuery, SqlEngine } from '../engine.js';
-import type { EventCursor, EventPage, EventPageQuery, EventPages } from '../port.js';
+import type { EngineReads, EventCursor, EventPage, EventPageQuery, EventPages, EventPosition, EventRow, PositionedPageQuery, SqlEngine } from '../port.js';
 import { toStoredEvent } from './rows.js';
 
 /** The events table with each event's current person, selected as EventRow; an engine adds which rows and their order. */

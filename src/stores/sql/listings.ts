@@ -1,7 +1,6 @@
-import type { Org, Project, Source, StoredEvent } from '../port.js';
+import type { EngineReads, Org, Project, Source, SqlEngine, StoredEvent } from '../port.js';
 import type { GroupListing, GroupPageQuery, ListingStore, PersonCursor, PersonListing } from '../port-console.js';
 import { groupPage, groupTypes } from './group-pages.js';
-import type { EngineReads, SqlEngine } from '../engine.js';
 import { toOrg, toProject, toSource } from './rows.js';
 
 /** Distinct ids a listed person shows. */

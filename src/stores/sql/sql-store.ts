@@ -1,20 +1,7 @@
 import { sql } from 'kysely';
-import type { Batching, Engine } from '../engine.js';
 import type {
-  AuthRecord,
-  ErasureTx,
-  ExpiryPlan,
-  ExpiryStep,
-  GroupListQuery,
-  GroupSummary,
-  GroupView,
-  IngestTx,
-  PendingErasure,
-  PersonLookup,
-  PersonView,
-  ProjectRetention,
-  Store,
-  StoredEvent,
+  AuthRecord, Batching, Engine, ErasureTx, ExpiryPlan, ExpiryStep, GroupListQuery, GroupSummary, GroupView, IngestTx, PendingErasure, PersonLookup,
+  PersonView, ProjectRetention, Store, StoredEvent,
 } from '../port.js';
 import { SqlAccounts } from './accounts.js';
 import { SqlAdmin } from './admin.js';

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { EngineReads, EventPosition, EventRow, PositionedPageQuery, SqlEngine } from '../engine.js';
+import type { EngineReads, EventPosition, EventRow, PositionedPageQuery, SqlEngine } from '../port.js';
 import { eventRows } from '../sql/event-pages.js';
 import type { Db } from './open.js';
 

@@ -1,7 +1,6 @@
 import { CompiledQuery, type Kysely } from 'kysely';
-import type { StoredEvent } from '../port.js';
+import type { EngineReads, EventPosition, EventRow, PersonPageRow, PositionedPageQuery, StoredEvent } from '../port.js';
 import type { PersonCursor } from '../port-console.js';
-import type { EngineReads, EventPosition, EventRow, PersonPageRow, PositionedPageQuery } from '../engine.js';
 import type { SqliteEventPages } from './event-pages.js';
 import type { Database } from '../sql/schema.js';
 import type { SqlitePageReader } from './page-reader.js';
