@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { SqlEngine, WriteTurn } from '../port.js';
 import type { Database } from './schema.js';
 
+// Named here too for delivery's files (sql/destinations.ts, */destinations.ts), which are reshaped on their own.
 export type { SqlEngine, WriteTurn } from '../port.js';
 
 /** The turn of an engine whose writers run at once. */
