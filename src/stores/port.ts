@@ -673,7 +673,7 @@ export interface WriteStore {
 export interface KeyStore {
   /**
    * The keys with these hashes (by hash, hex), with source and project,
-   * leaving out any whose source, project or org is deleted. One statement.
+   * leaving out any whose source, project or org is deleted. One statement at most.
    */
   lookUpKeys(hashes: Buffer[]): Promise<Map<string, AuthRecord>>;
   /** The longest a lookup may take, waiting included, before it counts as failed. */
