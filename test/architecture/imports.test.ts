@@ -83,6 +83,14 @@ export function allowed(from: Layer, to: Layer): boolean {
   return rules.includes(to);
 }
 
+/**
+ * The engine contract (in stores/port.ts) names, as types, the tables an
+ * engine's Kysely instance is over (sql/schema.ts) and delivery's part of an
+ * engine (sql/destinations.ts): both are declared beside the queries written
+ * once, which no engine copies.
+ */
+const ENGINE_CONTRACT_NAMES = new Set(['stores/port.ts stores/sql/schema.ts', 'stores/port.ts stores/sql/destinations.ts']);
+
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const full = join(dir, e.name);
@@ -116,6 +124,7 @@ it('imports point one way: edge → intakes → pipeline → domain → port ←
       const fromLayer = layerOf(from);
       const toLayer = layerOf(target);
       if (target.startsWith('..')) wrong.push(`${from} imports ${spec}, outside src/`);
+      else if (ENGINE_CONTRACT_NAMES.has(`${from} ${target}`)) continue;
       else if (fromLayer !== null && toLayer !== null && !allowed(fromLayer, toLayer)) wrong.push(`${from} (${fromLayer}) imports ${target} (${toLayer})`);
     }
   }

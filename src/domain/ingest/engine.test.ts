@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type ItemSpec, ingestJob, seedJobOwners } from '../../../test/helpers/items.js';
 import { sqliteTestStores } from '../../../test/helpers/sqlite.js';
-import { type Store, StoreUnavailableError } from '../../stores/port.js';
+import { type Batching, type Store, StoreUnavailableError } from '../../stores/port.js';
 import type { SqliteStore } from '../../stores/sqlite/sqlite-store.js';
 import { IngestEngine } from './engine.js';
 import { KeyNoLongerWorksError } from './job.js';
@@ -9,22 +9,24 @@ import { KeyNoLongerWorksError } from './job.js';
 const stores = sqliteTestStores('inlet-engine-');
 
 /** An embedded store whose database refuses any event named "poison", by a constraint of its own. */
-async function poisoned(writers: 'one' | 'many'): Promise<Store> {
+async function poisoned(lanes: 'one' | 'per source'): Promise<Store> {
   const store = stores.open((db) =>
     db.exec(`CREATE TRIGGER refuse_poison BEFORE INSERT ON events WHEN NEW.event = 'poison' BEGIN SELECT RAISE(ABORT, 'poison'); END`),
   );
   await seedJobOwners(store);
-  return writers === 'one' ? store : sayingManyWriters(store);
+  return lanes === 'one' ? store : withLanePerSource(store);
 }
 
 /**
- * The store as a 'many' store: the engine then starts transactions without
- * waiting for the one before, and the store still runs them in turn.
+ * The store with PostgreSQL's policy of a lane per project+source: the engine
+ * then starts transactions without waiting for the one before, and the store
+ * still runs them in turn.
  */
-function sayingManyWriters(store: SqliteStore): Store {
+function withLanePerSource(store: SqliteStore): Store {
+  const batching: Batching = { lane: (projectId, sourceId) => `${projectId}\u0000${sourceId}`, maxItems: 2000, gatherTurns: 0 };
   return new Proxy(store, {
     get(target, prop) {
-      if (prop === 'writers') return 'many';
+      if (prop === 'batching') return batching;
       const v = Reflect.get(target, prop, target) as unknown;
       return typeof v === 'function' ? v.bind(target) : v;
     },
@@ -33,10 +35,10 @@ function sayingManyWriters(store: SqliteStore): Store {
 
 const track = (event: string, distinctId: string): ItemSpec => ({ event, distinctId });
 
-for (const writers of ['one', 'many'] as const) {
-  describe(`a store with writers '${writers}'`, () => {
+for (const lanes of ['one', 'per source'] as const) {
+  describe(`a store with ${lanes} lane(s)`, () => {
     it('one failing job among 16 costs about 2·log2(16) passes more, not 16, and only it fails', async () => {
-      const store = await poisoned(writers);
+      const store = await poisoned(lanes);
       const engine = new IngestEngine(store);
       const jobs = Array.from({ length: 16 }, (_, i) => ingestJob([track(i === 11 ? 'poison' : 'ok', `u${i}`)]));
       const answers = await Promise.allSettled(jobs.map((j) => engine.submit(j)));
@@ -45,16 +47,16 @@ for (const writers of ['one', 'many'] as const) {
       expect(failure).toBeInstanceOf(StoreUnavailableError);
       expect((failure as StoreUnavailableError).refused).toBe(true);
       // The whole batch, then halves down to the job: 1 + 2·log2(16) = 9.
-      // (With 'many' the first job goes alone while the others gather: one
+      // (With a lane per source the first job goes alone while the others gather: one
       // more.) Retrying each job alone after the first failure took 1 + 16.
-      expect(engine.stats.passes).toBe(writers === 'one' ? 9 : 10);
-      expect(engine.stats.commits).toBe(writers === 'one' ? 4 : 5);
+      expect(engine.stats.passes).toBe(lanes === 'one' ? 9 : 10);
+      expect(engine.stats.commits).toBe(lanes === 'one' ? 4 : 5);
       expect(await store.listEvents('src_1', 100)).toHaveLength(15);
       expect(await store.usage('prj_1', '2026-11')).toBe(15);
     });
 
     it('jobs come out in arrival order after a split: the first of two repeats is the one stored', async () => {
-      const store = await poisoned(writers);
+      const store = await poisoned(lanes);
       const engine = new IngestEngine(store);
       const jobs = [
         ingestJob([track('poison', 'a')]),
@@ -68,7 +70,7 @@ for (const writers of ['one', 'many'] as const) {
     });
 
     it('a key revoked before its job is written gets KeyNoLongerWorksError, and nothing is stored or metered', async () => {
-      const store = await poisoned(writers);
+      const store = await poisoned(lanes);
       const engine = new IngestEngine(store);
       await store.admin.revokeKey('key_1', 1);
       await expect(engine.submit(ingestJob([track('ok', 'u')]))).rejects.toBeInstanceOf(KeyNoLongerWorksError);

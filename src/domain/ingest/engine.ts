@@ -1,33 +1,10 @@
 import { AsyncResource } from 'node:async_hooks';
-import { type IngestTx, StoreUnavailableError, type WriteStore } from '../../stores/port.js';
+import { type Batching, type IngestTx, StoreUnavailableError, type WriteStore } from '../../stores/port.js';
 import { type Pending, batchJobs, takeCommit } from './commit-batch.js';
 import type { IngestJob, ItemOutcome } from './job.js';
 import { type JobResult, ingestPass } from './pass.js';
 
-/**
- * How jobs are batched, by what the store allows.
- *
- * 'one' (a single writer, SQLite): every job waiting joins the next
- * transaction, whatever its project, each project+source batch in a pass of
- * its own under a savepoint, so a burst pays for one disk flush. A commit
- * takes about 1,000 items: a bigger one holds the event loop (and every
- * answer in it) longer than sharing the flush saves (with bodies checked on
- * a thread, 2,000 measured 1.02 to 1.06 times the big-batch rate, not worth
- * answers held twice as long). It waits two turns of
- * the event loop before it starts: a request whose bytes arrived with another
- * needs a turn or two (the body's end, then its checks) before it is
- * submitted, and a synchronous store lets nothing queue while it commits.
- *
- * 'many' (PostgreSQL): a transaction per project+source batch; while one is
- * in flight, later jobs of the batch wait and go together in the next one (the
- * project lock would serialise them anyway), up to about 2,000 items.
- */
-export const BATCHING = {
-  one: { maxItems: 1000, gatherTurns: 2 },
-  many: { maxItems: 2000, gatherTurns: 0 },
-} as const;
-
-/** Jobs that share transactions: all of them on a 'one' store, one project+source on a 'many' store. */
+/** Jobs that share transactions, as the store's batching puts them in lanes. */
 interface Lane {
   queue: Pending[];
   scheduled: boolean;
@@ -52,13 +29,15 @@ export interface EngineStats {
 
 /**
  * The ingest engine: the one write path of every store. It batches concurrent
- * jobs into transactions (one commit for many jobs), runs the ingest pass on each batch,
+ * jobs into transactions (one commit for many jobs) as the store's policy
+ * says (Batching, port.ts: SQLite gathers every job into one lane, PostgreSQL
+ * one lane per project+source), runs the ingest pass on each batch,
  * runs dry runs as transactions that are rolled back, and keeps a failing job
  * from slowing the others (see settleFailed).
  */
 export class IngestEngine {
   private readonly lanes = new Map<string, Lane>();
-  private readonly policy: (typeof BATCHING)[keyof typeof BATCHING];
+  private readonly policy: Batching;
   readonly stats: EngineStats = { passes: 0, commits: 0 };
   /**
    * Runs lane work in the engine's own async context, not in that of the
@@ -74,13 +53,13 @@ export class IngestEngine {
     /** Monotonic ms that commit durations are measured in; tests pass their own. */
     private readonly timer: () => number = () => performance.now(),
   ) {
-    this.policy = BATCHING[store.writers];
+    this.policy = store.batching;
   }
 
   /** Writes one request's items durably (or runs them dry); resolves once they are durable. */
   submit(job: IngestJob): Promise<ItemOutcome[]> {
     return new Promise((resolve, reject) => {
-      const key = this.store.writers === 'one' ? '' : `${job.projectId}\u0000${job.sourceId}`;
+      const key = this.policy.lane(job.projectId, job.sourceId);
       let lane = this.lanes.get(key);
       if (lane === undefined) this.lanes.set(key, (lane = { queue: [], scheduled: false, running: null }));
       lane.queue.push({ job, resolve, reject });

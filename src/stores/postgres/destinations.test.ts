@@ -82,7 +82,7 @@ describeWith(['postgres'], 'postgres: destinations', () => {
       INSERT INTO destinations (id, project_id, kind, config, sources, events, paused, cursor_seq, generation, delivered, lease_holder, lease_until, created_at)
       SELECT 'dst_' || id, id, 'webhook', '{"url":"https://example.com/in","secret":"whsec_x"}', '[]', '[]', false, 0, 0, 0, 'srv_old', 0, 0 FROM projects WHERE id LIKE 'prj_m_%';
     `);
-    await c.query(PG_MIGRATIONS.find((m) => m.includes('DELETE FROM destinations'))!);
+    await c.query(PG_MIGRATIONS.find((m) => typeof m === 'string' && m.includes('DELETE FROM destinations')) as string);
     const left = await c.query("SELECT id FROM destinations WHERE id LIKE 'dst_prj_m_%'");
     expect(left.rows.map((r: { id: string }) => r.id)).toEqual(['dst_prj_m_live']);
   });

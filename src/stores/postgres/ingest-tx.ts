@@ -6,6 +6,9 @@ import {
 } from '../port.js';
 import { int8Array, jsonbArray, textArray, uuidArray } from './binary-arrays.js';
 import { LOCK_NS, isServerError, unavailable } from './pool.js';
+import {
+  GROUP_TRAIT_COLUMNS, GROUP_TRAIT_SET, MEMBER_COLUMNS, ONCE, PERSON_TRAIT_COLUMNS, TRAIT_MERGED, TRAIT_SET, TRAIT_SET_ONCE,
+} from '../sql/trait-rules.js';
 
 // Lists travel as array parameters read with unnest or = ANY, so every method
 // is one statement and one round trip whatever its size, and no SQL is ever
@@ -47,7 +50,6 @@ export const SQL = {
     LEFT JOIN LATERAL (SELECT id, kind FROM persons WHERE project_id = $1 AND id = p.merged_into LIMIT 1) m ON true`,
   // One statement: the sub-statements share a snapshot, and each touches
   // different rows (the traits moved are those of $2, the conflicts those of $3).
-  // On a tie the person merged into keeps its value, as on every engine.
   mergePerson: `WITH mark AS (
       UPDATE persons SET merged_into = $3::text WHERE project_id = $1::text AND (id = $2::text OR merged_into = $2::text)
     ), relink AS (
@@ -55,17 +57,11 @@ export const SQL = {
     ), members_moved AS (
       DELETE FROM group_members WHERE project_id = $1 AND person_id = $2 RETURNING group_type, group_key, created_at
     ), members_joined AS (
-      -- A membership the person merged into holds already stays once.
-      INSERT INTO group_members (project_id, group_type, group_key, person_id, created_at)
-      SELECT $1, group_type, group_key, $3, created_at FROM members_moved
-      ON CONFLICT DO NOTHING
+      INSERT INTO ${MEMBER_COLUMNS} SELECT $1, group_type, group_key, $3, created_at FROM members_moved ${ONCE}
     ), moved AS (
       DELETE FROM person_traits WHERE project_id = $1 AND person_id = $2 RETURNING key, value, set_at, unset
     )
-    INSERT INTO person_traits (project_id, person_id, key, value, set_at, unset)
-    SELECT $1, $3, key, value, set_at, unset FROM moved
-    ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at, unset = excluded.unset
-    WHERE excluded.set_at > person_traits.set_at`,
+    INSERT INTO ${PERSON_TRAIT_COLUMNS} SELECT $1, $3, key, value, set_at, unset FROM moved ${TRAIT_MERGED}`,
   // Ids among those asked whose person holds another distinct_id too.
   withOtherIds: `SELECT x.key FROM unnest($2::text[]) AS x(key)
     CROSS JOIN LATERAL (SELECT person_id FROM person_links WHERE project_id = $1 AND distinct_id = x.key LIMIT 1) l
@@ -76,27 +72,25 @@ export const SQL = {
   // What only people and groups write (set-once traits, group types, groups, their traits, memberships):
   // rare, so a statement of its own, sent only when there is some, after the writes it may rely on.
   peopleAndGroups: `WITH set_once AS (
-      INSERT INTO person_traits (project_id, person_id, key, value, set_at, unset)
+      INSERT INTO ${PERSON_TRAIT_COLUMNS}
       SELECT $1::text, r.person_id, r.key, r.value, r.set_at, false
       FROM unnest($2::text[], $3::text[], $4::jsonb[], $5::bigint[]) AS r(person_id, key, value, set_at)
-      ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at, unset = false
-      WHERE person_traits.unset
+      ${TRAIT_SET_ONCE}
     ), types_added AS (
       INSERT INTO group_types (project_id, group_type, created_at) SELECT $1::text, t, $6::bigint FROM unnest($7::text[]) AS r(t)
     ), groups_made AS (
       INSERT INTO project_groups (project_id, group_type, group_key, created_at)
       SELECT $1::text, r.t, r.k, $6::bigint FROM unnest($8::text[], $9::text[]) AS r(t, k)
-      ON CONFLICT DO NOTHING
+      ${ONCE}
     ), group_traits_set AS (
-      INSERT INTO group_traits (project_id, group_type, group_key, key, value, set_at)
+      INSERT INTO ${GROUP_TRAIT_COLUMNS}
       SELECT $1::text, r.t, r.k, r.key, r.value, r.set_at
       FROM unnest($10::text[], $11::text[], $12::text[], $13::jsonb[], $14::bigint[]) AS r(t, k, key, value, set_at)
-      ON CONFLICT (project_id, group_type, group_key, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at
-      WHERE excluded.set_at >= group_traits.set_at
+      ${GROUP_TRAIT_SET}
     ), members_added AS (
-      INSERT INTO group_members (project_id, group_type, group_key, person_id, created_at)
+      INSERT INTO ${MEMBER_COLUMNS}
       SELECT $1::text, r.t, r.k, r.person_id, $6::bigint FROM unnest($15::text[], $16::text[], $17::text[]) AS r(t, k, person_id)
-      ON CONFLICT DO NOTHING
+      ${ONCE}
     )
     SELECT 1`,
   // Every write of a pass in one statement and one round trip: each part
@@ -110,12 +104,10 @@ export const SQL = {
       INSERT INTO person_links (project_id, distinct_id, person_id)
       SELECT $1::text, r.distinct_id, r.person_id FROM unnest($5::text[], $6::text[]) AS r(distinct_id, person_id)
     ), traits_set AS (
-      -- An unset is a row of its own (unset true, a JSON null as its value), ordered by set_at as a value is.
-      INSERT INTO person_traits (project_id, person_id, key, value, set_at, unset)
+      INSERT INTO ${PERSON_TRAIT_COLUMNS}
       SELECT $1::text, r.person_id, r.key, r.value, r.set_at, r.unset <> 0
       FROM unnest($7::text[], $8::text[], $9::jsonb[], $10::bigint[], $11::bigint[]) AS r(person_id, key, value, set_at, unset)
-      ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at, unset = excluded.unset
-      WHERE excluded.set_at >= person_traits.set_at
+      ${TRAIT_SET}
     ), events_stored AS (
       INSERT INTO events (id, project_id, source_id, event, distinct_id, anonymous_id, person_id, session_id,
         "timestamp", received_at, insert_id, properties)

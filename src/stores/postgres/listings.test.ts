@@ -56,7 +56,7 @@ const enabled = STORES.some((e) => e.name === 'postgres');
     pool.on('error', () => undefined);
     try {
       const engine = postgresEngine(pool);
-      const reads = new PgListingReads(engine.db);
+      const reads = new PgListingReads(engine);
       const listings = new SqlListings(engine, reads);
       const searches = Array.from({ length: 20 }, (_, i) => listings.searchDistinctIds('prj_big', `id_${i}`, 20).then(() => 'read', (e) => e));
       expect(reads.gate.size).toEqual({ running: 2, waiting: 8 });

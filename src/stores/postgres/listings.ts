@@ -1,8 +1,8 @@
 import { CompiledQuery, type Kysely } from 'kysely';
-import type { StoredEvent } from '../port.js';
+import type { PersonPageRow, SqlEngine, StoredEvent } from '../port.js';
 import type { PersonCursor } from '../port-console.js';
 import { PageReadGate } from '../page-read-gate.js';
-import type { EngineListingReads, PersonPageRow } from '../sql/listings.js';
+import { type EngineListingReads, distinctIdSearch } from '../sql/listings.js';
 import type { Database } from '../sql/schema.js';
 
 /**
@@ -43,7 +43,11 @@ const PAGE_READS_WAITING = 8;
 export class PgListingReads implements EngineListingReads {
   readonly gate = new PageReadGate(PAGE_READS_RUNNING, PAGE_READS_WAITING);
 
-  constructor(private readonly db: Kysely<Database>) {}
+  private readonly db: Kysely<Database>;
+
+  constructor(private readonly engine: SqlEngine) {
+    this.db = engine.db;
+  }
 
   async pageRows<R>(query: CompiledQuery<R>): Promise<R[]> {
     return this.gate.run(JSON.stringify([query.sql, query.parameters]), async () => (await this.db.executeQuery(query)).rows);
@@ -79,8 +83,8 @@ export class PgListingReads implements EngineListingReads {
     });
   }
 
-  gated<T>(key: string, read: () => Promise<T>): Promise<T> {
-    return this.gate.run(key, read);
+  searchDistinctIds(projectId: string, prefix: string, limit: number): Promise<{ distinct_id: string; person_id: string }[]> {
+    return this.gate.run(`searchDistinctIds:${projectId}:${prefix}:${limit}`, () => distinctIdSearch(this.engine, projectId, prefix, limit).execute());
   }
 
   private async rows<R>(text: string, values: unknown[]): Promise<R[]> {

@@ -1,13 +1,16 @@
 import pg from 'pg';
 import { StoreUnavailableError } from '../port.js';
+import { type SharedMigration, renderMigration } from '../sql/shared-migration.js';
 import { LOCK_NS } from './pool.js';
 
 /**
  * Versioned schema of the PostgreSQL store. A migration is never edited once
- * shipped; a change is a new entry at the end. Times are bigint epoch ms, as
- * in the embedded store, so both engines hand the domain the same numbers.
+ * shipped; a change is a new entry at the end: SQL, or a step declared once
+ * for both engines (sql/shared-migration.ts), the same entry at the end of
+ * SQLite's list. Times are bigint epoch ms, as in the embedded store, so
+ * both engines hand the domain the same numbers.
  */
-export const PG_MIGRATIONS: string[] = [
+export const PG_MIGRATIONS: (string | SharedMigration)[] = [
   `
   CREATE TABLE orgs (
     id text PRIMARY KEY, name text NOT NULL, is_default boolean NOT NULL DEFAULT false,
@@ -284,7 +287,8 @@ export async function migrate(url: string, connectMs: number): Promise<void> {
     for (let v = (rows[0]?.v ?? 0) + 1; v <= PG_MIGRATIONS.length; v++) {
       await client.query('BEGIN');
       try {
-        await client.query(PG_MIGRATIONS[v - 1]!);
+        const step = PG_MIGRATIONS[v - 1]!;
+        await client.query(typeof step === 'string' ? step : renderMigration(step, 'postgres'));
         await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [v, Date.now()]);
         await client.query('COMMIT');
       } catch (e) {

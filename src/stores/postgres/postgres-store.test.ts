@@ -21,7 +21,7 @@ import { StoreUnavailableError } from '../port.js';
 import { PG_MIGRATIONS } from './migrations.js';
 import { passQuery, passWrites } from '../../../test/helpers/pass-bundles.js';
 import { SQL } from './ingest-tx.js';
-import { PgEventPages } from './event-pages.js';
+import { eventPage, eventPosition } from '../sql/event-pages.js';
 import { PostgresStore } from './postgres-store.js';
 import { postgresEngine } from './sql-engine.js';
 import { erasePerson } from '../../domain/erasure.js';
@@ -382,12 +382,12 @@ async function withSlowDeletes(
       await direct.query('VACUUM ANALYZE events, persons');
       // The statements the engine sends, as it sends them.
       const sent: { text: string; values: unknown[] }[] = [];
-      const pages = new PgEventPages(postgresEngine({
+      const engine = postgresEngine({
         connect: async () => ({ query: async (text: string, values: unknown[]) => (sent.push({ text, values }), { rows: [], command: 'SELECT' }), release: () => undefined }),
-      } as never));
+      } as never);
       const cursor = { timestamp: t0 + 500_000_000, seq: 1 };
-      await pages.page({ sourceId: 'src_page_1', order: 'desc', after: cursor, event: 'e', distinctId: 'u', limit: 1000 });
-      await pages.page({ sourceId: 'src_page_1', order: 'asc', after: null, since: t0, limit: 1000 });
+      await eventPage(engine, { sourceId: 'src_page_1', order: 'desc', after: cursor, event: 'e', distinctId: 'u', limit: 1000 });
+      await eventPage(engine, { sourceId: 'src_page_1', order: 'asc', after: null, since: t0, limit: 1000 });
       const plans = [];
       for (const { text, values } of sent) {
         plans.push((await direct.query<{ 'QUERY PLAN': string }>({ text: `EXPLAIN ${text}`, values })).rows.map((r) => r['QUERY PLAN']).join('\n'));
@@ -399,7 +399,7 @@ async function withSlowDeletes(
       }
       const { rows: [some] } = await direct.query<{ id: string }>(`SELECT id FROM events WHERE source_id = 'src_page_1' LIMIT 1`);
       sent.length = 0;
-      await pages.position('src_page_1', some!.id);
+      await eventPosition(engine, 'src_page_1', some!.id);
       const plan = (await direct.query<{ 'QUERY PLAN': string }>({ text: `EXPLAIN ${sent[0]!.text}`, values: sent[0]!.values })).rows.map((r) => r['QUERY PLAN']).join('\n');
       // The empty day tables are read whole, at no cost; the one with the rows through its BRIN index.
       expect(plan).toMatch(/Bitmap Index Scan on events_default_id_idx/);

@@ -1,10 +1,11 @@
 import type pg from 'pg';
-import type { AuthRecord, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure } from '../port.js';
-import type { EngineData, SqlStoreEngine } from '../sql/engine.js';
+import type { Kysely } from 'kysely';
+import type { AuthRecord, Batching, Engine, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure, SqlEngine } from '../port.js';
+import type { DestinationsEngine } from '../sql/destinations.js';
+import type { Database } from '../sql/schema.js';
 import { SqlStore } from '../sql/sql-store.js';
 import { postgresDestinations } from './destinations.js';
 import { deleteErased } from './erasure.js';
-import { PgEventPages } from './event-pages.js';
 import { PgRetention } from './retention.js';
 import { PgIngestTx } from './ingest-tx.js';
 import { PgListingReads } from './listings.js';
@@ -39,17 +40,27 @@ const AUTH_SQL = `SELECT k.id AS "keyId", k.hash, k.expires_at AS "expiresAt", k
   WHERE k.hash = ANY($1::bytea[])`;
 
 /**
+ * A transaction per project+source: while one is in flight, later jobs of
+ * the same wait and go together in the next one (the project lock would
+ * serialise them anyway), up to about 2,000 items; other projects' run at once.
+ */
+const BATCHING: Batching = { lane: (projectId, sourceId) => `${projectId}\u0000${sourceId}`, maxItems: 2000, gatherTurns: 0 };
+
+/**
  * The shared engine: every server of a deployment on one PostgreSQL
- * database. Transactions run at once on a pool (`writers: 'many'`); writers
+ * database. Transactions run at once on a pool; writers
  * of one project take turns on an advisory lock. Keys have no cheap change
  * mark, so every lookup reads the database.
  */
-class PostgresEngine implements SqlStoreEngine {
-  readonly data: EngineData;
-  readonly writers = 'many';
+class PostgresEngine implements Engine {
+  readonly sql: SqlEngine;
+  readonly destinations: DestinationsEngine;
+  readonly batching = BATCHING;
   /** A lookup asked while another hangs gets the bound of one on its own: a connection, then a statement. */
   readonly keyLookupLimitMs: number;
   private readonly retention: PgRetention;
+  /** Event pages are stores/sql's default; the reads that scan, and the search, wait in the page-read gate. */
+  readonly reads: PgListingReads;
   private readonly partitionTimer: NodeJS.Timeout;
 
   constructor(
@@ -58,14 +69,9 @@ class PostgresEngine implements SqlStoreEngine {
     private readonly timeouts: PgTimeouts,
     onBackgroundError: (e: unknown) => void,
   ) {
-    const sql = postgresEngine(pool);
-    this.data = {
-      sql,
-      writeTransaction: (fn) => sql.db.transaction().execute(fn),
-      eventPages: new PgEventPages(sql),
-      listingReads: new PgListingReads(sql.db),
-      destinations: postgresDestinations(sql),
-    };
+    this.sql = postgresEngine(pool);
+    this.destinations = postgresDestinations(this.sql);
+    this.reads = new PgListingReads(this.sql);
     this.retention = new PgRetention(pool);
     this.keyLookupLimitMs = timeouts.connectMs + timeouts.statementMs;
     this.partitionTimer = setInterval(
@@ -77,10 +83,6 @@ class PostgresEngine implements SqlStoreEngine {
   async lookUpKeys(hashes: Buffer[]): Promise<Map<string, AuthRecord>> {
     const { rows } = await this.query<AuthRecord>(AUTH_SQL, [hashes]);
     return new Map(rows.map((r) => [r.hash.toString('hex'), r]));
-  }
-
-  keysChangeMark(): null {
-    return null;
   }
 
   /** One statement, outside any transaction. */
@@ -97,12 +99,13 @@ class PostgresEngine implements SqlStoreEngine {
   }
 
   /** Writers run at once; a change of keys is seen by the next lookup, which always reads the database. */
-  writeTurn<T>(fn: () => Promise<T>): Promise<T> {
+  write<T>(fn: () => Promise<T>): Promise<T> {
     return fn();
   }
 
-  /** No cache of links outlives a transaction here. */
-  forgetCached(): void {}
+  writeTransaction<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+    return this.sql.db.transaction().execute(fn);
+  }
 
   deleteErasedEvents(e: PendingErasure, steps: { touch: () => Promise<void>; stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }> {
     return deleteErased(this.pool, this.timeouts.statementMs, e, steps);

@@ -1,7 +1,6 @@
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, sql } from 'kysely';
 import type pg from 'pg';
-import type { StoreUnavailableError } from '../port.js';
-import type { SqlEngine } from '../sql/engine.js';
+import type { SqlEngine, StoreUnavailableError } from '../port.js';
 import type { Database } from '../sql/schema.js';
 import { LOCK_NS, isServerError, unavailable } from './pool.js';
 

@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ErasureTx, PendingErasure, PersonLookup } from '../port.js';
-import type { SqlStoreEngine } from './engine.js';
+import type { Engine, ErasureTx, PendingErasure, PersonLookup } from '../port.js';
 import type { Database } from './schema.js';
 
 type Db = Kysely<Database>;
@@ -11,12 +10,12 @@ const ROWS_PER_INSERT = 1000;
 /** An erasure's first transaction on either SQL engine: the reads and writes domain/erasure.ts decides with. */
 export class SqlErasureTx implements ErasureTx {
   constructor(
-    private readonly engine: SqlStoreEngine,
+    private readonly engine: Engine,
     private readonly db: Db,
   ) {}
 
   lockProject(projectId: string): Promise<void> {
-    return this.engine.data.sql.lockProjects(this.db, [projectId]);
+    return this.engine.sql.lockProjects(this.db, [projectId]);
   }
 
   async currentPerson(projectId: string, lookup: PersonLookup): Promise<string | null> {
@@ -37,7 +36,7 @@ export class SqlErasureTx implements ErasureTx {
 
   async linkedIds(projectId: string, personIds: string[]): Promise<string[]> {
     const rows = await this.db.selectFrom('person_links').select('distinct_id').where('project_id', '=', projectId)
-      .where('person_id', 'in', personIds).orderBy(this.engine.data.sql.bytewise('distinct_id')).execute();
+      .where('person_id', 'in', personIds).orderBy(this.engine.sql.bytewise('distinct_id')).execute();
     return rows.map((r) => r.distinct_id);
   }
 
@@ -66,11 +65,10 @@ export class SqlErasureTx implements ErasureTx {
     for (const part of chunks(personIds)) {
       await this.db.deleteFrom('item_samples').where('project_id', '=', projectId).where('anonymous_id', 'in', part).execute();
     }
-    this.engine.forgetCached(projectId, distinctIds, personIds);
   }
 
   async recordPending(projectId: string, personIds: string[]): Promise<PendingErasure> {
-    const q = this.engine.data.sql;
+    const q = this.engine.sql;
     const r = await this.db.insertInto('pending_erasures')
       .values({ project_id: projectId, person_ids: q.idList(personIds), through_seq: q.newestArrival(), touched_at: q.clock() })
       .returning(['id', 'through_seq']).executeTakeFirstOrThrow();

@@ -1,55 +1,5 @@
-import type { EventCursor, EventPage, EventPageQuery, EventPages } from '../port.js';
-import type { SqlEngine } from './engine.js';
+import type { EngineReads, EventCursor, EventPage, EventPageQuery, EventPages, EventPosition, EventRow, PositionedPageQuery, SqlEngine } from '../port.js';
 import { toStoredEvent } from './rows.js';
-
-/**
- * Where an event stands among a source's events: its timestamp, then `seq`,
- * the engine's own number for the row (SQLite's storage order, PostgreSQL's
- * sequence), which only breaks ties. Never leaves the store: the port sees
- * it as an opaque EventCursor.
- */
-export interface EventPosition {
-  timestamp: number;
-  seq: number;
-}
-
-/** A page asked of the engine: the port's query, its cursor read back into a position. */
-export interface PositionedPageQuery extends Omit<EventPageQuery, 'after'> {
-  after: EventPosition | null;
-}
-
-/**
- * The events of a page, with what places each, as the query of `eventRows`
- * selects them: the current person (merges followed) and the properties as
- * JSON text.
- */
-export interface EventRow {
-  seq: number;
-  id: string;
-  event: string;
-  distinct_id: string | null;
-  anonymous_id: string | null;
-  person_id: string;
-  session_id: string | null;
-  timestamp: number;
-  received_at: number;
-  insert_id: string | null;
-  properties: string;
-}
-
-/**
- * What each engine does its own way for event pages, because what makes a
- * page cheap differs: PostgreSQL reads a range of events_source_time (one
- * statement a page); SQLite keeps no index on the events table (it would
- * cost the ingest path a random write per event) and walks its minute index
- * instead. Both select their rows with `eventRows`.
- */
-export interface EngineEventPages {
-  /** The page's rows in its order, `limit` at most (never asked for less than one). */
-  page(q: PositionedPageQuery): Promise<EventRow[]>;
-  /** Where the source's event with this id stands; the id is a UUID in lower case. */
-  position(sourceId: string, eventId: string): Promise<EventPosition | null>;
-}
 
 /** The events table with each event's current person, selected as EventRow; an engine adds which rows and their order. */
 export function eventRows(engine: SqlEngine) {
@@ -59,6 +9,35 @@ export function eventRows(engine: SqlEngine) {
       'e.seq', 'e.id', 'e.event', 'e.distinct_id', 'e.anonymous_id', eb.fn.coalesce('p.merged_into', 'e.person_id').as('person_id'),
       'e.session_id', 'e.timestamp', 'e.received_at', 'e.insert_id', engine.jsonText('e.properties').as('properties'),
     ]);
+}
+
+/** Timestamps are epoch ms well inside ±2^53; these stand for "no bound". */
+const LOWEST = -Number.MAX_SAFE_INTEGER;
+const HIGHEST = Number.MAX_SAFE_INTEGER;
+
+/**
+ * The default page (Engine.eventPage): one statement, a keyset range of an
+ * index on (source, timestamp, seq), PostgreSQL's events_source_time in every
+ * day table it names. The bounds always travel as values (the whole range
+ * when not given), so the range is bounded on both sides.
+ */
+export function eventPage(engine: SqlEngine, q: PositionedPageQuery): Promise<EventRow[]> {
+  const asc = q.order === 'asc';
+  const dir = asc ? 'asc' : 'desc';
+  const after = q.after ?? (asc ? { timestamp: LOWEST, seq: LOWEST } : { timestamp: HIGHEST, seq: HIGHEST });
+  return eventRows(engine)
+    .where('e.source_id', '=', q.sourceId).where('e.timestamp', '>=', q.since ?? LOWEST).where('e.timestamp', '<', q.until ?? HIGHEST)
+    .$if(q.event !== undefined, (b) => b.where('e.event', '=', q.event!))
+    .$if(q.distinctId !== undefined, (b) => b.where('e.distinct_id', '=', q.distinctId!))
+    .where((eb) => eb(eb.refTuple('e.timestamp', 'e.seq'), asc ? '>' : '<', eb.tuple(after.timestamp, after.seq)))
+    .orderBy('e.timestamp', dir).orderBy('e.seq', dir).limit(q.limit).execute();
+}
+
+/** The default position (Engine.eventPosition): by id (PostgreSQL's BRIN index on events.id costs the ingest path next to nothing). */
+export async function eventPosition(engine: SqlEngine, sourceId: string, eventId: string): Promise<EventPosition | null> {
+  const r = await engine.db.selectFrom('events').select(['timestamp', 'seq'])
+    .where('id', '=', eventId).where('source_id', '=', sourceId).executeTakeFirst();
+  return r ?? null;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -72,16 +51,16 @@ function positionOf(c: EventCursor): EventPosition {
   return { timestamp: timestamp!, seq: seq! };
 }
 
-/** Keyset pages over a source's events, on either SQL engine; the engine picks each page's rows (EngineEventPages). */
+/** Keyset pages over a source's events, on either SQL engine; the engine picks each page's rows (Engine.eventPage). */
 export class SqlEventPages implements EventPages {
   constructor(
     private readonly engine: SqlEngine,
-    private readonly reads: EngineEventPages,
+    private readonly reads: Required<Pick<EngineReads, 'eventPage' | 'eventPosition'>>,
   ) {}
 
   async eventPage(q: EventPageQuery): Promise<EventPage> {
     if (q.limit <= 0) return { events: [], next: null };
-    const rows = await this.reads.page({ ...q, after: q.after === null ? null : positionOf(q.after) });
+    const rows = await this.reads.eventPage({ ...q, after: q.after === null ? null : positionOf(q.after) });
     const last = rows.at(-1);
     return { events: rows.map(toStoredEvent), next: rows.length === q.limit && last !== undefined ? cursorOf(last) : null };
   }
@@ -89,7 +68,7 @@ export class SqlEventPages implements EventPages {
   async eventCursor(sourceId: string, eventId: string): Promise<EventCursor | null> {
     // Not a UUID: no event has it (PostgreSQL would refuse the cast). Stored in lower case on SQLite; PostgreSQL's uuid reads either.
     if (!UUID.test(eventId)) return null;
-    const at = await this.reads.position(sourceId, eventId.toLowerCase());
+    const at = await this.reads.eventPosition(sourceId, eventId.toLowerCase());
     return at === null ? null : cursorOf(at);
   }
 

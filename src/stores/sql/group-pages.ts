@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { GroupListing, GroupPageQuery } from '../port-console.js';
-import type { SqlEngine } from './engine.js';
+import type { SqlEngine } from '../port.js';
 import type { EngineListingReads } from './listings.js';
 
 /**

@@ -1,5 +1,4 @@
-import type { GroupListQuery, GroupStore, GroupSummary, GroupView } from '../port.js';
-import type { SqlEngine } from './engine.js';
+import type { GroupListQuery, GroupStore, GroupSummary, GroupView, SqlEngine } from '../port.js';
 
 /** The most members a group's view lists. */
 export const MAX_MEMBERS_SHOWN = 1000;

@@ -1,40 +1,13 @@
-import type { Org, Project, Source, StoredEvent } from '../port.js';
-import type { CompiledQuery } from 'kysely';
+import type { EngineReads, Org, Project, Source, SqlEngine, StoredEvent } from '../port.js';
 import type { GroupListing, GroupPageQuery, ListingStore, PersonCursor, PersonListing } from '../port-console.js';
 import { groupPage, groupTypes } from './group-pages.js';
-import type { SqlEngine } from './engine.js';
 import { toOrg, toProject, toSource } from './rows.js';
 
 /** Distinct ids a listed person shows. */
 const SHOWN_IDS = 3;
 
-/** A person of a page, with its first distinct ids (its merged persons' included), in byte order. */
-export interface PersonPageRow {
-  id: string;
-  createdAt: number;
-  ids: string[];
-}
-
-/**
- * The listing reads each engine tunes its own way: those that scan (on
- * SQLite a thread of their own, on PostgreSQL a gate of two at a time) and
- * the page of people, shaped to each engine's indexes.
- */
-export interface EngineListingReads {
-  /**
-   * A query written once that scans many rows (the chart's and the source
-   * page's outcome counts), run where page reads run: never on the SQLite
-   * connection that writes, within PostgreSQL's gate.
-   */
-  pageRows<R>(query: CompiledQuery<R>): Promise<R[]>;
-  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]>;
-  /** The project's people (merged persons left out), counted from persons_newest alone, where page reads run. */
-  countPersons(projectId: string): Promise<number>;
-  /** Up to `limit` people newest first, after the cursor, each with up to `ids` of its distinct ids. */
-  personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]>;
-  /** `read` within the engine's bound on console page reads, so tabs cannot pile them up (PostgreSQL: its gate). */
-  gated<T>(key: string, read: () => Promise<T>): Promise<T>;
-}
+/** The listing reads an engine may tune, each answered (stores/sql/defaults.ts fills those it leaves out). */
+export type EngineListingReads = Required<Pick<EngineReads, 'pageRows' | 'personEvents' | 'countPersons' | 'personPage' | 'searchDistinctIds'>>;
 
 /** A project's distinct ids that start with `prefix`, in byte order, with their persons (the plan tests read it). */
 export function distinctIdSearch(engine: SqlEngine, projectId: string, prefix: string, limit: number) {
@@ -76,7 +49,7 @@ export class SqlListings implements ListingStore {
   }
 
   async searchDistinctIds(projectId: string, prefix: string, limit: number): Promise<{ distinctId: string; personId: string }[]> {
-    const rows = await this.reads.gated(`searchDistinctIds:${projectId}:${prefix}:${limit}`, () => distinctIdSearch(this.engine, projectId, prefix, limit).execute());
+    const rows = await this.reads.searchDistinctIds(projectId, prefix, limit);
     return rows.map((r) => ({ distinctId: r.distinct_id, personId: r.person_id }));
   }
 

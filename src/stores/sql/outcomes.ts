@@ -3,7 +3,8 @@ import {
   type KeptSample, type Outcome, type OutcomeCount, type OutcomeQuery, type OutcomeRow, type OutcomeStore, type SampleBounds, type SampleQuery,
   type StoredSample, sampleBytes, withheld,
 } from '../port-outcomes.js';
-import { type SqlEngine, SqlStorePart, type WriteTurn } from './engine.js';
+import type { SqlEngine, WriteTurn } from '../port.js';
+import { SqlStorePart } from './engine.js';
 import type { EngineListingReads } from './listings.js';
 import { isSet } from './rows.js';
 import type { Database } from './schema.js';

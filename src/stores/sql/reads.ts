@@ -1,5 +1,4 @@
-import type { EventPages, GroupStore, PersonLookup, PersonView, ReadStore, StoredEvent } from '../port.js';
-import type { SqlEngine } from './engine.js';
+import type { EventPages, GroupStore, PersonLookup, PersonView, ReadStore, SqlEngine, StoredEvent } from '../port.js';
 
 /** Events, people and usage as the CLI and the console read them, on either SQL engine. */
 export class SqlReads implements Omit<ReadStore, keyof GroupStore> {

@@ -1,7 +1,6 @@
 import type { Selectable } from 'kysely';
-import type { KeyRecord, Org, Project, Source, StoredEvent } from '../port.js';
+import type { EventRow, KeyRecord, Org, Project, Source, StoredEvent } from '../port.js';
 import type { SessionRecord, UserRecord } from '../port-console.js';
-import type { EventRow } from './event-pages.js';
 import type { Database } from './schema.js';
 
 /** A yes/no column as read on either engine (1 on SQLite, true on PostgreSQL). */

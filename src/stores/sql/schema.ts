@@ -19,7 +19,7 @@ type Ms = number;
 
 /**
  * JSON: jsonb on PostgreSQL, TEXT on SQLite. Read only as text, through the
- * engine's `jsonText` (engine.ts), and parsed once by the caller: the drivers
+ * engine's `jsonText` (SqlEngine, port.ts), and parsed once by the caller: the drivers
  * would otherwise hand back a string on one engine and a value on the other.
  */
 export type Json = ColumnType<unknown, string, string>;

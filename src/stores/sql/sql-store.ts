@@ -1,23 +1,11 @@
 import { sql } from 'kysely';
 import type {
-  AuthRecord,
-  ErasureTx,
-  ExpiryPlan,
-  ExpiryStep,
-  GroupListQuery,
-  GroupSummary,
-  GroupView,
-  IngestTx,
-  PendingErasure,
-  PersonLookup,
-  PersonView,
-  ProjectRetention,
-  Store,
-  StoredEvent,
+  AuthRecord, Batching, Engine, ErasureTx, ExpiryPlan, ExpiryStep, GroupListQuery, GroupSummary, GroupView, IngestTx, PendingErasure, PersonLookup,
+  PersonView, ProjectRetention, Store, StoredEvent,
 } from '../port.js';
 import { SqlAccounts } from './accounts.js';
 import { SqlAdmin } from './admin.js';
-import type { SqlStoreEngine } from './engine.js';
+import { tunedReads } from './defaults.js';
 import { SqlErasureTx } from './erasure.js';
 import { SqlDestinations } from './destinations.js';
 import { SqlEventPages } from './event-pages.js';
@@ -33,7 +21,7 @@ import { SqlGroups } from './groups.js';
  * that extends this one with its Engine (sqlite/, postgres/).
  */
 export class SqlStore implements Store {
-  readonly writers: 'one' | 'many';
+  readonly batching: Batching;
   readonly keyLookupLimitMs: number;
   readonly admin: SqlAdmin;
   readonly accounts: SqlAccounts;
@@ -45,18 +33,19 @@ export class SqlStore implements Store {
   private readonly groups: SqlGroups;
   readonly backup?: (toFile: string) => Promise<number>;
 
-  constructor(protected readonly engine: SqlStoreEngine) {
-    const { sql, eventPages, listingReads } = engine.data;
-    this.writers = engine.writers;
+  constructor(protected readonly engine: Engine) {
+    const { sql } = engine;
+    const reads = tunedReads(engine);
+    const write = <T>(fn: () => Promise<T>): Promise<T> => engine.write(fn);
+    this.batching = engine.batching;
     this.keyLookupLimitMs = engine.keyLookupLimitMs;
-    // Admin writes may change keys and their owners; account writes change neither.
-    this.admin = new SqlAdmin(sql, (fn) => engine.writeTurn(fn, { changesKeys: true }));
-    this.accounts = new SqlAccounts(sql, (fn) => engine.writeTurn(fn));
-    this.outcomes = new SqlOutcomes(sql, (fn) => engine.writeTurn(fn), listingReads);
-    this.listings = new SqlListings(sql, listingReads);
-    this.eventPages = new SqlEventPages(sql, eventPages);
+    this.admin = new SqlAdmin(sql, write);
+    this.accounts = new SqlAccounts(sql, write);
+    this.outcomes = new SqlOutcomes(sql, write, reads);
+    this.listings = new SqlListings(sql, reads);
+    this.eventPages = new SqlEventPages(sql, reads);
     this.reads = new SqlReads(sql, this.eventPages);
-    this.destinations = new SqlDestinations(sql, engine.data.destinations, listingReads);
+    this.destinations = new SqlDestinations(sql, engine.destinations, reads);
     this.groups = new SqlGroups(sql);
     if (engine.backup !== undefined) this.backup = (toFile) => engine.backup!(toFile);
   }
@@ -67,10 +56,6 @@ export class SqlStore implements Store {
 
   lookUpKeys(hashes: Buffer[]): Promise<Map<string, AuthRecord>> {
     return this.engine.lookUpKeys(hashes);
-  }
-
-  keysChangeMark(): string | null {
-    return this.engine.keysChangeMark();
   }
 
   recordKeyUses(uses: Map<string, number>): Promise<void> {
@@ -99,7 +84,7 @@ export class SqlStore implements Store {
 
   /** Every project's retention, deleted projects included (their events expire as well). */
   async projectRetentions(): Promise<ProjectRetention[]> {
-    const { db, bytewise } = this.engine.data.sql;
+    const { db, bytewise } = this.engine.sql;
     const rows = await db.selectFrom('projects').select(['id', 'retention_days']).orderBy(bytewise('id')).execute();
     return rows.map((r) => ({ projectId: r.id, retentionDays: r.retention_days }));
   }
@@ -109,12 +94,12 @@ export class SqlStore implements Store {
   }
 
   erasureTransaction<T>(fn: (tx: ErasureTx) => Promise<T>): Promise<T> {
-    return this.engine.data.writeTransaction((db) => fn(new SqlErasureTx(this.engine, db)));
+    return this.engine.writeTransaction((db) => fn(new SqlErasureTx(this.engine, db)));
   }
 
   async staleErasures(idleMs: number): Promise<PendingErasure[]> {
-    const q = this.engine.data.sql;
-    const rows = await this.engine.data.writeTransaction((db) =>
+    const q = this.engine.sql;
+    const rows = await this.engine.writeTransaction((db) =>
       db.selectFrom('pending_erasures').select(['id', 'project_id', 'person_ids', 'through_seq'])
         .where('touched_at', '<=', sql<number>`${q.clock()} - ${idleMs}`).orderBy('id').execute(),
     );
@@ -122,13 +107,13 @@ export class SqlStore implements Store {
   }
 
   deleteErasedEvents(e: PendingErasure, opts: { stopping?: () => boolean } = {}): Promise<{ eventsDeleted: number; done: boolean }> {
-    const q = this.engine.data.sql;
+    const q = this.engine.sql;
     const touch = async () => void (await q.db.updateTable('pending_erasures').set({ touched_at: q.clock() }).where('id', '=', e.id).execute());
     return this.engine.deleteErasedEvents(e, { touch, stopping: opts.stopping });
   }
 
   async endErasure(id: number): Promise<void> {
-    await this.engine.data.writeTransaction((db) => db.deleteFrom('pending_erasures').where('id', '=', id).execute());
+    await this.engine.writeTransaction((db) => db.deleteFrom('pending_erasures').where('id', '=', id).execute());
   }
 
   async prepareToServe(): Promise<void> {

@@ -1,20 +1,17 @@
 import type { PendingErasure } from '../port.js';
 import { EventDeletion } from './event-deletion.js';
 import type { Db } from './open.js';
-import { personLinkCacheOf } from './person-link-cache.js';
 
 /** Event rows an erasure reads per transaction when it deletes a person's events. */
 const ERASE_ROWS_PER_STEP = 20_000;
 
 /**
  * What SQLite does its own way in an erasure (the rules are in
- * domain/erasure.ts): its cache of links forgets the erased ones, and events
- * are deleted a range of seqs per transaction of the store's, so writers wait
+ * domain/erasure.ts): events are deleted a range of seqs per transaction of the store's, so writers wait
  * for one short range at most.
  */
 export class SqliteErasure {
   private readonly deletion: EventDeletion;
-  private readonly links;
   private readonly eventsIn;
 
   constructor(
@@ -22,14 +19,7 @@ export class SqliteErasure {
     private readonly transaction: <T>(fn: () => Promise<T>) => Promise<T>,
   ) {
     this.deletion = new EventDeletion(db);
-    this.links = personLinkCacheOf(db);
     this.eventsIn = db.prepare('SELECT seq FROM events WHERE seq > ? AND seq <= ? AND project_id = ? AND person_id IN (SELECT value FROM json_each(?))').pluck();
-  }
-
-  /** This connection's cache of links must not serve them again (dropped when the transaction commits). */
-  forgetCached(projectId: string, distinctIds: string[], personIds: string[]): void {
-    for (const d of distinctIds) this.links.link(projectId, d);
-    for (const p of personIds) this.links.merge(projectId, p);
   }
 
   async deleteEvents(e: PendingErasure, steps: { touch: () => Promise<void>; stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }> {

@@ -37,7 +37,7 @@ function write(db: Db, index: EventMinuteIndex, events: { sourceId: string; time
 
 /** The seqs of a source's newest events, as a page of the events list reads them through the index (event-pages.ts). */
 async function newest(db: Db, sourceId: string, limit: number): Promise<number[]> {
-  const rows = await new SqliteEventPages(db, sqliteEngine(db)).page({ sourceId, order: 'desc', after: null, limit });
+  const rows = await new SqliteEventPages(db, sqliteEngine(db)).eventPage({ sourceId, order: 'desc', after: null, limit });
   return rows.map((r) => r.seq);
 }
 
@@ -149,7 +149,7 @@ describe('the minute index of events', () => {
     old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
     for (const [i, step] of SQLITE_MIGRATIONS.slice(0, 3).entries()) {
       if (typeof step === 'string') old.exec(step);
-      else step(old);
+      else (step as (db: typeof old) => void)(old);
       old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(i + 1);
     }
     const insert = old.prepare(insertSql);

@@ -38,7 +38,7 @@ describe('finding where an event stands, for paging before it', () => {
     const ids = db.transaction(() => Array.from({ length: 3000 }, (_, i) => add(db, T0 + Math.floor(i / 3) * 1000)))();
     db.prepare('DELETE FROM events WHERE seq BETWEEN ? AND ?').run(seqOf(db, ids[1000]!), seqOf(db, ids[1999]!));
     for (const i of [0, 1, 999, 2000, 2001, 2999]) {
-      expect(await pages.position('src_1', ids[i]!)).toEqual({ seq: seqOf(db, ids[i]!), timestamp: T0 + Math.floor(i / 3) * 1000 - 5_000 });
+      expect(await pages.eventPosition('src_1', ids[i]!)).toEqual({ seq: seqOf(db, ids[i]!), timestamp: T0 + Math.floor(i / 3) * 1000 - 5_000 });
     }
     expect(pages.stats.wholeTableReads).toBe(0);
   });
@@ -51,8 +51,8 @@ describe('finding where an event stands, for paging before it', () => {
     const late = add(db, T0 - 3_600_000);
     const other = add(db, T0 + 10_000, { id: randomUUID() });
     for (let i = 500; i < 600; i++) add(db, T0 + i * 1000);
-    expect(await pages.position('src_1', late)).toEqual({ seq: seqOf(db, late), timestamp: T0 - 3_605_000 });
-    expect(await pages.position('src_1', other)).toEqual({ seq: seqOf(db, other), timestamp: T0 + 5_000 });
+    expect(await pages.eventPosition('src_1', late)).toEqual({ seq: seqOf(db, late), timestamp: T0 - 3_605_000 });
+    expect(await pages.eventPosition('src_1', other)).toEqual({ seq: seqOf(db, other), timestamp: T0 + 5_000 });
     expect(pages.stats.wholeTableReads).toBe(2);
   });
 
@@ -64,7 +64,7 @@ describe('finding where an event stands, for paging before it', () => {
     db.transaction(() => new EventDeletion(db).delete([seqOf(db, ids[40]!)]))();
     // The placeholder (received_at 0) now sits where the search probes first.
     expect(db.prepare("SELECT count(*) FROM events WHERE source_id = ''").pluck().get()).toBe(1);
-    for (const i of [0, 19, 20, 21, 39]) expect(await pages.position('src_1', ids[i]!)).toMatchObject({ seq: seqOf(db, ids[i]!) });
+    for (const i of [0, 19, 20, 21, 39]) expect(await pages.eventPosition('src_1', ids[i]!)).toMatchObject({ seq: seqOf(db, ids[i]!) });
     expect(pages.stats.wholeTableReads).toBe(0);
   });
 
@@ -73,7 +73,7 @@ describe('finding where an event stands, for paging before it', () => {
     const pages = new SqliteEventPages(db, sqliteEngine(db));
     const big = 2n ** 53n;
     const ids = [0n, 1n, 4n].map((d, i) => add(db, T0 + i, { seq: big + d }));
-    expect(await pages.position('src_1', ids[1]!)).toEqual({ seq: Number(big + 1n), timestamp: T0 + 1 - 5_000 });
+    expect(await pages.eventPosition('src_1', ids[1]!)).toEqual({ seq: Number(big + 1n), timestamp: T0 + 1 - 5_000 });
     expect(pages.stats.wholeTableReads).toBe(1);
   });
 
@@ -92,9 +92,9 @@ describe('finding where an event stands, for paging before it', () => {
   it('answers null for an id of another source, an unknown id, or an empty table', async () => {
     const db = open();
     const pages = new SqliteEventPages(db, sqliteEngine(db));
-    expect(await pages.position('src_1', newEventId(T0))).toBeNull();
+    expect(await pages.eventPosition('src_1', newEventId(T0))).toBeNull();
     const id = add(db, T0);
-    expect(await pages.position('src_2', id)).toBeNull();
-    expect(await pages.position('src_1', newEventId(T0))).toBeNull();
+    expect(await pages.eventPosition('src_2', id)).toBeNull();
+    expect(await pages.eventPosition('src_1', newEventId(T0))).toBeNull();
   });
 });

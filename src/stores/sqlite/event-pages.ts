@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import type { SqlEngine } from '../sql/engine.js';
-import { type EngineEventPages, type EventPosition, type EventRow, type PositionedPageQuery, eventRows } from '../sql/event-pages.js';
+import type { EngineReads, EventPosition, EventRow, PositionedPageQuery, SqlEngine } from '../port.js';
+import { eventRows } from '../sql/event-pages.js';
 import type { Db } from './open.js';
 
 /** A candidate: seq, timestamp, event name, distinct_id. */
@@ -28,7 +28,7 @@ const STRAY_STEPS_MS = [0, 1_000, 60_000];
  * read by seq with the query written once (eventRows), compiled here and run
  * in that same transaction.
  */
-export class SqliteEventPages implements EngineEventPages {
+export class SqliteEventPages implements Required<Pick<EngineReads, 'eventPage' | 'eventPosition'>> {
   private readonly s;
   /** For tests: cursor lookups that had to read the whole table. */
   readonly stats = { wholeTableReads: 0 };
@@ -60,7 +60,7 @@ export class SqliteEventPages implements EngineEventPages {
     };
   }
 
-  async page(q: PositionedPageQuery): Promise<EventRow[]> {
+  async eventPage(q: PositionedPageQuery): Promise<EventRow[]> {
     return this.db.transaction(() => {
       const keys = this.pageKeys(q);
       const rows = this.s.rows.all(JSON.stringify(keys.map((k) => k[0]))) as EventRow[];
@@ -79,7 +79,7 @@ export class SqliteEventPages implements EngineEventPages {
    * for events around a step back of the clock (the search, misled by it,
    * may look in the wrong place for as long as the step lasted).
    */
-  async position(sourceId: string, eventId: string): Promise<EventPosition | null> {
+  async eventPosition(sourceId: string, eventId: string): Promise<EventPosition | null> {
     const at = receivedAtOf(eventId);
     return this.db.transaction(() => {
       const span = this.s.seqs.get() as { lo: number | null; hi: number | null };

@@ -5,6 +5,9 @@ import {
 import { EventMinuteIndex } from './event-minute-index.js';
 import { type SqliteInsertIds, insertIdsOf } from './insert-ids.js';
 import { storeError } from './store-error.js';
+import {
+  GROUP_TRAIT_COLUMNS, GROUP_TRAIT_SET, MEMBER_COLUMNS, ONCE, PERSON_TRAIT_COLUMNS, TRAIT_MERGED, TRAIT_SET, TRAIT_SET_ONCE,
+} from '../sql/trait-rules.js';
 import type { Db } from './open.js';
 import { type PersonLinkCache, personLinkCacheOf } from './person-link-cache.js';
 
@@ -103,27 +106,17 @@ export class SqliteIngestTx implements IngestTx {
       mergeMark: db.prepare('UPDATE persons SET merged_into = ? WHERE project_id = ? AND (id = ? OR merged_into = ?)'),
       mergeLinks: db.prepare('UPDATE person_links SET person_id = ? WHERE project_id = ? AND person_id = ?'),
       mergeTraits: db.prepare(
-        `INSERT INTO person_traits (project_id, person_id, key, value, set_at, unset)
-         SELECT project_id, ?, key, value, set_at, unset FROM person_traits WHERE project_id = ? AND person_id = ?
-         ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at, unset = excluded.unset
-         WHERE excluded.set_at > person_traits.set_at`,
+        `INSERT INTO ${PERSON_TRAIT_COLUMNS}
+         SELECT project_id, ?, key, value, set_at, unset FROM person_traits WHERE project_id = ? AND person_id = ? ${TRAIT_MERGED}`,
       ),
-      // A membership already held by the person merged into stays once.
-      mergeMembers: db.prepare('UPDATE OR IGNORE group_members SET person_id = ? WHERE project_id = ? AND person_id = ?'),
+      mergeMembers: db.prepare(
+        `INSERT INTO ${MEMBER_COLUMNS}
+         SELECT project_id, group_type, group_key, ?, created_at FROM group_members WHERE project_id = ? AND person_id = ? ${ONCE}`,
+      ),
       dropMembers: db.prepare('DELETE FROM group_members WHERE project_id = ? AND person_id = ?'),
       dropTraits: db.prepare('DELETE FROM person_traits WHERE project_id = ? AND person_id = ?'),
-      // An unset is a row of its own (unset = 1), ordered by set_at as a value is.
-      upsertTrait: db.prepare(
-        `INSERT INTO person_traits (project_id, person_id, key, value, set_at, unset) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at, unset = excluded.unset
-         WHERE excluded.set_at >= person_traits.set_at`,
-      ),
-      // Set once: only where the person has no value (no row, or an unset one), whatever the timestamps.
-      setOnce: db.prepare(
-        `INSERT INTO person_traits (project_id, person_id, key, value, set_at, unset) VALUES (?, ?, ?, ?, ?, 0)
-         ON CONFLICT (project_id, person_id, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at, unset = 0
-         WHERE person_traits.unset = 1`,
-      ),
+      upsertTrait: db.prepare(`INSERT INTO ${PERSON_TRAIT_COLUMNS} VALUES (?, ?, ?, ?, ?, ?) ${TRAIT_SET}`),
+      setOnce: db.prepare(`INSERT INTO ${PERSON_TRAIT_COLUMNS} VALUES (?, ?, ?, ?, ?, 0) ${TRAIT_SET_ONCE}`),
       // Ids among those asked whose person holds another distinct_id too.
       withOtherIds: db.prepare(
         `SELECT l.distinct_id FROM person_links l
@@ -136,13 +129,9 @@ export class SqliteIngestTx implements IngestTx {
          JOIN project_groups g ON g.project_id = ? AND g.group_type = j.value ->> 0 AND g.group_key = j.value ->> 1`,
       ),
       addGroupType: db.prepare('INSERT INTO group_types (project_id, group_type, created_at) VALUES (?, ?, ?)'),
-      addGroup: db.prepare('INSERT INTO project_groups (project_id, group_type, group_key, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING'),
-      upsertGroupTrait: db.prepare(
-        `INSERT INTO group_traits (project_id, group_type, group_key, key, value, set_at) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (project_id, group_type, group_key, key) DO UPDATE SET value = excluded.value, set_at = excluded.set_at
-         WHERE excluded.set_at >= group_traits.set_at`,
-      ),
-      addMember: db.prepare('INSERT INTO group_members (project_id, group_type, group_key, person_id, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING'),
+      addGroup: db.prepare(`INSERT INTO project_groups (project_id, group_type, group_key, created_at) VALUES (?, ?, ?, ?) ${ONCE}`),
+      upsertGroupTrait: db.prepare(`INSERT INTO ${GROUP_TRAIT_COLUMNS} VALUES (?, ?, ?, ?, ?, ?) ${GROUP_TRAIT_SET}`),
+      addMember: db.prepare(`INSERT INTO ${MEMBER_COLUMNS} VALUES (?, ?, ?, ?, ?) ${ONCE}`),
       // Two statements: in one (UNION ALL) SQLite took 15 to 20 times as long for the same rows.
       suppressed: db.prepare(`SELECT distinct_id FROM suppressed_ids WHERE project_id = ? AND distinct_id ${IN_LIST}`).pluck(),
       suppressedPersons: db.prepare(`SELECT person_id FROM suppressed_persons WHERE project_id = ? AND person_id ${IN_LIST}`).pluck(),
@@ -172,6 +161,11 @@ export class SqliteIngestTx implements IngestTx {
     this.db.exec('COMMIT');
     this.insertIds.committed();
     this.links.committed();
+  }
+
+  /** In a transaction that may have removed persons or links off the ingest path: the cache of links serves none of them again. */
+  forgetLinks(): void {
+    this.links.clear();
   }
 
   /** Rolls the transaction back; nothing of it is kept, in the tables or in memory. */

@@ -1,7 +1,7 @@
 import { CompiledQuery, type Kysely } from 'kysely';
-import type { StoredEvent } from '../port.js';
+import type { EngineReads, EventPosition, EventRow, PersonPageRow, PositionedPageQuery, StoredEvent } from '../port.js';
 import type { PersonCursor } from '../port-console.js';
-import type { EngineListingReads, PersonPageRow } from '../sql/listings.js';
+import type { SqliteEventPages } from './event-pages.js';
 import type { Database } from '../sql/schema.js';
 import type { SqlitePageReader } from './page-reader.js';
 import { bindable } from './sql-engine.js';
@@ -20,16 +20,29 @@ export const PERSON_IDS_SQL = `SELECT d FROM (
   ) ORDER BY d LIMIT ?`;
 
 /**
- * The listing reads SQLite does its own way: the chart's outcome counts,
+ * The reads SQLite does its own way: pages of events by its minute index
+ * (event-pages.ts), for it keeps no index on events (each would cost the
+ * ingest path a random write per event); the chart's outcome counts,
  * a person's events and the count of people on the page-read thread (page-reader.ts), off the connection that writes;
  * the page of people with INDEXED BY, which Kysely does not write, one short
- * read per person (a statement costs no round trip here).
+ * read per person (a statement costs no round trip here). The search of
+ * distinct ids is the default, a short range on the connection that writes,
+ * not queued behind the thread's slow reads.
  */
-export class SqliteListingReads implements EngineListingReads {
+export class SqliteReads implements Omit<Required<EngineReads>, 'searchDistinctIds'> {
   constructor(
+    private readonly pages: SqliteEventPages,
     private readonly db: Kysely<Database>,
     private readonly reader: SqlitePageReader,
   ) {}
+
+  eventPage(q: PositionedPageQuery): Promise<EventRow[]> {
+    return this.pages.eventPage(q);
+  }
+
+  eventPosition(sourceId: string, eventId: string): Promise<EventPosition | null> {
+    return this.pages.eventPosition(sourceId, eventId);
+  }
 
   async pageRows<R>(query: CompiledQuery<R>): Promise<R[]> {
     return (await this.reader.rows(query.sql, bindable(query.parameters))) as R[];
@@ -41,12 +54,6 @@ export class SqliteListingReads implements EngineListingReads {
 
   countPersons(projectId: string): Promise<number> {
     return this.reader.countPersons(projectId);
-  }
-
-  // A short range of the links' primary key, on the connection that writes:
-  // it is not queued behind the page-read thread's slow reads.
-  gated<T>(_key: string, read: () => Promise<T>): Promise<T> {
-    return read();
   }
 
   async personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]> {

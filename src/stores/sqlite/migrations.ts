@@ -1,12 +1,15 @@
+import type { SharedMigration } from '../sql/shared-migration.js';
 import { moveToInsertIdSlots } from './migration-v2.js';
 import type { Db } from './open.js';
 
 /**
- * A step of the schema: SQL, or frozen code for what SQL alone cannot do (a
+ * A step of the schema: SQL, frozen code for what SQL alone cannot do (a
  * file of its own that imports nothing of the live code, so that editing
- * that code never changes a shipped step).
+ * that code never changes a shipped step), or a step declared once for both
+ * engines (sql/shared-migration.ts), the same entry at the end of
+ * PostgreSQL's list.
  */
-export type Migration = string | ((db: Db) => void);
+export type Migration = string | ((db: Db) => void) | SharedMigration;
 
 /**
  * Versioned schema of the embedded store. A migration is never edited once

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { renderMigration } from '../sql/shared-migration.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 
 export type Db = Database.Database;
@@ -67,7 +68,8 @@ function migrate(db: Db): void {
     for (let v = (row.v ?? 0) + 1; v <= SQLITE_MIGRATIONS.length; v++) {
       const step = SQLITE_MIGRATIONS[v - 1]!;
       if (typeof step === 'string') db.exec(step);
-      else step(db);
+      else if (typeof step === 'function') step(db);
+      else db.exec(renderMigration(step, 'sqlite'));
       db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(v, Date.now());
     }
     db.exec('COMMIT');

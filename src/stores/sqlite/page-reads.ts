@@ -1,7 +1,6 @@
-import type { StoredEvent } from '../port.js';
+import type { EventRow, StoredEvent } from '../port.js';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './open.js';
-import type { EventRow } from '../sql/event-pages.js';
 import { toStoredEvent } from '../sql/rows.js';
 
 /** Statements of `rows` kept prepared; a query's SQL depends on its shape only. */

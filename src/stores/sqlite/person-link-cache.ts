@@ -65,6 +65,13 @@ export class PersonLinkCache {
     this.mergedFrom.clear();
   }
 
+  /** Forgets every link, as another connection's commit makes it do. */
+  clear(): void {
+    this.entries.clear();
+    this.byPerson.clear();
+    this.reads = [];
+  }
+
   get(projectId: string, distinctId: string): PersonRef | undefined {
     const key = keyOf(projectId, distinctId);
     if (this.linked.has(key)) return undefined;

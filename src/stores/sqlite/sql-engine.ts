@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { type Driver, Kysely, SqliteDialect, type SqliteDatabase, type SqliteDialectConfig, SqliteDriver, type SqliteStatement, sql } from 'kysely';
-import type { SqlEngine } from '../sql/engine.js';
+import type { SqlEngine } from '../port.js';
 import type { Database as Tables } from '../sql/schema.js';
 import type { Db } from './open.js';
 import { storeError } from './store-error.js';
