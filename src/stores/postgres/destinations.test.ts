@@ -6,6 +6,7 @@
  * migration that removed deleted projects' destinations. The port's
  * behaviour is tested for every engine in test/conformance/destinations.test.ts.
  */
+import { renderMigration } from '../sql/shared-migration.js';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../test/conformance/stores.js';
@@ -92,14 +93,15 @@ describeWith(['postgres'], 'postgres: destinations', () => {
     const c = new pg.Client({ connectionString: fresh.url });
     await c.connect();
     try {
-      const moves = PG_MIGRATIONS.findIndex((m) => m.includes('DROP COLUMN table_name'));
-      for (const m of PG_MIGRATIONS.slice(0, moves)) await c.query(m);
+      const sql = (m: (typeof PG_MIGRATIONS)[number]): string => (typeof m === 'string' ? m : renderMigration(m, 'postgres'));
+      const moves = PG_MIGRATIONS.findIndex((m) => typeof m === 'string' && m.includes('DROP COLUMN table_name'));
+      for (const m of PG_MIGRATIONS.slice(0, moves)) await c.query(sql(m));
       await c.query(`
         INSERT INTO destinations (id, project_id, kind, url, table_name, sources, events, secret, paused, cursor_seq, generation, delivered, lease_until, created_at) VALUES
           ('dst_hook', 'prj_1', 'webhook', 'https://u:p%40ss@example.com/in?t=1', NULL, '[]', '["paid"]', 'whsec_kept', false, 7, 1, 3, 0, 0),
           ('dst_table', 'prj_1', 'postgres', 'postgres://loader:pw@db/w?sslmode=require', 'analytics.inlet_events', '[]', '["paid"]', NULL, false, 7, 1, 3, 0, 0);
       `);
-      await c.query(PG_MIGRATIONS[moves]!);
+      await c.query(sql(PG_MIGRATIONS[moves]!));
       const rows = await c.query<{ id: string; config: string; cursor_seq: string }>('SELECT id, config, cursor_seq FROM destinations ORDER BY id');
       expect(rows.rows.map((r) => ({ id: r.id, config: JSON.parse(r.config) as unknown, cursor: Number(r.cursor_seq) }))).toEqual([
         { id: 'dst_hook', config: { url: 'https://u:p%40ss@example.com/in?t=1', secret: 'whsec_kept' }, cursor: 7 },

@@ -1,3 +1,4 @@
+import { renderMigration } from '../sql/shared-migration.js';
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -69,7 +70,8 @@ describe('embedded schema migrations', () => {
     old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
     for (const [i, m] of SQLITE_MIGRATIONS.slice(0, moves).entries()) {
       if (typeof m === 'string') old.exec(m);
-      else m(old);
+      else if (typeof m === 'function') m(old);
+      else old.exec(renderMigration(m, 'sqlite'));
       old.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)').run(i + 1);
     }
     const add = old.prepare(
