@@ -2,8 +2,10 @@
  * The item types: one line each. A type is a file beside this one declaring
  * its internal shape, its wire fields and their checks, what it writes,
  * whether it is metered, what the store may refuse and its OpenAPI schema
- * (kind.ts lists it all); docs/design.md, "Adding an item type", tells how to
- * add one. A new type is that file and a line here, nothing else.
+ * (kind.ts lists it all): a new type is that file and a line here.
+ * docs/design.md, "Adding an item type", tells how, and what the compiler
+ * cannot point at (a new field's place in the order faults are listed in, the
+ * reference's prose).
  *
  * Everything that handles items iterates this, and the names of the types,
  * the item union (ingest/item.ts) and the fields sent between threads derive
