@@ -6,8 +6,8 @@
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type Grace, GRACE_PERIODS, isGrace } from '../src/domain/keys.js';
-import { normaliseProperties } from '../src/pipeline/properties.js';
-import type { FieldError } from '../src/pipeline/field-error.js';
+import { normaliseProperties } from '../src/domain/items/fields/properties.js';
+import type { FieldError } from '../src/domain/items/fields/field-error.js';
 import { type Fixture, makeFixture, send, tempDir } from './helpers/fixture.js';
 import { cliJson, runCli } from './helpers/process.js';
 

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { ConfigError, loadConfig } from '../config.js';
 import { AdminError, createAdmin } from '../domain/admin.js';
 import { errorForLog } from '../edge/log-error.js';
-import { parseIso } from '../pipeline/timestamp.js';
+import { parseIso } from '../domain/items/fields/timestamp.js';
 import { NoStoreError, openStore, requireStore } from '../stores/open-store.js';
 import { type Store, StoreUnavailableError } from '../stores/port.js';
 import { formatCount } from './numbers.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { PERSON_ID } from '../pipeline/ids.js';
+import { PERSON_ID } from '../domain/items/fields/ids.js';
 import type { PersonCursor } from '../stores/port-console.js';
 import { sendPage } from './guard.js';
 import { html } from '../docs/html.js';

@@ -12,7 +12,7 @@ import { BASE, when } from './layout.js';
 import { type ConsoleKit, notFound } from './plugin.js';
 import { projectPage, projectsPage } from './views/projects.js';
 import { deleteDestinationPage, eventNames, fieldValues } from './views/destinations.js';
-import { parseIso } from '../pipeline/timestamp.js';
+import { parseIso } from '../domain/items/fields/timestamp.js';
 import { isStorableText } from '../domain/storable.js';
 import type { Typed } from './views/typed.js';
 

@@ -1,5 +1,5 @@
-import { INSERT_ID } from '../pipeline/ids.js';
-import { ACCEPTED_DOLLAR_KEYS, ENRICHMENT_KEYS } from '../pipeline/reserved-properties.js';
+import { INSERT_ID } from '../domain/items/fields/ids.js';
+import { ACCEPTED_DOLLAR_KEYS, ENRICHMENT_KEYS } from '../domain/items/fields/reserved-properties.js';
 
 /** How one accepted `$` property is described on the page and in the schema. */
 export interface DollarKeyDoc {

@@ -10,10 +10,10 @@ import { ADMISSION_WAIT_MS } from '../edge/admission.js';
 import { MAX_KEY_LENGTH } from '../domain/storable.js';
 import { MAX_BODY_BYTES } from '../edge/read-body.js';
 import { MAX_ITEMS } from '../pipeline/check-batch.js';
-import { MAX_NAME_LENGTH } from '../pipeline/check-item.js';
-import { MAX_INSERT_ID_LENGTH } from '../pipeline/ids.js';
-import { MAX_PROPERTY_BYTES, MAX_PROPERTY_DEPTH, MAX_PROPERTY_KEYS } from '../pipeline/properties.js';
-import { MAX_FUTURE_MS, MAX_PAST_MS } from '../pipeline/timestamp.js';
+import { MAX_NAME_LENGTH } from '../domain/items/fields/identity-fields.js';
+import { MAX_INSERT_ID_LENGTH } from '../domain/items/fields/ids.js';
+import { MAX_PROPERTY_BYTES, MAX_PROPERTY_DEPTH, MAX_PROPERTY_KEYS } from '../domain/items/fields/properties.js';
+import { MAX_FUTURE_MS, MAX_PAST_MS } from '../domain/items/fields/timestamp.js';
 
 export { BATCH_PATH, IMPORT_PATH } from '../intakes/batch/endpoints.js';
 export { DEFAULT_RETENTION_DAYS } from '../domain/retention.js';

@@ -7,7 +7,7 @@ import { STATUS_CODES } from 'node:http';
 import { REQUEST_ERRORS, type RequestErrorCode } from '../errors/codes.js';
 import { envelope } from '../edge/envelope.js';
 import type { Refusal } from '../pipeline/refusal.js';
-import type { ItemError } from '../pipeline/field-error.js';
+import type { ItemError } from '../domain/items/fields/field-error.js';
 import { typesListed } from '../domain/ingest/item.js';
 import {
   BATCH_PATH,

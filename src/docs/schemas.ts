@@ -3,10 +3,10 @@
  * answer body. The enums of codes come straight from the error table.
  */
 import { DROP_REASONS, ITEM_ERRORS, REQUEST_ERRORS } from '../errors/codes.js';
-import { INSERT_ID, PERSON_ID, SESSION_ID } from '../pipeline/ids.js';
+import { INSERT_ID, PERSON_ID, SESSION_ID } from '../domain/items/fields/ids.js';
 import { ITEM_TYPES, KINDS, typesListed } from '../domain/ingest/item.js';
 import type { Schema, SchemaKit } from '../domain/items/kind.js';
-import { MAX_ERRORS_PER_ITEM } from '../pipeline/field-error.js';
+import { MAX_ERRORS_PER_ITEM } from '../domain/items/fields/field-error.js';
 import { acceptedDollarKeys, enrichmentKeys } from './dollar-keys.js';
 import {
   FUTURE_MINUTES,

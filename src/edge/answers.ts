@@ -1,9 +1,9 @@
 import type { DropReason } from '../errors/codes.js';
 import { type ItemType, KINDS } from '../domain/ingest/item.js';
 import type { DryRunParts } from '../domain/items/kind.js';
-import type { ItemError } from '../pipeline/field-error.js';
+import type { ItemError } from '../domain/items/fields/field-error.js';
 import type { KeptOutcome } from '../domain/ingest/job.js';
-import type { EnrichedItem, PolicyDrop, ShownItem } from '../pipeline/enriched-item.js';
+import type { EnrichedItem, PolicyDrop, ShownItem } from '../domain/items/enriched-item.js';
 
 /** The 202 body: what was kept, dropped and refused. */
 export interface BatchAnswer {

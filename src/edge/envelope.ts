@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DEFAULT_RETRY_AFTER, REQUEST_ERRORS, type RequestErrorCode } from '../errors/codes.js';
-import type { ItemError } from '../pipeline/field-error.js';
+import type { ItemError } from '../domain/items/fields/field-error.js';
 import type { Refusal } from '../pipeline/refusal.js';
 
 /** The body of every non-2xx answer. */

@@ -5,8 +5,8 @@ import { sampleText } from '../domain/outcomes/sample-text.js';
 import type { DropReason, RequestErrorCode } from '../errors/codes.js';
 import { WITHHELD } from '../stores/port-outcomes.js';
 import type { CheckedBatch } from '../pipeline/checked-batch.js';
-import type { EnrichedItem, ShownItem } from '../pipeline/enriched-item.js';
-import type { ItemError } from '../pipeline/field-error.js';
+import type { EnrichedItem, ShownItem } from '../domain/items/enriched-item.js';
+import type { ItemError } from '../domain/items/fields/field-error.js';
 import { KINDS } from '../domain/ingest/item.js';
 
 

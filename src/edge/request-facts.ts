@@ -1,5 +1,5 @@
 import type { DropReason, ItemErrorCode } from '../errors/codes.js';
-import type { ItemError } from '../pipeline/field-error.js';
+import type { ItemError } from '../domain/items/fields/field-error.js';
 import type { KeptOutcome } from '../domain/ingest/job.js';
 
 /** What became of a request's items, counted (never the items themselves). */

@@ -1,4 +1,4 @@
-import type { ShownItem } from '../pipeline/enriched-item.js';
+import type { ShownItem } from '../domain/items/enriched-item.js';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Admit, type BatchContext, type CheckedBatch, checkBatchBody } from '../pipeline/checked-batch.js';

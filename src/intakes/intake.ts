@@ -11,7 +11,7 @@ import type { BearerResult } from '../domain/keys.js';
 import type { WindowGroup } from '../domain/limits/policies.js';
 import type { WireMap, WireShape } from '../pipeline/foreign-body.js';
 import type { Refusal } from '../pipeline/refusal.js';
-import type { ImportWindow } from '../pipeline/timestamp.js';
+import type { ImportWindow } from '../domain/items/fields/timestamp.js';
 import type { Project } from '../stores/port.js';
 
 export type BodyEncoding = 'identity' | 'gzip';

@@ -1,9 +1,10 @@
 import type { Refusal } from './refusal.js';
-import { type ItemContext, checkItem } from './check-item.js';
-import type { EnrichedItem, PolicyDrop } from './enriched-item.js';
-import { type ItemError, listErrors } from './field-error.js';
-import { INSERT_ID } from './ids.js';
-import { isPlainObject } from './text.js';
+import type { ItemContext } from '../domain/items/kind.js';
+import { checkItem } from './check-item.js';
+import type { EnrichedItem, PolicyDrop } from '../domain/items/enriched-item.js';
+import { type ItemError, listErrors } from '../domain/items/fields/field-error.js';
+import { INSERT_ID } from '../domain/items/fields/ids.js';
+import { isPlainObject } from '../domain/items/fields/text.js';
 import { quoted } from '../domain/echo.js';
 
 export const MAX_ITEMS = 500;

@@ -1,50 +1,33 @@
-import type { DropReason } from '../errors/codes.js';
 import { type ItemType, ITEM_TYPES, KINDS, typesListed } from '../domain/ingest/item.js';
-import type { ShownItem, EnrichedItem } from './enriched-item.js';
-import type { FieldError } from './field-error.js';
-import { checkAnonymousId, checkDistinctId } from './identity-fields.js';
-import { INSERT_ID, SESSION_ID } from './ids.js';
-import { normaliseProperties } from './properties.js';
-import { describeJson, isPlainObject } from './text.js';
-import { type ImportWindow, parseTimestamp } from './timestamp.js';
-import { NO_MORE, TYPE_CHECKS, sent, take } from './type-checks.js';
+import type { ItemCheck } from '../domain/items/enriched-item.js';
+import { type FieldError, sent, take } from '../domain/items/fields/field-error.js';
+import { checkAnonymousId, checkDistinctId } from '../domain/items/fields/identity-fields.js';
+import { INSERT_ID, SESSION_ID } from '../domain/items/fields/ids.js';
+import { normaliseProperties } from '../domain/items/fields/properties.js';
+import { describeJson, isPlainObject } from '../domain/items/fields/text.js';
+import { parseTimestamp } from '../domain/items/fields/timestamp.js';
+import { type ItemContext, NO_MORE, type TypeCheck } from '../domain/items/kind.js';
 
-/** A valid item, enriched, and whether the source's policy drops it before the store; or its faults. */
-export type ItemCheck =
-  | { ok: true; item: EnrichedItem; dropped: null }
-  | { ok: true; item: ShownItem; dropped: DropReason }
-  /** `unlisted`: faults past MAX_ERRORS_PER_ITEM that were counted, not made (field-error.ts). */
-  | { ok: false; errors: FieldError[]; unlisted: number };
-
-export interface ItemContext {
-  /** Server clock at arrival, epoch ms. */
-  now: number;
-  /** Whether the source keeps $ip. */
-  recordIp: boolean;
-  /** The source the items came to: its id is stored with each event, and it may filter bots. */
-  source: { id: string; filterBots: boolean };
-  /** Indices of items whose event name an intake set itself (such as $pageview), exempt from the "$" rule. */
-  ownEvents?: ReadonlySet<number>;
-  /** Set on the historical import endpoint: a timestamp is required, and may go back to the retention. */
-  importing?: ImportWindow;
-}
-
-/** What each type reads of the fields most types share, and the fields it reads at all (any other is listed among the keys not kept). */
+/**
+ * What each type reads of the fields most types share, the fields it reads at
+ * all (any other is listed among the keys not kept), and its own checks
+ * (null: no valid type); one lookup per item.
+ */
 interface Reads {
   anonymousId: boolean;
   sessionId: boolean;
   properties: boolean;
   known: ReadonlySet<string>;
+  check: TypeCheck | null;
 }
 
 const READS = {} as Record<ItemType, Reads>;
 for (const t of ITEM_TYPES) {
-  const { ignores, wireFields } = KINDS[t];
-  READS[t] = { anonymousId: !ignores.includes('anonymous_id'), sessionId: !ignores.includes('session_id'), properties: !ignores.includes('properties'), known: new Set(wireFields) };
+  const { ignores, wireFields, check } = KINDS[t];
+  READS[t] = { anonymousId: !ignores.includes('anonymous_id'), sessionId: !ignores.includes('session_id'), properties: !ignores.includes('properties'), known: new Set(wireFields), check };
 }
 /** An item of no valid type has every field checked, so that every fault is reported. */
-const READS_ALL: Reads = { anonymousId: true, sessionId: true, properties: true, known: new Set() };
-export { MAX_NAME_LENGTH } from './identity-fields.js';
+const READS_ALL: Reads = { anonymousId: true, sessionId: true, properties: true, known: new Set(), check: null };
 
 /**
  * Checks one item. Every fault is reported, one per field; check-batch.ts
@@ -59,10 +42,10 @@ export function checkItem(raw: unknown, index: number, ctx: ItemContext): ItemCh
   const errors: FieldError[] = [];
   const droppedKeys: string[] = [];
   const type = checkType(raw.type, errors);
-  // What the type asks of its own fields and the identity (an item of no valid type is refused already).
-  const checks = type === null ? null : TYPE_CHECKS[type];
-  checks?.own(raw, errors, droppedKeys, ctx, index);
   const reads = type === null ? READS_ALL : READS[type];
+  // What the type asks of its own fields and the identity (an item of no valid type is refused already).
+  const checks = reads.check;
+  checks?.own(raw, errors, droppedKeys, ctx, index);
   const distinctId = sent(raw.distinct_id) ? take(checkDistinctId(raw.distinct_id), errors) : null;
   const anonymousId = sent(raw.anonymous_id) && reads.anonymousId ? take(checkAnonymousId(raw.anonymous_id), errors) : null;
   const sessionId = !reads.sessionId

@@ -1,7 +1,7 @@
 import { checkBody, checkItems } from './check-batch.js';
-import type { ItemContext } from './check-item.js';
-import type { EnrichedItem, PolicyDrop } from './enriched-item.js';
-import type { ItemError } from './field-error.js';
+import type { ItemContext } from '../domain/items/kind.js';
+import type { EnrichedItem, PolicyDrop } from '../domain/items/enriched-item.js';
+import type { ItemError } from '../domain/items/fields/field-error.js';
 import { parseJsonBody } from './parse-body.js';
 import { cutText } from '../domain/echo.js';
 import { type Refusal, isRefusal } from './refusal.js';

@@ -11,12 +11,12 @@
 import type { BearerResult } from '../domain/keys.js';
 import { checkItems } from './check-batch.js';
 import { type Admit, type BatchContext, type CheckedBatch, refusedItems } from './checked-batch.js';
-import type { EnrichedItem } from './enriched-item.js';
-import type { ItemError } from './field-error.js';
+import type { EnrichedItem } from '../domain/items/enriched-item.js';
+import type { ItemError } from '../domain/items/fields/field-error.js';
 import { gunzipSync } from 'node:zlib';
 import { BROKEN_GZIP, MAX_BODY_BYTES, bodyTooLarge, parseJsonBody } from './parse-body.js';
 import { type Refusal, isRefusal } from './refusal.js';
-import { isPlainObject } from './text.js';
+import { isPlainObject } from '../domain/items/fields/text.js';
 
 /**
  * Which intake's shape a body is in, by the intake's name (it crosses to a

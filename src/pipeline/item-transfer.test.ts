@@ -1,4 +1,4 @@
-import type { ShownItem } from './enriched-item.js';
+import type { ShownItem } from '../domain/items/enriched-item.js';
 import { describe, expect, it } from 'vitest';
 import { type CheckedBatch, checkBatch } from './checked-batch.js';
 import { AT, packBatch, unpackBatch } from './item-transfer.js';

@@ -3,7 +3,7 @@ import type { CheckedBatch } from './checked-batch.js';
 import { type ItemType, ITEM_TYPES, KINDS } from '../domain/ingest/item.js';
 import { COMMON_FIELDS } from '../domain/items/kind.js';
 import type { ITEM_KINDS } from '../domain/items/registry.js';
-import { CHECK_NOTES, type EnrichedItem, type ShownItem } from './enriched-item.js';
+import { CHECK_NOTES, type EnrichedItem, type ShownItem } from '../domain/items/enriched-item.js';
 
 /**
  * A checked batch as it crosses from a check thread to the main thread.

@@ -8,8 +8,8 @@
  */
 import fc from 'fast-check';
 import { MAX_KEY_LENGTH } from '../../src/domain/storable.js';
-import { MAX_NAME_LENGTH } from '../../src/pipeline/check-item.js';
-import { MAX_PROPERTY_BYTES } from '../../src/pipeline/properties.js';
+import { MAX_NAME_LENGTH } from '../../src/domain/items/fields/identity-fields.js';
+import { MAX_PROPERTY_BYTES } from '../../src/domain/items/fields/properties.js';
 
 /** What no engine can store: U+0000 and lone surrogates. */
 const UNSTORABLE = ['\u0000', '\ud800', '\udbff', '\udc00', '\udfff'];

@@ -16,7 +16,7 @@ import { dryRunAnswer } from '../../src/edge/answers.js';
 import { checkItems } from '../../src/pipeline/check-batch.js';
 import type { Collector } from '../../src/domain/collector.js';
 import type { IngestJob, ItemOutcome, KeptOutcome } from '../../src/domain/ingest/job.js';
-import type { EnrichedItem } from '../../src/pipeline/enriched-item.js';
+import type { EnrichedItem } from '../../src/domain/items/enriched-item.js';
 import type { GroupView, PersonView, StoredEvent } from '../../src/stores/port.js';
 import { STORES, type StoreUnderTest } from '../conformance/stores.js';
 import { batch } from './arbitraries.js';

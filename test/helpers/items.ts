@@ -1,7 +1,7 @@
 import type { IngestJob } from '../../src/domain/ingest/job.js';
 import { Collector } from '../../src/domain/collector.js';
 import type { KeyRecord, Store } from '../../src/stores/port.js';
-import type { EnrichedItem } from '../../src/pipeline/enriched-item.js';
+import type { EnrichedItem } from '../../src/domain/items/enriched-item.js';
 import { type ItemType, unhandledType } from '../../src/domain/ingest/item.js';
 import { storedProperties } from '../../src/domain/ingest/stored-properties.js';
 

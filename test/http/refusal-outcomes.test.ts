@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { erasePerson } from '../../src/domain/erasure.js';
 import { LiveWindow } from '../../src/domain/live-window.js';
-import { MAX_ERRORS_PER_ITEM } from '../../src/pipeline/field-error.js';
+import { MAX_ERRORS_PER_ITEM } from '../../src/domain/items/fields/field-error.js';
 import { sampleBytes } from '../../src/stores/port-outcomes.js';
 import { STORES, type StoreUnderTest } from '../conformance/stores.js';
 import { type Fixture, TestClock, makeFixture, send } from '../helpers/fixture.js';

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { AdminError } from '../../domain/admin.js';
 import { monthOf } from '../../domain/month.js';
-import { type FieldCheck, checkAnonymousId, checkDistinctId } from '../../pipeline/identity-fields.js';
+import type { FieldCheck } from '../../domain/items/fields/field-error.js';
+import { checkAnonymousId, checkDistinctId } from '../../domain/items/fields/identity-fields.js';
 import { UsageError, parseWhole, runWithStore, table, withCommon } from '../context.js';
 import { eventJson, personJson } from '../views.js';
 import { registerErasure } from './erasure-commands.js';

@@ -1,5 +1,8 @@
 import { type JobAt, type Writes, accepted } from '../ingest/pass-context.js';
 import type { ItemOutcome } from '../ingest/job.js';
+import type { EnrichedItem } from './enriched-item.js';
+import { refuse, sent, take } from './fields/field-error.js';
+import { checkDistinctId } from './fields/identity-fields.js';
 import type { ItemKind, ItemOf } from './kind.js';
 
 /** From now on one user id means the same person as another. */
@@ -20,6 +23,27 @@ export const alias: ItemKind<AliasItem> = {
   wireFields: ['type', 'distinct_id', 'insert_id', 'timestamp', 'previous_id'],
   requiredFields: ['type', 'distinct_id', 'previous_id'],
   ignores: ['event', 'anonymous_id', 'session_id', 'properties'],
+  check: {
+    own(raw, errors) {
+      if (!sent(raw.distinct_id)) {
+        errors.push({ code: 'missing_identity', field: 'distinct_id', message: 'An alias item needs a "distinct_id": the user id that "previous_id" joins.' });
+      }
+      const previousId = sent(raw.previous_id)
+        ? take(checkDistinctId(raw.previous_id, 'previous_id'), errors)
+        : refuse(errors, 'invalid_previous_id', 'previous_id', 'An alias item needs a "previous_id": the id that from now on means the same person as "distinct_id".');
+      if (previousId !== null && previousId === raw.distinct_id) {
+        refuse(errors, 'invalid_previous_id', 'previous_id', '"previous_id" equals "distinct_id"; an alias links two different ids.');
+      }
+    },
+    build(raw, index, distinctId, _anonymousId, _sessionId, insertId, timestamp, _props, droppedKeys) {
+      // An alias with no error has both ids.
+      const item: EnrichedItem<'alias'> = {
+        index, type: 'alias', event: null, distinctId: distinctId!, anonymousId: null, sessionId: null, insertId, timestamp,
+        properties: {}, propertiesJson: '{}', enrichment: {}, userAgent: null, droppedKeys, previousId: raw.previous_id as string,
+      };
+      return { ok: true, item, dropped: null };
+    },
+  },
   metered: false,
   storeRefuses: ['illegal_merge'],
   schemaName: 'AliasItem',

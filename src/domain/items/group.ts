@@ -1,6 +1,11 @@
+import { quoted } from '../echo.js';
 import { MAX_GROUP_TYPES, groupKeyOf } from '../groups.js';
 import { type JobAt, type Writes, accepted } from '../ingest/pass-context.js';
 import type { ItemEffect, ItemOutcome } from '../ingest/job.js';
+import type { EnrichedItem } from './enriched-item.js';
+import { type FieldError, refuse, sent, take } from './fields/field-error.js';
+import { checkDistinctId } from './fields/identity-fields.js';
+import { describeJson } from './fields/text.js';
 import type { ItemKind, ItemOf } from './kind.js';
 
 /** A group type: the name of a kind of group, as a project's few group types are told apart. */
@@ -24,6 +29,22 @@ export const group: ItemKind<GroupItem> = {
   wireFields: ['type', 'distinct_id', 'insert_id', 'timestamp', 'properties', 'group_type', 'group_key'],
   requiredFields: ['type', 'group_type', 'group_key'],
   ignores: ['event', 'anonymous_id', 'session_id'],
+  check: {
+    own(raw, errors) {
+      checkGroupType(raw.group_type, errors);
+      if (sent(raw.group_key)) take(checkDistinctId(raw.group_key, 'group_key'), errors);
+      else refuse(errors, 'invalid_group_key', 'group_key', 'A group item needs a "group_key": the id of the group within its type, such as "acme".');
+    },
+    build(raw, index, distinctId, _anonymousId, _sessionId, insertId, timestamp, props, droppedKeys) {
+      // A group item with no error has its type and key.
+      const item: EnrichedItem<'group'> = {
+        index, type: 'group', event: null, distinctId, anonymousId: null, sessionId: null, insertId, timestamp,
+        properties: props.properties, propertiesJson: props.json!, enrichment: {}, userAgent: props.userAgent, droppedKeys,
+        groupType: raw.group_type as string, groupKey: raw.group_key as string,
+      };
+      return { ok: true, item, dropped: null };
+    },
+  },
   metered: false,
   storeRefuses: ['too_many_group_types'],
   schemaName: 'GroupItem',
@@ -56,6 +77,12 @@ export const group: ItemKind<GroupItem> = {
   dryRun: (item, effect) => ({ group: { group_type: item.groupType, group_key: item.groupKey, new: effect?.kind === 'group' && effect.groupIsNew } }),
   sendable: (item, common) => ({ type: 'group', group_type: item.groupType, group_key: item.groupKey, ...common }),
 };
+
+function checkGroupType(v: unknown, errors: FieldError[]): void {
+  if (typeof v === 'string' && GROUP_TYPE.test(v)) return;
+  const what = sent(v) ? `not ${typeof v === 'string' ? quoted(v) : describeJson(v)}` : 'and none was sent';
+  refuse(errors, 'invalid_group_type', 'group_type', `"group_type" must be 1 to 64 characters of a-z, 0-9 and "_", such as "company"; ${what}.`);
+}
 
 /**
  * A group item sets the group's traits and makes its sender a member. A

@@ -1,6 +1,10 @@
 import type { ItemErrorCode } from '../../errors/codes.js';
 import type { ItemEffect, ItemOutcome } from '../ingest/job.js';
 import type { JobAt, Writes } from '../ingest/pass-context.js';
+import type { ItemCheck } from './enriched-item.js';
+import type { FieldError } from './fields/field-error.js';
+import type { JsonObject, NormalisedProperties } from './fields/properties.js';
+import type { ImportWindow } from './fields/timestamp.js';
 
 /** Fields every item has, whatever its type. */
 export interface CommonFields {
@@ -79,6 +83,64 @@ export interface SchemaKit {
   distinctId: string;
 }
 
+/** What the checks of a body's items are told of it (pipeline/check-item.ts). */
+export interface ItemContext {
+  /** Server clock at arrival, epoch ms. */
+  now: number;
+  /** Whether the source keeps $ip. */
+  recordIp: boolean;
+  /** The source the items came to: its id is stored with each event, and it may filter bots. */
+  source: { id: string; filterBots: boolean };
+  /** Indices of items whose event name an intake set itself (such as $pageview), exempt from the "$" rule. */
+  ownEvents?: ReadonlySet<number>;
+  /** Set on the historical import endpoint: a timestamp is required, and may go back to the retention. */
+  importing?: ImportWindow;
+}
+
+/**
+ * A type's field checks: what pipeline/check-item.ts asks of an item's own
+ * fields, beside the fields most types share, and how it builds the item once
+ * no check found a fault. Built of the field rules in fields/.
+ */
+export interface TypeCheck {
+  /**
+   * Checks the type's own fields and what it asks of the identity, pushing
+   * each fault; a key it reads only to list among those not kept goes to
+   * `droppedKeys`.
+   */
+  own(raw: Record<string, unknown>, errors: FieldError[], droppedKeys: string[], ctx: ItemContext, index: number): void;
+  /** What it checks once the properties are (an identify's set_once and unset). */
+  more?(raw: Record<string, unknown>, properties: JsonObject, recordIp: boolean, errors: FieldError[]): MoreFields;
+  /**
+   * The item, in its type's shape, enrichment included: built once, with
+   * every field its own checks passed (each checked value is the one sent).
+   */
+  build(
+    raw: Record<string, unknown>,
+    index: number,
+    distinctId: string | null,
+    anonymousId: string | null,
+    sessionId: string | null,
+    insertId: string | null,
+    timestamp: number,
+    props: NormalisedProperties,
+    droppedKeys: string[],
+    more: MoreFields,
+    ctx: ItemContext,
+  ): ItemCheck;
+}
+
+/** What `more` finds: an identify's person operations, the keys it does not keep, and the faults it counted but did not make. */
+export interface MoreFields {
+  setOnce: JsonObject | null;
+  unset: string[] | null;
+  droppedKeys: string[];
+  unlisted: number;
+}
+
+/** What a type without `more` finds: nothing. */
+export const NO_MORE: MoreFields = { setOnce: null, unset: null, droppedKeys: [], unlisted: 0 };
+
 /**
  * What an item type declares (docs/design.md, "Adding an item type"). I is
  * the type's item (its internal shape). Members are methods so that a type's
@@ -97,6 +159,8 @@ export interface ItemKind<I extends { type: string }> {
   readonly requiredFields: readonly string[];
   /** Fields of the common ones it does not read: not checked, and listed among the keys not kept. */
   readonly ignores: readonly CommonWireField[];
+  /** Its field checks, and how its item is built once they pass. */
+  readonly check: TypeCheck;
   /** Whether it counts against the plan's monthly event limit. */
   readonly metered: boolean;
   /** The codes the store may refuse it with, on what the project holds (none: the store keeps any valid item). */

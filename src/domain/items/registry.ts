@@ -1,8 +1,11 @@
 /**
  * The item types: one line each. A type is a file beside this one declaring
- * its internal shape, its wire fields, what it writes, whether it is metered,
- * what the store may refuse and its OpenAPI schema (kind.ts lists it all);
- * docs/design.md, "Adding an item type", tells how to add one.
+ * its internal shape, its wire fields and their checks, what it writes,
+ * whether it is metered, what the store may refuse and its OpenAPI schema
+ * (kind.ts lists it all): a new type is that file and a line here.
+ * docs/design.md, "Adding an item type", tells how, and what the compiler
+ * cannot point at (a new field's place in the order faults are listed in, the
+ * reference's prose).
  *
  * Everything that handles items iterates this, and the names of the types,
  * the item union (ingest/item.ts) and the fields sent between threads derive
@@ -10,11 +13,9 @@
  * Record or a switch ending in unhandledType, so a type added here makes the
  * compiler point at each.
  *
- * Why the field checks are not here: they are built of the pipeline's field
- * rules (field errors, names and ids, timestamps, properties), which the
- * intakes share, and the domain does not import the pipeline. They are a
- * `Record<ItemType, …>` in pipeline/type-checks.ts, the one other place a new
- * type is written, which the compiler asks for.
+ * A type's checks are built of the field rules in fields/ (field errors,
+ * names and ids, timestamps, properties, enrichment), which the intakes'
+ * maps and the pipeline's steps share.
  */
 import { alias } from './alias.js';
 import { group } from './group.js';

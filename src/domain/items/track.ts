@@ -1,7 +1,14 @@
+import { quoted } from '../echo.js';
 import { newEventId } from '../ids.js';
+import { storedProperties } from '../ingest/stored-properties.js';
 import type { Resolved } from '../people/resolver.js';
 import { type JobAt, type Writes, accepted } from '../ingest/pass-context.js';
 import type { ItemOutcome } from '../ingest/job.js';
+import type { ShownItem } from './enriched-item.js';
+import { enrichTrack } from './fields/enrich.js';
+import { type FieldError, sent, take } from './fields/field-error.js';
+import { checkName } from './fields/identity-fields.js';
+import { isReservedEventName } from './fields/ids.js';
 import type { ItemKind, ItemOf } from './kind.js';
 
 /** Records one event: the only metered type. */
@@ -18,6 +25,24 @@ export const track: ItemKind<TrackItem> = {
   wireFields: ['type', 'event', 'distinct_id', 'anonymous_id', 'session_id', 'insert_id', 'timestamp', 'properties'],
   requiredFields: ['event'],
   ignores: [],
+  check: {
+    own(raw, errors, _dropped, ctx, index) {
+      checkEvent(raw.event, errors, ctx.ownEvents?.has(index) === true);
+      if (!sent(raw.distinct_id) && !sent(raw.anonymous_id)) {
+        errors.push({ code: 'missing_identity', field: 'distinct_id', message: 'Send a "distinct_id" (your user id) or an "anonymous_id" (a browser person key).' });
+      }
+    },
+    build(raw, index, distinctId, anonymousId, sessionId, insertId, timestamp, props, droppedKeys, _more, ctx) {
+      const { enrichment, dropped } = enrichTrack(props.userAgent, ctx.source);
+      const item: ShownItem & { type: 'track' } = {
+        index, type: 'track', event: raw.event as string, distinctId, anonymousId, sessionId, insertId, timestamp,
+        properties: props.properties, propertiesJson: props.json!, enrichment, userAgent: props.userAgent, droppedKeys,
+      };
+      // Only the store reads the stored text: an item dropped here goes without.
+      if (dropped !== null) return { ok: true, item, dropped };
+      return { ok: true, item: Object.assign(item, { storedJson: storedProperties(item) }), dropped: null };
+    },
+  },
   metered: true,
   storeRefuses: [],
   schemaName: 'TrackItem',
@@ -42,6 +67,21 @@ export const track: ItemKind<TrackItem> = {
   dryRun: (item) => ({ session: { id: item.sessionId, server_session: item.sessionId === null } }),
   sendable: (item, common) => ({ type: 'track', event: item.event, ...common }),
 };
+
+function checkEvent(v: unknown, errors: FieldError[], ownName: boolean): void {
+  if (!sent(v)) {
+    errors.push({ code: 'missing_event_name', field: 'event', message: 'A track item needs an "event" name.' });
+    return;
+  }
+  const name = take(checkName(v, 'event'), errors);
+  if (name !== null && !ownName && isReservedEventName(name)) {
+    errors.push({
+      code: 'reserved_event_name',
+      field: 'event',
+      message: `${quoted(name)} is a reserved event name. Names starting with "$" (other than $agent_step and $agent_run) and identify, alias, group and merge are kept for Inlet itself.`,
+    });
+  }
+}
 
 /** A track within the plan's limit becomes an event of its person; beyond it, it is dropped. */
 function writeTrack(w: Writes, item: TrackItem, at: JobAt): ItemOutcome {

@@ -5,7 +5,7 @@
  * the same checks as any.
  */
 import type { BearerResult } from '../../domain/keys.js';
-import { isPlainObject } from '../../pipeline/text.js';
+import { isPlainObject } from '../../domain/items/fields/text.js';
 import { type Refusal, isRefusal } from '../../pipeline/refusal.js';
 import type { MappedMessages, PersonUpdate, WireMap } from '../../pipeline/foreign-body.js';
 import { correctedTimestamp, insertIdFor } from '../segment/segment-map.js';

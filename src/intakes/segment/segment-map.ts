@@ -5,8 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { BearerResult } from '../../domain/keys.js';
-import { INSERT_ID } from '../../pipeline/ids.js';
-import { isPlainObject } from '../../pipeline/text.js';
+import { INSERT_ID } from '../../domain/items/fields/ids.js';
+import { isPlainObject } from '../../domain/items/fields/text.js';
 import { type Refusal, isRefusal } from '../../pipeline/refusal.js';
 import type { WireMap } from '../../pipeline/foreign-body.js';
 

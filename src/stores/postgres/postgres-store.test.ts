@@ -14,7 +14,7 @@ import { createAdmin } from '../../domain/admin.js';
 import { hashKey } from '../../domain/keys.js';
 import { Collector } from '../../domain/collector.js';
 import type { IngestJob } from '../../domain/ingest/job.js';
-import type { EnrichedItem } from '../../pipeline/enriched-item.js';
+import type { EnrichedItem } from '../../domain/items/enriched-item.js';
 import { type ItemSpec, item as itemOf } from '../../../test/helpers/items.js';
 import { PageReadsBusyError } from '../page-read-gate.js';
 import { StoreUnavailableError } from '../port.js';

@@ -1,5 +1,6 @@
-import type { DropReason } from '../errors/codes.js';
-import type { IngestItem, ItemType } from '../domain/ingest/item.js';
+import type { DropReason } from '../../errors/codes.js';
+import type { IngestItem, ItemType } from '../ingest/item.js';
+import type { FieldError } from './fields/field-error.js';
 
 /** What the checks learn of an item that is not stored, for the dry run's answer and enrichment. */
 interface CheckNotes {
@@ -9,7 +10,7 @@ interface CheckNotes {
   droppedKeys: string[];
 }
 
-/** CheckNotes' fields, at run time (what crosses between threads besides the item's own: item-transfer.ts). */
+/** CheckNotes' fields, at run time (what crosses between threads besides the item's own: pipeline/item-transfer.ts). */
 export const CHECK_NOTES = Object.keys({ userAgent: true, droppedKeys: true } satisfies Record<keyof CheckNotes, true>) as (keyof CheckNotes)[];
 
 /**
@@ -27,3 +28,10 @@ export interface PolicyDrop {
   reason: DropReason;
   item: ShownItem;
 }
+
+/** A valid item, enriched, and whether the source's policy drops it before the store; or its faults. */
+export type ItemCheck =
+  | { ok: true; item: EnrichedItem; dropped: null }
+  | { ok: true; item: ShownItem; dropped: DropReason }
+  /** `unlisted`: faults past MAX_ERRORS_PER_ITEM that were counted, not made (fields/field-error.ts). */
+  | { ok: false; errors: FieldError[]; unlisted: number };

@@ -1,6 +1,6 @@
 import { isbot } from 'isbot';
 import UAParser from 'ua-parser-js';
-import { isStorableText } from '../domain/storable.js';
+import { isStorableText } from '../../storable.js';
 
 /** What the server derives from a $user_agent and stores in its place. */
 export interface UserAgentEnrichment {

@@ -1,14 +1,11 @@
-import { codePointLength, isStorableText } from '../domain/storable.js';
-import type { FieldError } from './field-error.js';
+import { codePointLength, isStorableText } from '../../storable.js';
+import type { FieldCheck } from './field-error.js';
 import { PERSON_ID, isPlaceholderDistinctId } from './ids.js';
 import { describeJson, hasControlChars } from './text.js';
-import { quoted } from '../domain/echo.js';
+import { quoted } from '../../echo.js';
 
 /** Longest event name or distinct_id, in code points (at most 512 bytes of UTF-8, well under any index limit). */
 export const MAX_NAME_LENGTH = 128;
-
-/** A field's value once checked, or the one fault it has. */
-export type FieldCheck = { ok: true; value: string } | { ok: false; error: FieldError };
 
 /** The fields held to the name rule, and the code each refuses with. */
 const NAME_CODES = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isStorableText } from '../domain/storable.js';
+import { isStorableText } from '../../storable.js';
 import { parseUserAgent, readableUserAgent } from './enrich.js';
 
 const XBOX = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; Xbox; Xbox One) AppleWebKit/537.36 Chrome/70 Safari/537.36 Edge/44';

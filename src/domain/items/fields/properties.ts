@@ -1,8 +1,8 @@
 import { type FieldError, MAX_ERRORS_PER_ITEM } from './field-error.js';
 import { ACCEPTED_DOLLAR_KEYS, ENRICHMENT_KEYS } from './reserved-properties.js';
-import { MAX_KEY_LENGTH, isStorableNumber, isStorableText, keyFault } from '../domain/storable.js';
+import { MAX_KEY_LENGTH, isStorableNumber, isStorableText, keyFault } from '../../storable.js';
 import { describeJson, isPlainObject } from './text.js';
-import { cutText, echoed, quoted } from '../domain/echo.js';
+import { cutText, echoed, quoted } from '../../echo.js';
 
 export const MAX_PROPERTY_KEYS = 255;
 export const MAX_PROPERTY_DEPTH = 5;

@@ -1,5 +1,5 @@
-import { retentionCutoff } from '../domain/retention.js';
-import type { ItemErrorCode } from '../errors/codes.js';
+import { retentionCutoff } from '../../retention.js';
+import type { ItemErrorCode } from '../../../errors/codes.js';
 
 /** How far back and ahead of the server clock a timestamp may be. */
 export const MAX_PAST_MS = 7 * 24 * 60 * 60 * 1000;

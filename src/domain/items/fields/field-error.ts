@@ -1,4 +1,4 @@
-import type { ItemErrorCode } from '../errors/codes.js';
+import type { ItemErrorCode } from '../../../errors/codes.js';
 
 /**
  * Errors listed for one item at most. An item gets one error per "$" key it
@@ -14,6 +14,26 @@ export interface FieldError {
   /** Path inside the item: "event", "properties.$currency", or "item". */
   field: string;
   message: string;
+}
+
+/** A field's value once checked, or the one fault it has. */
+export type FieldCheck = { ok: true; value: string } | { ok: false; error: FieldError };
+
+// A JSON null stands for "not sent" in optional fields: many serialisers write
+// unset fields as null, and refusing them would refuse whole client libraries.
+export const sent = (v: unknown): boolean => v !== undefined && v !== null;
+
+/** The value of a field check, or null with its fault added to `errors`. */
+export function take(r: FieldCheck, errors: FieldError[]): string | null {
+  if (r.ok) return r.value;
+  errors.push(r.error);
+  return null;
+}
+
+/** Adds a fault and gives the field's value as refused: null. */
+export function refuse(errors: FieldError[], code: FieldError['code'], field: string, message: string): null {
+  errors.push({ code, field, message });
+  return null;
 }
 
 /** A field error as it stands in an answer, with the item's index. */
