@@ -1,7 +1,9 @@
 import pg from 'pg';
 import { StoreUnavailableError } from '../port.js';
+import { DECLARED_SCHEMA } from '../sql/declared-schema.js';
 import { type SharedMigration, renderMigration } from '../sql/shared-migration.js';
 import { LOCK_NS } from './pool.js';
+import { ENSURE_EVENT_PARTITION, POSTGRES_OWN_SCHEMA } from './schema.js';
 
 /**
  * Versioned schema of the PostgreSQL store. A migration is never edited once
@@ -77,39 +79,7 @@ export const PG_MIGRATIONS: (string | SharedMigration)[] = [
     PRIMARY KEY (project_id, month)
   );
 
-  -- Makes the table of one UTC day (day_start in epoch ms) unless it exists.
-  -- Rows of that day already in the default partition are moved into it in the
-  -- same transaction, since a partition cannot be attached while the default
-  -- one still holds rows of its range. Names and bounds are formatted here,
-  -- from the one bigint argument, so callers pass it as a parameter.
-  CREATE FUNCTION inlet_ensure_event_partition(day_start bigint) RETURNS boolean
-  LANGUAGE plpgsql AS $fn$
-  DECLARE
-    day_end bigint := day_start + 86400000;
-    part text := 'events_' || to_char(to_timestamp(day_start / 1000) AT TIME ZONE 'UTC', 'YYYYMMDD');
-  BEGIN
-    IF day_start % 86400000 <> 0 THEN
-      RAISE EXCEPTION 'day_start % is not midnight UTC', day_start;
-    END IF;
-    IF to_regclass(part) IS NOT NULL THEN
-      RETURN false;
-    END IF;
-    -- Attaching locks the default partition; ingest must wait for it briefly
-    -- at most, so give up rather than queue (the next run tries again).
-    PERFORM set_config('lock_timeout', '2s', true);
-    PERFORM pg_advisory_xact_lock(${LOCK_NS.partitions}, 0);
-    IF to_regclass(part) IS NOT NULL THEN
-      RETURN false;
-    END IF;
-    EXECUTE format('CREATE TABLE %I (LIKE events)', part);
-    EXECUTE format(
-      'WITH moved AS (DELETE FROM events_default WHERE "timestamp" >= %s AND "timestamp" < %s RETURNING *) INSERT INTO %I SELECT * FROM moved',
-      day_start, day_end, part);
-    EXECUTE format('ALTER TABLE events ATTACH PARTITION %I FOR VALUES FROM (%s) TO (%s)', part, day_start, day_end);
-    RETURN true;
-  END
-  $fn$;
-  `,
+${ENSURE_EVENT_PARTITION}  `,
   // Version 2: each project's raw-event retention, in days.
   'ALTER TABLE projects ADD COLUMN retention_days INTEGER NOT NULL DEFAULT 400;',
   // Version 3: distinct_ids of erased persons whose items are dropped until unsuppressed.
@@ -266,8 +236,12 @@ export const PG_MIGRATIONS: (string | SharedMigration)[] = [
  * start at once take turns: the first applies what is missing, the others
  * then find nothing left to do. Each version commits with its own row in
  * schema_migrations, so a failed start leaves a consistent version behind.
+ * A new database is made from the declared schema at the current version
+ * (every version recorded, in one transaction); `history` makes it take
+ * every step instead, for the test that requires both paths to end at the
+ * same schema.
  */
-export async function migrate(url: string, connectMs: number): Promise<void> {
+export async function migrate(url: string, connectMs: number, fresh: 'declared' | 'history' = 'declared'): Promise<void> {
   // A connection of its own, without the pool's statement timeout: waiting
   // for another server's migration, or a long one, is expected at start-up.
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectMs, application_name: 'inlet-migrate' });
@@ -284,7 +258,21 @@ export async function migrate(url: string, connectMs: number): Promise<void> {
     await client.query('SELECT pg_advisory_lock($1::int, 0)', [LOCK_NS.migrations]);
     await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)');
     const { rows } = await client.query<{ v: number | null }>('SELECT max(version) AS v FROM schema_migrations');
-    for (let v = (rows[0]?.v ?? 0) + 1; v <= PG_MIGRATIONS.length; v++) {
+    const current = rows[0]?.v ?? null;
+    if (current === null && fresh === 'declared') {
+      await client.query('BEGIN');
+      try {
+        await client.query(renderMigration(DECLARED_SCHEMA, 'postgres'));
+        await client.query(POSTGRES_OWN_SCHEMA);
+        await client.query('INSERT INTO schema_migrations (version, applied_at) SELECT v, $2 FROM generate_series(1, $1::int) v', [PG_MIGRATIONS.length, Date.now()]);
+        await client.query('COMMIT');
+      } catch (e) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw e;
+      }
+      return;
+    }
+    for (let v = (current ?? 0) + 1; v <= PG_MIGRATIONS.length; v++) {
       await client.query('BEGIN');
       try {
         const step = PG_MIGRATIONS[v - 1]!;
