@@ -84,7 +84,7 @@ export class SqlStore implements Store {
 
   /** Every project's retention, deleted projects included (their events expire as well). */
   async projectRetentions(): Promise<ProjectRetention[]> {
-    const { db, bytewise } = this.engine.sql;
+    const { db, dialect: { bytewise } } = this.engine.sql;
     const rows = await db.selectFrom('projects').select(['id', 'retention_days']).orderBy(bytewise('id')).execute();
     return rows.map((r) => ({ projectId: r.id, retentionDays: r.retention_days }));
   }
@@ -103,7 +103,7 @@ export class SqlStore implements Store {
       db.selectFrom('pending_erasures').select(['id', 'project_id', 'person_ids', 'through_seq'])
         .where('touched_at', '<=', sql<number>`${q.clock()} - ${idleMs}`).orderBy('id').execute(),
     );
-    return rows.map((r) => ({ id: r.id, projectId: r.project_id, personIds: q.idsOf(r.person_ids), arrivedThrough: r.through_seq }));
+    return rows.map((r) => ({ id: r.id, projectId: r.project_id, personIds: q.dialect.idsOf(r.person_ids), arrivedThrough: r.through_seq }));
   }
 
   deleteErasedEvents(e: PendingErasure, opts: { stopping?: () => boolean } = {}): Promise<{ eventsDeleted: number; done: boolean }> {

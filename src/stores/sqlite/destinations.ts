@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import type { DeliveryEvent, DeliveryReads } from '../port-destinations.js';
-import { atOnce, type WriteTurn } from '../sql/engine.js';
+import type { WriteTurn } from '../sql/engine.js';
 import { type DestinationsEngine, SqlDestinations } from '../sql/destinations.js';
 import { type Db, sqliteFile } from './open.js';
 import { sqliteEngine } from './sql-engine.js';
@@ -52,8 +52,6 @@ export function sqliteDestinations(db: Db, write: WriteTurn, given: Db | null = 
       return reads();
     },
     write,
-    bound: atOnce,
-    now: async () => Date.now(),
     head: async () => (statements().newest.get() as number | null) ?? 0,
     async readPast(projectId, after, upTo, limit) {
       const rows = statements().past.all(projectId, after, upTo, limit) as PastRow[];
