@@ -244,46 +244,32 @@ ${ENSURE_EVENT_PARTITION}  `,
 export async function migrate(url: string, connectMs: number, fresh: 'declared' | 'history' = 'declared'): Promise<void> {
   // A connection of its own, without the pool's statement timeout: waiting
   // for another server's migration, or a long one, is expected at start-up.
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectMs, application_name: 'inlet-migrate' });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-  } catch (e) {
-    throw new StoreUnavailableError(
-      `Could not reach PostgreSQL at ${whereIs(url)} (${(e as Error).message}). Check that it is running and that INLET_DATABASE_URL names it.`,
-      { cause: e },
-    );
-  }
+  const client = await connect(url, connectMs, 'inlet-migrate');
+  /** Runs `sql` and records the versions up to `through` in one transaction. */
+  const apply = async (sql: string, from: number, through: number): Promise<void> => {
+    await client.query('BEGIN');
+    try {
+      await client.query(sql);
+      await client.query('INSERT INTO schema_migrations (version, applied_at) SELECT v, $3 FROM generate_series($1::int, $2::int) v', [from, through, Date.now()]);
+      await client.query('COMMIT');
+    } catch (e) {
+      // The migration's own error is the one worth reporting.
+      await client.query('ROLLBACK').catch(() => {});
+      throw e;
+    }
+  };
   try {
     await client.query('SELECT pg_advisory_lock($1::int, 0)', [LOCK_NS.migrations]);
     await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)');
     const { rows } = await client.query<{ v: number | null }>('SELECT max(version) AS v FROM schema_migrations');
     const current = rows[0]?.v ?? null;
     if (current === null && fresh === 'declared') {
-      await client.query('BEGIN');
-      try {
-        await client.query(renderMigration(DECLARED_SCHEMA, 'postgres'));
-        await client.query(POSTGRES_OWN_SCHEMA);
-        await client.query('INSERT INTO schema_migrations (version, applied_at) SELECT v, $2 FROM generate_series(1, $1::int) v', [PG_MIGRATIONS.length, Date.now()]);
-        await client.query('COMMIT');
-      } catch (e) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw e;
-      }
+      await apply(`${renderMigration(DECLARED_SCHEMA, 'postgres')}\n${POSTGRES_OWN_SCHEMA}`, 1, PG_MIGRATIONS.length);
       return;
     }
     for (let v = (current ?? 0) + 1; v <= PG_MIGRATIONS.length; v++) {
-      await client.query('BEGIN');
-      try {
-        const step = PG_MIGRATIONS[v - 1]!;
-        await client.query(typeof step === 'string' ? step : renderMigration(step, 'postgres'));
-        await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [v, Date.now()]);
-        await client.query('COMMIT');
-      } catch (e) {
-        // The migration's own error is the one worth reporting.
-        await client.query('ROLLBACK').catch(() => {});
-        throw e;
-      }
+      const step = PG_MIGRATIONS[v - 1]!;
+      await apply(typeof step === 'string' ? step : renderMigration(step, 'postgres'), v, v);
     }
   } finally {
     // Ending the session releases the advisory lock too.
@@ -296,16 +282,7 @@ export async function migrate(url: string, connectMs: number, fresh: 'declared' 
  * reads only, so a database without it is left as it was.
  */
 export async function hasPostgresSchema(url: string, connectMs: number): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectMs, application_name: 'inlet-check' });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-  } catch (e) {
-    throw new StoreUnavailableError(
-      `Could not reach PostgreSQL at ${whereIs(url)} (${(e as Error).message}). Check that it is running and that INLET_DATABASE_URL names it.`,
-      { cause: e },
-    );
-  }
+  const client = await connect(url, connectMs, 'inlet-check');
   try {
     const { rows } = await client.query<{ present: boolean }>("SELECT to_regclass('schema_migrations') IS NOT NULL AS present");
     if (!rows[0]?.present) return false;
@@ -313,6 +290,21 @@ export async function hasPostgresSchema(url: string, connectMs: number): Promise
     return (applied.rows[0]?.n ?? 0) > 0;
   } finally {
     await client.end();
+  }
+}
+
+/** A connection of its own to the database, or the port's error that says where it was looked for. */
+async function connect(url: string, connectMs: number, name: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectMs, application_name: name });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return client;
+  } catch (e) {
+    throw new StoreUnavailableError(
+      `Could not reach PostgreSQL at ${whereIs(url)} (${(e as Error).message}). Check that it is running and that INLET_DATABASE_URL names it.`,
+      { cause: e },
+    );
   }
 }
 
