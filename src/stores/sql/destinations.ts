@@ -37,8 +37,6 @@ export interface DestinationsEngine {
   readPast?(projectId: string, after: number, upTo: number, limit: number): Promise<DeliveryEvent[]>;
   /** port-destinations.ts, `positionBefore`. */
   positionBefore(projectId: string, at: number): Promise<number>;
-  /** Ends what the engine opened for delivery (SQLite's read connection). */
-  close?(): Promise<void>;
 }
 
 /** `DestinationsEngine.readPast` as one query for both engines (PostgreSQL's; SQLite has its own). */
@@ -68,11 +66,11 @@ const scansOn = (engine: SqlEngine, e: DestinationsEngine): Pick<EngineListingRe
 /** Destinations, their cursors and leases, on either SQL engine (the contract: port-destinations.ts). */
 export class SqlDestinations implements DestinationStore {
   private readonly db;
-  private readonly e: Required<Omit<DestinationsEngine, 'reads' | 'close'>>;
+  private readonly e: Required<Omit<DestinationsEngine, 'reads'>>;
 
   constructor(
     private readonly engine: SqlEngine,
-    private readonly given: DestinationsEngine,
+    given: DestinationsEngine,
     /**
      * Where the counts of what is past a cursor run (a lag counts up to a
      * million events): in a server, the console's page reads (on SQLite their
@@ -220,9 +218,5 @@ export class SqlDestinations implements DestinationStore {
       ),
     );
     return r.numUpdatedRows > 0n;
-  }
-
-  async close(): Promise<void> {
-    await this.given.close?.();
   }
 }

@@ -124,8 +124,7 @@ export class SqlStore implements Store {
     return this.engine.ping();
   }
 
-  async close(): Promise<void> {
-    await this.destinations.close();
-    await this.engine.close();
+  close(): Promise<void> {
+    return this.engine.close();
   }
 }

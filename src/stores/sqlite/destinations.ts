@@ -19,7 +19,8 @@ import { sqliteEngine } from './sql-engine.js';
 /** A row of the read past a cursor, in the statement's column order. */
 type PastRow = [number, string, string, string, string, string | null, string, string | null, number, number, string | null, string];
 
-export function sqliteDestinations(db: Db, write: WriteTurn, given: Db | null = null): DestinationsEngine {
+/** Delivery's part of SQLite, and the end of its read connection, which the store closes with its own. */
+export function sqliteDestinations(db: Db, write: WriteTurn, given: Db | null = null): DestinationsEngine & { close(): void } {
   let reader: Db | null = given;
   const open = (): Db => {
     if (reader !== null) return reader;
@@ -76,7 +77,7 @@ export function sqliteDestinations(db: Db, write: WriteTurn, given: Db | null = 
       }
       return Math.min(lo, newest + 1) - 1;
     },
-    async close() {
+    close() {
       if (given === null) reader?.close();
       reader = null;
       engine = null;
