@@ -755,8 +755,8 @@ export interface EngineReads {
   pageRows?<R>(query: CompiledQuery<R>): Promise<R[]>;
   /** A person's latest events (merges followed), among the project's newest `scan`. */
   personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]>;
-  /** The project's people (merged persons left out), counted from persons_newest alone, where page reads run. */
-  countPersons(projectId: string): Promise<number>;
+  /** The project's people (merged persons left out), counted from persons_newest alone, where page reads run (`pageRows`). */
+  countPersons?(projectId: string): Promise<number>;
   /** Up to `limit` people newest first, after the cursor, each with up to `ids` of its distinct ids. */
   personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]>;
   /** A project's distinct ids that start with `prefix`, in byte order, with their persons (a keystroke at a time). */

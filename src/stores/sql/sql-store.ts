@@ -35,7 +35,7 @@ export class SqlStore implements Store {
 
   constructor(protected readonly engine: Engine) {
     const { sql } = engine;
-    const reads = tunedReads(engine);
+    const reads = tunedReads(sql, engine.reads);
     const write = <T>(fn: () => Promise<T>): Promise<T> => engine.write(fn);
     this.batching = engine.batching;
     this.keyLookupLimitMs = engine.keyLookupLimitMs;
