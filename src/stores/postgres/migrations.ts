@@ -6,10 +6,13 @@ import { LOCK_NS } from './pool.js';
 import { ENSURE_EVENT_PARTITION, POSTGRES_OWN_SCHEMA } from './schema.js';
 
 /**
- * Versioned schema of the PostgreSQL store. A migration is never edited once
- * shipped; a change is a new entry at the end: SQL, or a step declared once
- * for both engines (sql/shared-migration.ts), the same entry at the end of
- * SQLite's list. Times are bigint epoch ms, as in the embedded store, so
+ * Versioned schema of the PostgreSQL store: the way every older database
+ * reaches the current version (a new one is made from sql/declared-schema.ts
+ * and schema.ts). A migration is never edited once shipped; a change is a new
+ * entry at the end: SQL, or a step declared once for both engines
+ * (sql/shared-migration.ts), the same entry at the end of SQLite's list; and
+ * the same change in the declared schema (sql/declared-schema.test.ts keeps
+ * the two equal). Times are bigint epoch ms, as in the embedded store, so
  * both engines hand the domain the same numbers.
  */
 export const PG_MIGRATIONS: (string | SharedMigration)[] = [

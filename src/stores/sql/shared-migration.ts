@@ -42,7 +42,8 @@ export interface SchemaContext {
  * A migration declared once, for both engines: its statements are rendered
  * in each engine's dialect when that engine migrates, and take the next
  * version in each engine's list (sqlite/migrations.ts, postgres/migrations.ts),
- * whose histories before it differ and stay as they shipped.
+ * whose histories before it differ and stay as they shipped. What it changes
+ * is changed in declared-schema.ts too, which new databases are made from.
  */
 export interface SharedMigration {
   shared(c: SchemaContext): Compilable[];
