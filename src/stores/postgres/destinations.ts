@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { PageReadGate } from '../page-read-gate.js';
 import { atOnce } from '../sql/engine.js';
 import type { SqlEngine } from '../sql/engine.js';
-import { type DestinationsEngine, SqlDestinations } from '../sql/destinations.js';
+import { type DestinationsEngine, deliveryReads } from '../sql/destinations.js';
 import type { DeliveryReads } from '../port-destinations.js';
 import { DEFAULT_TIMEOUTS, LOCK_NS, createPool } from './pool.js';
 import { postgresEngine } from './sql-engine.js';
@@ -99,12 +99,5 @@ export function postgresDestinations(engine: SqlEngine): DestinationsEngine {
 export function postgresDeliveryReads(url: string, onError: (e: Error) => void): DeliveryReads {
   const pool = createPool(url, DEFAULT_TIMEOUTS, onError);
   const engine = postgresEngine(pool);
-  const destinations = new SqlDestinations(engine, postgresDestinations(engine));
-  return {
-    get: (id) => destinations.get(id),
-    read: (...a) => destinations.read(...a),
-    countPast: (...a) => destinations.countPast(...a),
-    oldestPast: (...a) => destinations.oldestPast(...a),
-    close: () => pool.end(),
-  };
+  return deliveryReads(engine, postgresDestinations(engine), () => pool.end());
 }

@@ -1,5 +1,5 @@
 import { type Selectable, sql } from 'kysely';
-import type { DeliveryEvent, DeliveryRead, DestinationConfig, DestinationRecord, DestinationStore } from '../port-destinations.js';
+import type { DeliveryEvent, DeliveryRead, DeliveryReads, DestinationConfig, DestinationRecord, DestinationStore } from '../port-destinations.js';
 import { type SqlEngine, type WriteTurn, atOnce } from './engine.js';
 import { eventRows } from './event-pages.js';
 import type { EngineListingReads } from './listings.js';
@@ -219,4 +219,16 @@ export class SqlDestinations implements DestinationStore {
     );
     return r.numUpdatedRows > 0n;
   }
+}
+
+/** Delivery's reads on the delivery thread, over the connection its engine opened for them, and how to end it. */
+export function deliveryReads(engine: SqlEngine, e: DestinationsEngine, close: () => Promise<void>): DeliveryReads {
+  const destinations = new SqlDestinations(engine, e);
+  return {
+    get: (id) => destinations.get(id),
+    read: (...a) => destinations.read(...a),
+    countPast: (...a) => destinations.countPast(...a),
+    oldestPast: (...a) => destinations.oldestPast(...a),
+    close,
+  };
 }

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import type { DeliveryEvent, DeliveryReads } from '../port-destinations.js';
 import type { WriteTurn } from '../sql/engine.js';
-import { type DestinationsEngine, SqlDestinations } from '../sql/destinations.js';
+import { type DestinationsEngine, deliveryReads } from '../sql/destinations.js';
 import { type Db, sqliteFile } from './open.js';
 import { sqliteEngine } from './sql-engine.js';
 
@@ -94,14 +94,7 @@ export function sqliteDeliveryReads(dataDir: string): DeliveryReads {
   const db = new Database(sqliteFile(dataDir), { readonly: true, fileMustExist: true });
   db.pragma('busy_timeout = 5000');
   const refuse: WriteTurn = () => Promise.reject(new Error('Delivery reads only.'));
-  const destinations = new SqlDestinations(sqliteEngine(db), sqliteDestinations(db, refuse, db));
-  return {
-    get: (id) => destinations.get(id),
-    read: (...a) => destinations.read(...a),
-    countPast: (...a) => destinations.countPast(...a),
-    oldestPast: (...a) => destinations.oldestPast(...a),
-    close: async () => {
-      db.close();
-    },
-  };
+  return deliveryReads(sqliteEngine(db), sqliteDestinations(db, refuse, db), async () => {
+    db.close();
+  });
 }
