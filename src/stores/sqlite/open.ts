@@ -75,12 +75,14 @@ export function migrate(db: Db, fresh: 'declared' | 'history' = 'declared'): voi
       );
     }
     const record = db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)');
+    let applied = row.v ?? 0;
     if (row.v === null && fresh === 'declared') {
       db.exec(renderMigration(DECLARED_SCHEMA, 'sqlite'));
       db.exec(SQLITE_OWN_SCHEMA);
       for (let v = 1; v <= SQLITE_MIGRATIONS.length; v++) record.run(v, Date.now());
+      applied = SQLITE_MIGRATIONS.length;
     }
-    for (let v = (row.v ?? (fresh === 'declared' ? SQLITE_MIGRATIONS.length : 0)) + 1; v <= SQLITE_MIGRATIONS.length; v++) {
+    for (let v = applied + 1; v <= SQLITE_MIGRATIONS.length; v++) {
       const step = SQLITE_MIGRATIONS[v - 1]!;
       if (typeof step === 'string') db.exec(step);
       else if (typeof step === 'function') step(db);
