@@ -116,12 +116,10 @@ export interface DestinationStore {
   advance(id: string, holder: string, generation: number, cursor: number, count: number, at: number): Promise<boolean>;
   /** Records a failed attempt's error. False when the holder lost the lease. */
   failed(id: string, holder: string, error: string): Promise<boolean>;
-  /** Ends what delivery's reads opened; the store's close calls it. */
-  close(): Promise<void>;
 }
 
-/** What the delivery thread reads, on store connections of its own (open-delivery-reads.ts). */
-export type DeliveryReads = Pick<DestinationStore, 'get' | 'read' | 'countPast' | 'oldestPast' | 'close'>;
+/** What the delivery thread reads, on store connections of its own (open-delivery-reads.ts), and their end. */
+export type DeliveryReads = Pick<DestinationStore, 'get' | 'read' | 'countPast' | 'oldestPast'> & { close(): Promise<void> };
 
 // ---- sending -------------------------------------------------------------------
 

@@ -75,7 +75,8 @@
 import type { AccountStore, ListingStore, PersonCursor } from './port-console.js';
 import type { DestinationStore } from './port-destinations.js';
 import type { OutcomeStore } from './port-outcomes.js';
-import type { AliasableExpression, CompiledQuery, Expression, Kysely, SqlBool } from 'kysely';
+import type { CompiledQuery, Expression, Kysely } from 'kysely';
+import type { SqlDialect } from './sql/dialects.js';
 import type { DestinationsEngine } from './sql/destinations.js';
 import type { Database } from './sql/schema.js';
 
@@ -754,8 +755,8 @@ export interface EngineReads {
   pageRows?<R>(query: CompiledQuery<R>): Promise<R[]>;
   /** A person's latest events (merges followed), among the project's newest `scan`. */
   personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]>;
-  /** The project's people (merged persons left out), counted from persons_newest alone, where page reads run. */
-  countPersons(projectId: string): Promise<number>;
+  /** The project's people (merged persons left out), counted from persons_newest alone, where page reads run (`pageRows`). */
+  countPersons?(projectId: string): Promise<number>;
   /** Up to `limit` people newest first, after the cursor, each with up to `ids` of its distinct ids. */
   personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]>;
   /** A project's distinct ids that start with `prefix`, in byte order, with their persons (a keystroke at a time). */
@@ -764,8 +765,10 @@ export interface EngineReads {
 
 /**
  * What an engine gives the queries written once: a Kysely instance over its
- * own connection (its dialect, its error mapping) and the few pieces of SQL
- * that differ between engines. Each is a small function, never a copy of a query.
+ * own connection (its dialect, its error mapping), the name of its dialect's
+ * pieces of SQL, and the few that are the engine's behaviour, not its
+ * dialect's (its locks, its clock, its arrival positions). Each is a small
+ * function, never a copy of a query.
  */
 export interface SqlEngine {
   /**
@@ -775,17 +778,8 @@ export interface SqlEngine {
    * where `rowLocks` says so.
    */
   readonly db: Kysely<Database>;
-  /** True where a transaction's reads must lock their rows (FOR UPDATE); SQLite's IMMEDIATE already holds the file. */
-  readonly rowLocks: boolean;
-  /**
-   * Text in the order of its bytes, as the port lists names and ids on every
-   * engine (COLLATE "C" on PostgreSQL; SQLite compares bytes already).
-   */
-  bytewise(column: string): Expression<string>;
-  /** A JSON column as its text (schema.ts's Json), to be parsed once by the caller. */
-  jsonText(column: string): AliasableExpression<string>;
-  /** The column's text starts with `prefix`, in a form the engine reads as a range of its index. */
-  startsWith(column: string, prefix: string): Expression<SqlBool>;
+  /** The dialect's pieces of SQL (sql/dialects.ts), which the engine names and does not give. */
+  readonly dialect: SqlDialect;
   /**
    * In a transaction: waits for the lock of each project (in the order
    * given), the lock every write of that project holds (the one IngestTx.read takes).
@@ -804,9 +798,6 @@ export interface SqlEngine {
    * of PendingErasure.arrivedThrough).
    */
   newestArrival(): Expression<number>;
-  /** A list of ids as a column holds it (pending_erasures.person_ids: JSON text on SQLite, text[] on PostgreSQL), and back. */
-  idList(ids: string[]): string | string[];
-  idsOf(column: string | string[]): string[];
 }
 
 /** Runs a write in its turn (Engine.write). */

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { PageReadGate } from '../page-read-gate.js';
 import { atOnce } from '../sql/engine.js';
 import type { SqlEngine } from '../sql/engine.js';
-import { type DestinationsEngine, SqlDestinations, readPastQuery } from '../sql/destinations.js';
+import { type DestinationsEngine, deliveryReads } from '../sql/destinations.js';
 import type { DeliveryReads } from '../port-destinations.js';
 import { DEFAULT_TIMEOUTS, LOCK_NS, createPool } from './pool.js';
 import { postgresEngine } from './sql-engine.js';
@@ -77,16 +77,10 @@ export function postgresDestinations(engine: SqlEngine): DestinationsEngine {
   const heads = new ProjectHeads(engine);
   let calls = 0;
   return {
-    reads: engine,
     write: atOnce,
     // Each call its own key: the gate shares answers of equal keys, and no two of these are the same.
     bound: (fn) => gate.run(String(calls++), fn),
-    async now() {
-      const r = await sql<{ now: number }>`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now`.execute(engine.db);
-      return r.rows[0]!.now;
-    },
     head: (projectId) => heads.head(projectId),
-    readPast: (projectId, after, upTo, limit) => readPastQuery(engine, projectId, after, upTo, limit),
     async positionBefore(projectId, at) {
       // Event ids are UUIDv7 of their arrival: the BRIN index on id reads only the ranges since `at`.
       const r = await engine.db.selectFrom('events').select((eb) => eb.fn.min('seq').as('first'))
@@ -94,7 +88,6 @@ export function postgresDestinations(engine: SqlEngine): DestinationsEngine {
       const first = r?.first ?? null;
       return first === null ? this.head(projectId) : Number(first) - 1;
     },
-    close: async () => undefined,
   };
 }
 
@@ -106,12 +99,5 @@ export function postgresDestinations(engine: SqlEngine): DestinationsEngine {
 export function postgresDeliveryReads(url: string, onError: (e: Error) => void): DeliveryReads {
   const pool = createPool(url, DEFAULT_TIMEOUTS, onError);
   const engine = postgresEngine(pool);
-  const destinations = new SqlDestinations(engine, postgresDestinations(engine));
-  return {
-    get: (id) => destinations.get(id),
-    read: (...a) => destinations.read(...a),
-    countPast: (...a) => destinations.countPast(...a),
-    oldestPast: (...a) => destinations.oldestPast(...a),
-    close: () => pool.end(),
-  };
+  return deliveryReads(engine, postgresDestinations(engine), () => pool.end());
 }

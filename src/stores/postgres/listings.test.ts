@@ -4,6 +4,7 @@ import { STORES, createTestDatabase } from '../../../test/conformance/stores.js'
 import { describeWith } from '../../../test/helpers/needs-services.js';
 import { PageReadsBusyError } from '../page-read-gate.js';
 import { SqlListings } from '../sql/listings.js';
+import { tunedReads } from '../sql/defaults.js';
 import { PERSON_PAGE_SQL, PgListingReads } from './listings.js';
 import { PostgresStore } from './postgres-store.js';
 import { postgresEngine } from './sql-engine.js';
@@ -57,7 +58,7 @@ const enabled = STORES.some((e) => e.name === 'postgres');
     try {
       const engine = postgresEngine(pool);
       const reads = new PgListingReads(engine);
-      const listings = new SqlListings(engine, reads);
+      const listings = new SqlListings(engine, tunedReads(engine, reads));
       const searches = Array.from({ length: 20 }, (_, i) => listings.searchDistinctIds('prj_big', `id_${i}`, 20).then(() => 'read', (e) => e));
       expect(reads.gate.size).toEqual({ running: 2, waiting: 8 });
       const answers = await Promise.all(searches);

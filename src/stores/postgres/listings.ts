@@ -40,7 +40,7 @@ const PAGE_READS_WAITING = 8;
  * and array_agg, which Kysely would only wrap as raw SQL). All run through
  * the engine's Kysely instance, so failures are mapped there (sql-engine.ts).
  */
-export class PgListingReads implements EngineListingReads {
+export class PgListingReads implements Omit<EngineListingReads, 'countPersons'> {
   readonly gate = new PageReadGate(PAGE_READS_RUNNING, PAGE_READS_WAITING);
 
   private readonly db: Kysely<Database>;
@@ -73,14 +73,6 @@ export class PgListingReads implements EngineListingReads {
        ORDER BY e."timestamp" DESC, e.seq DESC LIMIT $3`,
       [projectId, personId, limit, scan],
     ));
-  }
-
-  async countPersons(projectId: string): Promise<number> {
-    // An index-only scan of persons_newest (the visibility map spares the heap once vacuumed).
-    return this.gate.run(`countPersons:${projectId}`, async () => {
-      const rows = await this.rows<{ n: string }>('SELECT count(*) AS n FROM persons WHERE project_id = $1 AND merged_into IS NULL', [projectId]);
-      return Number(rows[0]!.n);
-    });
   }
 
   searchDistinctIds(projectId: string, prefix: string, limit: number): Promise<{ distinct_id: string; person_id: string }[]> {

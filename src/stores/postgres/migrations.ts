@@ -1,13 +1,18 @@
 import pg from 'pg';
 import { StoreUnavailableError } from '../port.js';
+import { DECLARED_SCHEMA } from '../sql/declared-schema.js';
 import { type SharedMigration, renderMigration } from '../sql/shared-migration.js';
 import { LOCK_NS } from './pool.js';
+import { ENSURE_EVENT_PARTITION, POSTGRES_OWN_SCHEMA } from './schema.js';
 
 /**
- * Versioned schema of the PostgreSQL store. A migration is never edited once
- * shipped; a change is a new entry at the end: SQL, or a step declared once
- * for both engines (sql/shared-migration.ts), the same entry at the end of
- * SQLite's list. Times are bigint epoch ms, as in the embedded store, so
+ * Versioned schema of the PostgreSQL store: the way every older database
+ * reaches the current version (a new one is made from sql/declared-schema.ts
+ * and schema.ts). A migration is never edited once shipped; a change is a new
+ * entry at the end: SQL, or a step declared once for both engines
+ * (sql/shared-migration.ts), the same entry at the end of SQLite's list; and
+ * the same change in the declared schema (sql/declared-schema.test.ts keeps
+ * the two equal). Times are bigint epoch ms, as in the embedded store, so
  * both engines hand the domain the same numbers.
  */
 export const PG_MIGRATIONS: (string | SharedMigration)[] = [
@@ -77,39 +82,7 @@ export const PG_MIGRATIONS: (string | SharedMigration)[] = [
     PRIMARY KEY (project_id, month)
   );
 
-  -- Makes the table of one UTC day (day_start in epoch ms) unless it exists.
-  -- Rows of that day already in the default partition are moved into it in the
-  -- same transaction, since a partition cannot be attached while the default
-  -- one still holds rows of its range. Names and bounds are formatted here,
-  -- from the one bigint argument, so callers pass it as a parameter.
-  CREATE FUNCTION inlet_ensure_event_partition(day_start bigint) RETURNS boolean
-  LANGUAGE plpgsql AS $fn$
-  DECLARE
-    day_end bigint := day_start + 86400000;
-    part text := 'events_' || to_char(to_timestamp(day_start / 1000) AT TIME ZONE 'UTC', 'YYYYMMDD');
-  BEGIN
-    IF day_start % 86400000 <> 0 THEN
-      RAISE EXCEPTION 'day_start % is not midnight UTC', day_start;
-    END IF;
-    IF to_regclass(part) IS NOT NULL THEN
-      RETURN false;
-    END IF;
-    -- Attaching locks the default partition; ingest must wait for it briefly
-    -- at most, so give up rather than queue (the next run tries again).
-    PERFORM set_config('lock_timeout', '2s', true);
-    PERFORM pg_advisory_xact_lock(${LOCK_NS.partitions}, 0);
-    IF to_regclass(part) IS NOT NULL THEN
-      RETURN false;
-    END IF;
-    EXECUTE format('CREATE TABLE %I (LIKE events)', part);
-    EXECUTE format(
-      'WITH moved AS (DELETE FROM events_default WHERE "timestamp" >= %s AND "timestamp" < %s RETURNING *) INSERT INTO %I SELECT * FROM moved',
-      day_start, day_end, part);
-    EXECUTE format('ALTER TABLE events ATTACH PARTITION %I FOR VALUES FROM (%s) TO (%s)', part, day_start, day_end);
-    RETURN true;
-  END
-  $fn$;
-  `,
+${ENSURE_EVENT_PARTITION}  `,
   // Version 2: each project's raw-event retention, in days.
   'ALTER TABLE projects ADD COLUMN retention_days INTEGER NOT NULL DEFAULT 400;',
   // Version 3: distinct_ids of erased persons whose items are dropped until unsuppressed.
@@ -266,36 +239,40 @@ export const PG_MIGRATIONS: (string | SharedMigration)[] = [
  * start at once take turns: the first applies what is missing, the others
  * then find nothing left to do. Each version commits with its own row in
  * schema_migrations, so a failed start leaves a consistent version behind.
+ * A new database is made from the declared schema at the current version
+ * (every version recorded, in one transaction); `history` makes it take
+ * every step instead, for the test that requires both paths to end at the
+ * same schema.
  */
-export async function migrate(url: string, connectMs: number): Promise<void> {
+export async function migrate(url: string, connectMs: number, fresh: 'declared' | 'history' = 'declared'): Promise<void> {
   // A connection of its own, without the pool's statement timeout: waiting
   // for another server's migration, or a long one, is expected at start-up.
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectMs, application_name: 'inlet-migrate' });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-  } catch (e) {
-    throw new StoreUnavailableError(
-      `Could not reach PostgreSQL at ${whereIs(url)} (${(e as Error).message}). Check that it is running and that INLET_DATABASE_URL names it.`,
-      { cause: e },
-    );
-  }
+  const client = await connect(url, connectMs, 'inlet-migrate');
+  /** Runs `sql` and records the versions up to `through` in one transaction. */
+  const apply = async (sql: string, from: number, through: number): Promise<void> => {
+    await client.query('BEGIN');
+    try {
+      await client.query(sql);
+      await client.query('INSERT INTO schema_migrations (version, applied_at) SELECT v, $3 FROM generate_series($1::int, $2::int) v', [from, through, Date.now()]);
+      await client.query('COMMIT');
+    } catch (e) {
+      // The migration's own error is the one worth reporting.
+      await client.query('ROLLBACK').catch(() => {});
+      throw e;
+    }
+  };
   try {
     await client.query('SELECT pg_advisory_lock($1::int, 0)', [LOCK_NS.migrations]);
     await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)');
     const { rows } = await client.query<{ v: number | null }>('SELECT max(version) AS v FROM schema_migrations');
-    for (let v = (rows[0]?.v ?? 0) + 1; v <= PG_MIGRATIONS.length; v++) {
-      await client.query('BEGIN');
-      try {
-        const step = PG_MIGRATIONS[v - 1]!;
-        await client.query(typeof step === 'string' ? step : renderMigration(step, 'postgres'));
-        await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [v, Date.now()]);
-        await client.query('COMMIT');
-      } catch (e) {
-        // The migration's own error is the one worth reporting.
-        await client.query('ROLLBACK').catch(() => {});
-        throw e;
-      }
+    const current = rows[0]?.v ?? null;
+    if (current === null && fresh === 'declared') {
+      await apply(`${renderMigration(DECLARED_SCHEMA, 'postgres')}\n${POSTGRES_OWN_SCHEMA}`, 1, PG_MIGRATIONS.length);
+      return;
+    }
+    for (let v = (current ?? 0) + 1; v <= PG_MIGRATIONS.length; v++) {
+      const step = PG_MIGRATIONS[v - 1]!;
+      await apply(typeof step === 'string' ? step : renderMigration(step, 'postgres'), v, v);
     }
   } finally {
     // Ending the session releases the advisory lock too.
@@ -308,16 +285,7 @@ export async function migrate(url: string, connectMs: number): Promise<void> {
  * reads only, so a database without it is left as it was.
  */
 export async function hasPostgresSchema(url: string, connectMs: number): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectMs, application_name: 'inlet-check' });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-  } catch (e) {
-    throw new StoreUnavailableError(
-      `Could not reach PostgreSQL at ${whereIs(url)} (${(e as Error).message}). Check that it is running and that INLET_DATABASE_URL names it.`,
-      { cause: e },
-    );
-  }
+  const client = await connect(url, connectMs, 'inlet-check');
   try {
     const { rows } = await client.query<{ present: boolean }>("SELECT to_regclass('schema_migrations') IS NOT NULL AS present");
     if (!rows[0]?.present) return false;
@@ -325,6 +293,21 @@ export async function hasPostgresSchema(url: string, connectMs: number): Promise
     return (applied.rows[0]?.n ?? 0) > 0;
   } finally {
     await client.end();
+  }
+}
+
+/** A connection of its own to the database, or the port's error that says where it was looked for. */
+async function connect(url: string, connectMs: number, name: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectMs, application_name: name });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return client;
+  } catch (e) {
+    throw new StoreUnavailableError(
+      `Could not reach PostgreSQL at ${whereIs(url)} (${(e as Error).message}). Check that it is running and that INLET_DATABASE_URL names it.`,
+      { cause: e },
+    );
   }
 }
 

@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, sql } from 'kysely';
 import type pg from 'pg';
 import type { SqlEngine, StoreUnavailableError } from '../port.js';
+import { POSTGRES_DIALECT } from '../sql/dialects.js';
 import type { Database } from '../sql/schema.js';
 import { LOCK_NS, isServerError, unavailable } from './pool.js';
 
@@ -45,16 +46,8 @@ function poolOf(pool: pg.Pool): PostgresPool {
 /** The queries written once (src/stores/sql) over the store's pool. */
 export function postgresEngine(pool: pg.Pool): SqlEngine {
   return {
+    dialect: POSTGRES_DIALECT,
     db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: poolOf(pool) }) }),
-    rowLocks: true,
-    // Ids and names sort by their bytes on every engine, not by the database's locale.
-    bytewise: (column) => sql<string>`${sql.ref(column)} COLLATE "C"`,
-    // jsonb as text: pg would parse it, and a JSON string would then come out as a bare string.
-    jsonText: (column) => sql<string>`${sql.ref(column)}::text`,
-    // A filter, not a range: the links' key is in the database's collation, where a prefix is no
-    // range, and an index in byte order would cost every new distinct_id a write on the ingest
-    // path for a console search. The search runs behind the page-read gate instead (listings.ts).
-    startsWith: (column, prefix) => sql<boolean>`starts_with(${sql.ref(column)}, ${prefix})`,
     async lockProjects(trx, projectIds) {
       for (const id of projectIds) await sql`SELECT pg_advisory_xact_lock(${LOCK_NS.project}::int, hashtext(${id}::text))`.execute(trx);
     },
@@ -62,8 +55,6 @@ export function postgresEngine(pool: pg.Pool): SqlEngine {
     clock: () => sql<number>`(extract(epoch FROM clock_timestamp()) * 1000)::bigint`,
     // Every event row stored so far has a seq at or below this, and every later one a higher seq.
     newestArrival: () => sql<number>`coalesce(pg_sequence_last_value(pg_get_serial_sequence('events', 'seq')::regclass), 0)`,
-    idList: (ids) => ids,
-    idsOf: (column) => column as string[],
   };
 }
 

@@ -30,7 +30,7 @@ export class SqlAccounts extends SqlStorePart implements AccountStore {
   }
 
   async listUsers(): Promise<UserListing[]> {
-    const users = await this.db.selectFrom('users').selectAll().orderBy(this.engine.bytewise('email')).execute();
+    const users = await this.db.selectFrom('users').selectAll().orderBy(this.engine.dialect.bytewise('email')).execute();
     const members = await this.liveMemberships(this.db).select('m.user_id').execute();
     const orgsOf = new Map<string, string[]>();
     for (const m of members) orgsOf.set(m.user_id, [...(orgsOf.get(m.user_id) ?? []), m.org_id]);
@@ -165,7 +165,7 @@ export class SqlAccounts extends SqlStorePart implements AccountStore {
   /** Memberships of organizations not deleted, in the order of their org ids. */
   private liveMemberships(db: Db) {
     return db.selectFrom('memberships as m').innerJoin('orgs as o', 'o.id', 'm.org_id').select('m.org_id')
-      .where('o.deleted_at', 'is', null).orderBy(this.engine.bytewise('m.org_id'));
+      .where('o.deleted_at', 'is', null).orderBy(this.engine.dialect.bytewise('m.org_id'));
   }
 
   private async addMemberships(trx: Db, userId: string, orgIds: string[]): Promise<void> {

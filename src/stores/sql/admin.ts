@@ -39,7 +39,7 @@ export class SqlAdmin extends SqlStorePart implements AdminStore {
   }
 
   async deleteOrg(id: string, at: number): Promise<boolean> {
-    const projects = (db: Db) => db.selectFrom('projects').select('id').where('org_id', '=', id).orderBy(this.engine.bytewise('id'));
+    const projects = (db: Db) => db.selectFrom('projects').select('id').where('org_id', '=', id).orderBy(this.engine.dialect.bytewise('id'));
     return this.markDeleted('orgs', id, at, projects, { dropDestinations: true });
   }
 
@@ -98,7 +98,7 @@ export class SqlAdmin extends SqlStorePart implements AdminStore {
       // Locking the source's row (or, on SQLite, the file) makes two key
       // changes of one source take turns on every server; the count below
       // then sees the other's commit.
-      await trx.selectFrom('sources').select('id').where('id', '=', key.sourceId).$if(this.engine.rowLocks, (q) => q.forUpdate()).execute();
+      await trx.selectFrom('sources').select('id').where('id', '=', key.sourceId).$if(this.engine.dialect.rowLocks, (q) => q.forUpdate()).execute();
       if (!opts.fits(await this.keysOf(trx, key.sourceId))) return 'too_many_keys';
       if (opts.replaces) {
         await trx.updateTable('api_keys').set({ expires_at: opts.replaces.expiresAt }).where('id', '=', opts.replaces.keyId).execute();
@@ -154,7 +154,7 @@ export class SqlAdmin extends SqlStorePart implements AdminStore {
 
   private async keysOf(db: Db, sourceId: string): Promise<KeyRecord[]> {
     const rows = await db.selectFrom('api_keys').selectAll().where('source_id', '=', sourceId)
-      .orderBy('created_at').orderBy(this.engine.bytewise('id')).execute();
+      .orderBy('created_at').orderBy(this.engine.dialect.bytewise('id')).execute();
     return rows.map(toKey);
   }
 

@@ -1,4 +1,4 @@
-import type { Engine, EngineReads } from '../port.js';
+import type { EngineReads, SqlEngine } from '../port.js';
 import { eventPage, eventPosition } from './event-pages.js';
 import { type EngineListingReads, distinctIdSearch } from './listings.js';
 
@@ -11,8 +11,7 @@ export type TunedReads = EngineListingReads & Required<Pick<EngineReads, 'eventP
  * the default page of events; SQLite, which keeps no index on events, walks
  * its minute index instead).
  */
-export function tunedReads(engine: Engine): TunedReads {
-  const { sql, reads } = engine;
+export function tunedReads(sql: SqlEngine, reads: EngineReads): TunedReads {
   const pageRows: TunedReads['pageRows'] = reads.pageRows !== undefined
     ? (query) => reads.pageRows!(query)
     : async (query) => (await sql.db.executeQuery(query)).rows;
@@ -22,7 +21,11 @@ export function tunedReads(engine: Engine): TunedReads {
     pageRows,
     personEvents: reads.personEvents.bind(reads),
     personPage: reads.personPage.bind(reads),
-    countPersons: reads.countPersons.bind(reads),
+    countPersons: reads.countPersons?.bind(reads) ?? (async (projectId) => {
+      const [r] = await pageRows(sql.db.selectFrom('persons').select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('project_id', '=', projectId).where('merged_into', 'is', null).compile());
+      return Number(r?.n ?? 0);
+    }),
     searchDistinctIds: reads.searchDistinctIds?.bind(reads) ?? ((projectId, prefix, limit) => distinctIdSearch(sql, projectId, prefix, limit).execute()),
   };
 }

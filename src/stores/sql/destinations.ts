@@ -1,14 +1,15 @@
 import { type Selectable, sql } from 'kysely';
-import type { DeliveryEvent, DeliveryRead, DestinationConfig, DestinationRecord, DestinationStore } from '../port-destinations.js';
-import type { SqlEngine, WriteTurn } from './engine.js';
+import type { DeliveryEvent, DeliveryRead, DeliveryReads, DestinationConfig, DestinationRecord, DestinationStore } from '../port-destinations.js';
+import { type SqlEngine, type WriteTurn, atOnce } from './engine.js';
 import { eventRows } from './event-pages.js';
 import type { EngineListingReads } from './listings.js';
 import { isSet } from './rows.js';
 import type { Database } from './schema.js';
 
 /**
- * What an engine gives destinations, because it differs: where delivery's
- * reads run, how far a project's events are safe to read, and its clock.
+ * What an engine gives destinations, because it differs: how far a
+ * project's events are safe to read and where a time stands among them;
+ * where delivery's reads run, if not on the engine's connection at once.
  */
 export interface DestinationsEngine {
   /**
@@ -16,7 +17,7 @@ export interface DestinationsEngine {
    * connection of its own (the store's connection may be inside an ingest
    * transaction, whose rows are not committed yet); on PostgreSQL the pool.
    */
-  readonly reads: SqlEngine;
+  readonly reads?: SqlEngine;
   /** The engine's turn for writes (SQLite's queue; PostgreSQL's at once). */
   readonly write: WriteTurn;
   /**
@@ -24,25 +25,22 @@ export interface DestinationsEngine {
    * lets delivery hold few of the pool's connections, whatever the number of
    * destinations, so the write path always finds one.
    */
-  readonly bound: WriteTurn;
-  /** Epoch ms on the store's clock (the database server's on PostgreSQL). */
-  now(): Promise<number>;
+  readonly bound?: WriteTurn;
   /** port-destinations.ts, `head`: the position up to which the project's events are all readable. */
   head(projectId: string): Promise<number>;
   /**
    * The project's events past `after` up to `upTo`, in position order,
    * `limit` at most: delivery's hot read (every event passes through it),
-   * hand-written where the engine's driver makes the shared query cost more.
+   * hand-written where the engine's driver makes the shared query cost more
+   * (`readPastQuery` otherwise).
    */
-  readPast(projectId: string, after: number, upTo: number, limit: number): Promise<DeliveryEvent[]>;
+  readPast?(projectId: string, after: number, upTo: number, limit: number): Promise<DeliveryEvent[]>;
   /** port-destinations.ts, `positionBefore`. */
   positionBefore(projectId: string, at: number): Promise<number>;
-  /** Ends what the engine opened for delivery (SQLite's read connection). */
-  close(): Promise<void>;
 }
 
 /** `DestinationsEngine.readPast` as one query for both engines (PostgreSQL's; SQLite has its own). */
-export async function readPastQuery(engine: SqlEngine, projectId: string, after: number, upTo: number, limit: number): Promise<DeliveryEvent[]> {
+async function readPastQuery(engine: SqlEngine, projectId: string, after: number, upTo: number, limit: number): Promise<DeliveryEvent[]> {
   const rows = await eventRows(engine).select('e.source_id')
     .where('e.project_id', '=', projectId).where('e.seq', '>', after).where('e.seq', '<=', upTo)
     .orderBy('e.seq').limit(limit).execute();
@@ -61,26 +59,31 @@ const toRecord = (r: Selectable<Database['destinations']>): DestinationRecord =>
 });
 
 /** Scans run where the engine's other delivery reads run: on the delivery thread, its own connection. */
-export const scansOn = (e: DestinationsEngine): Pick<EngineListingReads, 'pageRows'> => ({
-  pageRows: (query) => e.bound(async () => (await e.reads.db.executeQuery(query)).rows),
+const scansOn = (engine: SqlEngine, e: DestinationsEngine): Pick<EngineListingReads, 'pageRows'> => ({
+  pageRows: (query) => (e.bound ?? atOnce)(async () => (await (e.reads ?? engine).db.executeQuery(query)).rows),
 });
 
 /** Destinations, their cursors and leases, on either SQL engine (the contract: port-destinations.ts). */
 export class SqlDestinations implements DestinationStore {
   private readonly db;
+  private readonly e: Required<Omit<DestinationsEngine, 'reads'>>;
 
   constructor(
-    engine: SqlEngine,
-    private readonly e: DestinationsEngine,
+    private readonly engine: SqlEngine,
+    given: DestinationsEngine,
     /**
      * Where the counts of what is past a cursor run (a lag counts up to a
      * million events): in a server, the console's page reads (on SQLite their
      * thread, never the connection that writes nor the thread that answers
      * requests; on PostgreSQL their gate); on the delivery thread, its own.
      */
-    private readonly scans: Pick<EngineListingReads, 'pageRows'> = scansOn(e),
+    private readonly scans: Pick<EngineListingReads, 'pageRows'> = scansOn(engine, given),
   ) {
     this.db = engine.db;
+    this.e = {
+      write: given.write, bound: given.bound ?? atOnce, head: (p) => given.head(p), positionBefore: (p, at) => given.positionBefore(p, at),
+      readPast: given.readPast === undefined ? (...a) => readPastQuery(engine, ...a) : (...a) => given.readPast!(...a),
+    };
   }
 
   create(d: DestinationRecord): Promise<void> {
@@ -173,11 +176,14 @@ export class SqlDestinations implements DestinationStore {
     return q;
   }
 
+  /** The lease is timed by the store's clock (the database server's on PostgreSQL), read once in the statement that takes it. */
   async takeLease(id: string, holder: string, ms: number): Promise<boolean> {
-    const now = await this.e.bound(() => this.e.now());
+    const now = sql<number>`(SELECT at FROM now)`;
     const r = await this.e.write(() =>
       this.e.bound(() =>
-        this.db.updateTable('destinations').set({ lease_holder: holder, lease_until: now + ms }).where('id', '=', id)
+        this.db.with('now', (db) => db.selectNoFrom(sql<number>`${this.engine.clock()}`.as('at')))
+          .updateTable('destinations').set({ lease_holder: holder, lease_until: sql<number>`${now} + ${ms}` })
+          .where('id', '=', id)
           .where((eb) => eb.or([eb('lease_holder', '=', holder), eb('lease_holder', 'is', null), eb('lease_until', '<', now)]))
           .executeTakeFirst(),
       ),
@@ -213,8 +219,16 @@ export class SqlDestinations implements DestinationStore {
     );
     return r.numUpdatedRows > 0n;
   }
+}
 
-  close(): Promise<void> {
-    return this.e.close();
-  }
+/** Delivery's reads on the delivery thread, over the connection its engine opened for them, and how to end it. */
+export function deliveryReads(engine: SqlEngine, e: DestinationsEngine, close: () => Promise<void>): DeliveryReads {
+  const destinations = new SqlDestinations(engine, e);
+  return {
+    get: (id) => destinations.get(id),
+    read: (...a) => destinations.read(...a),
+    countPast: (...a) => destinations.countPast(...a),
+    oldestPast: (...a) => destinations.oldestPast(...a),
+    close,
+  };
 }

@@ -36,7 +36,7 @@ export class SqlErasureTx implements ErasureTx {
 
   async linkedIds(projectId: string, personIds: string[]): Promise<string[]> {
     const rows = await this.db.selectFrom('person_links').select('distinct_id').where('project_id', '=', projectId)
-      .where('person_id', 'in', personIds).orderBy(this.engine.sql.bytewise('distinct_id')).execute();
+      .where('person_id', 'in', personIds).orderBy(this.engine.sql.dialect.bytewise('distinct_id')).execute();
     return rows.map((r) => r.distinct_id);
   }
 
@@ -70,7 +70,7 @@ export class SqlErasureTx implements ErasureTx {
   async recordPending(projectId: string, personIds: string[]): Promise<PendingErasure> {
     const q = this.engine.sql;
     const r = await this.db.insertInto('pending_erasures')
-      .values({ project_id: projectId, person_ids: q.idList(personIds), through_seq: q.newestArrival(), touched_at: q.clock() })
+      .values({ project_id: projectId, person_ids: q.dialect.idList(personIds), through_seq: q.newestArrival(), touched_at: q.clock() })
       .returning(['id', 'through_seq']).executeTakeFirstOrThrow();
     return { id: r.id, projectId, personIds, arrivedThrough: r.through_seq };
   }

@@ -7,7 +7,7 @@ export function eventRows(engine: SqlEngine) {
     .leftJoin('persons as p', (j) => j.onRef('p.project_id', '=', 'e.project_id').onRef('p.id', '=', 'e.person_id'))
     .select((eb) => [
       'e.seq', 'e.id', 'e.event', 'e.distinct_id', 'e.anonymous_id', eb.fn.coalesce('p.merged_into', 'e.person_id').as('person_id'),
-      'e.session_id', 'e.timestamp', 'e.received_at', 'e.insert_id', engine.jsonText('e.properties').as('properties'),
+      'e.session_id', 'e.timestamp', 'e.received_at', 'e.insert_id', engine.dialect.jsonText('e.properties').as('properties'),
     ]);
 }
 
@@ -74,7 +74,7 @@ export class SqlEventPages implements EventPages {
 
   async sourceIdsOf(projectId: string): Promise<string[]> {
     const rows = await this.engine.db.selectFrom('sources').select('id').where('project_id', '=', projectId)
-      .orderBy(this.engine.bytewise('id')).execute();
+      .orderBy(this.engine.dialect.bytewise('id')).execute();
     return rows.map((r) => r.id);
   }
 }

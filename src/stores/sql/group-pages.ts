@@ -15,7 +15,7 @@ export const MEMBERS_COUNTED = 10_000;
  * (docs/api.md), so the page offers them all.
  */
 export async function groupTypes(engine: SqlEngine, reads: EngineListingReads, projectId: string): Promise<string[]> {
-  const q = engine.db.selectFrom('group_types').select('group_type').where('project_id', '=', projectId).orderBy(engine.bytewise('group_type'));
+  const q = engine.db.selectFrom('group_types').select('group_type').where('project_id', '=', projectId).orderBy(engine.dialect.bytewise('group_type'));
   return (await reads.pageRows(q.compile())).map((r) => r.group_type);
 }
 
@@ -36,7 +36,8 @@ export async function groupPage(engine: SqlEngine, reads: EngineListingReads, pr
 }
 
 async function ofType(engine: SqlEngine, reads: EngineListingReads, projectId: string, type: string, prefix: string, limit: number): Promise<GroupListing[]> {
-  const { db, bytewise, jsonText, startsWith } = engine;
+  const { db } = engine;
+  const { bytewise, jsonText, startsWith } = engine.dialect;
   const page = db.selectFrom('project_groups as g')
     .select(['g.project_id', 'g.group_type', 'g.group_key', 'g.created_at'])
     .select(sql<number>`(SELECT count(*) FROM (SELECT 1 FROM group_members m WHERE m.project_id = g.project_id AND m.group_type = g.group_type AND m.group_key = g.group_key LIMIT ${MEMBERS_COUNTED + 1}) c)`.as('members'))

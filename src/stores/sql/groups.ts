@@ -8,7 +8,7 @@ export class SqlGroups implements GroupStore {
   constructor(private readonly engine: SqlEngine) {}
 
   async findGroup(projectId: string, groupType: string, groupKey: string): Promise<GroupView | null> {
-    const { db, bytewise, jsonText } = this.engine;
+    const { db, dialect: { bytewise, jsonText } } = this.engine;
     const g = await db.selectFrom('project_groups').select(['group_type', 'group_key', 'created_at'])
       .where('project_id', '=', projectId).where('group_type', '=', groupType).where('group_key', '=', groupKey).executeTakeFirst();
     if (g === undefined) return null;
@@ -28,7 +28,7 @@ export class SqlGroups implements GroupStore {
   }
 
   async listGroups(projectId: string, q: GroupListQuery): Promise<GroupSummary[]> {
-    const { db, bytewise, jsonText } = this.engine;
+    const { db, dialect: { bytewise, jsonText } } = this.engine;
     let page = db.selectFrom('project_groups').select(['project_id', 'group_type', 'group_key', 'created_at']).where('project_id', '=', projectId);
     if (q.groupType !== undefined) page = page.where('group_type', '=', q.groupType);
     page = page.orderBy(bytewise('group_type')).orderBy(bytewise('group_key')).limit(q.limit);

@@ -15,8 +15,8 @@ export function distinctIdSearch(engine: SqlEngine, projectId: string, prefix: s
   return engine.db.selectFrom('person_links as l')
     .leftJoin('persons as p', (j) => j.onRef('p.project_id', '=', 'l.project_id').onRef('p.id', '=', 'l.person_id'))
     .select((eb) => ['l.distinct_id', eb.fn.coalesce('p.merged_into', 'l.person_id').as('person_id')])
-    .where('l.project_id', '=', projectId).where(engine.startsWith('l.distinct_id', prefix))
-    .orderBy(engine.bytewise('l.distinct_id')).limit(limit);
+    .where('l.project_id', '=', projectId).where(engine.dialect.startsWith('l.distinct_id', prefix))
+    .orderBy(engine.dialect.bytewise('l.distinct_id')).limit(limit);
 }
 
 /** Lists and summaries for the console and the list commands, on either SQL engine. */
@@ -28,7 +28,7 @@ export class SqlListings implements ListingStore {
 
   async listOrgs(): Promise<Org[]> {
     const rows = await this.engine.db.selectFrom('orgs').selectAll().where('deleted_at', 'is', null)
-      .orderBy(this.engine.bytewise('name')).orderBy(this.engine.bytewise('id')).execute();
+      .orderBy(this.engine.dialect.bytewise('name')).orderBy(this.engine.dialect.bytewise('id')).execute();
     return rows.map(toOrg);
   }
 
@@ -36,7 +36,7 @@ export class SqlListings implements ListingStore {
     const rows = await this.engine.db.selectFrom('projects as p').innerJoin('orgs as o', 'o.id', 'p.org_id').selectAll('p')
       .where('p.deleted_at', 'is', null).where('o.deleted_at', 'is', null)
       .$if(orgId !== null, (q) => q.where('p.org_id', '=', orgId!))
-      .orderBy(this.engine.bytewise('p.name')).orderBy(this.engine.bytewise('p.id')).execute();
+      .orderBy(this.engine.dialect.bytewise('p.name')).orderBy(this.engine.dialect.bytewise('p.id')).execute();
     return rows.map(toProject);
   }
 
@@ -44,7 +44,7 @@ export class SqlListings implements ListingStore {
     const rows = await this.engine.db.selectFrom('sources as s').innerJoin('projects as p', 'p.id', 's.project_id').innerJoin('orgs as o', 'o.id', 'p.org_id')
       .selectAll('s').where('s.project_id', '=', projectId)
       .where('s.deleted_at', 'is', null).where('p.deleted_at', 'is', null).where('o.deleted_at', 'is', null)
-      .orderBy(this.engine.bytewise('s.name')).orderBy(this.engine.bytewise('s.id')).execute();
+      .orderBy(this.engine.dialect.bytewise('s.name')).orderBy(this.engine.dialect.bytewise('s.id')).execute();
     return rows.map(toSource);
   }
 

@@ -40,7 +40,7 @@ export class SqlOutcomes extends SqlStorePart implements OutcomeStore {
     const rows = await this.scan(this.db.selectFrom(minutes.as('m'))
       .select(['at', 'source_id', 'outcome', 'code', (eb) => eb.fn.sum<number>('count').as('count')])
       .groupBy(['at', 'source_id', 'outcome', 'code'])
-      .orderBy('at').orderBy(this.engine.bytewise('source_id')).orderBy('outcome').orderBy(this.engine.bytewise('code')));
+      .orderBy('at').orderBy(this.engine.dialect.bytewise('source_id')).orderBy('outcome').orderBy(this.engine.dialect.bytewise('code')));
     return rows.map((r) => ({ at: Number(r.at), sourceId: r.source_id, outcome: r.outcome as Outcome, code: r.code, count: Number(r.count) }));
   }
 

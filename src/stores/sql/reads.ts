@@ -26,13 +26,13 @@ export class SqlReads implements Omit<ReadStore, keyof GroupStore> {
       .where('p.project_id', '=', projectId).where('p.id', '=', start).executeTakeFirst();
     if (p === undefined) return null;
     const ids = await db.selectFrom('person_links').select('distinct_id').where('project_id', '=', projectId)
-      .where('person_id', '=', p.id).orderBy(this.engine.bytewise('distinct_id')).execute();
+      .where('person_id', '=', p.id).orderBy(this.engine.dialect.bytewise('distinct_id')).execute();
     // An unset trait is a row marked unset (a tombstone that keeps older values out): the person has no value.
-    const traits = await db.selectFrom('person_traits').select(['key', this.engine.jsonText('value').as('value')])
-      .where('project_id', '=', projectId).where('person_id', '=', p.id).where('unset', '=', false).orderBy(this.engine.bytewise('key')).execute();
+    const traits = await db.selectFrom('person_traits').select(['key', this.engine.dialect.jsonText('value').as('value')])
+      .where('project_id', '=', projectId).where('person_id', '=', p.id).where('unset', '=', false).orderBy(this.engine.dialect.bytewise('key')).execute();
     const groups = await db.selectFrom('group_members').select(['group_type', 'group_key'])
       .where('project_id', '=', projectId).where('person_id', '=', p.id)
-      .orderBy(this.engine.bytewise('group_type')).orderBy(this.engine.bytewise('group_key')).execute();
+      .orderBy(this.engine.dialect.bytewise('group_type')).orderBy(this.engine.dialect.bytewise('group_key')).execute();
     return {
       id: p.id,
       distinctIds: ids.map((r) => r.distinct_id),

@@ -1,5 +1,5 @@
 import {
-  type ColumnDataType, type Compilable, type CreateTableBuilder, DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler,
+  type ColumnDataType, type Compilable, type CreateTableBuilder, DummyDriver, type Expression, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler,
   type SchemaModule, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, sql,
 } from 'kysely';
 
@@ -16,6 +16,12 @@ export interface ColumnTypes {
   /** A JSON column (schema.ts's Json). */
   json: ColumnDataType;
   bytes: ColumnDataType;
+  /** An id the engine assigns: SQLite's rowid (INTEGER PRIMARY KEY), PostgreSQL's bigserial. */
+  serial: ColumnDataType;
+  /** A UUID: uuid on PostgreSQL, text on SQLite. */
+  uuid: ColumnDataType;
+  /** A list of ids: text[] on PostgreSQL, a JSON array as text on SQLite. */
+  idList: ColumnDataType | Expression<unknown>;
 }
 
 /** What a shared step declares its schema with: Kysely's schema builder, and the engine's hooks. */
@@ -24,21 +30,28 @@ export interface SchemaContext {
   types: ColumnTypes;
   /** A table read by its primary key alone: WITHOUT ROWID on SQLite, nothing to add on PostgreSQL. */
   byKey<T extends CreateTableBuilder<string, string>>(table: T): T;
+  /**
+   * The engine rendered for, for what differs inside a shared table and has
+   * no name of its own (a default or a check one engine's history kept):
+   * say why where it is asked.
+   */
+  dialect: SchemaDialect;
 }
 
 /**
  * A migration declared once, for both engines: its statements are rendered
  * in each engine's dialect when that engine migrates, and take the next
  * version in each engine's list (sqlite/migrations.ts, postgres/migrations.ts),
- * whose histories before it differ and stay as they shipped.
+ * whose histories before it differ and stay as they shipped. What it changes
+ * is changed in declared-schema.ts too, which new databases are made from.
  */
 export interface SharedMigration {
   shared(c: SchemaContext): Compilable[];
 }
 
 const TYPES: Record<SchemaDialect, ColumnTypes> = {
-  sqlite: { text: 'text', int: 'integer', flag: 'integer', json: 'text', bytes: 'blob' },
-  postgres: { text: 'text', int: 'bigint', flag: 'boolean', json: 'jsonb', bytes: 'bytea' },
+  sqlite: { text: 'text', int: 'integer', flag: 'integer', json: 'text', bytes: 'blob', serial: 'integer', uuid: 'text', idList: 'text' },
+  postgres: { text: 'text', int: 'bigint', flag: 'boolean', json: 'jsonb', bytes: 'bytea', serial: 'bigserial', uuid: 'uuid', idList: sql`text[]` },
 };
 
 // Compilers only: no connection, nothing runs through them.
@@ -63,6 +76,7 @@ export function renderMigration(m: SharedMigration, dialect: SchemaDialect): str
     schema: RENDERERS[dialect].schema,
     types: TYPES[dialect],
     byKey: (table) => (dialect === 'sqlite' ? (table.modifyEnd(sql`without rowid`) as typeof table) : table),
+    dialect,
   };
   return m.shared(context).map((q) => {
     const { sql: text, parameters } = q.compile();

@@ -35,7 +35,7 @@ export class SqlStore implements Store {
 
   constructor(protected readonly engine: Engine) {
     const { sql } = engine;
-    const reads = tunedReads(engine);
+    const reads = tunedReads(sql, engine.reads);
     const write = <T>(fn: () => Promise<T>): Promise<T> => engine.write(fn);
     this.batching = engine.batching;
     this.keyLookupLimitMs = engine.keyLookupLimitMs;
@@ -84,7 +84,7 @@ export class SqlStore implements Store {
 
   /** Every project's retention, deleted projects included (their events expire as well). */
   async projectRetentions(): Promise<ProjectRetention[]> {
-    const { db, bytewise } = this.engine.sql;
+    const { db, dialect: { bytewise } } = this.engine.sql;
     const rows = await db.selectFrom('projects').select(['id', 'retention_days']).orderBy(bytewise('id')).execute();
     return rows.map((r) => ({ projectId: r.id, retentionDays: r.retention_days }));
   }
@@ -103,7 +103,7 @@ export class SqlStore implements Store {
       db.selectFrom('pending_erasures').select(['id', 'project_id', 'person_ids', 'through_seq'])
         .where('touched_at', '<=', sql<number>`${q.clock()} - ${idleMs}`).orderBy('id').execute(),
     );
-    return rows.map((r) => ({ id: r.id, projectId: r.project_id, personIds: q.idsOf(r.person_ids), arrivedThrough: r.through_seq }));
+    return rows.map((r) => ({ id: r.id, projectId: r.project_id, personIds: q.dialect.idsOf(r.person_ids), arrivedThrough: r.through_seq }));
   }
 
   deleteErasedEvents(e: PendingErasure, opts: { stopping?: () => boolean } = {}): Promise<{ eventsDeleted: number; done: boolean }> {
@@ -124,8 +124,7 @@ export class SqlStore implements Store {
     return this.engine.ping();
   }
 
-  async close(): Promise<void> {
-    await this.destinations.close();
-    await this.engine.close();
+  close(): Promise<void> {
+    return this.engine.close();
   }
 }

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import type { DeliveryEvent, DeliveryReads } from '../port-destinations.js';
-import { atOnce, type WriteTurn } from '../sql/engine.js';
-import { type DestinationsEngine, SqlDestinations } from '../sql/destinations.js';
+import type { WriteTurn } from '../sql/engine.js';
+import { type DestinationsEngine, deliveryReads } from '../sql/destinations.js';
 import { type Db, sqliteFile } from './open.js';
 import { sqliteEngine } from './sql-engine.js';
 
@@ -19,7 +19,8 @@ import { sqliteEngine } from './sql-engine.js';
 /** A row of the read past a cursor, in the statement's column order. */
 type PastRow = [number, string, string, string, string, string | null, string, string | null, number, number, string | null, string];
 
-export function sqliteDestinations(db: Db, write: WriteTurn, given: Db | null = null): DestinationsEngine {
+/** Delivery's part of SQLite, and the end of its read connection, which the store closes with its own. */
+export function sqliteDestinations(db: Db, write: WriteTurn, given: Db | null = null): DestinationsEngine & { close(): void } {
   let reader: Db | null = given;
   const open = (): Db => {
     if (reader !== null) return reader;
@@ -52,8 +53,6 @@ export function sqliteDestinations(db: Db, write: WriteTurn, given: Db | null = 
       return reads();
     },
     write,
-    bound: atOnce,
-    now: async () => Date.now(),
     head: async () => (statements().newest.get() as number | null) ?? 0,
     async readPast(projectId, after, upTo, limit) {
       const rows = statements().past.all(projectId, after, upTo, limit) as PastRow[];
@@ -78,7 +77,7 @@ export function sqliteDestinations(db: Db, write: WriteTurn, given: Db | null = 
       }
       return Math.min(lo, newest + 1) - 1;
     },
-    async close() {
+    close() {
       if (given === null) reader?.close();
       reader = null;
       engine = null;
@@ -95,14 +94,7 @@ export function sqliteDeliveryReads(dataDir: string): DeliveryReads {
   const db = new Database(sqliteFile(dataDir), { readonly: true, fileMustExist: true });
   db.pragma('busy_timeout = 5000');
   const refuse: WriteTurn = () => Promise.reject(new Error('Delivery reads only.'));
-  const destinations = new SqlDestinations(sqliteEngine(db), sqliteDestinations(db, refuse, db));
-  return {
-    get: (id) => destinations.get(id),
-    read: (...a) => destinations.read(...a),
-    countPast: (...a) => destinations.countPast(...a),
-    oldestPast: (...a) => destinations.oldestPast(...a),
-    close: async () => {
-      db.close();
-    },
-  };
+  return deliveryReads(sqliteEngine(db), sqliteDestinations(db, refuse, db), async () => {
+    db.close();
+  });
 }

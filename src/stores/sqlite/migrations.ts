@@ -12,8 +12,11 @@ import type { Db } from './open.js';
 export type Migration = string | ((db: Db) => void) | SharedMigration;
 
 /**
- * Versioned schema of the embedded store. A migration is never edited once
- * shipped; a change is a new entry at the end.
+ * Versioned schema of the embedded store: the way every older database
+ * reaches the current version (a new one is made from sql/declared-schema.ts
+ * and schema.ts). A migration is never edited once shipped; a change is a new
+ * entry at the end, and the same change in the declared schema
+ * (sql/declared-schema.test.ts keeps the two equal).
  */
 export const SQLITE_MIGRATIONS: Migration[] = [
   `

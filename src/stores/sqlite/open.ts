@@ -2,7 +2,9 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { renderMigration } from '../sql/shared-migration.js';
+import { DECLARED_SCHEMA } from '../sql/declared-schema.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
+import { SQLITE_OWN_SCHEMA } from './schema.js';
 
 export type Db = Database.Database;
 
@@ -51,7 +53,14 @@ export function openSqlite(dataDir: string): Db {
   return db;
 }
 
-function migrate(db: Db): void {
+/**
+ * Brings the schema up to date: a new database is made from the declared
+ * schema at the current version (every version recorded), an older one
+ * takes the steps of the history it lacks. `history` makes a new one take
+ * every step instead, for the test that requires both paths to end at the
+ * same schema.
+ */
+export function migrate(db: Db, fresh: 'declared' | 'history' = 'declared'): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
   // IMMEDIATE takes the write lock first, so two processes starting at once
   // do not both apply the same migration.
@@ -65,12 +74,20 @@ function migrate(db: Db): void {
         `The data directory was last opened by a newer Inlet (schema version ${row.v}; this one knows up to ${SQLITE_MIGRATIONS.length}). Run that version, or a newer one.`,
       );
     }
-    for (let v = (row.v ?? 0) + 1; v <= SQLITE_MIGRATIONS.length; v++) {
+    const record = db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)');
+    let applied = row.v ?? 0;
+    if (row.v === null && fresh === 'declared') {
+      db.exec(renderMigration(DECLARED_SCHEMA, 'sqlite'));
+      db.exec(SQLITE_OWN_SCHEMA);
+      for (let v = 1; v <= SQLITE_MIGRATIONS.length; v++) record.run(v, Date.now());
+      applied = SQLITE_MIGRATIONS.length;
+    }
+    for (let v = applied + 1; v <= SQLITE_MIGRATIONS.length; v++) {
       const step = SQLITE_MIGRATIONS[v - 1]!;
       if (typeof step === 'string') db.exec(step);
       else if (typeof step === 'function') step(db);
       else db.exec(renderMigration(step, 'sqlite'));
-      db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(v, Date.now());
+      record.run(v, Date.now());
     }
     db.exec('COMMIT');
   } catch (e) {

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { type Driver, Kysely, SqliteDialect, type SqliteDatabase, type SqliteDialectConfig, SqliteDriver, type SqliteStatement, sql } from 'kysely';
 import type { SqlEngine } from '../port.js';
+import { SQLITE_DIALECT } from '../sql/dialects.js';
 import type { Database as Tables } from '../sql/schema.js';
 import type { Db } from './open.js';
 import { storeError } from './store-error.js';
@@ -108,20 +109,12 @@ class ImmediateDialect extends SqliteDialect {
  */
 export function sqliteEngine(db: Db): SqlEngine {
   return {
+    dialect: SQLITE_DIALECT,
     db: new Kysely<Tables>({ dialect: new ImmediateDialect(db) }),
-    rowLocks: false,
-    // BINARY, SQLite's default collation, compares bytes.
-    bytewise: (column) => sql.ref(column),
-    // Kept as text already.
-    jsonText: (column) => sql<string>`${sql.ref(column)}`,
-    // A range of the index rather than a LIKE, which SQLite cannot read as one (case-insensitive by default).
-    startsWith: (column, prefix) => sql<boolean>`${sql.ref(column)} >= ${prefix} AND ${sql.ref(column)} < ${`${prefix}\u{10FFFF}`}`,
     // Writers take turns on the whole file.
     lockProjects: async () => undefined,
     // Every process on one file runs on one machine, under one clock.
     clock: () => sql.val(Date.now()),
     newestArrival: () => sql<number>`(SELECT coalesce(max(seq), 0) FROM events)`,
-    idList: (ids) => JSON.stringify(ids),
-    idsOf: (column) => JSON.parse(column as string) as string[],
   };
 }

@@ -56,7 +56,7 @@ const KEY_CACHE_LIMIT = 10_000;
  */
 class SqliteEngine implements Engine {
   readonly sql: SqlEngine;
-  readonly destinations: DestinationsEngine;
+  readonly destinations: DestinationsEngine & { close(): void };
   readonly batching = BATCHING;
   readonly keyLookupLimitMs = Infinity;
   private readonly authStmt;
@@ -266,6 +266,8 @@ class SqliteEngine implements Engine {
   }
 
   async close(): Promise<void> {
+    // Delivery's read connection first: a read there is one statement, none is under way.
+    this.destinations.close();
     await this.exclusive(() => undefined);
     await this.pageReader.close();
     await this.checkpointer.stop();
