@@ -15,7 +15,7 @@ import { RECEIVED_AT, ingestJob } from '../../../test/helpers/items.js';
 import { describeWith } from '../../../test/helpers/needs-services.js';
 import { createAdmin } from '../../domain/admin.js';
 import { Collector } from '../../domain/collector.js';
-import { PG_MIGRATIONS } from './migrations.js';
+import { PG_MIGRATIONS, migrate } from './migrations.js';
 import { LOCK_NS } from './pool.js';
 import { PostgresStore } from './postgres-store.js';
 
@@ -109,6 +109,37 @@ describeWith(['postgres'], 'postgres: destinations', () => {
       ]);
       const columns = await c.query<{ column_name: string }>("SELECT column_name FROM information_schema.columns WHERE table_name = 'destinations'");
       expect(columns.rows.map((r) => r.column_name)).not.toContain('secret');
+    } finally {
+      await c.end();
+      await fresh.drop();
+    }
+  });
+
+  it('an older server still delivering (a lease it holds) stops the move of destinations into config: the start is refused, saying to stop the older servers, and nothing is changed', async () => {
+    const fresh = await createTestDatabase();
+    const c = new pg.Client({ connectionString: fresh.url });
+    await c.connect();
+    try {
+      const sql = (m: (typeof PG_MIGRATIONS)[number]): string => (typeof m === 'string' ? m : renderMigration(m, 'postgres'));
+      const moves = PG_MIGRATIONS.findIndex((m) => typeof m === 'string' && m.includes('DROP COLUMN table_name'));
+      for (const m of PG_MIGRATIONS.slice(0, moves)) await c.query(sql(m));
+      await c.query('CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)');
+      await c.query('INSERT INTO schema_migrations (version, applied_at) SELECT v, 0 FROM generate_series(1, $1::int) v', [moves]);
+      await c.query(`
+        INSERT INTO destinations (id, project_id, kind, url, sources, events, secret, paused, cursor_seq, generation, delivered, lease_holder, lease_until, created_at) VALUES
+          ('dst_hook', 'prj_1', 'webhook', 'https://example.com/in', '[]', '[]', 'whsec_kept', false, 7, 1, 3, 'old-server', $1, 0)`,
+      [Date.now() + 60_000]);
+      await expect(migrate(fresh.url, 5_000)).rejects.toThrow(/older Inlet are delivering destinations.*Stop every older server/);
+      const version = await c.query<{ v: number }>('SELECT max(version) AS v FROM schema_migrations');
+      expect(version.rows[0]!.v).toBe(moves);
+      const url = await c.query<{ url: string }>('SELECT url FROM destinations');
+      expect(url.rows.map((r) => r.url)).toEqual(['https://example.com/in']);
+
+      // Once the older server has stopped (its lease lapsed or let go), the start goes on.
+      await c.query('UPDATE destinations SET lease_holder = NULL, lease_until = 0');
+      await migrate(fresh.url, 5_000);
+      const config = await c.query<{ config: string }>('SELECT config FROM destinations');
+      expect(config.rows.map((r) => JSON.parse(r.config) as unknown)).toEqual([{ url: 'https://example.com/in', secret: 'whsec_kept' }]);
     } finally {
       await c.end();
       await fresh.drop();

@@ -5,6 +5,9 @@ import { type SharedMigration, renderMigration } from '../sql/shared-migration.j
 import { LOCK_NS } from './pool.js';
 import { ENSURE_EVENT_PARTITION, POSTGRES_OWN_SCHEMA } from './schema.js';
 
+/** The SQLSTATE of version 15's refusal while older servers still deliver (class IN: Inlet's own). */
+const OLDER_SERVERS_DELIVER = 'IN001';
+
 /**
  * Versioned schema of the PostgreSQL store: the way every older database
  * reaches the current version (a new one is made from sql/declared-schema.ts
@@ -226,8 +229,20 @@ ${ENSURE_EVENT_PARTITION}  `,
   // config (port-destinations.ts): the columns url, table_name and secret
   // become its keys, kept as they were (a secret whole: requests are signed
   // with it), so that a new kind needs no column (docs/design.md, "Adding a
-  // destination kind").
+  // destination kind"). Servers of an older version read those columns and
+  // would deliver nothing (or fail every destination) once they are gone; a
+  // lease one of them holds shows it runs, so the step refuses to start while
+  // one is held (OLDER_SERVERS_DELIVER) and says to stop them first.
   `
+  DO $$ BEGIN
+    IF EXISTS (SELECT 1 FROM destinations WHERE lease_holder IS NOT NULL
+               AND lease_until > (extract(epoch FROM clock_timestamp()) * 1000)::bigint) THEN
+      RAISE EXCEPTION USING ERRCODE = '${OLDER_SERVERS_DELIVER}', MESSAGE =
+        'Servers of an older Inlet are delivering destinations from this database, and this version moves '
+        || 'the destinations'' settings where they would no longer find them. Stop every older server, then '
+        || 'start this one (docs/production.md, "Upgrades").';
+    END IF;
+  END $$;
   ALTER TABLE destinations ADD COLUMN config text NOT NULL DEFAULT '{}';
   UPDATE destinations SET config = jsonb_strip_nulls(jsonb_build_object('url', url, 'table', table_name, 'secret', secret))::text;
   ALTER TABLE destinations ALTER COLUMN config DROP DEFAULT, DROP COLUMN url, DROP COLUMN table_name, DROP COLUMN secret;
@@ -258,6 +273,7 @@ export async function migrate(url: string, connectMs: number, fresh: 'declared' 
     } catch (e) {
       // The migration's own error is the one worth reporting.
       await client.query('ROLLBACK').catch(() => {});
+      if ((e as { code?: unknown }).code === OLDER_SERVERS_DELIVER) throw new StoreUnavailableError((e as Error).message, { cause: e, refused: true });
       throw e;
     }
   };
