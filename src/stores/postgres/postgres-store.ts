@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Kysely } from 'kysely';
 import type { AuthRecord, Batching, Engine, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure, SqlEngine } from '../port.js';
-import type { DestinationsEngine } from '../sql/destinations.js';
+import type { DestinationsEngine } from '../port.js';
 import type { Database } from '../sql/schema.js';
 import { SqlStore } from '../sql/sql-store.js';
 import { postgresDestinations } from './destinations.js';

@@ -1,43 +1,12 @@
 import { type Selectable, sql } from 'kysely';
 import type { DeliveryEvent, DeliveryRead, DeliveryReads, DestinationConfig, DestinationRecord, DestinationStore } from '../port-destinations.js';
+import type { DestinationsEngine } from '../port.js';
 import { type SqlEngine, type WriteTurn, atOnce } from './engine.js';
 import { eventRows } from './event-pages.js';
 import type { EngineListingReads } from './listings.js';
 import { isSet } from './rows.js';
 import type { Database } from './schema.js';
 
-/**
- * What an engine gives destinations, because it differs: how far a
- * project's events are safe to read and where a time stands among them;
- * where delivery's reads run, if not on the engine's connection at once.
- */
-export interface DestinationsEngine {
-  /**
-   * The queries that read events for delivery run here: on SQLite a read-only
-   * connection of its own (the store's connection may be inside an ingest
-   * transaction, whose rows are not committed yet); on PostgreSQL the pool.
-   */
-  readonly reads?: SqlEngine;
-  /** The engine's turn for writes (SQLite's queue; PostgreSQL's at once). */
-  readonly write: WriteTurn;
-  /**
-   * Every query of delivery runs through here: on PostgreSQL a gate that
-   * lets delivery hold few of the pool's connections, whatever the number of
-   * destinations, so the write path always finds one.
-   */
-  readonly bound?: WriteTurn;
-  /** port-destinations.ts, `head`: the position up to which the project's events are all readable. */
-  head(projectId: string): Promise<number>;
-  /**
-   * The project's events past `after` up to `upTo`, in position order,
-   * `limit` at most: delivery's hot read (every event passes through it),
-   * hand-written where the engine's driver makes the shared query cost more
-   * (`readPastQuery` otherwise).
-   */
-  readPast?(projectId: string, after: number, upTo: number, limit: number): Promise<DeliveryEvent[]>;
-  /** port-destinations.ts, `positionBefore`. */
-  positionBefore(projectId: string, at: number): Promise<number>;
-}
 
 /** `DestinationsEngine.readPast` as one query for both engines (PostgreSQL's; SQLite has its own). */
 async function readPastQuery(engine: SqlEngine, projectId: string, after: number, upTo: number, limit: number): Promise<DeliveryEvent[]> {

@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
 import type { DeliveryEvent, DeliveryReads } from '../port-destinations.js';
 import type { WriteTurn } from '../sql/engine.js';
-import { type DestinationsEngine, deliveryReads } from '../sql/destinations.js';
+import type { DestinationsEngine } from '../port.js';
+import { deliveryReads } from '../sql/destinations.js';
 import { type Db, sqliteFile } from './open.js';
 import { sqliteEngine } from './sql-engine.js';
 

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { type AuthRecord, type Batching, type Engine, type ExpiryPlan, type ExpiryStep, type IngestTx, type PendingErasure, type SqlEngine, StoreUnavailableError } from '../port.js';
-import type { DestinationsEngine } from '../sql/destinations.js';
+import type { DestinationsEngine } from '../port.js';
 import type { Database } from '../sql/schema.js';
 import { SqlStore } from '../sql/sql-store.js';
 import { sqliteDestinations } from './destinations.js';
