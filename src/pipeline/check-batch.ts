@@ -10,7 +10,7 @@ import { quoted } from '../domain/echo.js';
 export const MAX_ITEMS = 500;
 
 /** Field order (docs/design.md, "Validation"): the order errors of one item are listed in. */
-const FIELD_ORDER = [
+export const FIELD_ORDER = [
   'item', 'type', 'event', 'group_type', 'group_key', 'distinct_id', 'previous_id', 'anonymous_id', 'session_id', 'insert_id', 'timestamp', 'properties', 'set_once', 'unset',
 ];
 const rank = (field: string): number => FIELD_ORDER.indexOf(field.split('.')[0]!);
