@@ -3,6 +3,8 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config.js';
 import { openStore } from '../../src/stores/open-store.js';
+import { createAdmin } from '../../src/domain/admin.js';
+import { orgJson, projectJson, sourceJson } from '../../src/cli/views.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/inlet', import.meta.url));
 
@@ -109,13 +111,38 @@ export function startServer(args: string[], env: Record<string, string> = {}): P
 }
 
 /** Creates org, project (API on), source and key through the command; returns ids and the key. */
-export async function provision(env: Record<string, string>, dataDir?: string) {
-  const dd = dataDir ? ['--data-dir', dataDir] : [];
-  const org = await cliJson(['org', 'create', '--name', 'Acme', ...dd], env);
-  const project = await cliJson(['project', 'create', '--name', 'Web', '--org', org.id, '--api-enabled', ...dd], env);
-  const source = await cliJson(['source', 'create', '--project', project.id, '--name', 'Billing', ...dd], env);
-  const key = await cliJson(['key', 'create', '--source', source.id, ...dd], env);
-  return { org, project, source, key };
+/**
+ * An organization, a project with the API on, a source and its key, as
+ * `org create`, `project create --api-enabled`, `source create` and `key
+ * create` make them and print them with `--json`. Made in process, by the
+ * code those commands run, on the store they would open: four spawns of the
+ * CLI cost seconds of start-up each on a busy machine, and tests that set up
+ * this way are not about the CLI (test/cli runs those commands themselves).
+ */
+export function provision(env: Record<string, string>, dataDir?: string) {
+  return withAdmin(env, dataDir, async (admin) => {
+    const org = orgJson(await admin.createOrg('Acme'));
+    const project = projectJson(await admin.createProject({ name: 'Web', orgId: org.id, apiEnabled: true }));
+    const source = sourceJson(await admin.createSource({ projectId: project.id, name: 'Billing' }));
+    const key = await admin.createKey(source.id);
+    return { org, project, source, key };
+  });
+}
+
+/**
+ * Runs `work` on the store `inlet` would open with `env` and `--data-dir
+ * dataDir`, as the commands do, and gives back its result through JSON, as
+ * `--json` prints it. For setting up; no server may hold an embedded store then.
+ */
+export async function withAdmin<T>(env: Record<string, string>, dataDir: string | undefined, work: (admin: ReturnType<typeof createAdmin>) => Promise<T>): Promise<any> {
+  const cfg = loadConfig({ ...process.env, ...env }, { dataDir });
+  made.add(cfg.databaseUrl ?? cfg.dataDir);
+  const store = await openStore(cfg);
+  try {
+    return JSON.parse(JSON.stringify(await work(createAdmin(store, Date.now))));
+  } finally {
+    await store.close();
+  }
 }
 
 /** Stops a server with SIGTERM (SIGKILL after 10 s) and waits for it to exit. */

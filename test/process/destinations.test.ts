@@ -8,7 +8,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { afterEach, expect, it } from 'vitest';
 import { tempDir } from '../helpers/fixture.js';
-import { type Server, cliJson, freePort, provision, runCli, startServer } from '../helpers/process.js';
+import { sourceJson } from '../../src/cli/views.js';
+import { type Server, cliJson, freePort, provision, runCli, startServer, withAdmin } from '../helpers/process.js';
 import { Receiver } from '../helpers/receiver.js';
 
 /** The receiver is on loopback: the operator's setting lets destinations reach it (the CLI that makes them reads it too). */
@@ -27,8 +28,10 @@ async function setUp() {
   cleanups.push(() => tmp.remove(), () => receiver.close());
   const dd = ['--data-dir', tmp.dir];
   const { project, source, key } = await provision({}, tmp.dir);
-  const other = await cliJson(['source', 'create', '--project', project.id, '--name', 'Other', ...dd]);
-  const otherKey = await cliJson(['key', 'create', '--source', other.id, ...dd]);
+  const { other, otherKey } = await withAdmin({}, tmp.dir, async (admin) => {
+    const other = sourceJson(await admin.createSource({ projectId: project.id, name: 'Other' }));
+    return { other, otherKey: await admin.createKey(other.id) };
+  });
   const servers: Server[] = [];
   const serve = async (env: Record<string, string> = {}) => {
     const s = await startServer(dd, { ...FAST, ...env });
@@ -210,19 +213,21 @@ it('pause, resume and replay --since: a paused destination gets nothing, then ev
 
 it('refuses a URL of the server itself, and never shows a password', async () => {
   const w = await setUp();
-  const self = await runCli(['destination', 'create', '--project', w.project.id, '--kind', 'webhook', '--url', 'http://localhost:8080/api/v1/batch', ...w.dd], PRIVATE);
+  const pgUrl = 'postgres://loader:s3cr3t-pw@db.example.com:5432/warehouse?sslpassword=another-secret';
+  // Each refusal is a CLI of its own: they run side by side.
+  const [self, viaBase, bad, refused] = await Promise.all([
+    runCli(['destination', 'create', '--project', w.project.id, '--kind', 'webhook', '--url', 'http://localhost:8080/api/v1/batch', ...w.dd], PRIVATE),
+    runCli(['destination', 'create', '--project', w.project.id, '--kind', 'webhook', '--url', 'https://inlet.example.com/x', ...w.dd], {
+      INLET_BASE_URL: 'https://inlet.example.com',
+    }),
+    runCli(['destination', 'create', '--project', w.project.id, '--kind', 'postgres', '--url', pgUrl, ...w.dd]),
+    runCli(['destination', 'create', '--project', w.project.id, '--kind', 'postgres', '--url', pgUrl, '--table', 'events_in', ...w.dd]),
+  ]);
   expect(self.code).toBe(1);
   expect(self.stderr).toContain('points at this Inlet server');
-  const viaBase = await runCli(['destination', 'create', '--project', w.project.id, '--kind', 'webhook', '--url', 'https://inlet.example.com/x', ...w.dd], {
-    INLET_BASE_URL: 'https://inlet.example.com',
-  });
   expect(viaBase.code).toBe(1);
-
-  const pgUrl = 'postgres://loader:s3cr3t-pw@db.example.com:5432/warehouse?sslpassword=another-secret';
-  const bad = await runCli(['destination', 'create', '--project', w.project.id, '--kind', 'postgres', '--url', pgUrl, ...w.dd]);
   expect(bad.code).toBe(1);
   expect(bad.stderr).toContain('--table');
-  const refused = await runCli(['destination', 'create', '--project', w.project.id, '--kind', 'postgres', '--url', pgUrl, '--table', 'events_in', ...w.dd]);
   expect(refused.code).toBe(1);
   expect(refused.stderr).toContain('"sslpassword" is not accepted');
   for (const out of [bad.stdout, bad.stderr, refused.stdout, refused.stderr]) {
@@ -235,12 +240,16 @@ it('refuses a URL of the server itself, and never shows a password', async () =>
 it('destinations reach inside the network: the CLI refuses loopback on any port, metadata, private and mapped addresses, without the setting', async () => {
   const w = await setUp();
   // The CLI knows the server's port only from INLET_PORT: a server on another port is refused all the same, as loopback.
-  for (const url of ['http://127.0.0.1:9999/x', 'http://[::ffff:127.0.0.1]:9999/x', 'http://169.254.169.254/latest', 'http://10.0.0.1/', 'http://192.0.2.2/']) {
-    const r = await runCli(['destination', 'create', '--project', w.project.id, '--kind', 'webhook', '--url', url, ...w.dd]);
-    expect(r.code, url).toBe(1);
-    expect(r.stderr, url).toContain('is, or resolves to, an address destinations may not reach');
-  }
-  const pg = await runCli(['destination', 'create', '--project', w.project.id, '--kind', 'postgres', '--url', 'postgres://loader:s3cr3t-pw@127.0.0.1:5432/w', '--table', 't', ...w.dd]);
+  // Each refusal is a CLI of its own: they run side by side.
+  const urls = ['http://127.0.0.1:9999/x', 'http://[::ffff:127.0.0.1]:9999/x', 'http://169.254.169.254/latest', 'http://10.0.0.1/', 'http://192.0.2.2/'];
+  const [pg, ...webhooks] = await Promise.all([
+    runCli(['destination', 'create', '--project', w.project.id, '--kind', 'postgres', '--url', 'postgres://loader:s3cr3t-pw@127.0.0.1:5432/w', '--table', 't', ...w.dd]),
+    ...urls.map((url) => runCli(['destination', 'create', '--project', w.project.id, '--kind', 'webhook', '--url', url, ...w.dd])),
+  ]);
+  urls.forEach((url, i) => {
+    expect(webhooks[i]!.code, url).toBe(1);
+    expect(webhooks[i]!.stderr, url).toContain('is, or resolves to, an address destinations may not reach');
+  });
   expect(pg.code).toBe(1);
   expect(pg.stderr).toContain('Refused: 127.0.0.1 is, or resolves to');
   expect(pg.stderr).not.toContain('s3cr3t-pw');
