@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../conformance/stores.js';
-import { type Server, cliJson, startServer, stopServer } from '../helpers/process.js';
+import { orgJson, projectJson, sourceJson } from '../../src/cli/views.js';
+import { type Server, cliJson, startServer, stopServer, withAdmin } from '../helpers/process.js';
 import { describeWith } from '../helpers/needs-services.js';
 import { TEST_REDIS_URL, requireRedis } from '../helpers/services.js';
 
@@ -42,13 +43,15 @@ describeWith(['postgres', 'redis'], 'two servers on one PostgreSQL and one Redis
   /** Small limits, counted in the shared Redis. */
   let limited: Server[] = [];
 
-  /** A fresh organization, project (API on), source and key, made through the command. */
-  async function newProject() {
-    const org = await cliJson(['org', 'create', '--name', `Org ${tag()}`], env);
-    const project = await cliJson(['project', 'create', '--name', 'Web', '--org', org.id, '--api-enabled'], env);
-    const source = await cliJson(['source', 'create', '--project', project.id, '--name', 'Backend'], env);
-    const key = await cliJson(['key', 'create', '--source', source.id], env);
-    return { org, project, source, key };
+  /** A fresh organization, project (API on), source and key, made by the code the commands run (their start-ups are seconds each on a busy machine). */
+  function newProject() {
+    return withAdmin(env, undefined, async (admin) => {
+      const org = orgJson(await admin.createOrg(`Org ${tag()}`));
+      const project = projectJson(await admin.createProject({ name: 'Web', orgId: org.id, apiEnabled: true }));
+      const source = sourceJson(await admin.createSource({ projectId: project.id, name: 'Backend' }));
+      const key = await admin.createKey(source.id);
+      return { org, project, source, key };
+    });
   }
 
   /** How many times each insert_id of a source is stored, from the database itself. */
@@ -67,8 +70,8 @@ describeWith(['postgres', 'redis'], 'two servers on one PostgreSQL and one Redis
     direct.on('error', () => {});
     await direct.connect();
     env = { INLET_DATABASE_URL: db.url, INLET_REDIS_URL: TEST_REDIS_URL };
-    // The first command migrates the new database, so the servers start on a finished schema.
-    await cliJson(['org', 'create', '--name', 'Warm-up'], env);
+    // Opening the store migrates the new database, so the servers start on a finished schema.
+    await withAdmin(env, undefined, (admin) => admin.createOrg('Warm-up'));
     const off = { INLET_LIMIT_BURST: '0', INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '0' };
     const small = { INLET_LIMIT_BURST: '100', INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '20' };
     const started = await Promise.allSettled([
@@ -206,8 +209,10 @@ describeWith(['postgres', 'redis'], 'two servers on one PostgreSQL and one Redis
     const listed = await cliJson<{ distinct_id: string; person_id: string }[]>(['events', 'list', '--source', p.source.id, '--limit', '1000'], env);
     expect(listed).toHaveLength(requests * users.length);
     const ids = new Set<string>();
-    for (const u of users) {
-      const person = await cliJson(['person', 'show', '--project', p.project.id, '--distinct-id', u], env);
+    // One command each, side by side.
+    const shown = await Promise.all(users.map((u) => cliJson(['person', 'show', '--project', p.project.id, '--distinct-id', u], env)));
+    for (const [i, u] of users.entries()) {
+      const person = shown[i];
       expect(person.id).toMatch(/^per_/);
       expect(person.distinct_ids).toEqual([u]);
       expect(Object.keys(person.traits)).toEqual(['last_request']);
