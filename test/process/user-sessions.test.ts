@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../conformance/stores.js';
 import { tempDir } from '../helpers/fixture.js';
 import { describeWith } from '../helpers/needs-services.js';
-import { type Server, cliJson, runCli, startServer, stopServer } from '../helpers/process.js';
+import { type Server, cliJson, runCli, startServer, stopServer, withAdmin } from '../helpers/process.js';
 
 const PASSWORD = 'correct horse battery staple';
 const NEW_PASSWORD = 'another horse, another staple';
@@ -29,8 +29,8 @@ function lifeCycleOverProcesses(open: () => Promise<SharedStore>): void {
 
   beforeAll(async () => {
     shared = await open();
-    orgA = (await cliJson(['org', 'create', '--name', 'A'], shared.env)).id;
-    orgB = (await cliJson(['org', 'create', '--name', 'B'], shared.env)).id;
+    // Made by the code `org create` runs: the commands this file is about are the user ones.
+    [orgA, orgB] = await withAdmin(shared.env, undefined, async (admin) => [(await admin.createOrg('A')).id, (await admin.createOrg('B')).id]);
     server = await startServer([], shared.env);
   });
   afterAll(async () => {
