@@ -16,7 +16,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../conformance/stores.js';
-import { type Server, cliJson, startServer, stopServer } from '../helpers/process.js';
+import { type Server, startServer, stopServer, withAdmin } from '../helpers/process.js';
 import { describeWith } from '../helpers/needs-services.js';
 import { TEST_REDIS_URL, requireRedis } from '../helpers/services.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
@@ -64,9 +64,12 @@ describeWith(['postgres', 'redis'], 'Redis stops and starts again', () => {
 
   /** A fresh project, so each phase starts on empty windows (limits are per project). */
   async function newKey(): Promise<string> {
-    const project = await cliJson(['project', 'create', '--name', `P ${randomBytes(3).toString('hex')}`, '--api-enabled'], env);
-    const source = await cliJson(['source', 'create', '--project', project.id, '--name', 'Backend'], env);
-    return (await cliJson(['key', 'create', '--source', source.id], env)).key;
+    // Made by the code `project create`, `source create` and `key create` run: three CLI start-ups a phase were setup, not the test.
+    return withAdmin(env, undefined, async (admin) => {
+      const project = await admin.createProject({ name: `P ${randomBytes(3).toString('hex')}`, apiEnabled: true });
+      const source = await admin.createSource({ projectId: project.id, name: 'Backend' });
+      return (await admin.createKey(source.id)).key;
+    });
   }
 
   /** Sends `total` items to `server` in requests of `size`, one after another; all must be admitted. */
@@ -90,7 +93,8 @@ describeWith(['postgres', 'redis'], 'Redis stops and starts again', () => {
     await requireRedis(TEST_REDIS_URL);
     db = await createTestDatabase();
     env = { INLET_DATABASE_URL: db.url };
-    await cliJson(['org', 'create', '--name', 'Warm-up'], env);
+    // Opening the store migrates the new database, so the servers start on a finished schema.
+    await withAdmin(env, undefined, (admin) => admin.createOrg('Warm-up'));
     proxy = await TcpProxy.forUrl(TEST_REDIS_URL, 6379);
     const limits = { INLET_LIMIT_BURST: String(BURST), INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '0' };
     const started = await Promise.allSettled([
