@@ -128,10 +128,13 @@ describeWith(['postgres'], 'destinations on PostgreSQL', () => {
     const { project } = await provision(env);
     const missing = new URL(own);
     missing.pathname = '/no_such_database_here';
-    const gone = await runCli(['destination', 'create', '--project', project.id, '--kind', 'postgres', '--url', missing.toString(), '--table', 't'], env);
+    // Each refusal is a CLI of its own: they run side by side.
+    const [gone, self] = await Promise.all([
+      runCli(['destination', 'create', '--project', project.id, '--kind', 'postgres', '--url', missing.toString(), '--table', 't'], env),
+      runCli(['destination', 'create', '--project', project.id, '--kind', 'postgres', '--url', own.replace('127.0.0.1', 'localhost'), '--table', 'events_20991231'], env),
+    ]);
     expect(gone.code).toBe(1);
     expect(gone.stderr).toContain('does not exist (SQLSTATE 3D000)');
-    const self = await runCli(['destination', 'create', '--project', project.id, '--kind', 'postgres', '--url', own.replace('127.0.0.1', 'localhost'), '--table', 'events_20991231'], env);
     expect(self.code).toBe(1);
     expect(self.stderr).toContain("Refused: this is Inlet's own database");
     expect(await cliJson(['destination', 'list', '--project', project.id], env)).toEqual([]);
