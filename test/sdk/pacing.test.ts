@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Inlet, type InletOptions, type RetryInfo } from '../../sdk/node/src/index.js';
 import { type LiveServer, startLiveServer } from '../helpers/live-server.js';
-import { cliJson } from '../helpers/process.js';
+import { cliJson, withAdmin } from '../helpers/process.js';
 
 let run = 0;
 
@@ -39,31 +39,32 @@ describe('pacing within the server limits', () => {
   });
 });
 
-describe('pacing on the RateLimit answers', () => {
+/**
+ * Both tests wait for a 10 s window to pass, mostly idle: they run side by
+ * side on one server, each on a project of its own (the windows are per
+ * project, so neither counts in the other's).
+ */
+describe('pacing on the RateLimit answers, and when the oldest count in the window is small', () => {
   let live: LiveServer;
   beforeAll(async () => {
     live = await startLiveServer({ INLET_LIMIT_BURST: '1500' });
   });
   afterAll(async () => live.stop());
 
-  it('a client that would overrun the burst window waits for it, by the RateLimit header, instead of being answered 429', async () => {
+  it.concurrent('a client that would overrun the burst window waits for it, by the RateLimit header, instead of being answered 429', async ({ expect }) => {
     const { report, rateLimited } = await sendAll(live, 3000);
     expect(rateLimited).toBe(0);
     expect(report).toMatchObject({ accepted: 3000, failed: 0 });
   });
-});
 
-describe('pacing when the oldest count in the window is small', () => {
-  let live: LiveServer;
-  beforeAll(async () => {
-    live = await startLiveServer({ INLET_LIMIT_BURST: '1500' });
-  });
-  afterAll(async () => live.stop());
-
-  it('a trickle and then a job from one client are never answered 429 when the trickle is the oldest count in the window', async () => {
+  it.concurrent('a trickle and then a job from one client are never answered 429 when the trickle is the oldest count in the window', async ({ expect }) => {
+    const key: string = await withAdmin(live.env, undefined, async (admin) => {
+      const project = await admin.createProject({ name: 'Trickle', apiEnabled: true });
+      return (await admin.createKey((await admin.createSource({ projectId: project.id, name: 'Backend' })).id)).key;
+    });
     // The trickle's two items leave the 10 s window first: room for two items then, not for a batch.
     const retries: RetryInfo[] = [];
-    const inlet = new Inlet({ key: live.key, baseUrl: live.url, onRetry: (r) => retries.push(r) });
+    const inlet = new Inlet({ key, baseUrl: live.url, onRetry: (r) => retries.push(r) });
     for (let i = 0; i < 2; i++) inlet.track({ event: 'e', distinctId: 'u', insertId: `trickle_${i}` });
     expect(await inlet.flush()).toMatchObject({ accepted: 2, failed: 0 });
     // The gap is the scenario, not a wait for an event: the job's batches must enter the window well after the trickle.
