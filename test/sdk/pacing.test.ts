@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Inlet, type InletOptions, type RetryInfo } from '../../sdk/node/src/index.js';
 import { type LiveServer, startLiveServer } from '../helpers/live-server.js';
-import { cliJson, withAdmin } from '../helpers/process.js';
+import { withAdmin } from '../helpers/process.js';
 
 let run = 0;
 
@@ -32,7 +32,7 @@ describe('pacing within the server limits', () => {
   it('small batches sent as fast as they come keep under the per-key requests per second, so none is answered 429', async () => {
     // 300 requests: with two in flight and no pacing, far more than 100 a second reach the server.
     // A key of its own: the previous test's client may have used the shared key's last second, and this client cannot know.
-    const { key } = await cliJson<{ key: string }>(['key', 'create', '--source', live.sourceId], live.env);
+    const { key } = await withAdmin(live.env, undefined, (admin) => admin.createKey(live.sourceId));
     const { report, rateLimited } = await sendAll(live, 3000, { flushAt: 10, key });
     expect(rateLimited).toBe(0);
     expect(report).toMatchObject({ accepted: 3000, failed: 0 });
