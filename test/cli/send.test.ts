@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { tempDir } from '../helpers/fixture.js';
 import { type LiveServer, startLiveServer } from '../helpers/live-server.js';
-import { BIN, cliJson, freePort, runCli, runNode } from '../helpers/process.js';
+import { cliJson, runCli } from '../helpers/cli.js';
+import { BIN, freePort, runNode } from '../helpers/process.js';
 
 const MAX_RSS_PRELOAD = fileURLToPath(new URL('../helpers/report-max-rss.mjs', import.meta.url));
 

@@ -39,7 +39,7 @@ const made = new Set<string>();
  * by starting `inlet serve` once. Tests that provision before they serve get
  * it made here, in process, by the same code.
  */
-async function ensureStore(args: string[], env: Record<string, string>): Promise<void> {
+export async function ensureStore(args: string[], env: Record<string, string>): Promise<void> {
   if (args.length === 0 || ['serve', 'send', 'help'].includes(args[0]!) || args.some((a) => a === '--help' || a === '-h' || a === '--version')) return;
   const at = args.indexOf('--data-dir');
   let cfg: ReturnType<typeof loadConfig>;
