@@ -1,6 +1,6 @@
 import { PassThrough, Writable } from 'node:stream';
 import { runCommand } from '../../src/cli/main.js';
-import { BIN, type CliResult, ensureStore } from './process.js';
+import { BIN, type CliResult, ensureStore, jsonOf, provisionOf } from './process.js';
 
 /**
  * `inlet` commands run in this process, through the entry bin/inlet runs (src/cli/main.ts
@@ -29,21 +29,10 @@ export async function runCliAsIs(args: string[], env: Record<string, string> = {
 }
 
 /** Runs `inlet … --json` and parses its one JSON value, failing loudly otherwise. */
-export async function cliJson<T = any>(args: string[], env: Record<string, string> = {}): Promise<T> {
-  const r = await runCli([...args, '--json'], env);
-  if (r.code !== 0) throw new Error(`inlet ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-  return JSON.parse(r.stdout) as T;
-}
+export const cliJson = jsonOf(runCli);
 
 /** Creates org, project (API on), source and key through the command; returns ids and the key. */
-export async function provision(env: Record<string, string>, dataDir?: string) {
-  const dd = dataDir ? ['--data-dir', dataDir] : [];
-  const org = await cliJson(['org', 'create', '--name', 'Acme', ...dd], env);
-  const project = await cliJson(['project', 'create', '--name', 'Web', '--org', org.id, '--api-enabled', ...dd], env);
-  const source = await cliJson(['source', 'create', '--project', project.id, '--name', 'Billing', ...dd], env);
-  const key = await cliJson(['key', 'create', '--source', source.id, ...dd], env);
-  return { org, project, source, key };
-}
+export const provision = provisionOf(cliJson);
 
 /** A stream that keeps what is written to it, as a pipe's reader would. */
 function collector(): { stream: Writable; text: () => string } {

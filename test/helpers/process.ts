@@ -73,10 +73,15 @@ export function runNode(args: string[], env: Record<string, string> = {}, input?
 }
 
 /** Runs `bin/inlet … --json` and parses its one JSON value, failing loudly otherwise. */
-export async function cliJson<T = any>(args: string[], env: Record<string, string> = {}): Promise<T> {
-  const r = await runCli([...args, '--json'], env);
-  if (r.code !== 0) throw new Error(`inlet ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-  return JSON.parse(r.stdout) as T;
+export const cliJson = jsonOf(runCli);
+
+/** `run` of a command with --json, parsing its one JSON value and failing loudly otherwise. */
+export function jsonOf(run: (args: string[], env: Record<string, string>) => Promise<CliResult>) {
+  return async <T = any>(args: string[], env: Record<string, string> = {}): Promise<T> => {
+    const r = await run([...args, '--json'], env);
+    if (r.code !== 0) throw new Error(`inlet ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+    return JSON.parse(r.stdout) as T;
+  };
 }
 
 export interface Server {
@@ -109,13 +114,18 @@ export function startServer(args: string[], env: Record<string, string> = {}): P
 }
 
 /** Creates org, project (API on), source and key through the command; returns ids and the key. */
-export async function provision(env: Record<string, string>, dataDir?: string) {
-  const dd = dataDir ? ['--data-dir', dataDir] : [];
-  const org = await cliJson(['org', 'create', '--name', 'Acme', ...dd], env);
-  const project = await cliJson(['project', 'create', '--name', 'Web', '--org', org.id, '--api-enabled', ...dd], env);
-  const source = await cliJson(['source', 'create', '--project', project.id, '--name', 'Billing', ...dd], env);
-  const key = await cliJson(['key', 'create', '--source', source.id, ...dd], env);
-  return { org, project, source, key };
+export const provision = provisionOf(cliJson);
+
+/** provision through `json` (a cliJson). */
+export function provisionOf(json: ReturnType<typeof jsonOf>) {
+  return async (env: Record<string, string>, dataDir?: string) => {
+    const dd = dataDir ? ['--data-dir', dataDir] : [];
+    const org = await json(['org', 'create', '--name', 'Acme', ...dd], env);
+    const project = await json(['project', 'create', '--name', 'Web', '--org', org.id, '--api-enabled', ...dd], env);
+    const source = await json(['source', 'create', '--project', project.id, '--name', 'Billing', ...dd], env);
+    const key = await json(['key', 'create', '--source', source.id, ...dd], env);
+    return { org, project, source, key };
+  };
 }
 
 /** Stops a server with SIGTERM (SIGKILL after 10 s) and waits for it to exit. */
