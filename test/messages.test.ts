@@ -12,7 +12,7 @@ import { acceptedDollarKeys } from '../src/docs/dollar-keys.js';
 import { DROP_REASONS, ITEM_ERRORS, REQUEST_ERRORS } from '../src/errors/codes.js';
 import { SqliteStore } from '../src/stores/sqlite/sqlite-store.js';
 import { makeFixture, send, tempDir } from './helpers/fixture.js';
-import { runCli } from './helpers/process.js';
+import { runCli } from './helpers/cli.js';
 
 /** Phrases that promise or point at something this product does not have. */
 const NOWHERE = [/early access/i, /browser tracker/i, /\bcoming\b/i, /once it is available/i, /for later/i, /contact (us|support)/i, /dashboard/i];

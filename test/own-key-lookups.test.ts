@@ -9,7 +9,7 @@ import { type Grace, GRACE_PERIODS, isGrace } from '../src/domain/keys.js';
 import { normaliseProperties } from '../src/domain/items/fields/properties.js';
 import type { FieldError } from '../src/domain/items/fields/field-error.js';
 import { type Fixture, makeFixture, send, tempDir } from './helpers/fixture.js';
-import { cliJson, runCli } from './helpers/process.js';
+import { cliJson, runCli } from './helpers/cli.js';
 
 const INHERITED = ['toString', 'constructor', '__proto__', 'hasOwnProperty', 'valueOf', 'isPrototypeOf'];
 

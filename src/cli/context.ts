@@ -7,6 +7,7 @@ import { NoStoreError, openStore, requireStore } from '../stores/open-store.js';
 import { type Store, StoreUnavailableError } from '../stores/port.js';
 import { formatCount } from './numbers.js';
 import { MIN_CUT_COLUMN, cutTo } from './output-width.js';
+import { cliIo, setExitCode } from './io.js';
 
 /** Options every admin subcommand takes. */
 export interface CommonOptions {
@@ -33,7 +34,7 @@ export async function runWithStore<T>(
 ): Promise<void> {
   try {
     const result = await openForCommand(opts, work);
-    process.stdout.write(opts.json ? `${JSON.stringify(result)}\n` : `${human(result)}\n`);
+    cliIo().stdout.write(opts.json ? `${JSON.stringify(result)}\n` : `${human(result)}\n`);
   } catch (e) {
     fail(e);
   }
@@ -44,7 +45,7 @@ export async function openForCommand<T>(
   opts: CommonOptions,
   work: (ctx: { store: Store; admin: ReturnType<typeof createAdmin> }) => Promise<T>,
 ): Promise<T> {
-  const cfg = loadConfig(process.env, { dataDir: opts.dataDir });
+  const cfg = loadConfig(cliIo().env, { dataDir: opts.dataDir });
   await requireStore(cfg);
   const store = await openStore(cfg);
   try {
@@ -54,12 +55,14 @@ export async function openForCommand<T>(
   }
 }
 
-/** Prints what went wrong as a sentence on stderr and sets a failing exit status. */
-export function fail(e: unknown): void {
+/** Prints what went wrong as a sentence on stderr and sets a failing exit status, which it returns. */
+export function fail(e: unknown): number {
   // A store that cannot be reached is the operator's to fix, not a bug: its message says what to check.
   const known = e instanceof AdminError || e instanceof ConfigError || e instanceof UsageError || e instanceof StoreUnavailableError || e instanceof NoStoreError;
-  process.stderr.write(`inlet: ${known ? (e as Error).message : `unexpected failure: ${unexpected(e)}`}\n`);
-  process.exitCode = known ? 1 : 2;
+  cliIo().stderr.write(`inlet: ${known ? (e as Error).message : `unexpected failure: ${unexpected(e)}`}\n`);
+  const code = known ? 1 : 2;
+  setExitCode(code);
+  return code;
 }
 
 /** What stderr (a server's log) may say of an unexpected error: as much as a log line may hold, never data it quotes. */

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { registerAdminCommands } from './commands/admin-commands.js';
 import { registerBackup } from './commands/backup-command.js';
 import { registerDataCommands } from './commands/data-commands.js';
@@ -12,28 +12,62 @@ import { registerUserCommands } from './commands/user-commands.js';
 import { isClosedPipe } from './context.js';
 import { addExamples } from './examples.js';
 import { commandName } from './command-name.js';
+import { type CliIo, processIo, setExitCode, withIo } from './io.js';
 
 // dist/cli/main.js and src/cli/main.ts both sit two folders below package.json.
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
-/** The whole `inlet` command; docs/cli.md documents every command and option of it (a test checks). */
-export const program = new Command('inlet')
-  .version(version, '--version', 'print the version')
-  .description('Inlet: server-side event collection. Serve the batch API and administer what it serves.')
-  .showHelpAfterError()
-  .configureOutput({ outputError: (s, write) => write(`inlet: ${s.replace(/^error: /, '')}`) });
+/**
+ * The whole `inlet` command, made afresh for each run (commander keeps what it parsed);
+ * docs/cli.md documents every command and option of it (a test checks). Its help and usage
+ * errors go to `io`'s streams, and it throws instead of ending the process.
+ */
+export function makeProgram(io: CliIo): Command {
+  const program = new Command('inlet')
+    .version(version, '--version', 'print the version')
+    .description('Inlet: server-side event collection. Serve the batch API and administer what it serves.')
+    .showHelpAfterError()
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+      // A terminal's width, else commander's own default of 80.
+      getOutHelpWidth: () => (io.stdout.isTTY ? io.stdout.columns : undefined) ?? 80,
+      getErrHelpWidth: () => (io.stderr.isTTY ? io.stderr.columns : undefined) ?? 80,
+      outputError: (s, write) => write(`inlet: ${s.replace(/^error: /, '')}`),
+    });
+  registerServe(program);
+  registerAdminCommands(program);
+  registerDataCommands(program);
+  registerOutcomeCommands(program);
+  registerDestinationCommands(program);
+  registerGroupCommands(program);
+  registerUserCommands(program);
+  registerSend(program);
+  registerBackup(program);
+  // Last, once every command exists: each --help ends with its examples.
+  addExamples(program, commandName(io.script, io.cwd));
+  return program;
+}
 
-registerServe(program);
-registerAdminCommands(program);
-registerDataCommands(program);
-registerOutcomeCommands(program);
-registerDestinationCommands(program);
-registerGroupCommands(program);
-registerUserCommands(program);
-registerSend(program);
-registerBackup(program);
-// Last, once every command exists: each --help ends with its examples.
-addExamples(program, commandName(process.argv[1], process.cwd()));
+/** The command as this process would run it (its help and options are what docs/cli.md describes). */
+export const program = makeProgram(processIo());
+
+/**
+ * Runs one `inlet` command line (the words after `inlet`) on `io` and resolves to its exit
+ * status; nothing of it outlives the command but what it wrote.
+ */
+export async function runCommand(args: string[], io: CliIo): Promise<number> {
+  return withIo(io, async () => {
+    try {
+      await makeProgram(io).parseAsync(args, { from: 'user' });
+    } catch (e) {
+      // Help, --version and usage errors: commander has written what it had to say.
+      if (!(e instanceof CommanderError)) throw e;
+      setExitCode(e.exitCode);
+    }
+  });
+}
 
 /** Runs the command line of this process; bin/inlet calls it. */
 export async function run(): Promise<void> {
@@ -42,5 +76,5 @@ export async function run(): Promise<void> {
   process.stdout.on('error', (e) => {
     if (!isClosedPipe(e)) throw e;
   });
-  await program.parseAsync(process.argv);
+  process.exitCode = await runCommand(process.argv.slice(2), processIo());
 }

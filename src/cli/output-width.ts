@@ -1,3 +1,5 @@
+import { cliIo } from './io.js';
+
 /** Columns a line may take when stdout is not a terminal (a pipe, a file) and COLUMNS says nothing. */
 export const PIPE_COLUMNS = 200;
 
@@ -5,7 +7,7 @@ export const PIPE_COLUMNS = 200;
 export const MIN_CUT_COLUMN = 24;
 
 /** How wide a line of human output may be: the terminal's width, else COLUMNS, else PIPE_COLUMNS. */
-export function outputColumns(out: { isTTY?: boolean; columns?: number } = process.stdout, env: Record<string, string | undefined> = process.env): number {
+export function outputColumns(out: { isTTY?: boolean; columns?: number } = cliIo().stdout, env: Record<string, string | undefined> = cliIo().env): number {
   if (out.isTTY === true && out.columns !== undefined && out.columns > 0) return out.columns;
   const given = Number(env.COLUMNS);
   return Number.isInteger(given) && given > 0 ? given : PIPE_COLUMNS;

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/fixture.js';
-import { cliJson, runCli } from '../helpers/process.js';
+import { cliJson, runCli } from '../helpers/cli.js';
 
 const tmp = tempDir('inlet-cli-values-');
 afterAll(() => tmp.remove());

@@ -1,7 +1,8 @@
 import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/fixture.js';
-import { cliJson, runCli, startServer } from '../helpers/process.js';
+import { cliJson, runCli } from '../helpers/cli.js';
+import { runCli as runBin, startServer } from '../helpers/process.js';
 
 const tmp = tempDir('inlet-cli-');
 afterAll(() => tmp.remove());
@@ -78,7 +79,7 @@ describe('the inlet command (docs/cli.md)', () => {
     });
     const away = { INLET_DATABASE_URL: `postgres://inlet:s3cret@127.0.0.1:${port}/inlet` };
     for (const args of [['serve', '--port', '0'], ['org', 'create', '--name', 'x', '--json']]) {
-      const r = await runCli(args, away);
+      const r = await (args[0] === 'serve' ? runBin : runCli)(args, away);
       expect(r.code, args.join(' ')).toBe(1);
       expect(r.stderr).toContain(`inlet: Could not reach PostgreSQL at 127.0.0.1:${port}/inlet (`);
       expect(r.stderr).not.toContain('s3cret');

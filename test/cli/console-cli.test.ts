@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { verifyPassword } from '../../src/domain/accounts/passwords.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/fixture.js';
-import { cliJson, runCli } from '../helpers/process.js';
+import { cliJson, runCli } from '../helpers/cli.js';
 
 const tmp = tempDir('inlet-console-cli-');
 afterAll(() => tmp.remove());

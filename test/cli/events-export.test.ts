@@ -8,7 +8,8 @@ import { Collector } from '../../src/domain/collector.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/fixture.js';
 import { RECEIVED_AT, ingestJob } from '../helpers/items.js';
-import { BIN, cliJson, runCli } from '../helpers/process.js';
+import { cliJson, runCli } from '../helpers/cli.js';
+import { BIN } from '../helpers/process.js';
 
 const tmp = tempDir('inlet-cli-events-');
 const env = { INLET_DATA_DIR: tmp.dir };

@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/fixture.js';
-import { type Server, provision, runCli, startServer, stopServer } from '../helpers/process.js';
+import { provision, runCli } from '../helpers/cli.js';
+import { type Server, startServer, stopServer } from '../helpers/process.js';
 
 const tmp = tempDir('inlet-events-list-');
 const env = { INLET_DATA_DIR: tmp.dir, INLET_DATABASE_URL: '' };

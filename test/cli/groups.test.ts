@@ -4,7 +4,7 @@ import { Collector } from '../../src/domain/collector.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/fixture.js';
 import { RECEIVED_AT, ingestJob } from '../helpers/items.js';
-import { cliJson, runCli } from '../helpers/process.js';
+import { cliJson, runCli } from '../helpers/cli.js';
 
 const tmp = tempDir('inlet-cli-groups-');
 const env = { INLET_DATA_DIR: tmp.dir };

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { tempDir } from '../helpers/fixture.js';
 import { type LiveServer, startLiveServer } from '../helpers/live-server.js';
-import { cliJson, runCli } from '../helpers/process.js';
+import { cliJson, runCli } from '../helpers/cli.js';
 
 let live: LiveServer;
 let tmp: ReturnType<typeof tempDir>;

@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { tempDir } from '../helpers/fixture.js';
 import { type LiveServer, startLiveServer } from '../helpers/live-server.js';
-import { BIN, cliJson, freePort, runCli, runNode } from '../helpers/process.js';
+import { cliJson, runCli } from '../helpers/cli.js';
+import { BIN, freePort, runNode } from '../helpers/process.js';
 
 const MAX_RSS_PRELOAD = fileURLToPath(new URL('../helpers/report-max-rss.mjs', import.meta.url));
 
@@ -23,7 +24,7 @@ afterAll(async () => {
 const env = () => ({ INLET_KEY: live.key, INLET_BASE_URL: live.url });
 
 /** Runs `inlet send ARGS` with `input` on stdin. */
-const sendStdin = (args: string[], input: string) => runNode([BIN, 'send', ...args], env(), input);
+const sendStdin = (args: string[], input: string) => runCli(['send', ...args], env(), input);
 
 async function writeLines(file: string, n: number, line: (i: number) => string): Promise<void> {
   const out = createWriteStream(file);
@@ -54,7 +55,7 @@ describe('inlet send', () => {
   it('a file saved with a UTF-8 byte order mark: the first line is sent, not refused as not JSON', async () => {
     const file = join(tmp.dir, 'bom.ndjson');
     writeFileSync(file, '\uFEFF{"event":"bom_1","distinct_id":"u1","insert_id":"bom_1"}\r\n{"event":"bom_2","distinct_id":"u1","insert_id":"bom_2"}\r\n');
-    const r = await runNode([BIN, 'send', file, '--json'], env());
+    const r = await runCli(['send', file, '--json'], env());
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ sent: 2, refused: 0, failed: 0 });
     expect(JSON.parse(r.stdout).accepted + JSON.parse(r.stdout).duplicates).toBe(2);

@@ -41,7 +41,7 @@ const made = new Set<string>();
  * by starting `inlet serve` once. Tests that provision before they serve get
  * it made here, in process, by the same code.
  */
-async function ensureStore(args: string[], env: Record<string, string>): Promise<void> {
+export async function ensureStore(args: string[], env: Record<string, string>): Promise<void> {
   if (args.length === 0 || ['serve', 'send', 'help'].includes(args[0]!) || args.some((a) => a === '--help' || a === '-h' || a === '--version')) return;
   const at = args.indexOf('--data-dir');
   let cfg: ReturnType<typeof loadConfig>;
@@ -75,10 +75,15 @@ export function runNode(args: string[], env: Record<string, string> = {}, input?
 }
 
 /** Runs `bin/inlet … --json` and parses its one JSON value, failing loudly otherwise. */
-export async function cliJson<T = any>(args: string[], env: Record<string, string> = {}): Promise<T> {
-  const r = await runCli([...args, '--json'], env);
-  if (r.code !== 0) throw new Error(`inlet ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-  return JSON.parse(r.stdout) as T;
+export const cliJson = jsonOf(runCli);
+
+/** `run` of a command with --json, parsing its one JSON value and failing loudly otherwise. */
+export function jsonOf(run: (args: string[], env: Record<string, string>) => Promise<CliResult>) {
+  return async <T = any>(args: string[], env: Record<string, string> = {}): Promise<T> => {
+    const r = await run([...args, '--json'], env);
+    if (r.code !== 0) throw new Error(`inlet ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+    return JSON.parse(r.stdout) as T;
+  };
 }
 
 export interface Server {
@@ -143,6 +148,18 @@ export async function withAdmin<T>(env: Record<string, string>, dataDir: string 
   } finally {
     await store.close();
   }
+}
+
+/** provision through `json` (a cliJson). */
+export function provisionOf(json: ReturnType<typeof jsonOf>) {
+  return async (env: Record<string, string>, dataDir?: string) => {
+    const dd = dataDir ? ['--data-dir', dataDir] : [];
+    const org = await json(['org', 'create', '--name', 'Acme', ...dd], env);
+    const project = await json(['project', 'create', '--name', 'Web', '--org', org.id, '--api-enabled', ...dd], env);
+    const source = await json(['source', 'create', '--project', project.id, '--name', 'Billing', ...dd], env);
+    const key = await json(['key', 'create', '--source', source.id, ...dd], env);
+    return { org, project, source, key };
+  };
 }
 
 /** Stops a server with SIGTERM (SIGKILL after 10 s) and waits for it to exit. */

@@ -7,6 +7,7 @@ import { kindChoice, madeOnce, offeredFields, whereShown } from '../../domain/de
 import type { Store } from '../../stores/port.js';
 import { type CommonOptions, UsageError, parseTime, runWithStore, table, withCommon } from '../context.js';
 import { formatCount } from '../numbers.js';
+import { cliIo } from '../io.js';
 
 const collect = (v: string, all: string[] = []): string[] => [...all, v];
 
@@ -17,7 +18,7 @@ const collect = (v: string, all: string[] = []): string[] => [...all, v];
  * destinations may not reach.
  */
 function admin(store: Store, o: CommonOptions) {
-  const cfg = loadConfig(process.env, { dataDir: o.dataDir });
+  const cfg = loadConfig(cliIo().env, { dataDir: o.dataDir });
   const reach = { allowPrivate: cfg.destinationsAllowPrivate, ownDatabaseUrl: cfg.databaseUrl, selfPort: cfg.port };
   return destinationAdmin(store, Date.now, { self: { baseUrl: cfg.baseUrl, port: cfg.port }, check: (d) => checkDestination(d, reach), kinds: DESTINATION_KINDS });
 }

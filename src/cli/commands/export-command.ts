@@ -7,6 +7,7 @@ import { exportEvents } from '../../domain/event-export.js';
 import { UsageError, fail, isClosedPipe, openForCommand, parseTime, withCommon } from '../context.js';
 import { eventJson } from '../views.js';
 import { formatCount } from '../numbers.js';
+import { cliIo } from '../io.js';
 
 /** `inlet events export`: NDJSON, oldest first, in constant memory. */
 export function registerExport(events: Command): void {
@@ -32,12 +33,12 @@ export function registerExport(events: Command): void {
           await admin.getProject(o.project);
           sourceIds = await store.eventPages.sourceIdsOf(o.project);
         }
-        const out: Writable = o.out === undefined ? process.stdout : createWriteStream(o.out);
+        const out: Writable = o.out === undefined ? cliIo().stdout : createWriteStream(o.out);
         const n = await writeLines(out, exportEvents(store.eventPages, sourceIds, range));
         if (o.out !== undefined) {
           out.end();
           await once(out, 'finish');
-          process.stderr.write(`inlet: exported ${formatCount(n)} events to ${o.out}\n`);
+          cliIo().stderr.write(`inlet: exported ${formatCount(n)} events to ${o.out}\n`);
         }
       });
     } catch (e) {
@@ -48,8 +49,9 @@ export function registerExport(events: Command): void {
 
 /** Writes each event as a line, waiting whenever the stream asks to; progress on stderr when it is a terminal. */
 async function writeLines(out: Writable, events: AsyncIterable<Parameters<typeof eventJson>[0]>): Promise<number> {
-  const bar = process.stderr.isTTY
-    ? new cliProgress.SingleBar({ stream: process.stderr, format: 'exporting | {value} events | {duration_formatted}', fps: 5, formatValue: (v: number, _o: unknown, type: string) => (type === 'value' ? formatCount(v) : String(v)) }, cliProgress.Presets.shades_classic)
+  const stderr = cliIo().stderr;
+  const bar = stderr.isTTY
+    ? new cliProgress.SingleBar({ stream: stderr, format: 'exporting | {value} events | {duration_formatted}', fps: 5, formatValue: (v: number, _o: unknown, type: string) => (type === 'value' ? formatCount(v) : String(v)) }, cliProgress.Presets.shades_classic)
     : null;
   bar?.start(0, 0);
   let n = 0;
@@ -61,7 +63,7 @@ async function writeLines(out: Writable, events: AsyncIterable<Parameters<typeof
       if (++n % 1000 === 0) bar?.update(n);
     }
   } catch (e) {
-    if (!(out === process.stdout && isClosedPipe(e))) throw e;
+    if (!(out === cliIo().stdout && isClosedPipe(e))) throw e;
   } finally {
     bar?.update(n);
     bar?.stop();

@@ -7,6 +7,7 @@ import type { StoredSample } from '../../stores/port-outcomes.js';
 import { UsageError, fail, isClosedPipe, openForCommand, parseTime, parseWhole, runWithStore, table, withCommon } from '../context.js';
 import { formatCount } from '../numbers.js';
 import { type LeftOut, exportLine } from '../refused-export.js';
+import { cliIo } from '../io.js';
 
 const BUCKETS: Record<string, number> = { minute: 60_000, hour: HOUR_MS, day: DAY_MS };
 /** Samples read per page by an export. */
@@ -87,7 +88,7 @@ export function registerOutcomeCommands(program: Command): void {
       await openForCommand(o, async ({ admin, store }) => {
         const since = o.since === undefined ? undefined : parseTime(o.since, '--since');
         await admin.getSource(o.source);
-        const out: Writable = o.out === undefined ? process.stdout : createWriteStream(o.out);
+        const out: Writable = o.out === undefined ? cliIo().stdout : createWriteStream(o.out);
         let written = 0;
         const left: Record<LeftOut, number> = { dropped: 0, cut: 0, withheld: 0, not_object: 0 };
         let beforeId: number | undefined;
@@ -108,7 +109,7 @@ export function registerOutcomeCommands(program: Command): void {
             beforeId = page.at(-1)!.id;
           }
         } catch (e) {
-          if (!(out === process.stdout && isClosedPipe(e))) throw e;
+          if (!(out === cliIo().stdout && isClosedPipe(e))) throw e;
         }
         if (o.out !== undefined) {
           out.end();
@@ -116,7 +117,7 @@ export function registerOutcomeCommands(program: Command): void {
         }
         const leftOut = leftOutText(left);
         if (o.out !== undefined || leftOut !== '') {
-          process.stderr.write(`inlet: exported ${formatCount(written)} kept items${o.out === undefined ? '' : ` to ${o.out}`}${leftOut}\n`);
+          cliIo().stderr.write(`inlet: exported ${formatCount(written)} kept items${o.out === undefined ? '' : ` to ${o.out}`}${leftOut}\n`);
         }
       });
     } catch (e) {

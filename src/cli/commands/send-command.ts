@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { fail, parseWhole } from '../context.js';
 import { formatCount } from '../numbers.js';
 import { DEFAULT_UNREACHABLE_SECONDS, type SendSummary, sendFile } from '../send/run.js';
+import { cliIo, setExitCode } from '../io.js';
 
 interface SendFlags {
   key?: string;
@@ -29,9 +30,9 @@ export function registerSend(program: Command): void {
     .action(async (file: string, o: SendFlags) => {
       try {
         const unreachableSeconds = parseWhole(o.unreachableTimeout, '--unreachable-timeout', { min: 1, max: 86_400 });
-        const summary = await sendFile(file, { ...o, unreachableSeconds }, { stderr: process.stderr });
-        process.stdout.write(o.json ? `${JSON.stringify(summary)}\n` : `${human(summary)}\n`);
-        if (summary.refused + summary.failed + summary.unreadable > 0) process.exitCode = 1;
+        const summary = await sendFile(file, { ...o, unreachableSeconds }, { stderr: cliIo().stderr });
+        cliIo().stdout.write(o.json ? `${JSON.stringify(summary)}\n` : `${human(summary)}\n`);
+        if (summary.refused + summary.failed + summary.unreadable > 0) setExitCode(1);
       } catch (e) {
         fail(e);
       }

@@ -11,20 +11,22 @@ import { commandName } from '../command-name.js';
 import { firstSteps } from '../first-steps.js';
 import { limitHeapGrowth } from '../heap-growth.js';
 import { bracketed } from '../serve-ports.js';
+import { cliIo } from '../io.js';
 
 /** Starts the server with these flags (and the environment) and serves until SIGTERM or SIGINT. */
 export async function serve(flags: Record<string, string | undefined>): Promise<void> {
   limitHeapGrowth();
-  const cfg = loadConfig(process.env, flags);
+  const io = cliIo();
+  const cfg = loadConfig(io.env, flags);
   const server = await startServer(cfg, {
     listening: async ({ app, port, store, storeIsNew }) => {
-      process.stdout.write(`inlet listening on http://${bracketed(cfg.host)}:${port}\n`);
+      io.stdout.write(`inlet listening on http://${bracketed(cfg.host)}:${port}\n`);
       // After the line above, which scripts wait for: where the data is, so a command run elsewhere can be pointed at it.
       const base = app.inletBaseUrl.replace(/\/+$/, '');
       // Then what to run next while the store is empty, in the same write: a reader that has the
       // reference line has them too.
-      const next = firstSteps({ ...cfg, ...(await storeHolds(store)), command: commandName(process.argv[1], process.cwd()), cwd: process.cwd() });
-      process.stdout.write(`data: ${describeStore(cfg)}${storeIsNew ? ' (new: created now)' : ''}\nconsole: ${base}/console\nreference: ${base}/docs/api\n${next}`);
+      const next = firstSteps({ ...cfg, ...(await storeHolds(store)), command: commandName(io.script, io.cwd), cwd: io.cwd });
+      io.stdout.write(`data: ${describeStore(cfg)}${storeIsNew ? ' (new: created now)' : ''}\nconsole: ${base}/console\nreference: ${base}/docs/api\n${next}`);
     },
   });
   // A second signal cuts the drain short; the first one's stop ends the process.

@@ -19,9 +19,8 @@ export function registerServe(program: Command): void {
       const { serve } = await import('./serve-start.js');
       await serve(o);
     } catch (e) {
-      fail(e);
       // Whatever opened before the failure (a pool, a Redis client) must not keep the process alive.
-      process.exit(process.exitCode ?? 1);
+      process.exit(fail(e));
     }
   });
 }

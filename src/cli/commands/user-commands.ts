@@ -3,12 +3,13 @@ import { createAccounts } from '../../domain/accounts/accounts.js';
 import { type ChangeOutcome, type UserView, createUserAdmin } from '../../domain/accounts/user-admin.js';
 import { deleted } from '../views.js';
 import { UsageError, parseBool, runWithStore, table, withCommon } from '../context.js';
+import { cliIo } from '../io.js';
 
 /** Reads the whole of stdin, without its final line break. */
 async function readStdin(command: string): Promise<string> {
-  if (process.stdin.isTTY) throw new UsageError(`Give the password on stdin, e.g. printf %s "$PASSWORD" | inlet user ${command} … --password-stdin.`);
+  if (cliIo().stdin.isTTY) throw new UsageError(`Give the password on stdin, e.g. printf %s "$PASSWORD" | inlet user ${command} … --password-stdin.`);
   const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
+  for await (const c of cliIo().stdin) chunks.push(c as Buffer);
   return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
 }
 
@@ -107,6 +108,6 @@ export function registerUserCommands(program: Command): void {
  */
 function noteNoAdminLeft(r: ChangeOutcome): void {
   if (r.noAdminLeft) {
-    process.stderr.write('inlet: note: no enabled admin account is left; make one with inlet user create --admin or inlet user update USER --admin true.\n');
+    cliIo().stderr.write('inlet: note: no enabled admin account is left; make one with inlet user create --admin or inlet user update USER --admin true.\n');
   }
 }

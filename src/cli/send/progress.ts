@@ -30,12 +30,12 @@ const quiet: SendProgress = { update: () => {}, stop: () => {} };
  * and the time that remains at the server's pace.
  */
 export function startProgress(totalBytes: number | null, startOffset: number, stderr: Stderr): SendProgress {
-  if (!stderr.isTTY) return quiet;
+  if (!isTerminal(stderr)) return quiet;
   const started = Date.now();
   const known = totalBytes !== null && totalBytes > 0;
   const bar = new cliProgress.SingleBar(
     {
-      stream: process.stderr,
+      stream: stderr,
       format: known ? '{bar} {percentage}% | {lines} lines | {rate} lines/s | {left} left' : '{lines} lines | {rate} lines/s',
       hideCursor: true,
       fps: 5,
@@ -79,4 +79,9 @@ export function secondsLeft(totalBytes: number, startOffset: number, at: SendPos
 function duration(seconds: number): string {
   const s = Math.ceil(seconds);
   return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+}
+
+/** A terminal's stderr is a stream the bar can redraw on. */
+function isTerminal(stderr: Stderr): stderr is Stderr & NodeJS.WritableStream {
+  return stderr.isTTY === true;
 }

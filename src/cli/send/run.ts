@@ -7,6 +7,7 @@ import { linesOf } from './lines.js';
 import { Problems, type Stderr, Trouble } from './problems.js';
 import { type SendPosition, startProgress } from './progress.js';
 import { PrefixHash, StateFile, defaultStatePath, newRunId, readState, verifyPrefix } from './state.js';
+import { cliIo } from '../io.js';
 
 /** Items held at once: reading pauses past this (the client's maxQueue), so memory stays flat for any file size. */
 const MAX_HELD = 5000;
@@ -102,7 +103,7 @@ export async function sendFile(file: string, o: SendOptions, deps: SendDeps): Pr
     },
   });
 
-  const input = stdin ? process.stdin : createReadStream(file, { start: start.offset });
+  const input = stdin ? cliIo().stdin : createReadStream(file, { start: start.offset });
   const progress = startProgress(stdin ? null : statSync(file).size, start.offset, stderr);
   let read = start.offset;
   let lineNo = start.line;
@@ -153,9 +154,9 @@ export async function sendFile(file: string, o: SendOptions, deps: SendDeps): Pr
 
 /** The key, and where the items go; throws what to change when either is missing or wrong. */
 function target(o: SendOptions): { key: string; baseUrl: string; path: string; url: string } {
-  const key = o.key ?? process.env.INLET_KEY;
+  const key = o.key ?? cliIo().env.INLET_KEY;
   if (key === undefined || key === '') throw new UsageError('Give the server key with --key or INLET_KEY.');
-  const baseUrl = o.baseUrl ?? process.env.INLET_BASE_URL ?? 'http://localhost:8080';
+  const baseUrl = o.baseUrl ?? cliIo().env.INLET_BASE_URL ?? 'http://localhost:8080';
   if (!/^https?:\/\//.test(baseUrl)) throw new UsageError(`--base-url must be an http:// or https:// URL, not "${baseUrl}".`);
   const path = o.import ? '/api/v1/import' : '/api/v1/batch';
   return { key, baseUrl, path, url: new URL(path, baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`).toString() };
