@@ -88,14 +88,21 @@ describeWith(['postgres'], 'postgres: destinations', () => {
     expect(left.rows.map((r: { id: string }) => r.id)).toEqual(['dst_prj_m_live']);
   });
 
-  it('the migration moves destinations kept in the columns of their kind (url, table_name, secret) into config as they were, secrets whole', async () => {
+  const sqlOf = (m: (typeof PG_MIGRATIONS)[number]): string => (typeof m === 'string' ? m : renderMigration(m, 'postgres'));
+
+  /** A database of its own at the version before destinations move into config, and a client on it. */
+  async function beforeTheMove() {
     const fresh = await createTestDatabase();
     const c = new pg.Client({ connectionString: fresh.url });
     await c.connect();
+    const moves = PG_MIGRATIONS.findIndex((m) => typeof m === 'string' && m.includes('DROP COLUMN table_name'));
+    for (const m of PG_MIGRATIONS.slice(0, moves)) await c.query(sqlOf(m));
+    return { fresh, c, moves, sql: sqlOf };
+  }
+
+  it('the migration moves destinations kept in the columns of their kind (url, table_name, secret) into config as they were, secrets whole', async () => {
+    const { fresh, c, moves, sql } = await beforeTheMove();
     try {
-      const sql = (m: (typeof PG_MIGRATIONS)[number]): string => (typeof m === 'string' ? m : renderMigration(m, 'postgres'));
-      const moves = PG_MIGRATIONS.findIndex((m) => typeof m === 'string' && m.includes('DROP COLUMN table_name'));
-      for (const m of PG_MIGRATIONS.slice(0, moves)) await c.query(sql(m));
       await c.query(`
         INSERT INTO destinations (id, project_id, kind, url, table_name, sources, events, secret, paused, cursor_seq, generation, delivered, lease_until, created_at) VALUES
           ('dst_hook', 'prj_1', 'webhook', 'https://u:p%40ss@example.com/in?t=1', NULL, '[]', '["paid"]', 'whsec_kept', false, 7, 1, 3, 0, 0),
@@ -116,13 +123,8 @@ describeWith(['postgres'], 'postgres: destinations', () => {
   });
 
   it('an older server still delivering (a lease it holds) stops the move of destinations into config: the start is refused, saying to stop the older servers, and nothing is changed', async () => {
-    const fresh = await createTestDatabase();
-    const c = new pg.Client({ connectionString: fresh.url });
-    await c.connect();
+    const { fresh, c, moves, sql } = await beforeTheMove();
     try {
-      const sql = (m: (typeof PG_MIGRATIONS)[number]): string => (typeof m === 'string' ? m : renderMigration(m, 'postgres'));
-      const moves = PG_MIGRATIONS.findIndex((m) => typeof m === 'string' && m.includes('DROP COLUMN table_name'));
-      for (const m of PG_MIGRATIONS.slice(0, moves)) await c.query(sql(m));
       await c.query('CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)');
       await c.query('INSERT INTO schema_migrations (version, applied_at) SELECT v, 0 FROM generate_series(1, $1::int) v', [moves]);
       await c.query(`
