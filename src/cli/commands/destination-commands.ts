@@ -61,7 +61,7 @@ export function registerDestinationCommands(program: Command): void {
       (r) =>
         table([
           ['ID', 'KIND', 'STATUS', 'DELIVERED', 'LAG', 'OLDEST UNDELIVERED', 'URL', 'LAST ERROR'],
-          ...r.map((d) => [d.id, d.kind, d.status, formatCount(d.delivered), `${formatCount(d.lag_events)}${d.lag_events >= LAG_COUNT_CAP ? '+' : ''}`, d.oldest_undelivered_at ?? '-', d.url, d.last_error ?? '-']),
+          ...r.map((d) => [d.id, d.kind, d.status, formatCount(d.delivered), `${formatCount(d.lag_events)}${d.lag_events >= LAG_COUNT_CAP ? '+' : ''}`, d.oldest_undelivered_at ?? '-', d.url, d.paused_reason ?? d.last_error ?? '-']),
         ]),
     ),
   );
@@ -74,6 +74,14 @@ export function registerDestinationCommands(program: Command): void {
       runWithStore(o, async ({ store }) => admin(store, o)[name](id), (r) => `destination ${r.id} is ${r.status}`),
     );
   }
+
+  withCommon(destination.command('rotate-secret').description('a new signing secret, shown only now; the old one still signs beside it for 24 hours').argument('<destination>')).action((id, o) =>
+    runWithStore(
+      o,
+      async ({ store }) => admin(store, o).rotateSecret(id),
+      (r) => `signing secret of destination ${r.id} (shown only now): ${r.secret}\nthe previous secret also signs until ${r.previous_valid_until}`,
+    ),
+  );
 
   withCommon(destination.command('delete').description('delete a destination; nothing more is delivered to it').argument('<destination>')).action((id, o) =>
     runWithStore(o, async ({ store }) => admin(store, o).delete(id), () => `deleted destination ${id}`),

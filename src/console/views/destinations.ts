@@ -53,7 +53,8 @@ function row(viewer: Viewer, x: DestinationRow, d: DestinationsData): Html {
   return html`<li id="${x.id}"><strong>${x.kind}</strong> <code>${x.url}</code>
   <span class="meta">${x.status} · ${lag(x)} · ${formatCount(x.delivered)} ${x.delivered === 1 ? 'event' : 'events'} delivered</span>
   <p class="meta">${takes(x, d.sources)}</p>
-  ${x.last_error === null ? '' : html`<p class="field-error">Last error: ${x.last_error}</p>`}
+  ${x.paused_reason === null ? '' : html`<p class="field-error">Paused by its receiver: ${x.paused_reason}</p>`}
+  ${x.last_error === null || x.paused_reason !== null ? '' : html`<p class="field-error">Last error: ${x.last_error}</p>`}
   <form method="post" action="${BASE}/destinations/${x.id}/${x.status === 'paused' ? 'resume' : 'pause'}" class="inline">
     ${csrfField(viewer)}<button type="submit">${x.status === 'paused' ? 'Resume' : 'Pause'}</button>
   </form>
