@@ -18,6 +18,7 @@ import type { DestinationReach, FilePlan } from '../../src/stores/port-destinati
 import { TestClock } from '../helpers/fixture.js';
 import { type ItemSpec, RECEIVED_AT, ingestJob } from '../helpers/items.js';
 import { describeWith } from '../helpers/needs-services.js';
+import { Receiver } from '../helpers/receiver.js';
 import { type LocalS3, S3_KEYS, startS3 } from '../helpers/s3.js';
 import { STORES, type StoreUnderTest } from './stores.js';
 
@@ -181,6 +182,30 @@ for (const engine of STORES) {
       expect((await s3.keys(`${w.prefix}/`))[0]).toMatch(new RegExp(`/${planned.first}-${planned.last}\\.ndjson\\.gz$`));
     });
 
+    it('a deleted project\'s s3 destination stops at once on every server: a file planned before the deletion is not written', async () => {
+      const w = await world();
+      const ds = store.destinations;
+      await w.ingest(names(5, 'doomed'));
+      const courier = new LocalCourier(ds, (d) => senderFor(d, OPEN));
+      expect(await ds.takeLease(w.id, 'A', 60_000)).toBe(true);
+      const d = (await ds.get(w.id))!;
+      const planned = (await courier.next(d, d.cursor, await ds.head(w.projectId), never)).planned!;
+      expect(await ds.planFile(w.id, 'A', planned)).toBe(true);
+      await admin.deleteProject(w.projectId);
+      // The server that planned it asks before it writes: the destination is gone.
+      expect(await courier.next({ ...d, file: planned }, d.cursor, await ds.head(w.projectId), never)).toEqual({ through: d.cursor, batches: 0, events: 0, failure: null });
+      await courier.close();
+      const servers = [server(), server((await sut.another()).store)];
+      try {
+        for (const x of servers) await x.service.scan();
+        for (const x of servers) expect(x.service.delivering).not.toContain(w.id);
+      } finally {
+        for (const x of servers) await x.service.stop();
+      }
+      expect(await s3.keys(`${w.prefix}/`)).toEqual([]);
+      expect(await ds.planFile(w.id, 'A', planned)).toBe(false);
+    });
+
     it('Parquet files have typed columns and read back', async () => {
       const w = await world('parquet');
       await w.ingest([{ event: 'paid', distinctId: 'u7', insertId: 'ord_1', sessionId: 'ses_1', properties: { amount: 12.5, q: 'ü "x"' } }, { event: 'seen', distinctId: 'u7' }]);
@@ -248,11 +273,32 @@ for (const engine of STORES) {
       expect(JSON.stringify(await da.list(projectId))).not.toContain(r.secret.slice(6, 20));
       await expect(da.rotateSecret((await da.create({ projectId, kind: 's3', fields: { url: 's3://lake/y', endpoint: s3.endpoint, access_key_id: 'k', secret_access_key: 's' } })).id)).rejects.toThrow('A s3 destination has no signing secret to rotate.');
 
-      // The Deliverer pauses a destination whose receiver answered 410, with the reason.
-      await store.destinations.setPaused(d.id, true, 'The receiver answered 410 (Gone): delivery is paused; resume the destination once the receiver takes events again.');
-      expect((await da.list(projectId)).find((x) => x.id === d.id)).toMatchObject({ status: 'paused', paused_reason: expect.stringContaining('410') });
+    });
+
+    it('a receiver that answers 410 pauses its destination, with the reason in list; the next batch waits; resume clears it', async () => {
+      const w = await world();
+      const receiver = await Receiver.start();
+      receiver.answer = () => ({ status: 410 });
+      const da = destinations();
+      const d = await da.create({ projectId: w.projectId, kind: 'webhook', fields: { url: receiver.url } });
+      await w.ingest(names(3, 'gone'));
+      const { service } = server();
+      try {
+        await service.scan();
+        await vi.waitFor(async () => expect((await store.destinations.get(d.id))!.paused).toBe(true), { timeout: 20_000, interval: 20 });
+        await vi.waitFor(() => expect(service.delivering).not.toContain(d.id));
+      } finally {
+        await service.stop();
+        await receiver.close();
+      }
+      expect(receiver.requests).toHaveLength(1);
+      const listed = (await da.list(w.projectId)).find((x) => x.id === d.id)!;
+      expect(listed).toMatchObject({ status: 'paused', lag_events: 3, paused_reason: 'The receiver answered 410 (Gone): delivery is paused; resume the destination once the receiver takes events again.' });
       await da.resume(d.id);
-      expect((await da.list(projectId)).find((x) => x.id === d.id)).toMatchObject({ status: 'active', paused_reason: null });
+      expect((await da.list(w.projectId)).find((x) => x.id === d.id)).toMatchObject({ status: 'failing', paused_reason: null });
+      // A person's pause has no reason.
+      await da.pause(d.id);
+      expect((await da.list(w.projectId)).find((x) => x.id === d.id)).toMatchObject({ status: 'paused', paused_reason: null });
     });
   });
 }
