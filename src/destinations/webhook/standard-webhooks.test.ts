@@ -1,3 +1,5 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
@@ -126,4 +128,31 @@ it('a 410 asks for the destination to be paused with its reason; a 301 is a fail
   expect(await sender.send(batch('b-7'), never)).toEqual({ ok: false, error: GONE, retryAfterMs: null, pause: true });
   await sender.close();
   expect(r.seen).toHaveLength(2);
+});
+
+/** A function of docs/destinations.md's code blocks, run as the page gives it (its import of node:crypto supplied). */
+function documented(name: string): (...args: unknown[]) => boolean {
+  const page = readFileSync(new URL('../../../docs/destinations.md', import.meta.url), 'utf8');
+  const block = [...page.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes(`function ${name}(`));
+  if (block === undefined) throw new Error(`docs/destinations.md has no function ${name}`);
+  const code = block.replace(/^import .*$/gm, '');
+  return new Function('createHmac', 'timingSafeEqual', `${code}\nreturn ${name};`)(createHmac, timingSafeEqual) as (...args: unknown[]) => boolean;
+}
+
+it('the checks docs/destinations.md gives by hand accept what Inlet sends, under either secret during a rotation, and refuse a changed body', async () => {
+  const [previous, secret] = [newSecret(), newSecret()];
+  const r = await receiver();
+  const sender = new WebhookSender(r.url, { secret, previous, previousUntil: Date.now() + 60_000 }, OPEN);
+  expect(await sender.send(batch('b-8'), never)).toEqual({ ok: true });
+  await sender.close();
+  const [s] = r.seen;
+  const signedByInlet = documented('signedByInlet');
+  const inletSigned = documented('inletSigned');
+  for (const key of [secret, previous]) {
+    expect(signedByInlet(key, s!.headers, s!.body)).toBe(true);
+    expect(inletSigned(key, s!.headers['inlet-signature'], s!.body)).toBe(true);
+  }
+  expect(signedByInlet(newSecret(), s!.headers, s!.body)).toBe(false);
+  expect(signedByInlet(secret, s!.headers, `${s!.body} `)).toBe(false);
+  expect(inletSigned(secret, s!.headers['inlet-signature'], `${s!.body} `)).toBe(false);
 });
