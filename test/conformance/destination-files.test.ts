@@ -163,6 +163,32 @@ for (const engine of STORES) {
       expect(await s3.keys(`${w.prefix}/`)).toContain(expected(next));
     });
 
+    it('two servers delivering at once, the one holding the lease stopped midway: every event of both servers\' writes in exactly one file', async () => {
+      const w = await world();
+      const other = await sut.another();
+      const servers = [server(), server(other.store)];
+      try {
+        for (let round = 0; round < 4; round++) {
+          await w.ingest(names(15, `r${round}a`));
+          await w.ingest(names(15, `r${round}b`), other);
+          for (const x of servers) await x.service.scan();
+          if (round === 1) {
+            // Whoever delivers it stops (its lease let go): the other takes over at its next look.
+            const holder = servers.find((x) => x.service.delivering.includes(w.id))!;
+            await holder.service.stop();
+            servers.splice(servers.indexOf(holder), 1, server(holder === servers[0] ? store : other.store));
+          }
+          for (const x of servers) await x.service.scan();
+          await caughtUp(w.id, w.projectId);
+        }
+      } finally {
+        for (const x of servers) await x.service.stop();
+      }
+      const ids = (await filed(w.prefix)).map((e) => e.id);
+      expect(ids).toHaveLength(120);
+      expect(new Set(ids).size).toBe(120);
+    });
+
     it('an event erased before its file is written is in no file; one erased after stays where it is', async () => {
       const w = await world();
       const ds = store.destinations;
