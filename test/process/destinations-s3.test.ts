@@ -9,7 +9,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, expect, it, vi } from 'vitest';
+import { createTestDatabase } from '../conformance/stores.js';
 import { tempDir } from '../helpers/fixture.js';
+import { describeWith } from '../helpers/needs-services.js';
 import { type Server, cliJson, provision, startServer } from '../helpers/process.js';
 import { S3_KEYS, startS3 } from '../helpers/s3.js';
 
@@ -228,3 +230,58 @@ it('status, lag and the last error; pause, resume and replay --since through the
   }, { timeout: 30_000, interval: 100 });
   expect(await w.s3.keys('events/')).toEqual([first]);
 }, 120_000);
+
+describeWith(['postgres'], 's3 destinations on PostgreSQL', () => {
+  it('several servers on one database, the one delivering killed mid-upload and as its upload is answered: another takes over, and every stored event is in exactly one file', async () => {
+    const db = await createTestDatabase();
+    cleanups.push(db.drop);
+    const env = { INLET_DATABASE_URL: db.url, ...PRIVATE };
+    const s3 = await startS3();
+    const proxy = await proxyTo(s3.port);
+    cleanups.push(() => s3.close(), () => proxy.close());
+    const { project, source, key } = await provision(env);
+    const serve = async () => {
+      const s = await startServer([], { ...FAST, ...env });
+      cleanups.push(async () => {
+        if (s.proc.exitCode === null && s.proc.signalCode === null) {
+          s.proc.kill('SIGTERM');
+          await s.exited;
+        }
+      });
+      return s;
+    };
+    const filed = async () => {
+      const out: string[] = [];
+      for (const k of await s3.keys('events/')) for (const e of await s3.events(k)) out.push(e.id as string);
+      return out;
+    };
+    let delivering = await serve();
+    await cliJson(
+      ['destination', 'create', '--project', project.id, '--kind', 's3', '--url', `s3://${s3.bucket}/events`, '--endpoint', proxy.endpoint,
+        '--access-key-id', S3_KEYS.accessKeyId, '--secret-access-key', S3_KEYS.secretAccessKey, '--every', '1s'],
+      env,
+    );
+    await send(delivering, key.key, batch('a'));
+    await vi.waitFor(async () => expect(await filed()).toHaveLength(50), { timeout: 30_000, interval: 100 });
+
+    // Killed after the store has the object and before it heard so, then as its upload is answered; a server already running takes over each time.
+    for (const [i, mode] of (['holdAnswer', 'answered'] as const).entries()) {
+      const next = await serve();
+      const killNow = mode === 'holdAnswer' ? proxy.set({ kind: 'holdAnswer' }) : new Promise<void>((then) => void proxy.set({ kind: 'answered', then }));
+      await send(next, key.key, batch(`k${i}`));
+      await killNow;
+      proxy.set({ kind: 'pass' });
+      delivering.proc.kill('SIGKILL');
+      await delivering.exited;
+      proxy.release();
+      delivering = next;
+    }
+    await send(delivering, key.key, batch('z'));
+    const stored = (await cliJson(['events', 'list', '--source', source.id, '--limit', '1000'], env)) as { id: string }[];
+    expect(stored).toHaveLength(200);
+    await vi.waitFor(async () => expect(new Set(await filed()).size).toBe(200), { timeout: 60_000, interval: 200 });
+    const ids = await filed();
+    expect(ids).toHaveLength(200);
+    expect(new Set(ids)).toEqual(new Set(stored.map((e) => e.id)));
+  }, 180_000);
+});
