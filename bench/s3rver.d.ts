@@ -4,6 +4,8 @@ declare module 's3rver' {
     port?: number;
     address?: string;
     silent?: boolean;
+    /** Whether a request's host name is taken as its bucket (true by default): false, for addressing by path only. */
+    vhostBuckets?: boolean;
     directory: string;
     configureBuckets?: { name: string; configs: unknown[] }[];
   }

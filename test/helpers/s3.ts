@@ -10,7 +10,7 @@ export const S3_KEYS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as c
 /** A local S3-compatible store (s3rver) on 127.0.0.1, port 0, in a temporary directory, with one bucket. */
 export async function startS3(bucket = 'lake') {
   const dir = tempDir('inlet-s3-');
-  const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir.dir, configureBuckets: [{ name: bucket, configs: [] }] });
+  const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, vhostBuckets: false, directory: dir.dir, configureBuckets: [{ name: bucket, configs: [] }] });
   const { port } = (await server.run()) as { port: number };
   const endpoint = `http://127.0.0.1:${port}`;
   const client = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials: S3_KEYS, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' });
