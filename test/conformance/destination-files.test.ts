@@ -282,7 +282,7 @@ for (const engine of STORES) {
       await expect(make({ ...base, format: 'csv' })).rejects.toThrow('--format is ndjson or parquet, not "csv".');
       await expect(make({ ...base, every: '2d' })).rejects.toThrow('--every is a duration from 1s to 24h');
       await expect(make({ ...base, endpoint: 'http://u:p@127.0.0.1:9/' })).rejects.toThrow('An s3 endpoint is a scheme, a host and a port only');
-      await expect(make({ ...base, table: 't' })).rejects.toThrow('--table is for postgres destinations; a s3 has none.');
+      await expect(make({ ...base, table: 't' })).rejects.toThrow('--table is for postgres destinations; an s3 has none.');
       await expect(make(base, (t) => checkDestination(t, { ...OPEN, allowPrivate: false }))).rejects.toThrow(/^Refused: 127\.0\.0\.1 is, or resolves to, an address destinations may not reach/);
     });
 
@@ -297,7 +297,7 @@ for (const engine of STORES) {
       const kept = (await store.destinations.get(d.id))!.config;
       expect(kept).toMatchObject({ secret: r.secret, previous_secret: d.secret, previous_secret_until: String(clock.now() + 24 * 3_600_000) });
       expect(JSON.stringify(await da.list(projectId))).not.toContain(r.secret.slice(6, 20));
-      await expect(da.rotateSecret((await da.create({ projectId, kind: 's3', fields: { url: 's3://lake/y', endpoint: s3.endpoint, access_key_id: 'k', secret_access_key: 's' } })).id)).rejects.toThrow('A s3 destination has no signing secret to rotate.');
+      await expect(da.rotateSecret((await da.create({ projectId, kind: 's3', fields: { url: 's3://lake/y', endpoint: s3.endpoint, access_key_id: 'k', secret_access_key: 's' } })).id)).rejects.toThrow('An s3 destination has no signing secret to rotate.');
 
     });
 

@@ -20,6 +20,10 @@ export interface NewDestination {
 /** How long a rotated secret still signs beside its new one, so receivers can change theirs without losing a request. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 
+/** A kind's name after its article, as it is read aloud: "a webhook", "an s3" (a name of letters and digits is spelled out). */
+const aKind = (name: string): string => `${/^[aeiou]|^[fhlmnrsx]\d/i.test(name) ? 'an' : 'a'} ${name}`;
+const capital = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
+
 const makeValue = (m: MadeField): string => m.make?.() ?? `${m.prefix}${randomBase62(32)}`;
 
 /** Status as shown: paused, failing (the last attempt failed), or active. */
@@ -91,7 +95,7 @@ export function destinationAdmin(store: Pick<Store, 'admin' | 'destinations' | '
     if (kind.pointsAtSelf?.(configured.config, self) === true) throw new AdminError('The URL points at this Inlet server itself; give the URL of the receiver.');
     for (const f of offeredFields(checks.kinds)) {
       if (!f.kinds.includes(kind.name) && Object.hasOwn(given, f.name) && given[f.name] !== undefined) {
-        throw new AdminError(`${longFlag(f)} is for ${f.kinds.join(' and ')} destinations; a ${kind.name} has none.`);
+        throw new AdminError(`${longFlag(f)} is for ${f.kinds.join(' and ')} destinations; ${aKind(kind.name)} has none.`);
       }
     }
     const made: Record<string, string> = {};
@@ -169,7 +173,7 @@ export function destinationAdmin(store: Pick<Store, 'admin' | 'destinations' | '
     async rotateSecret(id: string) {
       const d = await destination(id);
       const made = kindNamed(checks.kinds, d.kind)?.made.find((m) => m.name === 'secret');
-      if (made === undefined) throw new AdminError(`A ${d.kind} destination has no signing secret to rotate.`);
+      if (made === undefined) throw new AdminError(`${capital(aKind(d.kind))} destination has no signing secret to rotate.`);
       const until = clock() + ROTATION_OVERLAP_MS;
       const secret = makeValue(made);
       const config: DestinationConfig = { ...d.config, secret, [previousName('secret')]: d.config.secret ?? '', [previousUntilName('secret')]: String(until) };
