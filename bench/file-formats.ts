@@ -38,7 +38,7 @@ for (const [name, write] of [
   let bytes = 0;
   for (let r = 0; r < ROUNDS; r++) {
     const t = performance.now();
-    bytes = write().length;
+    bytes = (await write()).length;
     best = Math.min(best, performance.now() - t);
   }
   console.log(`${name}: ${((best * 1000) / EVENTS).toFixed(2)} µs/event, ${(bytes / EVENTS).toFixed(1)} bytes/event (${EVENTS} events, best of ${ROUNDS})`);

@@ -1,5 +1,4 @@
 import { gzipSync } from 'node:zlib';
-import { parquetWriteBuffer } from 'hyparquet-writer';
 import type { DeliveryEvent, FilePlan } from '../../stores/port-destinations.js';
 import type { FileFormat } from './settings.js';
 
@@ -28,7 +27,9 @@ export function ndjsonFile(eventJson: readonly string[]): Buffer {
  * strings, times as timestamps (ms, UTC), server_session a boolean, the
  * properties as JSON text.
  */
-export function parquetFile(events: readonly DeliveryEvent[], projectId: string): Buffer {
+export async function parquetFile(events: readonly DeliveryEvent[], projectId: string): Promise<Buffer> {
+  // Loaded when a Parquet file is first written, not by every process that knows the kind.
+  const { parquetWriteBuffer } = await import('hyparquet-writer');
   const col = <T>(f: (e: DeliveryEvent) => T): T[] => events.map(f);
   const out = parquetWriteBuffer({
     columnData: [

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { FileSender, OutgoingFile, SendOutcome } from '../../stores/port-destinations.js';
 import { AddressRefused, type DestinationReach, guardedLookup, literalRefusal } from '../reach.js';
 import { portOf } from '../urls.js';
@@ -25,6 +25,11 @@ export function endpointOf(t: Pick<S3Target, 'endpoint' | 'region'>): URL {
   return new URL(t.endpoint ?? `https://s3.${t.region}.amazonaws.com`);
 }
 
+/** The AWS SDK, loaded when a file is first written: it costs every process that loads it (each CLI command) a sixth of a second and 25 MB. */
+type Sdk = typeof import('@aws-sdk/client-s3');
+let sdk: Promise<Sdk> | null = null;
+const loadSdk = (): Promise<Sdk> => (sdk ??= import('@aws-sdk/client-s3'));
+
 /**
  * Writes each file as one object with PutObject (the official AWS SDK),
  * through the address guard (reach.ts: each new connection's addresses are
@@ -33,7 +38,8 @@ export function endpointOf(t: Pick<S3Target, 'endpoint' | 'region'>): URL {
  * name the status and the store's code, never a key.
  */
 export class S3Sender implements FileSender {
-  private readonly client: S3Client;
+  private client: S3Client | null = null;
+  private readonly lookup: ReturnType<typeof guardedLookup>;
   private readonly host: string;
   private readonly port: number;
   readonly everyMs: number;
@@ -47,22 +53,30 @@ export class S3Sender implements FileSender {
     this.host = u.hostname;
     this.port = portOf(u);
     this.everyMs = target.everyMs;
-    const lookup = guardedLookup(reach, this.port);
-    this.client = new S3Client({
-      region: target.region,
-      ...(target.endpoint === null ? {} : { endpoint: target.endpoint, forcePathStyle: true }),
-      credentials: { accessKeyId: target.accessKeyId, secretAccessKey: target.secretAccessKey },
-      // One file at a time per destination; a checksum only where the API requires one (compatibles differ on the others).
+    this.lookup = guardedLookup(reach, this.port);
+  }
+
+  /** The client, made on first use, with its connections through the guard. */
+  private clientOf(aws: Sdk): S3Client {
+    if (this.client !== null) return this.client;
+    const t = this.target;
+    this.client = new aws.S3Client({
+      region: t.region,
+      ...(t.endpoint === null ? {} : { endpoint: t.endpoint, forcePathStyle: true }),
+      credentials: { accessKeyId: t.accessKeyId, secretAccessKey: t.secretAccessKey },
+      // A checksum only where the API requires one (compatibles differ on the others); the Deliverer retries, not the SDK.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
       maxAttempts: 1,
+      // One file at a time per destination.
       requestHandler: {
-        httpAgent: new http.Agent({ keepAlive: true, maxSockets: 1, lookup }),
-        httpsAgent: new https.Agent({ keepAlive: true, maxSockets: 1, lookup }),
+        httpAgent: new http.Agent({ keepAlive: true, maxSockets: 1, lookup: this.lookup }),
+        httpsAgent: new https.Agent({ keepAlive: true, maxSockets: 1, lookup: this.lookup }),
         connectionTimeout: 10_000,
-        requestTimeout: timeoutMs,
+        requestTimeout: this.timeoutMs,
       },
     });
+    return this.client;
   }
 
   async writeFile(file: OutgoingFile, signal: AbortSignal): Promise<SendOutcome> {
@@ -71,34 +85,35 @@ export class S3Sender implements FileSender {
     if (refused !== null) return { ok: false, error: refused.message, retryAfterMs: null };
     const t = this.target;
     const ndjson = t.format === 'ndjson';
-    const body = ndjson ? ndjsonFile(file.eventJson) : parquetFile(file.events, file.projectId);
-    const command = new PutObjectCommand({
+    const aws = await loadSdk();
+    const body = ndjson ? ndjsonFile(file.eventJson) : await parquetFile(file.events, file.projectId);
+    const command = new aws.PutObjectCommand({
       Bucket: t.bucket, Key: objectKey(t.prefix, file.projectId, file.plan, t.format), Body: body, ContentLength: body.length,
       ContentType: ndjson ? 'application/x-ndjson' : 'application/vnd.apache.parquet',
       ...(ndjson ? { ContentEncoding: 'gzip' } : {}),
     });
     const timeout = AbortSignal.timeout(this.timeoutMs);
     try {
-      await this.client.send(command, { abortSignal: AbortSignal.any([signal, timeout]) });
+      await this.clientOf(aws).send(command, { abortSignal: AbortSignal.any([signal, timeout]) });
       return { ok: true };
     } catch (e) {
-      return this.failure(e, signal, timeout);
+      return this.failure(aws, e, signal, timeout);
     }
   }
 
-  private failure(e: unknown, signal: AbortSignal, timeout: AbortSignal): SendOutcome {
+  private failure(aws: Sdk, e: unknown, signal: AbortSignal, timeout: AbortSignal): SendOutcome {
     if (signal.aborted) return { ok: false, error: 'Stopped.', retryAfterMs: null };
     if (timeout.aborted) return { ok: false, error: `The object store did not answer within ${this.timeoutMs / 1000} s.`, retryAfterMs: null };
     const refused = findRefusal(e);
     if (refused !== null) return { ok: false, error: refused, retryAfterMs: null };
-    if (e instanceof S3ServiceException && e.$metadata.httpStatusCode !== undefined) {
+    if (e instanceof aws.S3ServiceException && e.$metadata.httpStatusCode !== undefined) {
       return { ok: false, error: `The object store answered ${e.$metadata.httpStatusCode} (${safeCode(e.name)}).`, retryAfterMs: null };
     }
     return { ok: false, error: 'The connection to the object store failed.', retryAfterMs: null };
   }
 
   async close(): Promise<void> {
-    this.client.destroy();
+    this.client?.destroy();
   }
 }
 
