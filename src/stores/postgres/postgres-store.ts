@@ -1,7 +1,9 @@
 import type pg from 'pg';
 import type { Kysely } from 'kysely';
-import type { AuthRecord, Batching, Engine, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure, SqlEngine } from '../port.js';
+import type { AuthRecord, Batching, Engine, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure, PersonPageRow, SqlEngine, StoredEvent } from '../port.js';
 import type { DestinationsEngine } from '../port.js';
+import type { PersonCursor } from '../port-console.js';
+import type { Tuned } from '../sql/defaults.js';
 import type { Database } from '../sql/schema.js';
 import { SqlStore } from '../sql/sql-store.js';
 import { postgresDestinations } from './destinations.js';
@@ -56,11 +58,15 @@ class PostgresEngine implements Engine {
   readonly sql: SqlEngine;
   readonly destinations: DestinationsEngine;
   readonly batching = BATCHING;
-  /** A lookup asked while another hangs gets the bound of one on its own: a connection, then a statement. */
-  readonly keyLookupLimitMs: number;
   private readonly retention: PgRetention;
-  /** Event pages are stores/sql's default; the reads that scan, and the search, wait in the page-read gate. */
-  readonly reads: PgListingReads;
+  private readonly reads: PgListingReads;
+  /**
+   * Event pages and the count of people are stores/sql's defaults; the reads
+   * that scan, and the search, wait in the page-read gate, delivery's in a
+   * gate of its own. A key lookup asked while another hangs gets the bound
+   * of one on its own: a connection, then a statement.
+   */
+  readonly tuned: Tuned;
   private readonly partitionTimer: NodeJS.Timeout;
 
   constructor(
@@ -70,10 +76,17 @@ class PostgresEngine implements Engine {
     onBackgroundError: (e: unknown) => void,
   ) {
     this.sql = postgresEngine(pool);
-    this.destinations = postgresDestinations(this.sql);
-    this.reads = new PgListingReads(this.sql);
+    const destinations = postgresDestinations(this.sql);
+    this.destinations = destinations;
+    const reads = new PgListingReads(this.sql);
+    this.reads = reads;
     this.retention = new PgRetention(pool);
-    this.keyLookupLimitMs = timeouts.connectMs + timeouts.statementMs;
+    this.tuned = {
+      pageRows: (query) => reads.pageRows(query),
+      searchDistinctIds: (...a) => reads.searchDistinctIds(...a),
+      deliveryTurn: destinations.deliveryTurn,
+      keyLookupLimitMs: timeouts.connectMs + timeouts.statementMs,
+    };
     this.partitionTimer = setInterval(
       () => void ensureDayPartitions(pool, clock()).catch(onBackgroundError),
       PARTITION_CHECK_MS,
@@ -99,12 +112,16 @@ class PostgresEngine implements Engine {
   }
 
   /** Writers run at once; a change of keys is seen by the next lookup, which always reads the database. */
-  write<T>(fn: () => Promise<T>): Promise<T> {
-    return fn();
+  write<T>(fn: (db: Kysely<Database>) => Promise<T>, opts: { transaction?: boolean } = {}): Promise<T> {
+    return opts.transaction === true ? this.sql.db.transaction().execute(fn) : fn(this.sql.db);
   }
 
-  writeTransaction<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
-    return this.sql.db.transaction().execute(fn);
+  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
+    return this.reads.personEvents(projectId, personId, limit, scan);
+  }
+
+  personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]> {
+    return this.reads.personPage(projectId, after, limit, ids);
   }
 
   deleteErasedEvents(e: PendingErasure, steps: { touch: () => Promise<void>; stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }> {
@@ -136,6 +153,10 @@ class PostgresEngine implements Engine {
 
 /** The shared store: PostgreSQL (PostgresEngine), with everything off the ingest path written once (SqlStore). */
 export class PostgresStore extends SqlStore {
+  private constructor(engine: PostgresEngine) {
+    super(engine, engine.tuned);
+  }
+
   /** Connects, brings the schema up to date and makes the coming days' event tables. */
   static async connect(url: string, opts: PostgresStoreOptions = {}): Promise<PostgresStore> {
     const timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };

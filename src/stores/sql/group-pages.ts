@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { GroupListing, GroupPageQuery } from '../port-console.js';
 import type { SqlEngine } from '../port.js';
-import type { EngineListingReads } from './listings.js';
+import type { TunedReads } from './defaults.js';
 
 /**
  * Members counted per group at most: a group of millions would otherwise
@@ -14,7 +14,7 @@ export const MEMBERS_COUNTED = 10_000;
  * A project's group types, in byte order: a project has at most five
  * (docs/api.md), so the page offers them all.
  */
-export async function groupTypes(engine: SqlEngine, reads: EngineListingReads, projectId: string): Promise<string[]> {
+export async function groupTypes(engine: SqlEngine, reads: TunedReads, projectId: string): Promise<string[]> {
   const q = engine.db.selectFrom('group_types').select('group_type').where('project_id', '=', projectId).orderBy(engine.dialect.bytewise('group_type'));
   return (await reads.pageRows(q.compile())).map((r) => r.group_type);
 }
@@ -25,7 +25,7 @@ export async function groupTypes(engine: SqlEngine, reads: EngineListingReads, p
  * MEMBERS_COUNTED). One range of the groups' key per type (at most five),
  * where page reads run: never on the SQLite connection that writes.
  */
-export async function groupPage(engine: SqlEngine, reads: EngineListingReads, projectId: string, q: GroupPageQuery): Promise<GroupListing[]> {
+export async function groupPage(engine: SqlEngine, reads: TunedReads, projectId: string, q: GroupPageQuery): Promise<GroupListing[]> {
   const types = q.groupType === null ? await groupTypes(engine, reads, projectId) : [q.groupType];
   const out: GroupListing[] = [];
   for (const type of types) {
@@ -35,7 +35,7 @@ export async function groupPage(engine: SqlEngine, reads: EngineListingReads, pr
   return out;
 }
 
-async function ofType(engine: SqlEngine, reads: EngineListingReads, projectId: string, type: string, prefix: string, limit: number): Promise<GroupListing[]> {
+async function ofType(engine: SqlEngine, reads: TunedReads, projectId: string, type: string, prefix: string, limit: number): Promise<GroupListing[]> {
   const { db } = engine;
   const { bytewise, jsonText, startsWith } = engine.dialect;
   const page = db.selectFrom('project_groups as g')

@@ -3,9 +3,9 @@ import {
   type KeptSample, type Outcome, type OutcomeCount, type OutcomeQuery, type OutcomeRow, type OutcomeStore, type SampleBounds, type SampleQuery,
   type StoredSample, sampleBytes, withheld,
 } from '../port-outcomes.js';
-import type { SqlEngine, WriteTurn } from '../port.js';
-import { SqlStorePart } from './engine.js';
-import type { EngineListingReads } from './listings.js';
+import type { SqlEngine } from '../port.js';
+import { SqlStorePart, type WriteTurn } from './engine.js';
+import type { TunedReads } from './defaults.js';
 import { isSet } from './rows.js';
 import type { Database } from './schema.js';
 
@@ -18,7 +18,7 @@ export class SqlOutcomes extends SqlStorePart implements OutcomeStore {
     engine: SqlEngine,
     write: WriteTurn,
     /** Where the reads of counts run: a month of a project's minutes is many rows (on SQLite, off the connection that writes). */
-    private readonly pageReads: Pick<EngineListingReads, 'pageRows'>,
+    private readonly pageReads: Pick<TunedReads, 'pageRows'>,
   ) {
     super(engine, write);
   }

@@ -1,7 +1,8 @@
 import { CompiledQuery, type Kysely } from 'kysely';
-import type { EngineReads, EventPosition, EventRow, PersonPageRow, PositionedPageQuery, StoredEvent } from '../port.js';
+import type { Engine, EventPosition, EventRow, PersonPageRow, PositionedPageQuery, StoredEvent } from '../port.js';
 import type { PersonCursor } from '../port-console.js';
 import type { SqliteEventPages } from './event-pages.js';
+import type { Tuning } from '../sql/defaults.js';
 import type { Database } from '../sql/schema.js';
 import type { SqlitePageReader } from './page-reader.js';
 import { bindable } from './sql-engine.js';
@@ -29,7 +30,7 @@ export const PERSON_IDS_SQL = `SELECT d FROM (
  * distinct ids is the default, a short range on the connection that writes,
  * not queued behind the thread's slow reads.
  */
-export class SqliteReads implements Omit<Required<EngineReads>, 'searchDistinctIds'> {
+export class SqliteReads implements Pick<Tuning, 'eventPage' | 'eventPosition' | 'pageRows' | 'countPersons'>, Pick<Engine, 'personEvents' | 'personPage'> {
   constructor(
     private readonly pages: SqliteEventPages,
     private readonly db: Kysely<Database>,

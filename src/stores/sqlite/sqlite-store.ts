@@ -1,6 +1,10 @@
 import type { Kysely } from 'kysely';
-import { type AuthRecord, type Batching, type Engine, type ExpiryPlan, type ExpiryStep, type IngestTx, type PendingErasure, type SqlEngine, StoreUnavailableError } from '../port.js';
-import type { DestinationsEngine } from '../port.js';
+import {
+  type AuthRecord, type Batching, type Engine, type ExpiryPlan, type ExpiryStep, type IngestTx, type PendingErasure, type PersonPageRow, type SqlEngine,
+  type StoredEvent, StoreUnavailableError,
+} from '../port.js';
+import type { PersonCursor } from '../port-console.js';
+import type { Tuned } from '../sql/defaults.js';
 import type { Database } from '../sql/schema.js';
 import { SqlStore } from '../sql/sql-store.js';
 import { sqliteDestinations } from './destinations.js';
@@ -56,9 +60,8 @@ const KEY_CACHE_LIMIT = 10_000;
  */
 class SqliteEngine implements Engine {
   readonly sql: SqlEngine;
-  readonly destinations: DestinationsEngine & { close(): void };
+  readonly destinations: ReturnType<typeof sqliteDestinations>;
   readonly batching = BATCHING;
-  readonly keyLookupLimitMs = Infinity;
   private readonly authStmt;
   private readonly dataVersion;
   private readonly totalChanges;
@@ -85,7 +88,9 @@ class SqliteEngine implements Engine {
   private readonly touchKeys: (uses: Map<string, number>) => void;
   private readonly tx: SqliteIngestTx;
   private readonly pageReader: SqlitePageReader;
-  readonly reads: SqliteReads;
+  private readonly reads: SqliteReads;
+  /** The reads SQLite does its own way (listings.ts), and delivery's read past a cursor (destinations.ts). */
+  readonly tuned: Tuned;
   private readonly retention: SqliteRetention;
   private readonly erasure: SqliteErasure;
 
@@ -104,7 +109,14 @@ class SqliteEngine implements Engine {
     // Reads that scan events run on a thread of their own, never between two commits here.
     this.pageReader = new SqlitePageReader(db.name);
     this.reads = new SqliteReads(new SqliteEventPages(db, this.sql), this.sql.db, this.pageReader);
-    this.destinations = sqliteDestinations(db, (fn) => this.exclusive(fn));
+    this.destinations = sqliteDestinations(db);
+    this.tuned = {
+      eventPage: (q) => this.reads.eventPage(q),
+      eventPosition: (sourceId, eventId) => this.reads.eventPosition(sourceId, eventId),
+      pageRows: (query) => this.reads.pageRows(query),
+      countPersons: (projectId) => this.reads.countPersons(projectId),
+      readPast: (...a) => this.destinations.readPast(...a),
+    };
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.totalChanges = db.prepare('SELECT total_changes()').pluck();
     this.tx = new SqliteIngestTx(db, insertIdsOf(db), new EventMinuteIndex(db));
@@ -204,31 +216,36 @@ class SqliteEngine implements Engine {
   /**
    * An off-path write, in its turn. One that changed rows counts once done
    * (keys and their owners may be among them), so that a lookup made while
-   * it ran is read again after.
+   * it ran is read again after. One in a write transaction (an erasure's,
+   * its bookkeeping) that changed rows may have removed persons and links,
+   * which the cache of links then forgets all of, as it does another
+   * connection's commit.
    */
-  write<T>(fn: () => Promise<T>): Promise<T> {
+  write<T>(fn: (db: Kysely<Database>) => Promise<T>, opts: { transaction?: boolean } = {}): Promise<T> {
+    if (opts.transaction === true) {
+      return this.transaction(async () => {
+        const before = this.totalChanges.get() as number;
+        const out = await fn(this.sql.db);
+        if ((this.totalChanges.get() as number) !== before) this.tx.forgetLinks();
+        return out;
+      });
+    }
     return this.exclusive(async () => {
       const before = this.totalChanges.get() as number;
       try {
-        return await fn();
+        return await fn(this.sql.db);
       } finally {
         if ((this.totalChanges.get() as number) !== before) this.keyWrites++;
       }
     });
   }
 
-  /**
-   * An off-path write transaction (an erasure's, its bookkeeping): one that
-   * changed rows may have removed persons and links, which the cache of
-   * links then forgets all of, as it does another connection's commit.
-   */
-  writeTransaction<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
-    return this.transaction(async () => {
-      const before = this.totalChanges.get() as number;
-      const out = await fn(this.sql.db);
-      if ((this.totalChanges.get() as number) !== before) this.tx.forgetLinks();
-      return out;
-    });
+  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
+    return this.reads.personEvents(projectId, personId, limit, scan);
+  }
+
+  personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]> {
+    return this.reads.personPage(projectId, after, limit, ids);
   }
 
   /** Runs `fn` when no write runs, and lets none start before it ends. */
@@ -280,7 +297,8 @@ class SqliteEngine implements Engine {
 /** The embedded store: one SQLite file (SqliteEngine), with everything off the ingest path written once (SqlStore). */
 export class SqliteStore extends SqlStore {
   constructor(db: Db, wal: WalTuning = {}) {
-    super(new SqliteEngine(db, wal));
+    const engine = new SqliteEngine(db, wal);
+    super(engine, engine.tuned);
   }
 
   static open(dataDir: string, wal?: WalTuning): SqliteStore {
