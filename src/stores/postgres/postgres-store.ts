@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import type { Kysely } from 'kysely';
-import type { AuthRecord, Batching, Engine, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure, PersonPageRow, SqlEngine, StoredEvent } from '../port.js';
-import type { DestinationsEngine } from '../port.js';
+import type {
+  AuthRecord, Batching, DestinationsEngine, Engine, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure, PersonPageRow, SqlEngine, StoredEvent,
+} from '../port.js';
 import type { PersonCursor } from '../port-console.js';
 import type { Tuned } from '../sql/defaults.js';
 import type { Database } from '../sql/schema.js';
@@ -14,7 +15,7 @@ import { PgListingReads } from './listings.js';
 import { migrate } from './migrations.js';
 import { ensureDayPartitions } from './partitions.js';
 import { postgresEngine } from './sql-engine.js';
-import { DEFAULT_TIMEOUTS, type PgTimeouts, createPool, inTransaction, unavailable } from './pool.js';
+import { DEFAULT_TIMEOUTS, type PgTimeouts, createPool, inTransaction, rowsOf } from './pool.js';
 
 /** How often each server checks that the coming days have their event tables. */
 const PARTITION_CHECK_MS = 3600_000;
@@ -77,8 +78,8 @@ class PostgresEngine implements Engine {
   ) {
     this.sql = postgresEngine(pool);
     const destinations = postgresDestinations(this.sql);
-    this.destinations = destinations;
     const reads = new PgListingReads(this.sql);
+    this.destinations = destinations;
     this.reads = reads;
     this.retention = new PgRetention(pool);
     this.tuned = {
@@ -94,13 +95,14 @@ class PostgresEngine implements Engine {
   }
 
   async lookUpKeys(hashes: Buffer[]): Promise<Map<string, AuthRecord>> {
-    const { rows } = await this.query<AuthRecord>(AUTH_SQL, [hashes]);
+    const rows = await rowsOf<AuthRecord>(this.pool, AUTH_SQL, [hashes]);
     return new Map(rows.map((r) => [r.hash.toString('hex'), r]));
   }
 
   /** One statement, outside any transaction. */
   async recordKeyUses(uses: Map<string, number>): Promise<void> {
-    await this.query(
+    await rowsOf(
+      this.pool,
       `UPDATE api_keys k SET last_used_at = greatest(coalesce(k.last_used_at, 0), u.at)
        FROM unnest($1::text[], $2::bigint[]) AS u(id, at) WHERE k.id = u.id`,
       [[...uses.keys()], [...uses.values()]],
@@ -134,20 +136,12 @@ class PostgresEngine implements Engine {
   }
 
   async ping(): Promise<void> {
-    await this.query('SELECT 1', []);
+    await rowsOf(this.pool, 'SELECT 1');
   }
 
   async close(): Promise<void> {
     clearInterval(this.partitionTimer);
     await this.pool.end();
-  }
-
-  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
-    try {
-      return await this.pool.query<R>(text, values);
-    } catch (e) {
-      throw unavailable(e);
-    }
   }
 }
 

@@ -17,10 +17,10 @@ import type { CheckpointWorkerData } from './checkpoint-worker.js';
 import { EventMinuteIndex } from './event-minute-index.js';
 import { SqliteIngestTx } from './ingest-tx.js';
 import { insertIdsOf } from './insert-ids.js';
-import { SqliteReads } from './listings.js';
+import { personPage } from './listings.js';
 import { type Db, openSqlite } from './open.js';
 import { SqlitePageReader } from './page-reader.js';
-import { sqliteEngine } from './sql-engine.js';
+import { bindable, sqliteEngine } from './sql-engine.js';
 import { storeError } from './store-error.js';
 import { toProject, toSource } from '../sql/rows.js';
 
@@ -88,8 +88,12 @@ class SqliteEngine implements Engine {
   private readonly touchKeys: (uses: Map<string, number>) => void;
   private readonly tx: SqliteIngestTx;
   private readonly pageReader: SqlitePageReader;
-  private readonly reads: SqliteReads;
-  /** The reads SQLite does its own way (listings.ts), and delivery's read past a cursor (destinations.ts). */
+  /**
+   * What SQLite does its own way: pages of events by its minute index
+   * (event-pages.ts), for it keeps no index on events; the reads that scan
+   * on the page-read thread, never between two commits here; delivery's
+   * read past a cursor (destinations.ts).
+   */
   readonly tuned: Tuned;
   private readonly retention: SqliteRetention;
   private readonly erasure: SqliteErasure;
@@ -106,15 +110,14 @@ class SqliteEngine implements Engine {
     const pageSize = db.pragma('page_size', { simple: true }) as number;
     db.pragma(`journal_size_limit = ${wal.sizeLimitBytes ?? (wal.longFrames ?? LONG_WAL_FRAMES) * pageSize}`);
     this.sql = sqliteEngine(db);
-    // Reads that scan events run on a thread of their own, never between two commits here.
     this.pageReader = new SqlitePageReader(db.name);
-    this.reads = new SqliteReads(new SqliteEventPages(db, this.sql), this.sql.db, this.pageReader);
+    const pages = new SqliteEventPages(db, this.sql);
     this.destinations = sqliteDestinations(db);
     this.tuned = {
-      eventPage: (q) => this.reads.eventPage(q),
-      eventPosition: (sourceId, eventId) => this.reads.eventPosition(sourceId, eventId),
-      pageRows: (query) => this.reads.pageRows(query),
-      countPersons: (projectId) => this.reads.countPersons(projectId),
+      eventPage: (q) => pages.eventPage(q),
+      eventPosition: (sourceId, eventId) => pages.eventPosition(sourceId, eventId),
+      pageRows: async (query) => (await this.pageReader.rows(query.sql, bindable(query.parameters))) as never,
+      countPersons: (projectId) => this.pageReader.countPersons(projectId),
       readPast: (...a) => this.destinations.readPast(...a),
     };
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
@@ -240,12 +243,13 @@ class SqliteEngine implements Engine {
     });
   }
 
+  /** On the page-read thread. */
   personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
-    return this.reads.personEvents(projectId, personId, limit, scan);
+    return this.pageReader.personEvents(projectId, personId, limit, scan);
   }
 
   personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]> {
-    return this.reads.personPage(projectId, after, limit, ids);
+    return personPage(this.sql.db, projectId, after, limit, ids);
   }
 
   /** Runs `fn` when no write runs, and lets none start before it ends. */
