@@ -34,6 +34,12 @@ export interface Tuning {
    */
   deliveryTurn: WriteTurn;
   /**
+   * The turn of destinations' own writes (cursors, leases), which change no
+   * key: SQLite's queue without the mark that empties its cache of keys.
+   * Engine.write by default.
+   */
+  destinationWrite: WriteTurn;
+  /**
    * The project's events past `after` up to `upTo`, in position order,
    * `limit` at most: delivery's hot read (every event passes through it),
    * hand-written where the engine's driver makes the shared query cost more.

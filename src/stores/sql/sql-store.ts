@@ -49,7 +49,7 @@ export class SqlStore implements Store {
     this.listings = new SqlListings(sql, reads);
     this.eventPages = new SqlEventPages(sql, reads);
     this.reads = new SqlReads(sql, this.eventPages);
-    this.destinations = new SqlDestinations(sql, engine.destinations, write, tuned, reads);
+    this.destinations = new SqlDestinations(sql, engine.destinations, tuned.destinationWrite ?? write, tuned, reads);
     this.groups = new SqlGroups(sql);
     if (engine.backup !== undefined) this.backup = (toFile) => engine.backup!(toFile);
   }

@@ -92,7 +92,8 @@ class SqliteEngine implements Engine {
    * What SQLite does its own way: pages of events by its minute index
    * (event-pages.ts), for it keeps no index on events; the reads that scan
    * on the page-read thread, never between two commits here; delivery's
-   * read past a cursor (destinations.ts).
+   * read past a cursor (destinations.ts), and its writes in their turn
+   * without the mark that empties the cache of keys (they change none).
    */
   readonly tuned: Tuned;
   private readonly retention: SqliteRetention;
@@ -119,6 +120,7 @@ class SqliteEngine implements Engine {
       pageRows: async (query) => (await this.pageReader.rows(query.sql, bindable(query.parameters))) as never,
       countPersons: (projectId) => this.pageReader.countPersons(projectId),
       readPast: (...a) => this.destinations.readPast(...a),
+      destinationWrite: (fn) => this.exclusive(fn),
     };
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.totalChanges = db.prepare('SELECT total_changes()').pluck();
