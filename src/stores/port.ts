@@ -213,19 +213,12 @@ export interface PersonRef {
   kind: PersonKind;
 }
 
-/** An event as the ingest pass writes it. */
-export interface NewEventRow {
-  id: string;
+/** An event as the ingest pass writes it: a stored event's fields, with where it belongs. */
+export interface NewEventRow extends Omit<StoredEvent, 'personId' | 'properties'> {
   projectId: string;
   sourceId: string;
-  event: string;
-  distinctId: string | null;
-  anonymousId: string | null;
+  /** The person it is stored for. */
   personId: string;
-  sessionId: string | null;
-  timestamp: number;
-  receivedAt: number;
-  insertId: string | null;
   /** Properties and enrichment, as JSON text. */
   properties: string;
 }

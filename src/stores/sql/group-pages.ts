@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { GroupListing, GroupPageQuery } from '../port-console.js';
 import type { SqlEngine } from '../port.js';
 import type { TunedReads } from './defaults.js';
+import { byGroup } from './groups.js';
 
 /**
  * Members counted per group at most: a group of millions would otherwise
@@ -49,21 +50,11 @@ async function ofType(engine: SqlEngine, reads: TunedReads, projectId: string, t
     .leftJoin('group_traits as t', (j) => j.onRef('t.project_id', '=', 'p.project_id').onRef('t.group_type', '=', 'p.group_type').onRef('t.group_key', '=', 'p.group_key'))
     .select(['p.group_type', 'p.group_key', 'p.created_at', 'p.members', 't.key', jsonText('t.value').as('value')])
     .orderBy(bytewise('p.group_key')).orderBy(bytewise('t.key'));
-  const rows = await reads.pageRows(query.compile());
-  const out: GroupListing[] = [];
-  let entries: [string, unknown][] = [];
-  for (const [i, r] of rows.entries()) {
-    if (r.key !== null) entries.push([r.key, JSON.parse(r.value as string)]);
-    const next = rows[i + 1];
-    if (next === undefined || next.group_key !== r.group_key) {
-      const members = Number(r.members);
-      // Object.fromEntries keeps a "__proto__" trait as data.
-      out.push({
-        groupType: r.group_type, groupKey: r.group_key, traits: Object.fromEntries(entries), createdAt: Number(r.created_at),
-        members: Math.min(members, MEMBERS_COUNTED), moreMembers: members > MEMBERS_COUNTED,
-      });
-      entries = [];
-    }
-  }
-  return out;
+  return byGroup(await reads.pageRows(query.compile()), (r, traits): GroupListing => {
+    const members = Number(r.members);
+    return {
+      groupType: r.group_type, groupKey: r.group_key, traits, createdAt: Number(r.created_at),
+      members: Math.min(members, MEMBERS_COUNTED), moreMembers: members > MEMBERS_COUNTED,
+    };
+  });
 }

@@ -78,21 +78,20 @@ export class SqlOutcomes extends SqlStorePart implements OutcomeStore {
     return this.pageReads.pageRows(query.compile());
   }
 
-  async expireCounts(cutoffs: { projectId: string; before: number }[]): Promise<number> {
-    let deleted = 0;
-    for (const c of cutoffs) {
-      const r = await this.write(() => this.db.deleteFrom('outcome_counts')
-        .where('project_id', '=', c.projectId).where('minute', '<', c.before).executeTakeFirst());
-      deleted += Number(r.numDeletedRows);
-    }
-    return deleted;
+  expireCounts(cutoffs: { projectId: string; before: number }[]): Promise<number> {
+    return this.expire('outcome_counts', 'minute', cutoffs);
   }
 
-  async expireSamples(cutoffs: { projectId: string; before: number }[]): Promise<number> {
+  expireSamples(cutoffs: { projectId: string; before: number }[]): Promise<number> {
+    return this.expire('item_samples', 'received_at', cutoffs);
+  }
+
+  /** Deletes each project's rows of `table` whose `time` is before its cutoff, a statement per project. */
+  private async expire(table: 'outcome_counts' | 'item_samples', time: 'minute' | 'received_at', cutoffs: { projectId: string; before: number }[]): Promise<number> {
     let deleted = 0;
     for (const c of cutoffs) {
-      const r = await this.write(() => this.db.deleteFrom('item_samples')
-        .where('project_id', '=', c.projectId).where('received_at', '<', c.before).executeTakeFirst());
+      const r = await this.write(() => this.db.deleteFrom(table)
+        .where('project_id', '=', c.projectId).where(sql.ref(time), '<', c.before).executeTakeFirst());
       deleted += Number(r.numDeletedRows);
     }
     return deleted;
