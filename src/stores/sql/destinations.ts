@@ -7,7 +7,6 @@ import { eventRows } from './event-pages.js';
 import { isSet } from './rows.js';
 import type { Database } from './schema.js';
 
-
 /** The default of `Tuning.readPast`, one query for both engines (PostgreSQL's; SQLite has its own). */
 async function readPastQuery(engine: SqlEngine, projectId: string, after: number, upTo: number, limit: number): Promise<DeliveryEvent[]> {
   const rows = await eventRows(engine).select('e.source_id')
@@ -46,7 +45,7 @@ export class SqlDestinations implements DestinationStore {
   constructor(
     private readonly engine: SqlEngine,
     given: DestinationsEngine,
-    /** The engine's turn for writes (Engine.write). */
+    /** The turn of its writes: Engine.write, or the engine's Tuning.destinationWrite. */
     write: WriteTurn,
     tuned: Tuned,
     scans?: Pick<Tuning, 'pageRows'>,
