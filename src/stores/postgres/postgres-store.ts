@@ -5,6 +5,7 @@ import type {
 } from '../port.js';
 import type { PersonCursor } from '../port-console.js';
 import type { Tuned } from '../sql/defaults.js';
+import { LIVE_KEYS } from '../sql/rows.js';
 import type { Database } from '../sql/schema.js';
 import { SqlStore } from '../sql/sql-store.js';
 import { postgresDestinations } from './destinations.js';
@@ -36,11 +37,7 @@ const AUTH_SQL = `SELECT k.id AS "keyId", k.hash, k.expires_at AS "expiresAt", k
       'recordIp', s.record_ip, 'createdAt', s.created_at) AS source,
     json_build_object('id', p.id, 'orgId', p.org_id, 'name', p.name, 'apiEnabled', p.api_enabled,
       'monthlyEventLimit', p.monthly_event_limit, 'retentionDays', p.retention_days, 'createdAt', p.created_at) AS project
-  FROM api_keys k
-  JOIN sources s ON s.id = k.source_id AND s.deleted_at IS NULL
-  JOIN projects p ON p.id = s.project_id AND p.deleted_at IS NULL
-  JOIN orgs o ON o.id = p.org_id AND o.deleted_at IS NULL
-  WHERE k.hash = ANY($1::bytea[])`;
+  FROM ${LIVE_KEYS} WHERE k.hash = ANY($1::bytea[])`;
 
 /**
  * A transaction per project+source: while one is in flight, later jobs of

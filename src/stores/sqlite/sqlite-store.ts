@@ -22,7 +22,7 @@ import { type Db, openSqlite } from './open.js';
 import { SqlitePageReader } from './page-reader.js';
 import { bindable, sqliteEngine } from './sql-engine.js';
 import { storeError } from './store-error.js';
-import { toProject, toSource } from '../sql/rows.js';
+import { LIVE_KEYS, toProject, toSource } from '../sql/rows.js';
 
 /** For tests: a short WAL without writing hundreds of megabytes. */
 export interface WalTuning {
@@ -142,11 +142,7 @@ class SqliteEngine implements Engine {
       `SELECT k.id AS key_id, k.hash, k.expires_at, k.revoked_at,
               s.id AS s_id, s.project_id AS s_project_id, s.name AS s_name, s.filter_bots, s.record_ip, s.created_at AS s_created_at,
               p.id, p.org_id, p.name, p.api_enabled, p.monthly_event_limit, p.retention_days, p.created_at
-       FROM api_keys k
-       JOIN sources s ON s.id = k.source_id AND s.deleted_at IS NULL
-       JOIN projects p ON p.id = s.project_id AND p.deleted_at IS NULL
-       JOIN orgs o ON o.id = p.org_id AND o.deleted_at IS NULL
-       WHERE k.hash = ?`,
+       FROM ${LIVE_KEYS} WHERE k.hash = ?`,
     );
   }
 
