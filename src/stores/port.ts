@@ -19,10 +19,11 @@
  * event pages, retention's and erasure's bookkeeping) is built once from an
  * Engine by stores/sql (sql-store.ts), which also holds a Kysely default for
  * every read an engine may tune (defaults.ts): an engine's store class hands
- * SqlStore the few it replaces, outside the contract. An engine imports this file, stores/sql and its driver,
- * nothing above, and holds no rule of Inlet's. Every engine passes the same
- * conformance suite (test/conformance); see docs/design.md, "One data
- * layer", for how to add an engine or a table.
+ * SqlStore the few it replaces, outside the contract. An engine imports this
+ * file, stores/sql and its driver, nothing above, and holds no rule of
+ * Inlet's. Every engine passes the same conformance suite
+ * (test/conformance); see docs/design.md, "One data layer", for how to add
+ * an engine or a table.
  *
  * The contract, for every engine:
  *
@@ -705,7 +706,7 @@ export interface Lifecycle {
  * What an engine provides (see the contract above): 15 members, with the 3
  * of IngestTx, the 5 of SqlEngine and the 2 of DestinationsEngine, 25 in
  * all. What it may tune beyond these (the reads it shapes to its own indexes
- * and threads, delivery's gate, its key lookup's time limit) is not part of
+ * and threads, delivery's turns, its key lookup's time limit) is not part of
  * the contract: each has a default in stores/sql/defaults.ts, and an
  * engine's store class hands SqlStore only the ones it replaces.
  */
