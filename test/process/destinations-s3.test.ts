@@ -146,7 +146,7 @@ it('SIGKILL mid-upload (before and after the store has the object) and just as i
   };
 
   await send(server, w.key.key, batch('a'));
-  await vi.waitFor(async () => expect(await all()).toHaveLength(50), { timeout: 30_000, interval: 100 });
+  await vi.waitFor(async () => expect(await all()).toHaveLength(50), { timeout: 90_000, interval: 100 });
 
   // Killed while the upload waits, before the store has it.
   let held = w.proxy.set({ kind: 'hold' });
@@ -173,7 +173,7 @@ it('SIGKILL mid-upload (before and after the store has the object) and just as i
   await send(server, w.key.key, batch('e'));
   const stored = (await cliJson(['events', 'list', '--source', w.source.id, '--limit', '10000', ...w.dd])) as { id: string }[];
   expect(stored).toHaveLength(250);
-  await vi.waitFor(async () => expect(new Set((await all()).map((e) => e.id)).size).toBe(250), { timeout: 60_000, interval: 200 });
+  await vi.waitFor(async () => expect(new Set((await all()).map((e) => e.id)).size).toBe(250), { timeout: 120_000, interval: 200 });
   const filed = await all();
   // Each event once: no file repeats another's events.
   expect(filed).toHaveLength(250);
@@ -185,7 +185,7 @@ it('SIGKILL mid-upload (before and after the store has the object) and just as i
   for (let i = 1; i < ranges.length; i++) expect(ranges[i]![0]).toBeGreaterThan(ranges[i - 1]![1]);
   const [listed] = await cliJson(['destination', 'list', '--project', w.project.id, ...w.dd]);
   expect(listed).toMatchObject({ id: d.id, kind: 's3', status: 'active', lag_events: 0, last_error: null, paused_reason: null });
-}, 180_000);
+}, 300_000);
 
 it('status, lag and the last error; pause, resume and replay --since through the CLI; the key is never shown', async () => {
   const w = await setUp();
@@ -210,12 +210,12 @@ it('status, lag and the last error; pause, resume and replay --since through the
   await vi.waitFor(async () => {
     const rows = (await cliJson(['destination', 'list', '--project', w.project.id, ...w.dd])) as { id: string; status: string; last_error: string | null }[];
     expect(rows.find((r) => r.id === bad.id)).toMatchObject({ status: 'failing', last_error: expect.stringMatching(/^The object store answered 4\d\d \(\w+\)\.$/) });
-  }, { timeout: 30_000, interval: 200 });
+  }, { timeout: 90_000, interval: 200 });
   expect(JSON.stringify(await cliJson(['destination', 'list', '--project', w.project.id, ...w.dd]))).not.toContain('wrong-secret-key');
   await cliJson(['destination', 'delete', bad.id, ...w.dd]);
 
   expect(await cliJson(['destination', 'resume', d.id, ...w.dd])).toMatchObject({ status: 'active' });
-  await vi.waitFor(async () => expect(await w.s3.keys('events/')).toHaveLength(1), { timeout: 30_000, interval: 100 });
+  await vi.waitFor(async () => expect(await w.s3.keys('events/')).toHaveLength(1), { timeout: 90_000, interval: 100 });
   const [first] = await w.s3.keys('events/');
   expect(first).toMatch(/\.parquet$/);
   expect((await w.s3.events(first!)).map((e) => e.event)).toEqual(batch('p', 20));
@@ -227,9 +227,9 @@ it('status, lag and the last error; pause, resume and replay --since through the
   await vi.waitFor(async () => {
     const [row] = await cliJson(['destination', 'list', '--project', w.project.id, ...w.dd]);
     expect(row).toMatchObject({ delivered: 40, lag_events: 0 });
-  }, { timeout: 30_000, interval: 100 });
+  }, { timeout: 90_000, interval: 100 });
   expect(await w.s3.keys('events/')).toEqual([first]);
-}, 120_000);
+}, 240_000);
 
 describeWith(['postgres'], 's3 destinations on PostgreSQL', () => {
   it('several servers on one database, the one delivering killed mid-upload and as its upload is answered: another takes over, and every stored event is in exactly one file', async () => {
@@ -262,7 +262,7 @@ describeWith(['postgres'], 's3 destinations on PostgreSQL', () => {
       env,
     );
     await send(delivering, key.key, batch('a'));
-    await vi.waitFor(async () => expect(await filed()).toHaveLength(50), { timeout: 30_000, interval: 100 });
+    await vi.waitFor(async () => expect(await filed()).toHaveLength(50), { timeout: 90_000, interval: 100 });
 
     // Killed after the store has the object and before it heard so, then as its upload is answered; a server already running takes over each time.
     for (const [i, mode] of (['holdAnswer', 'answered'] as const).entries()) {
@@ -279,9 +279,9 @@ describeWith(['postgres'], 's3 destinations on PostgreSQL', () => {
     await send(delivering, key.key, batch('z'));
     const stored = (await cliJson(['events', 'list', '--source', source.id, '--limit', '1000'], env)) as { id: string }[];
     expect(stored).toHaveLength(200);
-    await vi.waitFor(async () => expect(new Set(await filed()).size).toBe(200), { timeout: 60_000, interval: 200 });
+    await vi.waitFor(async () => expect(new Set(await filed()).size).toBe(200), { timeout: 120_000, interval: 200 });
     const ids = await filed();
     expect(ids).toHaveLength(200);
     expect(new Set(ids)).toEqual(new Set(stored.map((e) => e.id)));
-  }, 180_000);
+  }, 300_000);
 });
