@@ -13,7 +13,7 @@ import { createTestDatabase } from '../conformance/stores.js';
 import { tempDir } from '../helpers/fixture.js';
 import { describeWith } from '../helpers/needs-services.js';
 import { type Server, cliJson, provision, startServer } from '../helpers/process.js';
-import { S3_KEYS, startS3 } from '../helpers/s3.js';
+import { type LocalS3, S3_KEYS, startS3 } from '../helpers/s3.js';
 
 const PRIVATE = { INLET_DESTINATIONS_ALLOW_PRIVATE: 'true' };
 const FAST = { ...PRIVATE, INLET_DESTINATION_LEASE_MS: '900', INLET_LIMIT_BURST: '0', INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '0' };
@@ -22,6 +22,25 @@ const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
+
+/** `inlet serve` with short leases, stopped with SIGTERM after the test unless it was killed. */
+async function serve(args: string[], env: Record<string, string> = {}): Promise<Server> {
+  const s = await startServer(args, { ...FAST, ...env });
+  cleanups.push(async () => {
+    if (s.proc.exitCode === null && s.proc.signalCode === null) {
+      s.proc.kill('SIGTERM');
+      await s.exited;
+    }
+  });
+  return s;
+}
+
+/** The ids of the events in every file under events/, in key order. */
+async function filedIds(s3: LocalS3): Promise<string[]> {
+  const out: string[] = [];
+  for (const k of await s3.keys('events/')) for (const e of await s3.events(k)) out.push(e.id as string);
+  return out;
+}
 
 /**
  * What the proxy does with the next upload (PUT): pass it through; `hold`
@@ -98,23 +117,14 @@ async function setUp() {
   cleanups.push(() => tmp.remove(), () => s3.close(), () => proxy.close());
   const dd = ['--data-dir', tmp.dir];
   const { project, source, key } = await provision({}, tmp.dir);
-  const serve = async () => {
-    const s = await startServer(dd, FAST);
-    cleanups.push(async () => {
-      if (s.proc.exitCode === null && s.proc.signalCode === null) {
-        s.proc.kill('SIGTERM');
-        await s.exited;
-      }
-    });
-    return s;
-  };
+  const serveHere = () => serve(dd);
   const create = (extra: string[] = [], endpoint = proxy.endpoint) =>
     cliJson(
       ['destination', 'create', '--project', project.id, '--kind', 's3', '--url', `s3://${s3.bucket}/events`, '--endpoint', endpoint,
         '--access-key-id', S3_KEYS.accessKeyId, '--secret-access-key', S3_KEYS.secretAccessKey, '--every', '1s', ...extra, ...dd],
       PRIVATE,
     );
-  return { dd, s3, proxy, project, source, key, serve, create };
+  return { dd, s3, proxy, project, source, key, serve: serveHere, create };
 }
 
 async function send(server: Server, key: string, names: string[]): Promise<void> {
@@ -133,11 +143,7 @@ it('SIGKILL mid-upload (before and after the store has the object) and just as i
   const w = await setUp();
   const d = await w.create();
   let server = await w.serve();
-  const all = async () => {
-    const out: { key: string; id: string; event: string }[] = [];
-    for (const key of await w.s3.keys('events/')) for (const e of await w.s3.events(key)) out.push({ key, id: e.id as string, event: e.event as string });
-    return out;
-  };
+  const all = () => filedIds(w.s3);
   const restart = async () => {
     server.proc.kill('SIGKILL');
     await server.exited;
@@ -173,11 +179,11 @@ it('SIGKILL mid-upload (before and after the store has the object) and just as i
   await send(server, w.key.key, batch('e'));
   const stored = (await cliJson(['events', 'list', '--source', w.source.id, '--limit', '10000', ...w.dd])) as { id: string }[];
   expect(stored).toHaveLength(250);
-  await vi.waitFor(async () => expect(new Set((await all()).map((e) => e.id)).size).toBe(250), { timeout: 120_000, interval: 200 });
+  await vi.waitFor(async () => expect(new Set(await all()).size).toBe(250), { timeout: 120_000, interval: 200 });
   const filed = await all();
   // Each event once: no file repeats another's events.
   expect(filed).toHaveLength(250);
-  expect(new Set(filed.map((e) => e.id))).toEqual(new Set(stored.map((e) => e.id)));
+  expect(new Set(filed)).toEqual(new Set(stored.map((e) => e.id)));
   // The object written before the kill is among the final ones, under the same key.
   for (const k of keysThen) expect(await w.s3.keys('events/')).toContain(k);
   // File ranges do not overlap.
@@ -240,22 +246,9 @@ describeWith(['postgres'], 's3 destinations on PostgreSQL', () => {
     const proxy = await proxyTo(s3.port);
     cleanups.push(() => s3.close(), () => proxy.close());
     const { project, source, key } = await provision(env);
-    const serve = async () => {
-      const s = await startServer([], { ...FAST, ...env });
-      cleanups.push(async () => {
-        if (s.proc.exitCode === null && s.proc.signalCode === null) {
-          s.proc.kill('SIGTERM');
-          await s.exited;
-        }
-      });
-      return s;
-    };
-    const filed = async () => {
-      const out: string[] = [];
-      for (const k of await s3.keys('events/')) for (const e of await s3.events(k)) out.push(e.id as string);
-      return out;
-    };
-    let delivering = await serve();
+    const filed = () => filedIds(s3);
+    const start = () => serve([], env);
+    let delivering = await start();
     await cliJson(
       ['destination', 'create', '--project', project.id, '--kind', 's3', '--url', `s3://${s3.bucket}/events`, '--endpoint', proxy.endpoint,
         '--access-key-id', S3_KEYS.accessKeyId, '--secret-access-key', S3_KEYS.secretAccessKey, '--every', '1s'],
@@ -266,7 +259,7 @@ describeWith(['postgres'], 's3 destinations on PostgreSQL', () => {
 
     // Killed after the store has the object and before it heard so, then as its upload is answered; a server already running takes over each time.
     for (const [i, mode] of (['holdAnswer', 'answered'] as const).entries()) {
-      const next = await serve();
+      const next = await start();
       const killNow = mode === 'holdAnswer' ? proxy.set({ kind: 'holdAnswer' }) : new Promise<void>((then) => void proxy.set({ kind: 'answered', then }));
       await send(next, key.key, batch(`k${i}`));
       await killNow;
