@@ -86,7 +86,10 @@ export function pause(ms: number, signal: AbortSignal): Promise<void> {
  * (SIGKILL included) resends at most the last second's batches and the one
  * in flight, and never skips one. Between turns it sees a pause, a replay, a
  * deletion or a lost lease. A failed batch is sent again, read afresh (an
- * event erased meanwhile is left out), after a growing wait, for ever.
+ * event erased meanwhile is left out), after a growing wait, for ever. A
+ * destination that writes files (file-turn.ts) has each file's range
+ * recorded here before the courier writes it; a receiver that answers 410
+ * pauses its destination, with why.
  */
 export class Deliverer {
   private readonly stopping = new AbortController();
