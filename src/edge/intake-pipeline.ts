@@ -106,7 +106,8 @@ export function finish(r: IntakeRequest, ending: Result): void {
   if (ending === null) return answerTaken(r);
   if (ending.code === 'strict_item_invalid' || ending.code === 'all_items_invalid') recordRefusedItems(r);
   else recordWhole(deps.collector.outcomes, req, ending.code, deps.clock());
-  sendRefusal(req, reply, ending);
+  const shape = r.intake.answers.shape;
+  sendRefusal(req, reply, ending, shape === undefined ? undefined : (whole) => shape.refused(whole, r));
 }
 
 /** A request refused whole over its items: the live view is told, and the ledger counts each item (not for a dry run). */
@@ -138,7 +139,20 @@ function answerTaken(r: IntakeRequest): void {
   feedLive(deps.live, auth!.source.id, req.id, deps.clock(), okStatus, {
     count: checked.count, refused: checked.refused, errors: checked.errors, stored: { items: checked.items, outcomes: kept }, dropped: checked.dropped,
   });
-  reply.code(okStatus).send(batchAnswer(kept, checked.dropped, checked.errors, req.id));
+  const shape = r.intake.answers.shape;
+  if (shape === undefined) {
+    reply.code(okStatus).send(batchAnswer(kept, checked.dropped, checked.errors, req.id));
+    return;
+  }
+  const answer = shape.taken({ count: checked.count, kept: kept.length, errors: checked.errors, insertIds: refusedInsertIds(checked), bytes: r.body!.bytes.length }, r);
+  reply.code(answer.status).send(answer.body);
+}
+
+/** The insert_id each refused item sent, by its index (an intake's own answer may name it). */
+function refusedInsertIds(checked: CheckedBatch): Map<number, string> {
+  const ids = new Map<number, string>();
+  for (const i of checked.refused) if (i.insertId !== undefined && i.insertId !== null) ids.set(i.index, i.insertId);
+  return ids;
 }
 
 /** The 404 of a key whose project has the batch API off: both ways to switch it on, the console's and the command line's. */
@@ -216,7 +230,8 @@ export function queryStep(r: IntakeRequest): Result {
 export async function readIntakeBody(r: IntakeRequest): Promise<Result> {
   const { deps, req, intake } = r;
   if (r.auth !== undefined) {
-    const body = await readAdmitted(deps, req, { projectId: r.auth.project.id }, intake.anyContentType, r.options.encoding);
+    const share = { projectId: r.auth.project.id };
+    const body = dataInQuery(r) ? await admitQuery(deps, r.query, share) : await readAdmitted(deps, req, share, intake.anyContentType, r.options.encoding);
     if (body === null) return GONE;
     if (isRefusal(body)) return body;
     r.body = body;
@@ -234,6 +249,18 @@ export async function readIntakeBody(r: IntakeRequest): Promise<Result> {
   }
   r.arrival = deps.clock();
   return null;
+}
+
+/** Whether the request's data is its query (a GET to an intake that reads it so): there is no body to read. */
+function dataInQuery(r: IntakeRequest): boolean {
+  return r.intake.queryAsBody === true && r.req.method === 'GET';
+}
+
+/** A query read as the body: given room as a body is. */
+async function admitQuery(deps: IntakeDeps, query: string, share: ReadShare): Promise<{ bytes: Buffer; release: () => void } | Refusal> {
+  const bytes = Buffer.from(query, 'latin1');
+  const release = await admitBody(deps, bytes.length, share);
+  return isRefusal(release) ? release : { bytes, release };
 }
 
 /**
@@ -287,6 +314,8 @@ async function keyInBody(r: IntakeRequest): Promise<KeyFound | Refusal | null> {
   const header = checkEncoding(req.headers['content-encoding']);
   if (isRefusal(header)) return header;
   const share = keyInBodyShare(req.ip);
+  const shape = r.intake.wire!.shape(r.path);
+  if (dataInQuery(r)) return deps.checks.findKey(Buffer.from(r.query, 'latin1'), false, shape, share.address);
   const raw = await readHeld(req.raw, (bytes) => deps.reading.reserve(share, bytes));
   if (isRefusal(raw)) return raw;
   if ('gone' in raw) {
@@ -295,7 +324,7 @@ async function keyInBody(r: IntakeRequest): Promise<KeyFound | Refusal | null> {
   }
   try {
     // An intake that names the compression elsewhere (PostHog's query) decompresses once, whichever said so.
-    return await deps.checks.findKey(raw.bytes, (r.options.encoding ?? header) === 'gzip', r.intake.wire!.shape(r.path), share.address);
+    return await deps.checks.findKey(raw.bytes, (r.options.encoding ?? header) === 'gzip', shape, share.address);
   } finally {
     raw.release();
   }

@@ -7,6 +7,7 @@
 import type { WireMap } from '../pipeline/foreign-body.js';
 import { BATCH_INTAKE } from './batch/intake.js';
 import type { Intake } from './intake.js';
+import { MIXPANEL_INTAKE } from './mixpanel/intake.js';
 import { POSTHOG_INTAKE } from './posthog/intake.js';
 import { SEGMENT_INTAKE } from './segment/intake.js';
 
@@ -14,6 +15,7 @@ export const INTAKES: readonly Intake[] = [
   BATCH_INTAKE,
   SEGMENT_INTAKE,
   POSTHOG_INTAKE,
+  MIXPANEL_INTAKE,
 ];
 
 const WIRES: ReadonlyMap<string, WireMap> = new Map(INTAKES.flatMap((i) => (i.wire === null ? [] : [[i.name, i.wire.map] as const])));

@@ -28,6 +28,8 @@ export interface RefusedItem {
   index: number;
   event: string | null;
   distinctId: string | null;
+  /** Its insert_id as sent, when text: the answers of some intakes name it (Mixpanel's /import). */
+  insertId?: string | null;
   /**
    * The item as sent, to be kept as a sample (domain/outcomes): only for the
    * newest SAMPLES_PER_CODE of each code in the request, since no more of a
@@ -75,7 +77,7 @@ export function refusedItems(errors: ItemError[], items: unknown[]): RefusedItem
     if (e.index === last) continue;
     last = e.index;
     const raw = items[e.index];
-    refused.push({ index: e.index, event: textField(raw, 'event'), distinctId: textField(raw, 'distinct_id'), sample: null });
+    refused.push({ index: e.index, event: textField(raw, 'event'), distinctId: textField(raw, 'distinct_id'), insertId: textField(raw, 'insert_id'), sample: null });
   }
   if (refused.length > 0) addSamples(refused, errors, items);
   return refused;
