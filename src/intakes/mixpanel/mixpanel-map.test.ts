@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { isRefusal } from '../../pipeline/refusal.js';
+import { type Refusal, isRefusal } from '../../pipeline/refusal.js';
 import { decodeData, mixpanelItems, timeOf, tokenOf } from './mixpanel-map.js';
 
-const text = (r: Uint8Array | { code: string }) => (isRefusal(r) ? r : Buffer.from(r).toString('utf8'));
+const text = (r: Uint8Array | Refusal) => (isRefusal(r) ? r : Buffer.from(r).toString('utf8'));
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
 
 describe('decodeData', () => {
