@@ -5,6 +5,7 @@
  * by its name. A new intake is its folder and its line (docs/design.md, "Intakes").
  */
 import type { WireMap } from '../pipeline/foreign-body.js';
+import { AMPLITUDE_INTAKE } from './amplitude/intake.js';
 import { BATCH_INTAKE } from './batch/intake.js';
 import type { Intake } from './intake.js';
 import { MIXPANEL_INTAKE } from './mixpanel/intake.js';
@@ -16,6 +17,7 @@ export const INTAKES: readonly Intake[] = [
   SEGMENT_INTAKE,
   POSTHOG_INTAKE,
   MIXPANEL_INTAKE,
+  AMPLITUDE_INTAKE,
 ];
 
 const WIRES: ReadonlyMap<string, WireMap> = new Map(INTAKES.flatMap((i) => (i.wire === null ? [] : [[i.name, i.wire.map] as const])));
