@@ -103,3 +103,13 @@ describe('whole requests refused, in the shape the SDK reads', () => {
     expect(big.json()).toEqual({ code: 413, error: expect.stringMatching(/^payload_too_large: /) });
   });
 });
+
+it('documents every Amplitude-compatible path the server answers, on the reference page and in OpenAPI', async () => {
+  const page = (await f.app.inject({ method: 'GET', url: '/docs/api' })).body;
+  expect(page).toContain('id="amplitude"');
+  const doc = (await f.app.inject({ method: 'GET', url: '/docs/api/openapi.json' })).json();
+  for (const path of ['/2/httpapi', '/2/batch']) {
+    expect(page).toContain(`POST ${path}`);
+    expect(doc.paths[path].post.tags).toEqual(['Amplitude-compatible']);
+  }
+});

@@ -167,3 +167,14 @@ describe('whole requests refused, in the shape the SDK reads', () => {
     expect(big.json()).toEqual({ status: 0, error: expect.stringMatching(/^payload_too_large: /) });
   });
 });
+
+it('documents every Mixpanel-compatible path the server answers, on the reference page and in OpenAPI', async () => {
+  const page = (await f.app.inject({ method: 'GET', url: '/docs/api' })).body;
+  expect(page).toContain('id="mixpanel"');
+  const doc = (await f.app.inject({ method: 'GET', url: '/docs/api/openapi.json' })).json();
+  for (const path of ['/track', '/engage', '/groups', '/import']) {
+    expect(page).toContain(`<code>${path}</code>`);
+    expect(doc.paths[path].post.tags).toEqual(['Mixpanel-compatible']);
+  }
+  expect(page).toContain('id="unsupported_operation"');
+});

@@ -55,14 +55,16 @@ export function amplitudeItems(events: unknown[]): MappedMessages {
   const items = events.map((m, i) => {
     if (!isPlainObject(m)) return m;
     const base = baseOf(m);
-    const ops = m.event_type === '$groupidentify' ? m.group_properties : m.user_properties;
-    const unkept = isPlainObject(ops) ? Object.keys(ops).filter((op) => !KEPT_OPERATIONS.has(op)) : [];
+    const group = m.event_type === '$groupidentify';
+    const ops = group ? m.group_properties : m.user_properties;
+    // A group's traits are only set.
+    const unkept = isPlainObject(ops) ? Object.keys(ops).filter((op) => (group ? op !== '$set' : !KEPT_OPERATIONS.has(op))) : [];
     if (unkept.length > 0) {
-      const field = m.event_type === '$groupidentify' ? 'group_properties' : 'user_properties';
-      refusals.set(i, unkept.map((op) => unsupported(i, `${field}.${op}`, op, m.event_type === '$groupidentify')));
+      const field = group ? 'group_properties' : 'user_properties';
+      refusals.set(i, unkept.map((op) => unsupported(i, `${field}.${op}`, op, group)));
       return {};
     }
-    if (m.event_type === '$groupidentify') return groupItem(m, base);
+    if (group) return groupItem(m, base);
     const operations = isPlainObject(m.user_properties) ? personOperations(m.user_properties) : {};
     if (m.event_type === '$identify') {
       for (const g of groupsOf(m.groups)) updates.push({ message: i, item: { type: 'group', distinct_id: base.distinct_id, ...g }, operations: { groups: m.groups } });
