@@ -28,7 +28,7 @@ import { type IngestItem, KINDS } from '../domain/ingest/item.js';
 import type { EnrichedItem } from '../domain/items/enriched-item.js';
 import type { ItemError } from '../domain/items/fields/field-error.js';
 import type { KeyFound } from '../pipeline/foreign-body.js';
-import type { BodyEncoding, EndpointProfile, Intake, QueryOptions } from '../intakes/intake.js';
+import type { AnswerTarget, BodyEncoding, EndpointProfile, Intake, QueryOptions } from '../intakes/intake.js';
 import { type AuthRecord, StoreUnavailableError } from '../stores/port.js';
 import type { Admission } from './admission.js';
 import { batchAnswer, dryRunAnswer } from './answers.js';
@@ -107,7 +107,7 @@ export function finish(r: IntakeRequest, ending: Result): void {
   if (ending.code === 'strict_item_invalid' || ending.code === 'all_items_invalid') recordRefusedItems(r);
   else recordWhole(deps.collector.outcomes, req, ending.code, deps.clock());
   const shape = r.intake.answers.shape;
-  sendRefusal(req, reply, ending, shape === undefined ? undefined : (whole) => shape.refused(whole, r));
+  sendRefusal(req, reply, ending, shape === undefined ? undefined : (whole) => shape.refused(whole, answerTarget(r)));
 }
 
 /** A request refused whole over its items: the live view is told, and the ledger counts each item (not for a dry run). */
@@ -144,8 +144,12 @@ function answerTaken(r: IntakeRequest): void {
     reply.code(okStatus).send(batchAnswer(kept, checked.dropped, checked.errors, req.id));
     return;
   }
-  const answer = shape.taken({ count: checked.count, kept: kept.length, errors: checked.errors, insertIds: refusedInsertIds(checked), bytes: r.body!.bytes.length }, r);
+  const answer = shape.taken({ count: checked.count, kept: kept.length, errors: checked.errors, insertIds: refusedInsertIds(checked), bytes: r.body!.bytes.length }, answerTarget(r));
   reply.code(answer.status).send(answer.body);
+}
+
+function answerTarget(r: IntakeRequest): AnswerTarget {
+  return { method: r.req.method, path: r.path, query: r.query, contentType: r.req.headers['content-type'] };
 }
 
 /** The insert_id each refused item sent, by its index (an intake's own answer may name it). */

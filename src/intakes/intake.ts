@@ -61,10 +61,12 @@ export interface IntakeAnswers {
   shape?: AnswerShape;
 }
 
-/** The request an answer is for: its path and query as sent (Mixpanel's verbose=1 asks for another answer). */
+/** The request an answer is for, as sent: Mixpanel's verbose=1, or its data= rather than JSON, asks for another answer. */
 export interface AnswerTarget {
+  method: string;
   path: string;
   query: string;
+  contentType: string | undefined;
 }
 
 /** An answer as an intake's SDKs read it: its status and body (a string is sent as text). */

@@ -120,9 +120,12 @@ describe('/import', () => {
     expect((await events()).map((e) => e.timestamp)).toEqual([old]);
   });
 
-  it('takes the token in the records, and the form data= the SDK sends', async () => {
+  it('takes the token in the records, and the data= the SDK sends, answered as /track is (what the SDK reads)', async () => {
     const res = await form('/import', encodeURIComponent(b64([track('imported', { time: f.clock.ms - 86_400_000 * 20 })])));
-    expect(res.json()).toEqual({ code: 200, status: 'OK', num_records_imported: 1 });
+    expect(res.body).toBe('1');
+    const refused = await get('/import', track('imported', { time: undefined }), '&verbose=1');
+    expect(refused.json()).toEqual({ status: 0, error: expect.stringMatching(/^missing_timestamp /) });
+    expect(await events()).toHaveLength(1);
   });
 });
 

@@ -1,9 +1,10 @@
 /**
- * Answers as Mixpanel's SDKs read them. /track, /engage and /groups: `1` when
- * every message was kept, `0` when any was refused (the SDK then reports an
- * error), or with verbose=1 `{"status": 1|0, "error": …}`. /import: its JSON
- * with num_records_imported, and failed_records when any was refused (the
- * others kept). A request refused whole keeps its status (401, 413, 429 with
+ * Answers as Mixpanel's SDKs read them. /track, /engage and /groups (and
+ * /import sent `data=`, as the SDKs send it): `1` when every message was kept,
+ * `0` when any was refused (the SDK then reports an error), or with verbose=1
+ * `{"status": 1|0, "error": …}`. /import sent a JSON array: its JSON with
+ * num_records_imported, and failed_records when any was refused (the others
+ * kept). A request refused whole keeps its status (401, 413, 429 with
  * Retry-After, …) and says why in `error`, which the SDK passes to its caller.
  */
 import { STATUS_CODES } from 'node:http';
@@ -17,7 +18,14 @@ function verbose(target: AnswerTarget): boolean {
   return v === '1' || v === 'true';
 }
 
-const isImport = (target: AnswerTarget) => MIXPANEL_PATHS.get(target.path) === 'import';
+/**
+ * Whether the answer is /import's JSON: to a JSON body. Its SDKs send /import
+ * `data=` as they send /track, and read the answer as /track's.
+ */
+function jsonImport(target: AnswerTarget): boolean {
+  if (MIXPANEL_PATHS.get(target.path) !== 'import' || target.method === 'GET') return false;
+  return !(target.contentType ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded');
+}
 
 /** Each refused item's first error. */
 function firstErrors(errors: ItemError[]): ItemError[] {
@@ -30,7 +38,7 @@ function codesOf(errors: ItemError[]): string {
 }
 
 function taken(a: TakenAnswer, target: AnswerTarget): ShapedAnswer {
-  if (isImport(target)) {
+  if (jsonImport(target)) {
     if (a.errors.length === 0) return { status: 200, body: { code: 200, status: 'OK', num_records_imported: a.kept } };
     const failed = firstErrors(a.errors).map((e) => ({ index: e.index, insert_id: a.insertIds.get(e.index) ?? null, field: e.field, message: `${e.code}: ${e.message}` }));
     return { status: 400, body: { code: 400, status: 'Bad Request', num_records_imported: a.kept, failed_records: failed } };
@@ -46,7 +54,7 @@ export const MIXPANEL_ANSWERS: AnswerShape = {
   taken,
   refused(whole, target) {
     const error = `${whole.code}: ${whole.message}`;
-    if (isImport(target)) return { status: whole.status, body: { code: whole.status, status: STATUS_CODES[whole.status] ?? 'Error', error } };
+    if (jsonImport(target)) return { status: whole.status, body: { code: whole.status, status: STATUS_CODES[whole.status] ?? 'Error', error } };
     return { status: whole.status, body: { status: 0, error } };
   },
 };
