@@ -18,8 +18,10 @@ import { ADMISSION_WAIT_MS } from './admission.js';
 import { MAX_BODY_BYTES } from './read-body.js';
 import { normaliseHost } from './host.js';
 import {
-  type IntakeDeps, type IntakeRequest, type Result, checkIntakeItems, finish, itemsVerdict, keyStep, queryStep, readIntakeBody, writeChecked,
+  type IntakeDeps, type IntakeRequest, type Result, checkIntakeItems, finish, keyStep, queryStep, readIntakeBody, runRequest,
 } from './intake-pipeline.js';
+import { itemsVerdict, writeChecked } from '../domain/intake/run.js';
+import { emptyFacts } from '../domain/intake/facts.js';
 import { checkBrowser, checkMethod } from './request-checks.js';
 
 /** One check as the reference lists it: its name, what fails it (inline markdown), and the codes it answers with then. */
@@ -146,6 +148,7 @@ export function intakeRoute(deps: IntakeDeps, intake: Intake) {
     const q = url.indexOf('?');
     const r: IntakeRequest = {
       deps, intake, req, reply, path: q === -1 ? url : url.slice(0, q), query: q === -1 ? '' : url.slice(q + 1),
+      request: runRequest(req, reply), facts: (req.facts ??= emptyFacts()),
       auth: undefined, options: NO_OPTIONS, body: undefined, keyInBody: false, arrival: 0, checked: undefined, outcomes: undefined, kept: undefined,
     };
     try {

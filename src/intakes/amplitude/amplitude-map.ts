@@ -9,7 +9,7 @@ import type { BearerResult } from '../../domain/keys.js';
 import type { ItemError } from '../../domain/items/fields/field-error.js';
 import { isPlainObject } from '../../domain/items/fields/text.js';
 import type { MappedMessages, PersonUpdate, WireMap } from '../../pipeline/foreign-body.js';
-import { type Refusal, isRefusal } from '../../pipeline/refusal.js';
+import { type Refusal, isRefusal } from '../../domain/intake/refusal.js';
 import { identity, insertIdFor } from '../segment/segment-map.js';
 
 /** The endpoints: HTTP V2 and the batch API. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Refusal, isRefusal } from '../../pipeline/refusal.js';
+import { type Refusal, isRefusal } from '../../domain/intake/refusal.js';
 import { decodeData, mixpanelItems, timeOf, tokenOf } from './mixpanel-map.js';
 
 const text = (r: Uint8Array | Refusal) => (isRefusal(r) ? r : Buffer.from(r).toString('utf8'));
