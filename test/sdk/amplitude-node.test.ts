@@ -7,6 +7,7 @@
  */
 import { Identify, Types, createInstance } from '@amplitude/analytics-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { FaultProxy } from '../helpers/http-fault-proxy.js';
 import { type LiveServer, startLiveServer } from '../helpers/live-server.js';
 
 let live: LiveServer;
@@ -59,11 +60,20 @@ it('analytics-node: a wrong key is reported at once, in its words', async () => 
 });
 
 it('analytics-node: a batch over 1 MiB is answered 413 and the SDK halves it until it fits, each event stored once', async () => {
-  const amp = await client('/2/batch', { flushQueueSize: 200, flushIntervalMillis: 50 });
-  const pad = 'x'.repeat(7_000);
-  const sent = Array.from({ length: 160 }, (_, i) => amp.track('padded', { i, pad }, { user_id: 'amp_sdk_big' }).promise);
-  const results = await Promise.all(sent);
-  expect(new Set(results.map((r) => r.code))).toEqual(new Set([200]));
+  const proxy = await FaultProxy.start(live.url);
+  try {
+    const amp = createInstance();
+    await amp.init(live.key, { serverUrl: `${proxy.url}/2/batch`, flushQueueSize: 200, flushIntervalMillis: 300, logLevel: Types.LogLevel.None }).promise;
+    const pad = 'x'.repeat(7_000);
+    const sent = Array.from({ length: 160 }, (_, i) => amp.track('padded', { i, pad }, { user_id: 'amp_sdk_big' }).promise);
+    const results = await Promise.all(sent);
+    expect(new Set(results.map((r) => r.code))).toEqual(new Set([200]));
+  } finally {
+    await proxy.close();
+  }
+  // The 160 events (about 1.1 MB) went as one batch first, then in halves.
+  expect(proxy.log[0]).toMatchObject({ upstream: 413 });
+  expect(proxy.upstreamCount(200)).toBeGreaterThanOrEqual(2);
   expect((await live.events(1000)).filter((e) => e.distinct_id === 'amp_sdk_big')).toHaveLength(160);
 });
 

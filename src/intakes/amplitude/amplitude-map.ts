@@ -10,6 +10,7 @@ import type { ItemError } from '../../domain/items/fields/field-error.js';
 import { isPlainObject } from '../../domain/items/fields/text.js';
 import type { MappedMessages, PersonUpdate, WireMap } from '../../pipeline/foreign-body.js';
 import { type Refusal, isRefusal } from '../../domain/intake/refusal.js';
+import { personUpdateOf } from '../posthog/posthog-map.js';
 import { identity, insertIdFor } from '../segment/segment-map.js';
 
 /** The endpoints: HTTP V2 and the batch API. */
@@ -70,6 +71,7 @@ export function amplitudeItems(events: unknown[]): MappedMessages {
       for (const g of groupsOf(m.groups)) updates.push({ message: i, item: { type: 'group', distinct_id: base.distinct_id, ...g }, operations: { groups: m.groups } });
       return { type: 'identify', ...base, ...operations };
     }
+    // As PostHog's $set on an event: an identify with the event's id and time.
     if (Object.keys(operations).length > 0 && base.distinct_id !== undefined) updates.push({ message: i, item: personUpdateOf(base, operations), operations: { user_properties: m.user_properties } });
     const item: Record<string, unknown> = { event: m.event_type, ...base };
     const props = m.event_properties;
@@ -101,14 +103,6 @@ function personOperations(ops: Record<string, unknown>): Record<string, unknown>
   if (ops.$setOnce !== undefined) out.set_once = ops.$setOnce;
   if (ops.$unset !== undefined) out.unset = isPlainObject(ops.$unset) ? Object.keys(ops.$unset) : ops.$unset;
   return out;
-}
-
-/** The identify an event's user_properties make: the event's id and time, its own insert_id so that a resend repeats it once. */
-function personUpdateOf(base: Record<string, unknown>, operations: Record<string, unknown>): Record<string, unknown> {
-  const update: Record<string, unknown> = { type: 'identify', distinct_id: base.distinct_id, ...operations };
-  if (base.timestamp !== undefined) update.timestamp = base.timestamp;
-  if (typeof base.insert_id === 'string') update.insert_id = insertIdFor(`${base.insert_id}:person`);
-  return update;
 }
 
 /** Each group type and key of `groups` (a key may be a list of them), as a group item's fields. */

@@ -172,7 +172,7 @@ function personOperations(props: Record<string, unknown>): Record<string, unknow
 }
 
 /** The identify an event's person operations make: the event's id and time, its own insert_id so that a resend repeats it once. */
-function personUpdateOf(base: Record<string, unknown>, ops: Record<string, unknown>): Record<string, unknown> {
+export function personUpdateOf(base: Record<string, unknown>, ops: Record<string, unknown>): Record<string, unknown> {
   const update: Record<string, unknown> = { type: 'identify', distinct_id: base.distinct_id, ...ops };
   if (base.timestamp !== undefined) update.timestamp = base.timestamp;
   if (typeof base.insert_id === 'string') update.insert_id = insertIdFor(`${base.insert_id}:person`);
