@@ -1,3 +1,4 @@
+import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Fixture, type FixtureOptions, makeFixture } from '../helpers/fixture.js';
 import { storedCounts } from '../helpers/outcomes.js';
@@ -180,4 +181,17 @@ it('documents every Mixpanel-compatible path the server answers, on the referenc
     expect(doc.paths[path].post.tags).toEqual(['Mixpanel-compatible']);
   }
   expect(page).toContain('id="unsupported_operation"');
+});
+
+it('the log line of a GET names its route, never its query (the key and the messages are in data=)', async () => {
+  const stream = new PassThrough();
+  let logs = '';
+  stream.on('data', (d) => (logs += d));
+  await refixture({ logStream: stream });
+  const data = b64(track('logged', { note: 'PROP-MARKER-51ab' }));
+  expect((await f.app.inject({ method: 'GET', url: `/track?data=${encodeURIComponent(data)}` })).body).toBe('1');
+  expect((await f.app.inject({ method: 'GET', url: `/track?data=${encodeURIComponent(b64(track('x', { token: 'srv_live_0000' })))}` })).statusCode).toBe(401);
+  const requests = logs.trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
+  expect(requests.map((l) => [l.method, l.route, l.status])).toEqual([['GET', '/track', 200], ['GET', '/track', 401]]);
+  for (const leak of [f.key, data.slice(0, 40), encodeURIComponent(data).slice(0, 40), 'PROP-MARKER-51ab', 'data=']) expect(logs).not.toContain(leak);
 });
