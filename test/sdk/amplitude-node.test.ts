@@ -63,7 +63,8 @@ it('analytics-node: a batch over 1 MiB is answered 413 and the SDK halves it unt
   const proxy = await FaultProxy.start(live.url);
   try {
     const amp = createInstance();
-    await amp.init(live.key, { serverUrl: `${proxy.url}/2/batch`, flushQueueSize: 200, flushIntervalMillis: 300, logLevel: Types.LogLevel.None }).promise;
+    // Its timer flushes: all 160 are queued by then and go as one batch first (flush() would send without its retries).
+    await amp.init(live.key, { serverUrl: `${proxy.url}/2/batch`, flushQueueSize: 200, flushIntervalMillis: 1_500, logLevel: Types.LogLevel.None }).promise;
     const pad = 'x'.repeat(7_000);
     const sent = Array.from({ length: 160 }, (_, i) => amp.track('padded', { i, pad }, { user_id: 'amp_sdk_big' }).promise);
     const results = await Promise.all(sent);
