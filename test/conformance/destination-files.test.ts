@@ -5,6 +5,7 @@
  * their plan, every event in exactly one file through a crash at any point,
  * erased events not written, Parquet read back.
  */
+import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { createAdmin } from '../../src/domain/admin.js';
 import type { Collector } from '../../src/domain/collector.js';
@@ -299,6 +300,26 @@ for (const engine of STORES) {
       expect(JSON.stringify(await da.list(projectId))).not.toContain(r.secret.slice(6, 20));
       await expect(da.rotateSecret((await da.create({ projectId, kind: 's3', fields: { url: 's3://lake/y', endpoint: s3.endpoint, access_key_id: 'k', secret_access_key: 's' } })).id)).rejects.toThrow('An s3 destination has no signing secret to rotate.');
 
+    });
+
+    it('a batch sent again after a failure carries the same webhook-id, signed anew, verifiable with the destination\'s secret', async () => {
+      const w = await world();
+      const receiver = await Receiver.start();
+      receiver.answer = (_, n) => ({ status: n === 0 ? 503 : 200 });
+      const d = (await destinations().create({ projectId: w.projectId, kind: 'webhook', fields: { url: receiver.url } })) as { id: string; secret?: string };
+      await w.ingest(names(3, 'again'));
+      const { service } = server();
+      try {
+        await service.scan();
+        await receiver.until(() => receiver.requests.length === 2);
+      } finally {
+        await service.stop();
+        await receiver.close();
+      }
+      const [first, second] = receiver.requests;
+      expect(second!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
+      expect(second!.headers['webhook-id']).toBe(first!.json.batch_id);
+      for (const r of [first!, second!]) expect(new StandardWebhook(d.secret!).verify(r.body, r.headers as Record<string, string>)).toMatchObject({ destination_id: d.id });
     });
 
     it('a receiver that answers 410 pauses its destination, with the reason in list; the next batch waits; resume clears it', async () => {
