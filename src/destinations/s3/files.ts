@@ -17,7 +17,12 @@ export function objectKey(prefix: string, projectId: string, plan: Pick<FilePlan
   return `${prefix === '' ? '' : `${prefix}/`}project=${projectId}/date=${day}/hour=${pad(d.getUTCHours())}/${name}`;
 }
 
-/** NDJSON, gzipped: one event a line, as webhook requests carry them. */
+/**
+ * NDJSON, gzipped: one event a line, as webhook requests carry them. Zipped
+ * on the calling thread (the delivery thread, at the lowest priority): the
+ * asynchronous gzip would run on libuv's pool, at the priority of the
+ * threads that take batches in.
+ */
 export function ndjsonFile(eventJson: readonly string[]): Buffer {
   return gzipSync(`${eventJson.join('\n')}\n`, { level: 6 });
 }
