@@ -267,6 +267,8 @@ export interface DestinationField {
    */
   secret: boolean;
   mask?: (value: string) => string;
+  /** The only values it takes (a format): the form offers them to pick from, the CLI refuses others. */
+  choices?: readonly string[];
 }
 
 /** A value Inlet makes when a destination is made: a random key, kept in the config and shown in the answer to its creation only. */

@@ -281,7 +281,7 @@ describe.skipIf(missing && !process.env.CI)('the console in chromium', () => {
     await page.getByLabel('Region').fill('eu-west-1');
     await page.getByLabel('Access key ID').fill('AKIAEXAMPLE');
     await page.getByLabel('Secret access key').fill('never-shown-again');
-    await page.getByLabel('Format').fill('parquet');
+    await page.getByLabel('Format').selectOption('parquet');
     await page.getByLabel('Every').fill('10m');
     await page.locator('#new-destination').getByRole('button', { name: 'Create' }).click();
     await page.locator('li', { hasText: 's3://analytics/inlet' }).getByText(/active/).waitFor();

@@ -28,7 +28,10 @@ export function registerDestinationCommands(program: Command): void {
   const destination = program.command('destination').description("destinations: where a project's stored track events are delivered");
 
   // Each field of the kinds is one flag (destination-fields.ts): required when every kind needs it.
-  const fields = offeredFields(DESTINATION_KINDS).map((f) => ({ name: f.name, option: new Option(f.flag, f.help).makeOptionMandatory(f.required) }));
+  const fields = offeredFields(DESTINATION_KINDS).map((f) => {
+    const option = new Option(f.flag, f.help).makeOptionMandatory(f.required);
+    return { name: f.name, option: f.choices === undefined ? option : option.choices(f.choices) };
+  });
   const create = destination
     .command('create')
     .description(`send a project's stored track events ${DESTINATION_KINDS.map((k) => k.about).join(', or ')}`)

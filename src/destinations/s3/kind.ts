@@ -30,7 +30,7 @@ export const s3: DestinationKind = {
     { name: 'region', label: 'Region', help: `the bucket's region (default ${DEFAULT_REGION})`, flag: '--region <region>', required: false, secret: false },
     { name: 'access_key_id', label: 'Access key ID', help: 'the access key ID', flag: '--access-key-id <id>', required: true, secret: false },
     { name: 'secret_access_key', label: 'Secret access key', help: 'the secret access key, kept and never shown again', flag: '--secret-access-key <key>', required: true, secret: true },
-    { name: 'format', label: 'Format', help: 'ndjson (gzip) or parquet (default ndjson)', flag: '--format <format>', required: false, secret: false },
+    { name: 'format', label: 'Format', help: 'ndjson (gzip) or parquet (default ndjson)', flag: '--format <format>', required: false, secret: false, choices: FORMATS },
     { name: 'every', label: 'Every', help: `the longest events wait before they are written, 1s to 24h (default ${DEFAULT_EVERY})`, flag: '--every <duration>', required: false, secret: false },
   ],
   made: [],
