@@ -113,3 +113,12 @@ it('documents every Amplitude-compatible path the server answers, on the referen
     expect(doc.paths[path].post.tags).toEqual(['Amplitude-compatible']);
   }
 });
+
+it('an $identify refused for one of its groups stores none of them: the answer names it refused, and nothing of it is kept', async () => {
+  const identify = event('$identify', { user_id: 'amp_g', groups: { company: 'acme', ['x'.repeat(300)]: 'k' }, user_properties: { $set: { plan: 'pro' } } });
+  const res = await post('/2/httpapi', { api_key: f.key, events: [identify] });
+  expect(res.statusCode).toBe(400);
+  expect(res.json()).toMatchObject({ events_ingested: 0, events_with_invalid_fields: { groups: [0] } });
+  expect(await f.collector.store.findGroup(f.projectId, 'company', 'acme')).toBeNull();
+  expect(await person('amp_g')).toBeNull();
+});
