@@ -287,7 +287,7 @@ export async function checkIntakeItems(r: IntakeRequest): Promise<Result> {
   }
   const checked = await deps.checks.checkMessages(r.body!.bytes, intake.wire.shape(r.path), ctx, admit, r.keyInBody);
   if (isRefusal(checked)) return checked;
-  const updated = await writeUpdates(r, checked.updates);
+  const updated = await writeUpdates(r, checked.updates, checked.batch);
   if (updated !== null) return updated;
   r.checked = checked.batch;
   return null;

@@ -122,3 +122,18 @@ it('an $identify refused for one of its groups stores none of them: the answer n
   expect(await f.collector.store.findGroup(f.projectId, 'company', 'acme')).toBeNull();
   expect(await person('amp_g')).toBeNull();
 });
+
+it('an $identify whose group the store refuses (a sixth group type) is answered refused at its index, none of its updates written', async () => {
+  for (const type of ['t1', 't2', 't3', 't4', 't5']) {
+    const res = await post('/2/httpapi', { api_key: f.key, events: [event('$groupidentify', { groups: { [type]: 'k' }, group_properties: { $set: { n: 1 } } })] });
+    expect(res.statusCode).toBe(200);
+  }
+  const ok = event('kept', { user_id: 'amp_six' });
+  const identify = event('$identify', { user_id: 'amp_six', groups: { t1: 'k', t6: 'k' }, user_properties: { $set: { plan: 'pro' } } });
+  const res = await post('/2/httpapi', { api_key: f.key, events: [ok, identify] });
+  expect(res.statusCode).toBe(400);
+  expect(res.json()).toMatchObject({ events_ingested: 1, events_with_invalid_fields: { groups: [1] }, error: expect.stringMatching(/^too_many_group_types: /) });
+  expect((await person('amp_six'))?.traits).toEqual({});
+  expect((await person('amp_six'))?.groups).toEqual([]);
+  expect(await storedCounts(f, f.clock.ms)).toEqual(new Map([['accepted ', 6], ['refused too_many_group_types', 1]]));
+});
