@@ -95,7 +95,9 @@ export function finish(r: IntakeRequest, ending: Result): void {
     r.reply.code(r.intake.answers.okStatus).send(batchAnswer(kept, checked.dropped, checked.errors, r.req.id));
     return;
   }
-  const answer = shape.taken({ count: checked.count, kept: kept.length, errors: checked.errors, insertIds: refusedInsertIds(checked), bytes: r.body!.bytes.length }, answerTarget(r));
+  // Stored now or before: an item the store dropped (the monthly limit's collection_paused) is not among them.
+  const stored = kept.filter((o) => o.status !== 'dropped').length;
+  const answer = shape.taken({ count: checked.count, kept: stored, errors: checked.errors, insertIds: refusedInsertIds(checked), bytes: r.body!.bytes.length }, answerTarget(r));
   r.reply.code(answer.status).send(answer.body);
 }
 

@@ -137,3 +137,11 @@ it('an $identify whose group the store refuses (a sixth group type) is answered 
   expect((await person('amp_six'))?.groups).toEqual([]);
   expect(await storedCounts(f, f.clock.ms)).toEqual(new Map([['accepted ', 6], ['refused too_many_group_types', 1]]));
 });
+
+it('events_ingested counts only what was stored: events the monthly limit drops (collection_paused) are not ingested', async () => {
+  await f.admin.updateProject(f.projectId, { monthlyEventLimit: 2 });
+  const res = await post('/2/httpapi', { api_key: f.key, events: [event('a'), event('b'), event('c')] });
+  expect(res.statusCode).toBe(200);
+  expect(res.json()).toMatchObject({ code: 200, events_ingested: 2 });
+  expect(await events()).toHaveLength(2);
+});
