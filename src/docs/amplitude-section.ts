@@ -1,5 +1,5 @@
 /** The reference page's section on the Amplitude-compatible endpoints; the paths come from the route's own table. */
-import { AMPLITUDE_PATHS, MAX_EVENTS } from '../intakes/amplitude/amplitude-map.js';
+import { AMPLITUDE_PATHS, MAX_EVENTS, MAX_MEMBERSHIPS } from '../intakes/amplitude/amplitude-map.js';
 import { BATCH_PATH } from './facts.js';
 import { Html, anchor, code, html, table } from './html.js';
 
@@ -20,7 +20,7 @@ export function amplitudeSection(baseUrl: string): Html {
   return html`<section id="amplitude">
 <h2>Amplitude-compatible endpoints</h2>
 <p>Code written for <code>@amplitude/analytics-node</code>, or for Amplitude's HTTP V2 API, works by setting its <code>serverUrl</code> to <code>${baseUrl}/2/httpapi</code> (or <code>${baseUrl}/2/batch</code> with <code>useBatch</code>):
-${amplitudePathList().map((p, i) => html`${i === 0 ? '' : ', '}<code>POST ${p}</code>`)} take <code>{"api_key": "…", "events": [...]}</code> with 1 to ${MAX_EVENTS.toLocaleString('en-US')} events, on the same server, with the same key, limits and checks as ${code(BATCH_PATH)}.</p>
+${amplitudePathList().map((p, i) => html`${i === 0 ? '' : ', '}<code>POST ${p}</code>`)} take <code>{"api_key": "…", "events": [...]}</code> with 1 to ${MAX_EVENTS.toLocaleString('en-US')} events (whose <code>$identify</code> events name at most ${MAX_MEMBERSHIPS.toLocaleString('en-US')} groups in all), on the same server, with the same key, limits and checks as ${code(BATCH_PATH)}.</p>
 <ul>
 <li>The key: an Inlet server key as <code>api_key</code> (where the SDK puts its API key), or as <code>Authorization: Bearer</code>.</li>
 <li><code>user_id</code> is the <code>distinct_id</code>; <code>device_id</code> is the <code>anonymous_id</code> when it is a browser person key, else the <code>distinct_id</code> of an event without <code>user_id</code>. <code>time</code> (milliseconds) is the <code>timestamp</code>; <code>insert_id</code> (the SDK makes one for every event) the <code>insert_id</code>, so a resend is stored once. Everything else the SDK sends of the library, the device and the platform is left out.</li>

@@ -145,3 +145,11 @@ it('events_ingested counts only what was stored: events the monthly limit drops 
   expect(res.json()).toMatchObject({ code: 200, events_ingested: 2 });
   expect(await events()).toHaveLength(2);
 });
+
+it('$identify events naming more than 2,000 groups in one request are refused whole: each is an item written, and one request\'s write stays a batch\'s size', async () => {
+  const keys = Array.from({ length: 1001 }, (_, i) => `k${i}`);
+  const res = await post('/2/httpapi', { api_key: f.key, events: [event('$identify', { groups: { company: keys } }), event('$identify', { groups: { team: keys } })] });
+  expect(res.statusCode).toBe(400);
+  expect(res.json()).toEqual({ code: 400, error: expect.stringMatching(/^batch_too_many_items: The \$identify events name 2002 groups/) });
+  expect(await person('amp_u')).toBeNull();
+});

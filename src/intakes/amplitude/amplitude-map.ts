@@ -19,6 +19,13 @@ export const AMPLITUDE_PATHS: ReadonlySet<string> = new Set(['/2/httpapi', '/2/b
 /** Events in one request at most: Amplitude's own bound for its batch API. */
 export const MAX_EVENTS = 2000;
 
+/**
+ * Group memberships the $identify events of one request may name, all
+ * together: each is an item written with the events, uncounted by the
+ * project's windows, so that a request's write stays the size of a batch.
+ */
+export const MAX_MEMBERSHIPS = MAX_EVENTS;
+
 /** The person operations Inlet keeps, as the identify's fields they become. */
 const KEPT_OPERATIONS: ReadonlyMap<string, string> = new Map([['$set', 'properties'], ['$setOnce', 'set_once'], ['$unset', 'unset']]);
 
@@ -105,6 +112,16 @@ function personOperations(ops: Record<string, unknown>): Record<string, unknown>
   return out;
 }
 
+/** How many groups the $identify events name, counted before any item is made of them. */
+function membershipsOf(events: unknown[]): number {
+  let n = 0;
+  for (const m of events) {
+    if (!isPlainObject(m) || m.event_type !== '$identify' || !isPlainObject(m.groups)) continue;
+    for (const keys of Object.values(m.groups)) n += Array.isArray(keys) ? keys.length : 1;
+  }
+  return n;
+}
+
 /** Each group type and key of `groups` (a key may be a list of them), as a group item's fields. */
 function groupsOf(groups: unknown): { group_type: string; group_key: unknown }[] {
   if (!isPlainObject(groups)) return [];
@@ -126,6 +143,11 @@ export const AMPLITUDE_WIRE: WireMap = {
   keyOf: apiKeyOf,
   read(json) {
     const events = readAmplitudeBody(json);
-    return isRefusal(events) ? events : amplitudeItems(events);
+    if (isRefusal(events)) return events;
+    const memberships = membershipsOf(events);
+    if (memberships > MAX_MEMBERSHIPS) {
+      return { code: 'batch_too_many_items', message: `The $identify events name ${memberships} groups in "groups"; at most ${MAX_MEMBERSHIPS} are allowed in one request. Send fewer at a time.` };
+    }
+    return amplitudeItems(events);
   },
 };
