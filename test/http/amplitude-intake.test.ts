@@ -146,10 +146,16 @@ it('events_ingested counts only what was stored: events the monthly limit drops 
   expect(await events()).toHaveLength(2);
 });
 
-it('$identify events naming more than 2,000 groups in one request are refused whole: each is an item written, and one request\'s write stays a batch\'s size', async () => {
+it('$identify and $groupidentify events naming more than 2,000 groups in one request are refused whole: each is an item written, and one request\'s write stays a batch\'s size', async () => {
   const keys = Array.from({ length: 1001 }, (_, i) => `k${i}`);
   const res = await post('/2/httpapi', { api_key: f.key, events: [event('$identify', { groups: { company: keys } }), event('$identify', { groups: { team: keys } })] });
   expect(res.statusCode).toBe(400);
-  expect(res.json()).toEqual({ code: 400, error: expect.stringMatching(/^batch_too_many_items: The \$identify events name 2002 groups/) });
+  expect(res.json()).toEqual({ code: 400, error: expect.stringMatching(/^batch_too_many_items: The \$identify and \$groupidentify events name 2002 groups/) });
   expect(await person('amp_u')).toBeNull();
+});
+
+it('a $groupidentify naming several groups of its type (groupIdentify with a list of names) gives each the traits', async () => {
+  const res = await post('/2/httpapi', { api_key: f.key, events: [event('$groupidentify', { groups: { company: ['acme', 'globex'] }, group_properties: { $set: { seats: 40 } } })] });
+  expect(res.json()).toMatchObject({ code: 200, events_ingested: 1 });
+  for (const key of ['acme', 'globex']) expect(await f.collector.store.findGroup(f.projectId, 'company', key)).toMatchObject({ traits: { seats: 40 } });
 });
