@@ -159,3 +159,23 @@ it('a $groupidentify naming several groups of its type (groupIdentify with a lis
   expect(res.json()).toMatchObject({ code: 200, events_ingested: 1 });
   for (const key of ['acme', 'globex']) expect(await f.collector.store.findGroup(f.projectId, 'company', key)).toMatchObject({ traits: { seats: 40 } });
 });
+
+it('a request refused before any route (HTTP/1.1 without Host) is answered in the shape the SDK reads, as is one to Mixpanel\'s routes', async () => {
+  const { connect } = await import('node:net');
+  const { port } = new URL(await f.app.listen({ port: 0, host: '127.0.0.1' }));
+  const raw = (request: string) =>
+    new Promise<string>((resolve) => {
+      let received = '';
+      const socket = connect(Number(port), '127.0.0.1');
+      socket.setEncoding('utf8');
+      socket.on('data', (d: string) => (received += d));
+      socket.on('close', () => resolve(received));
+      socket.write(request);
+    });
+  const bodyOf = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+  const amplitude = await raw('POST /2/httpapi HTTP/1.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}');
+  expect(amplitude.slice(0, 12)).toBe('HTTP/1.1 400');
+  expect(bodyOf(amplitude)).toEqual({ code: 400, error: expect.stringMatching(/^bad_request: /) });
+  const mixpanel = await raw('GET /track?data=e30 HTTP/1.1\r\nConnection: close\r\n\r\n');
+  expect(bodyOf(mixpanel)).toEqual({ status: 0, error: expect.stringMatching(/^bad_request: /) });
+});
