@@ -1,12 +1,12 @@
 /** The reference page's section on the Amplitude-compatible endpoints; the paths come from the route's own table. */
-import { AMPLITUDE_PATHS, MAX_EVENTS } from '../intakes/amplitude/amplitude-map.js';
+import { AMPLITUDE_PATHS, MAX_EVENTS, MAX_MEMBERSHIPS } from '../intakes/amplitude/amplitude-map.js';
 import { BATCH_PATH } from './facts.js';
 import { Html, anchor, code, html, table } from './html.js';
 
 /** What each event becomes, as the mapping does it. */
 const EVENTS: [string, Html | string][] = [
   ['$identify', html`an <code>identify</code> item: <code>user_properties.$set</code> its traits, <code>$setOnce</code> its <code>set_once</code>, <code>$unset</code> its <code>unset</code>; its <code>groups</code> (what <code>setGroup</code> sends) make the person a member of each`],
-  ['$groupidentify', html`a <code>group</code> item: its one entry of <code>groups</code> the type and key, <code>group_properties.$set</code> its traits`],
+  ['$groupidentify', html`a <code>group</code> item for each group <code>groups</code> names (the SDK's <code>groupIdentify</code> may give a list of names), <code>group_properties.$set</code> its traits`],
   ['any other event', html`a <code>track</code> item: <code>event_type</code> its event, <code>event_properties</code> its properties, <code>groups</code> its <code>$groups</code>; its <code>user_properties</code> also update the person, as with PostHog's <code>$set</code>`],
   ['$add, $append, $prepend, $remove, $preInsert, $postInsert, $clearAll', html`refused with ${anchor('unsupported_operation')}, in <code>user_properties</code> or <code>group_properties</code>`],
 ];
@@ -20,7 +20,7 @@ export function amplitudeSection(baseUrl: string): Html {
   return html`<section id="amplitude">
 <h2>Amplitude-compatible endpoints</h2>
 <p>Code written for <code>@amplitude/analytics-node</code>, or for Amplitude's HTTP V2 API, works by setting its <code>serverUrl</code> to <code>${baseUrl}/2/httpapi</code> (or <code>${baseUrl}/2/batch</code> with <code>useBatch</code>):
-${amplitudePathList().map((p, i) => html`${i === 0 ? '' : ', '}<code>POST ${p}</code>`)} take <code>{"api_key": "…", "events": [...]}</code> with 1 to ${MAX_EVENTS.toLocaleString('en-US')} events, on the same server, with the same key, limits and checks as ${code(BATCH_PATH)}.</p>
+${amplitudePathList().map((p, i) => html`${i === 0 ? '' : ', '}<code>POST ${p}</code>`)} take <code>{"api_key": "…", "events": [...]}</code> with 1 to ${MAX_EVENTS.toLocaleString('en-US')} events (whose <code>$identify</code> and <code>$groupidentify</code> events name at most ${MAX_MEMBERSHIPS.toLocaleString('en-US')} groups in all), on the same server, with the same key, limits and checks as ${code(BATCH_PATH)}.</p>
 <ul>
 <li>The key: an Inlet server key as <code>api_key</code> (where the SDK puts its API key), or as <code>Authorization: Bearer</code>.</li>
 <li><code>user_id</code> is the <code>distinct_id</code>; <code>device_id</code> is the <code>anonymous_id</code> when it is a browser person key, else the <code>distinct_id</code> of an event without <code>user_id</code>. <code>time</code> (milliseconds) is the <code>timestamp</code>; <code>insert_id</code> (the SDK makes one for every event) the <code>insert_id</code>, so a resend is stored once. Everything else the SDK sends of the library, the device and the platform is left out.</li>

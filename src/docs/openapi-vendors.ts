@@ -91,7 +91,7 @@ export function vendorSchemas(): Record<string, Schema> {
           items: {
             type: 'object',
             description:
-              'event_type the event ($identify an identify item, $groupidentify a group item); user_id the distinct_id; device_id the anonymous_id (a browser person key) or the distinct_id without user_id; time (ms), insert_id; event_properties the properties; groups the $groups; user_properties ($set, $setOnce, $unset) update the person.',
+              'event_type the event ($identify an identify item, $groupidentify a group item for each group it names); user_id the distinct_id; device_id the anonymous_id (a browser person key) or the distinct_id without user_id; time (ms), insert_id; event_properties the properties; groups the $groups; user_properties ($set, $setOnce, $unset) update the person.',
             properties: {
               event_type: { type: 'string' },
               user_id: { type: ['string', 'number'] },

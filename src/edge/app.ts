@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
 import { consolePlugin } from '../console/plugin.js';
 import { newId } from '../domain/ids.js';
 import { LiveWindow } from '../domain/live-window.js';
@@ -27,6 +27,7 @@ import { rootRoutes } from './root-routes.js';
 import { originForm } from './request-target.js';
 import type { DestinationKinds, DestinationTarget } from '../stores/port-destinations.js';
 import { INTAKES } from '../intakes/registry.js';
+import type { Refusal } from '../domain/intake/refusal.js';
 import { intakeRoute } from './intake-checks.js';
 
 export interface AppDeps {
@@ -172,12 +173,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     req.facts = emptyFacts();
     const badHost = checkHostHeader(req.raw);
     if (badHost !== null) {
-      sendRefusal(req, reply, badHost);
+      refuseBeforeRoute(req, reply, badHost);
       return reply;
     }
     // A load balancer still checks a stopping server: it must read why it should stop sending.
     if (closing && !OPS_PATHS.has(req.routeOptions.url ?? '')) {
-      sendRefusal(req, reply, { code: 'collection_unavailable', message: 'This server is shutting down; resend the request (another server, or this one once restarted, will take it).', headers: { Connection: 'close' } });
+      refuseBeforeRoute(req, reply, { code: 'collection_unavailable', message: 'This server is shutting down; resend the request (another server, or this one once restarted, will take it).', headers: { Connection: 'close' } });
       return reply;
     }
   });
@@ -238,3 +239,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   return app;
 }
 
+/**
+ * A refusal made before any route (a stopping server, a bad Host), in the
+ * shape of the intake whose route the request is for: the SDKs of an intake
+ * with its own shape (Mixpanel's, Amplitude's) read only that.
+ */
+function refuseBeforeRoute(req: FastifyRequest, reply: FastifyReply, r: Refusal): void {
+  const url = req.raw.url ?? '/';
+  const shape = INTAKES.find((i) => i.route.owns(url))?.answers.shape;
+  if (shape === undefined) return sendRefusal(req, reply, r);
+  const q = url.indexOf('?');
+  const target = { method: req.method, path: q === -1 ? url : url.slice(0, q), query: q === -1 ? '' : url.slice(q + 1), contentType: req.headers['content-type'] };
+  sendRefusal(req, reply, r, (whole) => shape.refused(whole, target));
+}

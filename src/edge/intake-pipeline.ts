@@ -95,7 +95,9 @@ export function finish(r: IntakeRequest, ending: Result): void {
     r.reply.code(r.intake.answers.okStatus).send(batchAnswer(kept, checked.dropped, checked.errors, r.req.id));
     return;
   }
-  const answer = shape.taken({ count: checked.count, kept: kept.length, errors: checked.errors, insertIds: refusedInsertIds(checked), bytes: r.body!.bytes.length }, answerTarget(r));
+  // Stored now or before: an item the store dropped (the monthly limit's collection_paused) is not among them.
+  const stored = kept.filter((o) => o.status !== 'dropped').length;
+  const answer = shape.taken({ count: checked.count, kept: stored, errors: checked.errors, insertIds: refusedInsertIds(checked), bytes: r.body!.bytes.length }, answerTarget(r));
   r.reply.code(answer.status).send(answer.body);
 }
 
@@ -287,7 +289,7 @@ export async function checkIntakeItems(r: IntakeRequest): Promise<Result> {
   }
   const checked = await deps.checks.checkMessages(r.body!.bytes, intake.wire.shape(r.path), ctx, admit, r.keyInBody);
   if (isRefusal(checked)) return checked;
-  const updated = await writeUpdates(r, checked.updates);
+  const updated = await writeUpdates(r, checked.updates, checked.batch);
   if (updated !== null) return updated;
   r.checked = checked.batch;
   return null;

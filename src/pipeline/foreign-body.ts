@@ -182,6 +182,8 @@ function checkMapped(mapped: MappedMessages, ctx: BatchContext): CheckedMessages
   const raws = mapped.updates.length === 0 ? mapped.items : mapped.items.slice();
   const updates: EnrichedItem[] = [];
   const moved: ItemError[] = [];
+  // A message one of whose updates is refused is refused whole: none of its other updates (an $identify's groups) is written either.
+  const badUpdate = new Set(mapped.updates.filter((_, k) => errorsAt.has(n + k)).map((u) => u.message));
   mapped.updates.forEach((u, k) => {
     const eventRefused = errorsAt.has(u.message);
     const own = errorsAt.get(n + k);
@@ -198,7 +200,7 @@ function checkMapped(mapped: MappedMessages, ctx: BatchContext): CheckedMessages
       return;
     }
     const update = updateAt.get(n + k);
-    if (update === undefined || eventRefused || dropped.has(u.message)) return;
+    if (update === undefined || eventRefused || dropped.has(u.message) || badUpdate.has(u.message)) return;
     update.index = u.message;
     updates.push(update);
   });

@@ -113,3 +113,69 @@ it('documents every Amplitude-compatible path the server answers, on the referen
     expect(doc.paths[path].post.tags).toEqual(['Amplitude-compatible']);
   }
 });
+
+it('an $identify refused for one of its groups stores none of them: the answer names it refused, and nothing of it is kept', async () => {
+  const identify = event('$identify', { user_id: 'amp_g', groups: { company: 'acme', ['x'.repeat(300)]: 'k' }, user_properties: { $set: { plan: 'pro' } } });
+  const res = await post('/2/httpapi', { api_key: f.key, events: [identify] });
+  expect(res.statusCode).toBe(400);
+  expect(res.json()).toMatchObject({ events_ingested: 0, events_with_invalid_fields: { groups: [0] } });
+  expect(await f.collector.store.findGroup(f.projectId, 'company', 'acme')).toBeNull();
+  expect(await person('amp_g')).toBeNull();
+});
+
+it('an $identify whose group the store refuses (a sixth group type) is answered refused at its index, none of its updates written', async () => {
+  for (const type of ['t1', 't2', 't3', 't4', 't5']) {
+    const res = await post('/2/httpapi', { api_key: f.key, events: [event('$groupidentify', { groups: { [type]: 'k' }, group_properties: { $set: { n: 1 } } })] });
+    expect(res.statusCode).toBe(200);
+  }
+  const ok = event('kept', { user_id: 'amp_six' });
+  const identify = event('$identify', { user_id: 'amp_six', groups: { t1: 'k', t6: 'k' }, user_properties: { $set: { plan: 'pro' } } });
+  const res = await post('/2/httpapi', { api_key: f.key, events: [ok, identify] });
+  expect(res.statusCode).toBe(400);
+  expect(res.json()).toMatchObject({ events_ingested: 1, events_with_invalid_fields: { groups: [1] }, error: expect.stringMatching(/^too_many_group_types: /) });
+  expect((await person('amp_six'))?.traits).toEqual({});
+  expect((await person('amp_six'))?.groups).toEqual([]);
+  expect(await storedCounts(f, f.clock.ms)).toEqual(new Map([['accepted ', 6], ['refused too_many_group_types', 1]]));
+});
+
+it('events_ingested counts only what was stored: events the monthly limit drops (collection_paused) are not ingested', async () => {
+  await f.admin.updateProject(f.projectId, { monthlyEventLimit: 2 });
+  const res = await post('/2/httpapi', { api_key: f.key, events: [event('a'), event('b'), event('c')] });
+  expect(res.statusCode).toBe(200);
+  expect(res.json()).toMatchObject({ code: 200, events_ingested: 2 });
+  expect(await events()).toHaveLength(2);
+});
+
+it('$identify and $groupidentify events naming more than 2,000 groups in one request are refused whole: each is an item written, and one request\'s write stays a batch\'s size', async () => {
+  const keys = Array.from({ length: 1001 }, (_, i) => `k${i}`);
+  const res = await post('/2/httpapi', { api_key: f.key, events: [event('$identify', { groups: { company: keys } }), event('$identify', { groups: { team: keys } })] });
+  expect(res.statusCode).toBe(400);
+  expect(res.json()).toEqual({ code: 400, error: expect.stringMatching(/^batch_too_many_items: The \$identify and \$groupidentify events name 2002 groups/) });
+  expect(await person('amp_u')).toBeNull();
+});
+
+it('a $groupidentify naming several groups of its type (groupIdentify with a list of names) gives each the traits', async () => {
+  const res = await post('/2/httpapi', { api_key: f.key, events: [event('$groupidentify', { groups: { company: ['acme', 'globex'] }, group_properties: { $set: { seats: 40 } } })] });
+  expect(res.json()).toMatchObject({ code: 200, events_ingested: 1 });
+  for (const key of ['acme', 'globex']) expect(await f.collector.store.findGroup(f.projectId, 'company', key)).toMatchObject({ traits: { seats: 40 } });
+});
+
+it('a request refused before any route (HTTP/1.1 without Host) is answered in the shape the SDK reads, as is one to Mixpanel\'s routes', async () => {
+  const { connect } = await import('node:net');
+  const { port } = new URL(await f.app.listen({ port: 0, host: '127.0.0.1' }));
+  const raw = (request: string) =>
+    new Promise<string>((resolve) => {
+      let received = '';
+      const socket = connect(Number(port), '127.0.0.1');
+      socket.setEncoding('utf8');
+      socket.on('data', (d: string) => (received += d));
+      socket.on('close', () => resolve(received));
+      socket.write(request);
+    });
+  const bodyOf = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+  const amplitude = await raw('POST /2/httpapi HTTP/1.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}');
+  expect(amplitude.slice(0, 12)).toBe('HTTP/1.1 400');
+  expect(bodyOf(amplitude)).toEqual({ code: 400, error: expect.stringMatching(/^bad_request: /) });
+  const mixpanel = await raw('GET /track?data=e30 HTTP/1.1\r\nConnection: close\r\n\r\n');
+  expect(bodyOf(mixpanel)).toEqual({ status: 0, error: expect.stringMatching(/^bad_request: /) });
+});

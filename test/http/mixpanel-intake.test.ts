@@ -195,3 +195,12 @@ it('the log line of a GET names its route, never its query (the key and the mess
   expect(requests.map((l) => [l.method, l.route, l.status])).toEqual([['GET', '/track', 200], ['GET', '/track', 401]]);
   for (const leak of [f.key, data.slice(0, 40), encodeURIComponent(data).slice(0, 40), 'PROP-MARKER-51ab', 'data=']) expect(logs).not.toContain(leak);
 });
+
+it('/import\'s num_records_imported counts only what was stored: records the monthly limit drops (collection_paused) are not imported', async () => {
+  await f.admin.updateProject(f.projectId, { monthlyEventLimit: 2 });
+  const auth = { authorization: `Basic ${Buffer.from(`${f.key}:`).toString('base64')}`, 'content-type': 'application/json' };
+  const records = [0, 1, 2].map((i) => ({ event: 'imported', properties: { distinct_id: 'u1', time: f.clock.ms - 86_400_000 - i, $insert_id: `cap-${i}` } }));
+  const res = await f.app.inject({ method: 'POST', url: '/import', headers: auth, payload: JSON.stringify(records) });
+  expect(res.json()).toEqual({ code: 200, status: 'OK', num_records_imported: 2 });
+  expect(await events()).toHaveLength(2);
+});

@@ -149,17 +149,36 @@ export async function admitItems(run: IntakeRun, count: number, at: number, wind
  * written before the messages and not counted (a message is counted once, as
  * its event): if they fail, the request is answered 503 and resent whole,
  * when each update, whose insert_id is derived from its event's, is a repeat.
+ * An update the store refuses on what the project holds (a group of a sixth
+ * type) refuses its message, as the checks would: tried first, so that none
+ * of that message's updates is written, and its item is not written either.
  */
-export async function writeUpdates(run: IntakeRun, updates: EnrichedItem[]): Promise<Refusal | null> {
+export async function writeUpdates(run: IntakeRun, updates: EnrichedItem[], checked: CheckedBatch): Promise<Refusal | null> {
   if (updates.length === 0) return null;
   const auth = run.auth!;
+  const ingest = (items: EnrichedItem[], dryRun: boolean) =>
+    run.deps.collector.ingest({ projectId: auth.project.id, sourceId: auth.source.id, keyId: auth.keyId, receivedAt: run.arrival, items, dryRun, counted: false });
   try {
-    await run.deps.collector.ingest({ projectId: auth.project.id, sourceId: auth.source.id, keyId: auth.keyId, receivedAt: run.arrival, items: updates, dryRun: false, counted: false });
+    let written = updates;
+    if (updates.some(refusableByStore)) {
+      const gone = refusedByStore(await ingest(updates, true), checked);
+      written = updates.filter((u) => !gone.has(u.index));
+    }
+    // A type another server added between the two is the one case left to the write: its message is still refused.
+    if (written.length > 0) refusedByStore(await ingest(written, false), checked);
     return null;
   } catch (e) {
     if (e instanceof KeyNoLongerWorksError) return { code: 'invalid_key' };
     return unavailable(run, e);
   }
+}
+
+/** The messages whose updates the store refused, moved out of the checked items into their errors: their indices. */
+function refusedByStore(outcomes: ItemOutcome[], checked: CheckedBatch): Set<number> {
+  const refused: ItemError[] = [];
+  for (const o of outcomes) if (o.status === 'refused') refused.push({ index: o.index, code: o.code, field: o.field, message: o.message });
+  refuseStored(refused, checked);
+  return new Set(refused.map((e) => e.index));
 }
 
 /** The item checks' verdict on a request: refused whole with strict=true and any invalid item, or with no item kept where the intake refuses that. */
@@ -283,8 +302,14 @@ function keptOrRefused(outcomes: ItemOutcome[], checked: CheckedBatch, tally: It
     if (o.status !== 'refused') kept.push(o);
     else refused.push({ index: o.index, code: o.code, field: o.field, message: o.message });
   }
-  if (refused.length === 0) return kept;
   for (const e of refused) tally.refused.set(e.code, (tally.refused.get(e.code) ?? 0) + 1);
+  refuseStored(refused, checked);
+  return kept;
+}
+
+/** Items the store refused joined to the item errors, in index order, as if the checks had refused them. */
+function refuseStored(refused: ItemError[], checked: CheckedBatch): void {
+  if (refused.length === 0) return;
   const gone = new Set(refused.map((e) => e.index));
   checked.errors = [...checked.errors, ...refused].sort((a, b) => a.index - b.index);
   // The live view names each refused item by its event and distinct_id; these items had passed the checks, so both are theirs.
@@ -293,7 +318,6 @@ function keptOrRefused(outcomes: ItemOutcome[], checked: CheckedBatch, tally: It
     .map((i) => ({ index: i.index, event: i.event, distinctId: i.distinctId, sample: { text: sampleText(sendable(i)), distinctId: i.distinctId, anonymousId: i.anonymousId, previousId: previousIdOf(i) } }));
   checked.refused = [...checked.refused, ...named].sort((a, b) => a.index - b.index);
   checked.items = checked.items.filter((i) => !gone.has(i.index));
-  return kept;
 }
 
 /** A store failure answered as 503 collection_unavailable; anything else is a bug and propagates. */

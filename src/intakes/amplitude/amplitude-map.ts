@@ -19,6 +19,13 @@ export const AMPLITUDE_PATHS: ReadonlySet<string> = new Set(['/2/httpapi', '/2/b
 /** Events in one request at most: Amplitude's own bound for its batch API. */
 export const MAX_EVENTS = 2000;
 
+/**
+ * Groups the $identify and $groupidentify events of one request may name,
+ * all together: each is an item written with the events, uncounted by the
+ * project's windows, so that a request's write stays the size of a batch.
+ */
+export const MAX_MEMBERSHIPS = MAX_EVENTS;
+
 /** The person operations Inlet keeps, as the identify's fields they become. */
 const KEPT_OPERATIONS: ReadonlyMap<string, string> = new Map([['$set', 'properties'], ['$setOnce', 'set_once'], ['$unset', 'unset']]);
 
@@ -65,7 +72,12 @@ export function amplitudeItems(events: unknown[]): MappedMessages {
       refusals.set(i, unkept.map((op) => unsupported(i, `${field}.${op}`, op, group)));
       return {};
     }
-    if (group) return groupItem(m, base);
+    if (group) {
+      // The SDK's groupIdentify may name several groups of its type: each is given the traits, the first as the message's own item.
+      const [first, ...rest] = groupsOf(m.groups);
+      for (const g of rest) updates.push({ message: i, item: groupItem(m, { timestamp: base.timestamp }, g), operations: { groups: m.groups } });
+      return groupItem(m, base, first);
+    }
     const operations = isPlainObject(m.user_properties) ? personOperations(m.user_properties) : {};
     if (m.event_type === '$identify') {
       for (const g of groupsOf(m.groups)) updates.push({ message: i, item: { type: 'group', distinct_id: base.distinct_id, ...g }, operations: { groups: m.groups } });
@@ -105,15 +117,24 @@ function personOperations(ops: Record<string, unknown>): Record<string, unknown>
   return out;
 }
 
+/** How many groups the $identify and $groupidentify events name, counted before any item is made of them. */
+function membershipsOf(events: unknown[]): number {
+  let n = 0;
+  for (const m of events) {
+    if (!isPlainObject(m) || (m.event_type !== '$identify' && m.event_type !== '$groupidentify') || !isPlainObject(m.groups)) continue;
+    for (const keys of Object.values(m.groups)) n += Array.isArray(keys) ? keys.length : 1;
+  }
+  return n;
+}
+
 /** Each group type and key of `groups` (a key may be a list of them), as a group item's fields. */
 function groupsOf(groups: unknown): { group_type: string; group_key: unknown }[] {
   if (!isPlainObject(groups)) return [];
   return Object.entries(groups).flatMap(([type, keys]) => (Array.isArray(keys) ? keys : [keys]).map((key) => ({ group_type: type, group_key: idText(key) })));
 }
 
-/** A $groupidentify as a group: its one group, group_properties.$set its traits. */
-function groupItem(m: Record<string, unknown>, base: Record<string, unknown>): Record<string, unknown> {
-  const [group] = groupsOf(m.groups);
+/** A $groupidentify's group (one of those it names) as a group item, group_properties.$set its traits. */
+function groupItem(m: Record<string, unknown>, base: Record<string, unknown>, group: { group_type: string; group_key: unknown } | undefined): Record<string, unknown> {
   const item: Record<string, unknown> = { type: 'group', group_type: group?.group_type, group_key: group?.group_key };
   if (base.insert_id !== undefined) item.insert_id = base.insert_id;
   if (base.timestamp !== undefined) item.timestamp = base.timestamp;
@@ -126,6 +147,11 @@ export const AMPLITUDE_WIRE: WireMap = {
   keyOf: apiKeyOf,
   read(json) {
     const events = readAmplitudeBody(json);
-    return isRefusal(events) ? events : amplitudeItems(events);
+    if (isRefusal(events)) return events;
+    const memberships = membershipsOf(events);
+    if (memberships > MAX_MEMBERSHIPS) {
+      return { code: 'batch_too_many_items', message: `The $identify and $groupidentify events name ${memberships} groups in "groups"; at most ${MAX_MEMBERSHIPS} are allowed in one request. Send fewer at a time.` };
+    }
+    return amplitudeItems(events);
   },
 };

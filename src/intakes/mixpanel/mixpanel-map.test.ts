@@ -16,8 +16,16 @@ describe('decodeData', () => {
     expect(text(decodeData(Buffer.from(' [1]')))).toBe(' [1]');
   });
 
-  it('refuses a missing or repeated data=, and one that is not base64', () => {
-    for (const body of ['ip=1', 'data=a&data=b', 'data=%25%25%25', 'data=']) expect(decodeData(Buffer.from(body))).toMatchObject({ code: 'invalid_body' });
+  it('refuses a missing or repeated data=, and one that is not base64 or not URL-encoded', () => {
+    for (const body of ['ip=1', 'data=a&data=b', 'ip=0&data=a&verbose=1&data=b', 'data=%25%25%25', 'data=', 'data=%E0%A4%A', 'data=%zz']) {
+      expect(decodeData(Buffer.from(body))).toMatchObject({ code: 'invalid_body' });
+    }
+  });
+
+  it('finds data= among any other fields, without taking a field that only ends in "data=" for it', () => {
+    const data = b64({ event: 'x' });
+    expect(text(decodeData(Buffer.from(`${'a&'.repeat(100_000)}mydata=QQ&data=${encodeURIComponent(data)}&xdata=QQ&verbose=1`)))).toBe('{"event":"x"}');
+    expect(decodeData(Buffer.from(`${'&'.repeat(1000)}mydata=${data}`))).toMatchObject({ code: 'invalid_body', message: expect.stringMatching(/^Send the events as data=/) });
   });
 });
 

@@ -59,17 +59,42 @@ const BASE64 = /^[A-Za-z0-9+/\-_]*={0,2}$/;
 export function decodeData(bytes: Uint8Array): Uint8Array | Refusal {
   const first = firstNonSpace(bytes);
   if (first === 0x5b || first === 0x7b) return bytes;
-  const data = new URLSearchParams(Buffer.from(bytes).toString('utf8')).getAll('data');
-  if (data.length !== 1) {
+  const data = dataField(Buffer.from(bytes).toString('utf8'));
+  if (data === null) {
     return { code: 'invalid_body', message: 'Send the events as data=<base64 of their JSON>, once, in the query (GET) or the form body (POST); /import also takes a JSON array.' };
   }
-  const text = data[0]!.trim();
+  let text: string;
+  try {
+    text = decodeURIComponent(data.replaceAll('+', ' ')).trim();
+  } catch {
+    return { code: 'invalid_body', message: 'data= is not URL-encoded: a "%" must start an escape such as %2B.' };
+  }
   if (text.startsWith('{') || text.startsWith('[')) return Buffer.from(text, 'utf8');
   const b64 = text.replaceAll(' ', '+');
   if (b64 === '' || !BASE64.test(b64)) {
     return { code: 'invalid_body', message: 'data= is not base64: send the JSON of the events base64-encoded (a "+" sent unencoded is read as one).' };
   }
   return Buffer.from(b64, 'base64');
+}
+
+/**
+ * The one `data` field of a form or query, as sent (still URL-encoded); null
+ * when there is none or more than one. Found by searching for it rather than
+ * by parsing every field (URLSearchParams): a 1 MiB form of half a million
+ * empty fields took 220 ms of the thread that finds the keys of every client's
+ * bodies, against 10 to 30 ms for a 1 MiB JSON body.
+ */
+function dataField(form: string): string | null {
+  let found: string | null = null;
+  for (let at = form.indexOf('data='); at !== -1; at = form.indexOf('data=', at + 1)) {
+    if (at !== 0 && form.charCodeAt(at - 1) !== 0x26) continue;
+    if (found !== null) return null;
+    const end = form.indexOf('&', at);
+    found = form.slice(at + 5, end === -1 ? form.length : end);
+    if (end === -1) break;
+    at = end;
+  }
+  return found;
 }
 
 function firstNonSpace(bytes: Uint8Array): number | undefined {
