@@ -8,7 +8,7 @@ const MESSAGES: [string, Html | string][] = [
   ['/track, /import: an event', html`a <code>track</code> item: <code>properties.distinct_id</code> (or <code>$user_id</code>) its <code>distinct_id</code>, <code>$device_id</code> its <code>anonymous_id</code> when it is a browser person key (else its <code>distinct_id</code> when there is none), <code>time</code> (seconds or milliseconds) its <code>timestamp</code>, <code>$insert_id</code> its <code>insert_id</code>, the other properties its properties`],
   ['/track: $create_alias', html`an <code>alias</code> item: <code>properties.alias</code> is its <code>previous_id</code>`],
   ['/engage: $set, $set_once, $unset', html`an <code>identify</code> item of <code>$distinct_id</code>: <code>$set</code> its traits, <code>$set_once</code> its <code>set_once</code>, <code>$unset</code> its <code>unset</code>; Mixpanel's <code>$email</code>, <code>$phone</code>, <code>$name</code>, <code>$first_name</code>, <code>$last_name</code>, <code>$avatar</code> and <code>$created</code> are the traits without the <code>$</code>`],
-  ['/engage: $add, $append, $union, $remove, $delete', html`refused with ${anchor('unsupported_operation')}: a person's traits are set, set once or unset, never added to`],
+  ['/engage: $add, $append, $union, $remove, $delete, and any $ operation Inlet does not know', html`refused with ${anchor('unsupported_operation')}: a person's traits are set, set once or unset, never added to`],
   ['/groups: $set', html`a <code>group</code> item: <code>$group_key</code> its <code>group_type</code>, <code>$group_id</code> its <code>group_key</code>, <code>$set</code> its traits; any other operation is refused with ${anchor('unsupported_operation')}`],
 ];
 

@@ -60,6 +60,17 @@ describe('mixpanelItems', () => {
     expect([...mapped.refusals!]).toEqual([[1, [expect.objectContaining({ index: 1, code: 'unsupported_operation', field: '$add' })]]]);
   });
 
+  it('engage: an operation Inlet does not know is refused like one it does not keep, and the libraries\' own flags pass', () => {
+    const mapped = mixpanelItems([
+      { $distinct_id: 'u', $token: 't', $ip: '0', $ignore_time: true, $ignore_alias: true, $time: 2, $set: { a: 1 } },
+      { $distinct_id: 'u', $transactions: [{ $amount: 1 }] },
+      { $distinct_id: 'u', $set: { a: 1 }, $merge: { b: 2 } },
+    ], 'engage');
+    expect(mapped.refusals!.has(0)).toBe(false);
+    expect(mapped.refusals!.get(1)).toEqual([expect.objectContaining({ code: 'unsupported_operation', field: '$transactions' })]);
+    expect(mapped.refusals!.get(2)).toEqual([expect.objectContaining({ code: 'unsupported_operation', field: '$merge' })]);
+  });
+
   it('groups: $set as a group', () => {
     expect(mixpanelItems([{ $group_key: 'company', $group_id: 5, $set: { s: 1 } }], 'groups').items[0]).toEqual({ type: 'group', group_type: 'company', group_key: '5', properties: { s: 1 } });
     expect(mixpanelItems([{ $group_key: 'company', $group_id: 5, $set_once: { s: 1 } }], 'groups').refusals!.size).toBe(1);

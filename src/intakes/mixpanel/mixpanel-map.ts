@@ -44,10 +44,16 @@ const PEOPLE_NAMES: ReadonlyMap<string, string> = new Map([
   ['$avatar', 'avatar'], ['$created', 'created'],
 ]);
 
-/** People operations Inlet does not keep: a person's traits are set, set once and unset, never added to or appended. */
-const UNKEPT_PEOPLE = ['$add', '$append', '$union', '$remove', '$delete'] as const;
-/** Group operations Inlet does not keep: a group's traits are set. */
-const UNKEPT_GROUPS = ['$set_once', '$unset', '$union', '$remove', '$delete'] as const;
+/**
+ * What an update may name besides its data: its ids, its time and the
+ * libraries' own flags, then the operations Inlet keeps (a person's traits
+ * are set, set once and unset, never added to or appended; a group's are
+ * set). Any other \$ key is an operation Inlet does not keep ($add, $append,
+ * $union, $remove, $delete, or one it does not know): refused, never dropped.
+ */
+const UPDATE_FIELDS = ['$token', '$time', '$ip', '$ignore_time', '$ignore_alias', '$latitude', '$longitude'];
+const KEPT_PEOPLE: ReadonlySet<string> = new Set([...UPDATE_FIELDS, '$distinct_id', '$device_id', '$user_id', '$set', '$set_once', '$unset']);
+const KEPT_GROUPS: ReadonlySet<string> = new Set([...UPDATE_FIELDS, '$group_key', '$group_id', '$set']);
 
 const BASE64 = /^[A-Za-z0-9+/\-_]*={0,2}$/;
 
@@ -139,7 +145,8 @@ export function mixpanelItems(messages: unknown[], kind: MixpanelKind): MappedMe
   const items = messages.map((m, i) => {
     if (!isPlainObject(m)) return m;
     if (kind === 'track' || kind === 'import') return eventItem(m);
-    const unkept = (kind === 'engage' ? UNKEPT_PEOPLE : UNKEPT_GROUPS).filter((op) => Object.hasOwn(m, op));
+    const kept = kind === 'engage' ? KEPT_PEOPLE : KEPT_GROUPS;
+    const unkept = Object.keys(m).filter((k) => k.startsWith('$') && !kept.has(k));
     if (unkept.length > 0) {
       refusals.set(i, unkept.map((op) => unsupported(i, op, kind)));
       return {};
