@@ -38,6 +38,7 @@ import { sendRefusal } from './envelope.js';
 import { feedLive } from './live-feed.js';
 import { readBody, readHeld } from './read-body.js';
 import { type ItemTally, emptyFacts, tallyKept, tallyRefused } from './request-facts.js';
+import { planContext, recordWarnings, warningsOf } from './plan-step.js';
 import type { ItemCounts } from '../domain/outcomes/ledger.js';
 import { previousIdOf, recordChecked, recordWhole, sendable } from './outcome-answers.js';
 import { sampleText } from '../domain/outcomes/sample-text.js';
@@ -129,7 +130,7 @@ function answerTaken(r: IntakeRequest): void {
   const checked = r.checked!;
   const kept = r.kept!;
   if (r.options.validate) {
-    reply.code(200).send(dryRunAnswer(checked.items, kept, checked.dropped, checked.errors, checked.droppedKeys, req.id));
+    reply.code(200).send({ ...dryRunAnswer(checked.items, kept, checked.dropped, checked.errors, checked.droppedKeys, req.id), ...warningsOf(r) });
     return;
   }
   const { okStatus } = r.intake.answers;
@@ -138,7 +139,8 @@ function answerTaken(r: IntakeRequest): void {
   feedLive(deps.live, auth!.source.id, req.id, deps.clock(), okStatus, {
     count: checked.count, refused: checked.refused, errors: checked.errors, stored: { items: checked.items, outcomes: kept }, dropped: checked.dropped,
   });
-  reply.code(okStatus).send(batchAnswer(kept, checked.dropped, checked.errors, req.id));
+  recordWarnings(deps.collector.outcomes, r, r.arrival);
+  reply.code(okStatus).send({ ...batchAnswer(kept, checked.dropped, checked.errors, req.id), ...warningsOf(r) });
 }
 
 /** The 404 of a key whose project has the batch API off: both ways to switch it on, the console's and the command line's. */
@@ -332,6 +334,8 @@ export async function checkIntakeItems(r: IntakeRequest): Promise<Result> {
   // Counted when the limits see it, which may be after a wait for a check thread: a limiter's clock only moves on.
   const admit = (count: number) => admitItems(deps, req, reply, auth, count, deps.clock(), profile);
   const ctx = itemContext(auth, r.arrival, profile);
+  const plan = planContext(r);
+  if (plan !== undefined) ctx.plan = plan;
   if (intake.wire === null) {
     const checked = await deps.checks.check(r.body!.bytes, ctx, admit);
     if (isRefusal(checked)) return checked;

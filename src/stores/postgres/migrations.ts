@@ -2,6 +2,7 @@ import pg from 'pg';
 import { StoreUnavailableError } from '../port.js';
 import { DECLARED_SCHEMA } from '../sql/declared-schema.js';
 import { type SharedMigration, renderMigration } from '../sql/shared-migration.js';
+import { PLANS_MIGRATION } from '../sql/plans-migration.js';
 import { LOCK_NS } from './pool.js';
 import { ENSURE_EVENT_PARTITION, POSTGRES_OWN_SCHEMA } from './schema.js';
 
@@ -247,6 +248,8 @@ ${ENSURE_EVENT_PARTITION}  `,
   UPDATE destinations SET config = jsonb_strip_nulls(jsonb_build_object('url', url, 'table', table_name, 'secret', secret))::text;
   ALTER TABLE destinations ALTER COLUMN config DROP DEFAULT, DROP COLUMN url, DROP COLUMN table_name, DROP COLUMN secret;
   `,
+  // Version 16: tracking plans, their versions, and each source's plan (sql/plans-migration.ts).
+  PLANS_MIGRATION,
 ];
 
 /**

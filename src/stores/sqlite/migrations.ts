@@ -1,4 +1,5 @@
 import type { SharedMigration } from '../sql/shared-migration.js';
+import { PLANS_MIGRATION } from '../sql/plans-migration.js';
 import { moveToInsertIdSlots } from './migration-v2.js';
 import type { Db } from './open.js';
 
@@ -260,4 +261,6 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   ALTER TABLE destinations DROP COLUMN table_name;
   ALTER TABLE destinations DROP COLUMN secret;
   `,
+  // Version 20: tracking plans, their versions, and each source's plan (sql/plans-migration.ts).
+  PLANS_MIGRATION,
 ];

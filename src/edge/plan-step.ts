@@ -1,0 +1,109 @@
+/**
+ * A source's tracking plan in the intake pipeline (docs/plans.md): its
+ * version's rules found before the items are checked (so that a check thread
+ * holds them to it, with their own checks), and what the plan found applied
+ * once they are: refused in enforce, as any invalid item; kept with a warning
+ * in observe. Every intake goes through both steps, as through the others.
+ */
+import type { ItemError } from '../domain/items/fields/field-error.js';
+import type { OutcomeLedger } from '../domain/outcomes/ledger.js';
+import { sampleText } from '../domain/outcomes/sample-text.js';
+import type { PlanContext } from '../domain/plans/check.js';
+import type { CheckedBatch } from '../pipeline/checked-batch.js';
+import { type IntakeRequest, type Result, unavailable } from './intake-pipeline.js';
+import { previousIdOf, sendable } from './outcome-answers.js';
+
+/** A request's plan, as the steps below and the answer read it. */
+export interface RequestPlan {
+  context: PlanContext;
+  mode: 'observe' | 'enforce';
+  /** In observe: the items' warnings, for the answer. */
+  warnings: ItemError[];
+}
+
+const plans = new WeakMap<IntakeRequest, RequestPlan>();
+
+/** The plan the request's source checks, if any: its version's rules, read once per server (PlanBook). */
+export async function findPlan(r: IntakeRequest): Promise<Result> {
+  const plan = r.auth!.plan;
+  if (plan === null) return null;
+  let context: PlanContext | null;
+  try {
+    context = await r.deps.collector.plans.contextFor(plan);
+  } catch (e) {
+    return unavailable(r.req, e);
+  }
+  if (context !== null) plans.set(r, { context, mode: plan.mode, warnings: [] });
+  return null;
+}
+
+/** The plan's context for the item checks; none when the source checks no plan. */
+export function planContext(r: IntakeRequest): PlanContext | undefined {
+  return plans.get(r)?.context;
+}
+
+/**
+ * What the plan found, applied: in enforce each faulted item leaves the items
+ * to store for the errors and the refused (the verdict then sees them:
+ * strict=true, all_items_invalid); in observe it stays, with a warning.
+ */
+export function applyPlan(r: IntakeRequest): Result {
+  const plan = plans.get(r);
+  const checked = r.checked!;
+  const faults = checked.planFaults ?? [];
+  if (plan === undefined || faults.length === 0) return null;
+  if (plan.mode === 'observe') plan.warnings = faults;
+  else refuseFaulted(checked, faults);
+  return null;
+}
+
+/** The answer's `warnings`: present only when the source observes a plan. */
+export function warningsOf(r: IntakeRequest): { warnings: ItemError[] } | Record<string, never> {
+  const plan = plans.get(r);
+  return plan?.mode === 'observe' ? { warnings: plan.warnings } : {};
+}
+
+function refuseFaulted(checked: CheckedBatch, faults: ItemError[]): void {
+  const at = new Map(faults.map((f) => [f.index, f]));
+  const named = checked.items
+    .filter((i) => at.has(i.index))
+    .map((i) => ({
+      index: i.index, event: i.event, distinctId: i.distinctId,
+      sample: { text: sampleText(sendable(i)), distinctId: i.distinctId, anonymousId: i.anonymousId, previousId: previousIdOf(i) },
+    }));
+  checked.items = checked.items.filter((i) => !at.has(i.index));
+  checked.errors = [...checked.errors, ...faults].sort((a, b) => a.index - b.index);
+  checked.refused = [...checked.refused, ...named].sort((a, b) => a.index - b.index);
+}
+
+/**
+ * The warned items of a request taken in observe, for what became of every
+ * item: counted per code as `warned` and kept as samples, as refusals are. A
+ * warned item is also counted as stored (or as a repeat) with the write.
+ */
+export function recordWarnings(ledger: OutcomeLedger, r: IntakeRequest, at: number): void {
+  const plan = plans.get(r);
+  if (plan === undefined || plan.warnings.length === 0 || r.options.validate) return;
+  const auth = r.auth!;
+  const items = new Map(r.checked!.items.map((i) => [i.index, i]));
+  const counts = new Map<string, number>();
+  const samples = [];
+  for (const w of plan.warnings) {
+    counts.set(w.code, (counts.get(w.code) ?? 0) + 1);
+    const item = items.get(w.index);
+    if (item === undefined) continue;
+    const text = sampleText(sendable(item));
+    samples.push({
+      outcome: 'warned' as const, code: w.code, codes: [w.code], errors: JSON.stringify([w]), item: text.text, cut: text.cut, index: w.index,
+      distinctId: item.distinctId, anonymousId: item.anonymousId, previousId: previousIdOf(item),
+    });
+  }
+  for (const [code, n] of counts) ledger.count(auth.project.id, auth.source.id, at, 'warned', code, n);
+  ledger.record({
+    projectId: auth.project.id, sourceId: auth.source.id, requestId: r.req.id, receivedAt: at,
+    counts: { accepted: 0, duplicate: 0, dropped: NONE, refused: NONE }, samples,
+  });
+  r.req.facts!.warned = counts;
+}
+
+const NONE: ReadonlyMap<string, number> = new Map();
