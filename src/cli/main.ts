@@ -6,6 +6,7 @@ import { registerDataCommands } from './commands/data-commands.js';
 import { registerOutcomeCommands } from './commands/outcome-commands.js';
 import { registerDestinationCommands } from './commands/destination-commands.js';
 import { registerGroupCommands } from './commands/group-commands.js';
+import { registerPlanCommands } from './commands/plan-commands.js';
 import { registerSend } from './commands/send-command.js';
 import { registerServe } from './commands/serve.js';
 import { registerUserCommands } from './commands/user-commands.js';
@@ -42,6 +43,7 @@ export function makeProgram(io: CliIo): Command {
   registerOutcomeCommands(program);
   registerDestinationCommands(program);
   registerGroupCommands(program);
+  registerPlanCommands(program);
   registerUserCommands(program);
   registerSend(program);
   registerBackup(program);

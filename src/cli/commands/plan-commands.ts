@@ -1,0 +1,77 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { planAdmin } from '../../domain/plans/plan-admin.js';
+import { cliIo } from '../io.js';
+import { UsageError, parseWhole, runWithStore, table, withCommon } from '../context.js';
+
+const VERSION = { min: 1, max: 999_999_999 };
+
+/** A JSON file named on the command line, read from the command's directory. */
+export function readJsonFile(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(resolve(cliIo().cwd, file), 'utf8');
+  } catch (e) {
+    throw new UsageError(`Cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}.`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`${file} is not JSON: ${(e as Error).message}`);
+  }
+}
+
+const version = (v: string | undefined, flag: string): number | undefined => (v === undefined ? undefined : parseWhole(v, flag, VERSION));
+
+/** `inlet plan …`: tracking plans, their versions, and what they would refuse (docs/plans.md). */
+export function registerPlanCommands(program: Command): void {
+  const plan = program.command('plan').description('tracking plans: what each event must look like');
+  withCommon(plan.command('create').description('create a plan in a project (no version until a push)').requiredOption('--project <project>', 'project id').requiredOption('--name <name>', 'its name')).action((o) =>
+    runWithStore(o, ({ store }) => planAdmin(store, Date.now).create(o.project, o.name), (r) => `created plan ${r.id} (${r.name}) in ${r.project_id}`),
+  );
+  withCommon(plan.command('push').description('push a file of rules as the next version').argument('<plan>').argument('<file>', '{"rules": [...]}')).action((id, file, o) =>
+    runWithStore(
+      o,
+      ({ store }) => planAdmin(store, Date.now).push(id, readJsonFile(file)),
+      (r) => `plan ${r.id}: version ${r.version}, ${r.rules} rules (${r.changes.added.length} added, ${r.changes.changed.length} changed, ${r.changes.removed.length} removed)`,
+    ),
+  );
+  withCommon(
+    plan.command('pull').description("a version's rules, as push reads them").argument('<plan>').option('--version <v>', 'version (default: the latest)').option('--out <file>', 'write them to this file'),
+  ).action((id, o) =>
+    runWithStore(
+      o,
+      async ({ store }) => {
+        const r = await planAdmin(store, Date.now).pull(id, version(o.version, '--version'));
+        if (o.out !== undefined) writeFileSync(resolve(cliIo().cwd, o.out), `${JSON.stringify(r, null, 2)}\n`);
+        return r;
+      },
+      (r) => (o.out !== undefined ? `wrote ${r.rules.length} rules to ${o.out}` : JSON.stringify(r, null, 2)),
+    ),
+  );
+  withCommon(plan.command('list').description("a project's plans, with the sources using each").requiredOption('--project <project>', 'project id')).action((o) =>
+    runWithStore(
+      o,
+      ({ store }) => planAdmin(store, Date.now).list(o.project),
+      (rows) => table([['ID', 'NAME', 'LATEST', 'SOURCES'], ...rows.map((p) => [p.id, p.name, p.latest_version === null ? '-' : String(p.latest_version), p.sources.join(', ') || '-'])]),
+    ),
+  );
+  withCommon(plan.command('show').description('one version of a plan').argument('<plan>').option('--version <v>', 'version (default: the latest)')).action((id, o) =>
+    runWithStore(
+      o,
+      ({ store }) => planAdmin(store, Date.now).show(id, version(o.version, '--version')),
+      (r) => [`plan ${r.id} (${r.name}), version ${r.version} of ${r.latest_version}, pushed ${r.created_at}`, ...r.rules.map((x) => `  ${x.type} ${x.type === 'track' ? x.event : x.type === 'group' ? x.group_type : ''}`.trimEnd())].join('\n'),
+    ),
+  );
+  withCommon(plan.command('diff').description('the rules added, changed and removed from one version to another').argument('<plan>').argument('<v1>').argument('<v2>')).action((id, v1, v2, o) =>
+    runWithStore(
+      o,
+      ({ store }) => planAdmin(store, Date.now).diff(id, version(v1, 'V1')!, version(v2, 'V2')!),
+      (r) => [`plan ${r.id}, version ${r.from} to ${r.to}:`, ...r.added.map((k) => `  + ${k}`), ...r.changed.map((k) => `  ~ ${k}`), ...r.removed.map((k) => `  - ${k}`)].join('\n'),
+    ),
+  );
+  withCommon(plan.command('delete').description('delete a plan and its versions (refused while a source uses it)').argument('<plan>')).action((id, o) =>
+    runWithStore(o, ({ store }) => planAdmin(store, Date.now).delete(id), () => `deleted plan ${id}`),
+  );
+}
