@@ -189,6 +189,11 @@ describe.each(STORES)('tracking plans at intake on $name', (engine) => {
       expect(threads.stats.offThread).toBe(1);
       expect(res.accepted).toBe(1);
       expect(res.errors.map((e: { index: number; code: string; field: string }) => [e.index, e.code, e.field])).toEqual([[1, 'plan_violation', 'properties.amount']]);
+      // A pattern that would hold a backtracking engine for ever, on the thread: answered, and the thread takes the next body.
+      await withPlan(f, f.collector.store, 'enforce', { rules: { rules: [{ type: 'track', event: 'e', json_schema: { properties: { s: { pattern: '^(a+)+$' } } } }] } });
+      const hostile = (await send(f, { items: [{ event: 'e', distinct_id: 'u_1', properties: { s: `${'a'.repeat(4000)}!` } }, { event: 'e', distinct_id: 'u_1', properties: { s: 'aaa' } }] })).json();
+      expect(hostile.errors.map((e: { index: number; field: string }) => [e.index, e.field])).toEqual([[0, 'properties.s']]);
+      expect(threads.stats).toEqual({ offThread: 2, retried: 0 });
     } finally {
       await threads.close();
     }
