@@ -26,6 +26,8 @@ const { version } = JSON.parse(readFileSync(new URL('../../package.json', import
 export function makeProgram(io: CliIo): Command {
   const program = new Command('inlet')
     .version(version, '--version', 'print the version')
+    // `inlet --version` is the program's; after a command, --version is that command's own (plan pull, show, test).
+    .enablePositionalOptions()
     .description('Inlet: server-side event collection. Serve the batch API and administer what it serves.')
     .showHelpAfterError()
     .exitOverride()

@@ -126,11 +126,17 @@ export function registerAdminCommands(program: Command): void {
         if (Object.keys(patch).length === 0 && Object.values(planChange).every((v) => v === undefined)) {
           throw new UsageError('Nothing to change: give --filter-bots, --record-ip, --plan (or --no-plan), --plan-mode or --unplanned-events.');
         }
-        const plan = Object.values(planChange).some((v) => v !== undefined) ? await plans.setSourcePlan(id, planChange) : await plans.sourcePlan(id);
+        // The plan is shown when it is changed; the source's answer is otherwise as it was.
+        const plan = Object.values(planChange).some((v) => v !== undefined) ? { plan: await plans.setSourcePlan(id, planChange) } : {};
         const source = Object.keys(patch).length === 0 ? await admin.getSource(id) : await admin.updateSource(id, patch);
-        return { ...sourceJson(source), plan };
+        return { ...sourceJson(source), ...plan };
       },
-      (r) => `source ${r.id}: bot filter ${onOff(r.filter_bots)}, IP recording ${onOff(r.record_ip)}, plan ${r.plan.id === null ? 'none' : `${r.plan.id}${r.plan.version === null ? '' : `@${r.plan.version}`} (${r.plan.mode}, unplanned events ${r.plan.unplanned_events})`}`,
+      (r) => {
+        const base = `source ${r.id}: bot filter ${onOff(r.filter_bots)}, IP recording ${onOff(r.record_ip)}`;
+        if (!('plan' in r)) return base;
+        const p = r.plan;
+        return `${base}, plan ${p.id === null ? 'none' : `${p.id}${p.version === null ? '' : `@${p.version}`} (${p.mode}, unplanned events ${p.unplanned_events})`}`;
+      },
     ),
   );
   withCommon(source.command('list').description("list a project's sources").requiredOption('--project <project>', 'project id')).action((o) =>

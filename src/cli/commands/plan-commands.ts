@@ -1,7 +1,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { AdminError } from '../../domain/admin.js';
 import { planAdmin } from '../../domain/plans/plan-admin.js';
+import { PlanRefused } from '../../domain/plans/rules.js';
+import { fromSegment } from '../../domain/plans/segment-import.js';
+import { testLines } from '../../pipeline/plan-test.js';
+import { setExitCode } from '../io.js';
 import { cliIo } from '../io.js';
 import { UsageError, parseWhole, runWithStore, table, withCommon } from '../context.js';
 
@@ -73,5 +78,57 @@ export function registerPlanCommands(program: Command): void {
   );
   withCommon(plan.command('delete').description('delete a plan and its versions (refused while a source uses it)').argument('<plan>')).action((id, o) =>
     runWithStore(o, ({ store }) => planAdmin(store, Date.now).delete(id), () => `deleted plan ${id}`),
+  );
+  withCommon(
+    plan.command('test').description('check NDJSON items offline against a plan: what enforce would do with each line').argument('<plan>').argument('<file>', 'NDJSON, one item a line').option('--version <v>', 'version (default: the latest)'),
+  ).action((id, file, o) =>
+    runWithStore(
+      o,
+      async ({ store }) => {
+        const admin = planAdmin(store, Date.now);
+        const shown = await admin.show(id, version(o.version, '--version'));
+        let text: string;
+        try {
+          text = readFileSync(resolve(cliIo().cwd, file), 'utf8');
+        } catch (e) {
+          throw new UsageError(`Cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}.`);
+        }
+        const verdicts = testLines(text, { key: `${shown.id}@${shown.version}`, rules: JSON.stringify(shown.rules), unplanned: 'refuse' }, Date.now());
+        if (verdicts.some((v) => v.outcome === 'refused')) setExitCode(1);
+        return verdicts;
+      },
+      (rows) => rows.map((r) => `line ${r.line}: ${r.outcome}${r.errors.map((e) => `\n  ${e.code} ${e.field}: ${e.message}`).join('')}`).join('\n') || 'no items',
+    ),
+  );
+  withCommon(
+    plan
+      .command('import')
+      .description("make a plan from a Segment Protocols tracking plan's rules, as version 1")
+      .requiredOption('--from <tool>', 'segment')
+      .argument('<file>', '{"data": {"rules": [...]}} or {"rules": [...]}')
+      .requiredOption('--project <project>', 'project id')
+      .requiredOption('--name <name>', "the plan's name"),
+  ).action((file, o) =>
+    runWithStore(
+      o,
+      async ({ store }) => {
+        if (o.from !== 'segment') throw new UsageError(`--from takes segment, not "${o.from}".`);
+        let imported: ReturnType<typeof fromSegment>;
+        try {
+          imported = fromSegment(readJsonFile(file));
+        } catch (e) {
+          if (e instanceof PlanRefused) throw new AdminError(`Nothing was imported: ${e.message}`);
+          throw e;
+        }
+        const admin = planAdmin(store, Date.now);
+        // Checked before the plan is made, so that a refused import leaves nothing behind.
+        admin.check({ rules: imported.rules });
+        const made = await admin.create(o.project, o.name);
+        const pushed = await admin.push(made.id, { rules: imported.rules });
+        if (imported.skipped.length > 0) cliIo().stderr.write(`inlet: left out (no Inlet item for them): ${imported.skipped.join(', ')}\n`);
+        return { ...made, latest_version: pushed.version };
+      },
+      (r) => `imported plan ${r.id} (${r.name}) in ${r.project_id}: version ${r.latest_version}`,
+    ),
   );
 }

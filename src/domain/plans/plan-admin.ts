@@ -50,6 +50,18 @@ export function planAdmin(store: Store, clock: () => number) {
     return { version: v, rules: JSON.parse(found.rules) as PlanRule[], createdAt: found.createdAt };
   }
 
+  /** A file's rules, each schema compiled; refused (AdminError) naming the rule and why. */
+  function check(file: unknown): PlanRule[] {
+    try {
+      const rules = readRules(file);
+      compilePlan(rules);
+      return rules;
+    } catch (e) {
+      if (e instanceof PlanRefused) throw new AdminError(`The plan was not pushed: ${e.message}`);
+      throw e;
+    }
+  }
+
   return {
     async create(projectId: string, name: string): Promise<PlanView> {
       if ((await store.admin.getProject(projectId)) === null) throw new AdminError(`No project ${projectId}.`);
@@ -61,17 +73,12 @@ export function planAdmin(store: Store, clock: () => number) {
       return { id, project_id: projectId, name, latest_version: null };
     },
 
+    check,
+
     /** A new version from a file's rules, once every schema compiles (the refusal names the rule and why). */
     async push(planId: string, file: unknown): Promise<{ id: string; version: number; rules: number; changes: RuleChanges }> {
       const p = await plan(planId);
-      let rules: PlanRule[];
-      try {
-        rules = readRules(file);
-        compilePlan(rules);
-      } catch (e) {
-        if (e instanceof PlanRefused) throw new AdminError(`The plan was not pushed: ${e.message}`);
-        throw e;
-      }
+      const rules = check(file);
       const before = p.latestVersion === null ? [] : (await rulesOf(p, undefined)).rules;
       const version = await plans.pushVersion(p.id, JSON.stringify(rules), clock());
       return { id: p.id, version, rules: rules.length, changes: diffRules(before, rules) };
@@ -115,7 +122,7 @@ export function planAdmin(store: Store, clock: () => number) {
       const now = await plans.getSourcePlan(sourceId);
       if (source === null || now === null) throw new AdminError(`No source ${sourceId}.`);
       const next: SourcePlanSetting = { ...now };
-      if (change.plan === null) Object.assign(next, { planId: null, version: null, mode: 'off' });
+      if (change.plan === null) Object.assign(next, { planId: null, version: null, mode: 'off', unplannedEvents: null });
       else if (change.plan !== undefined) {
         const ref = parsePlanRef(change.plan);
         const p = await plan(ref.planId);
