@@ -39,7 +39,7 @@ export interface BenchConfig {
   out: string;
 }
 
-export const WORKLOADS = ['big', 'small', 'gzip', 'tenants', 'keyless'] as const;
+export const WORKLOADS = ['big', 'small', 'gzip', 'tenants', 'keyless', 'plan'] as const;
 export type WorkloadName = (typeof WORKLOADS)[number];
 
 type Env = Record<string, string | undefined>;

@@ -133,8 +133,8 @@ export function registerAdminCommands(program: Command): void {
       },
       (r) => {
         const base = `source ${r.id}: bot filter ${onOff(r.filter_bots)}, IP recording ${onOff(r.record_ip)}`;
-        if (!('plan' in r)) return base;
-        const p = r.plan;
+        const p = 'plan' in r ? r.plan : undefined;
+        if (p === undefined) return base;
         return `${base}, plan ${p.id === null ? 'none' : `${p.id}${p.version === null ? '' : `@${p.version}`} (${p.mode}, unplanned events ${p.unplanned_events})`}`;
       },
     ),

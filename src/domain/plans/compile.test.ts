@@ -54,6 +54,20 @@ describe('rules that compile', () => {
     expect(checkPlanItem(item('b', { mail: 'not-an-address' }), plan, 'refuse')).toMatchObject({ field: 'properties.mail' });
   });
 
+  it('hold each rule to its own pattern, however many patterns a version has', () => {
+    const plan = compilePlan(readRules({
+      rules: [
+        track('a', { properties: { i: { type: 'string', pattern: '^inv_[a-z]+$' } } }),
+        track('b', { properties: { c: { type: 'string', pattern: '^[A-Z]{3}$' } }, patternProperties: { '^x_': { type: 'number' } } }),
+      ],
+    }));
+    expect(checkPlanItem(item('a', { i: 'inv_abc' }), plan, 'refuse')).toBeNull();
+    expect(checkPlanItem(item('b', { c: 'EUR', x_1: 2 }), plan, 'refuse')).toBeNull();
+    expect(checkPlanItem(item('a', { i: 'EUR' }), plan, 'refuse')).toMatchObject({ field: 'properties.i' });
+    expect(checkPlanItem(item('b', { c: 'inv_abc' }), plan, 'refuse')).toMatchObject({ field: 'properties.c' });
+    expect(checkPlanItem(item('b', { x_1: 'two' }), plan, 'refuse')).toMatchObject({ field: 'properties.x_1' });
+  });
+
   it('list five violations at most, with path, keyword and what is expected, never the value sent', () => {
     const plan = compilePlan(readRules({ rules: [track('a', { required: ['r1', 'r2'], additionalProperties: false, properties: Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`p${i}`, { type: 'number' }])) })] }));
     const props = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`p${i}`, `secret-${i}`]));
