@@ -52,6 +52,7 @@ export const EXAMPLES: Record<string, string[]> = {
   'plan diff': ['inlet plan diff pln_7hQm2ZkTn4WcYx9R 1 2'],
   'plan delete': ['inlet plan delete pln_7hQm2ZkTn4WcYx9R'],
   'plan test': ['inlet plan test pln_7hQm2ZkTn4WcYx9R items.ndjson'],
+  'plan check': ['inlet plan check --source src_ae29intQ9vAM2YG6 --since 2026-11-01T00:00:00Z', 'inlet plan check --source src_ae29intQ9vAM2YG6 --since 2026-11-01T00:00:00Z --plan pln_7hQm2ZkTn4WcYx9R@2 --json'],
   'plan import': ['inlet plan import --from segment segment-rules.json --project prj_viacRO7TAMmJfycq --name checkout'],
   usage: ['inlet usage --project prj_viacRO7TAMmJfycq', 'inlet usage --project prj_viacRO7TAMmJfycq --month 2026-10 --json'],
   'browser identify': ['inlet browser identify --project prj_viacRO7TAMmJfycq --anonymous-id per_HKJqFuL1r0LT6BE8E6wNIQ --distinct-id cust_1042'],

@@ -2,7 +2,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { Collector } from '../../src/domain/collector.js';
+import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/fixture.js';
+import { ingestJob } from '../helpers/items.js';
 import { cliJson, provision, runCli } from '../helpers/cli.js';
 
 const tmp = tempDir('inlet-cli-plans-');
@@ -97,6 +100,35 @@ it('plan test checks NDJSON items offline, line by line, and exits 1 when enforc
   ]);
   const ok = await runCli(['plan', 'test', plan.id, file('ok.ndjson', lines.split('\n')[0]!), '--json'], env);
   expect(ok.code).toBe(0);
+});
+
+it('plan check holds the stored events of a period to a plan: what enforce would have refused, by code and event', async () => {
+  const dir = tempDir('inlet-cli-plan-check-');
+  const denv = { INLET_DATA_DIR: dir.dir };
+  try {
+    const p = await provision(denv);
+    const now = Date.now();
+    const collector = new Collector(SqliteStore.open(dir.dir));
+    await collector.ingest(ingestJob(
+      [
+        { type: 'track' as const, event: 'order_completed', distinctId: 'u', properties: { amount: 3 }, enrichment: { $source_id: p.source.id } },
+        { type: 'track' as const, event: 'order_completed', distinctId: 'u', properties: { amount: 'three' } },
+        { type: 'track' as const, event: 'unplanned', distinctId: 'u' },
+        { type: 'track' as const, event: 'signed_up', distinctId: 'u' },
+      ].map((x) => ({ ...x, timestamp: now - 60_000 })),
+      { projectId: p.project.id, sourceId: p.source.id, keyId: p.key.id, receivedAt: now },
+    ));
+    await collector.close();
+    const plan = await cliJson(['plan', 'create', '--project', p.project.id, '--name', 'later'], denv);
+    await cliJson(['plan', 'push', plan.id, file('later.json', V1)], denv);
+    const r = await cliJson(['plan', 'check', '--source', p.source.id, '--since', new Date(now - 3_600_000).toISOString(), '--plan', `${plan.id}@1`], denv);
+    expect(r).toMatchObject({ checked: 4, would_refuse: 2, by_code: { plan_violation: 1, unplanned_event: 1 }, by_event: { order_completed: 1, unplanned: 1 } });
+    expect(r.samples.map((s: { from: string; code: string; field: string }) => [s.from, s.code, s.field])).toEqual([['event', 'plan_violation', 'properties.amount'], ['event', 'unplanned_event', 'event']]);
+    const none = await runCli(['plan', 'check', '--source', p.source.id, '--since', '0', '--json'], denv);
+    expect(none.stderr).toContain('has no plan');
+  } finally {
+    dir.remove();
+  }
 });
 
 it('plan import --from segment reads a Protocols plan as its Public API returns it, as version 1', async () => {

@@ -2,13 +2,17 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { AdminError } from '../../domain/admin.js';
-import { planAdmin } from '../../domain/plans/plan-admin.js';
+import { parsePlanRef, planAdmin } from '../../domain/plans/plan-admin.js';
+import { formatCount } from '../numbers.js';
 import { PlanRefused } from '../../domain/plans/rules.js';
 import { fromSegment } from '../../domain/plans/segment-import.js';
 import { testLines } from '../../pipeline/plan-test.js';
 import { setExitCode } from '../io.js';
 import { cliIo } from '../io.js';
-import { UsageError, parseWhole, runWithStore, table, withCommon } from '../context.js';
+import { UsageError, parseTime, parseWhole, runWithStore, table, withCommon } from '../context.js';
+import { compilePlan } from '../../domain/plans/compile.js';
+import { checkPeriod } from '../../domain/plans/plan-check.js';
+import type { PlanRule } from '../../domain/plans/rules.js';
 
 const VERSION = { min: 1, max: 999_999_999 };
 
@@ -129,6 +133,40 @@ export function registerPlanCommands(program: Command): void {
         return { ...made, latest_version: pushed.version };
       },
       (r) => `imported plan ${r.id} (${r.name}) in ${r.project_id}: version ${r.latest_version}`,
+    ),
+  );
+  withCommon(
+    plan
+      .command('check')
+      .description("check a source's stored events and kept items of a period against a plan: what enforce would have refused")
+      .requiredOption('--source <source>', 'source id')
+      .requiredOption('--since <time>', 'ISO 8601 or epoch ms')
+      .option('--until <time>', 'ISO 8601 or epoch ms (default: now)')
+      .option('--plan <plan>', "plan id, or id@version (default: the source's plan)"),
+  ).action((o) =>
+    runWithStore(
+      o,
+      async ({ store }) => {
+        const since = parseTime(o.since, '--since');
+        const until = o.until === undefined ? Date.now() : parseTime(o.until, '--until');
+        const admin = planAdmin(store, Date.now);
+        const setting = await admin.sourcePlan(o.source);
+        const ref = o.plan !== undefined ? parsePlanRef(o.plan) : setting.id === null ? null : { planId: setting.id, version: setting.version };
+        if (ref === null) throw new UsageError(`Source ${o.source} has no plan: name one with --plan P[@V].`);
+        const shown = await admin.show(ref.planId, ref.version ?? undefined);
+        const err = cliIo().stderr;
+        // A progress line on a terminal, for long periods; nothing on a pipe.
+        const progress = err.isTTY ? (n: number) => err.write(`\rchecked ${formatCount(n)} items`) : undefined;
+        const report = await checkPeriod(store, { sourceId: o.source, since, until, plan: compilePlan(shown.rules as PlanRule[]), unplanned: setting.mode === 'enforce' && o.plan === undefined ? setting.unplanned_events : 'refuse', progress });
+        if (progress !== undefined) err.write('\n');
+        return report;
+      },
+      (r) =>
+        [
+          `checked ${formatCount(r.checked)} items: enforce would have refused ${formatCount(r.would_refuse)}`,
+          ...Object.entries(r.by_code).map(([code, n]) => `  ${code}: ${formatCount(n)}`),
+          ...Object.entries(r.by_event).map(([event, n]) => `  ${event}: ${formatCount(n)}`),
+        ].join('\n'),
     ),
   );
 }
