@@ -3,45 +3,32 @@
  * a plan's rules, versions and diff; a source's plan and mode changed by an admin, seen by the
  * next request; and its Plan violations by event and code with the newest kept item.
  */
-import { existsSync, mkdirSync } from 'node:fs';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planAdmin } from '../../src/domain/plans/plan-admin.js';
+import { NO_CHROMIUM, SHOTS, openBrowser } from '../helpers/chromium.js';
 import { type Fixture, makeFixture, send } from '../helpers/fixture.js';
 import { PASSWORD, makeUser } from '../console/helpers.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = 'test-results/console';
-const missing = !existsSync(CHROMIUM);
 
 const V1 = { rules: [{ type: 'track', event: 'order_completed', json_schema: { type: 'object', required: ['amount'], properties: { amount: { type: 'number' } } } }] };
 const V2 = { rules: [...V1.rules, { type: 'track', event: 'signed_up', json_schema: { type: 'object' } }] };
 
-describe.skipIf(missing && !process.env.CI)('tracking plans in the console, in chromium', () => {
+describe.skipIf(NO_CHROMIUM)('tracking plans in the console, in chromium', () => {
   let f: Fixture;
   let browser: Browser;
   let page: Page;
   let base: string;
   let planId: string;
-  const problems: string[] = [];
+  let problems: string[] = [];
 
   beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
     f = await makeFixture();
     await makeUser(f.collector, f.clock.now, 'admin@acme.test', { admin: true });
     const plans = planAdmin(f.collector.store, f.clock.now);
     planId = (await plans.create(f.projectId, 'checkout <main>')).id;
     await plans.push(planId, V1);
     await plans.push(planId, V2);
-    await f.app.listen({ port: 0, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${(f.app.server.address() as { port: number }).port}`;
-    f.app.inletBaseUrl = base;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'] });
-    page = await (await browser.newContext({ viewport: { width: 375, height: 800 } })).newPage();
-    page.on('pageerror', (e) => problems.push(e.message));
-    page.on('console', (m) => {
-      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(m.text());
-    });
+    ({ browser, page, base, problems } = await openBrowser(f));
   });
   afterAll(async () => {
     await browser?.close();
