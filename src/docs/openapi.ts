@@ -6,7 +6,7 @@
 import { STATUS_CODES } from 'node:http';
 import { REQUEST_ERRORS, type RequestErrorCode } from '../errors/codes.js';
 import { envelope } from '../edge/envelope.js';
-import type { Refusal } from '../pipeline/refusal.js';
+import type { Refusal } from '../domain/intake/refusal.js';
 import type { ItemError } from '../domain/items/fields/field-error.js';
 import { typesListed } from '../domain/ingest/item.js';
 import {

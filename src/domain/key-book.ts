@@ -1,4 +1,4 @@
-import { type AuthRecord, type KeyStore, StoreUnavailableError } from '../stores/port.js';
+import { type AuthRecord, type Store, StoreUnavailableError } from '../stores/port.js';
 import { KeyLookups } from './key-lookups.js';
 
 /**
@@ -10,7 +10,7 @@ import { KeyLookups } from './key-lookups.js';
 export class KeyBook {
   private readonly lookups: KeyLookups<AuthRecord>;
 
-  constructor(store: KeyStore) {
+  constructor(store: Pick<Store, 'lookUpKeys' | 'keyLookupLimitMs'>) {
     this.lookups = new KeyLookups(
       (hexes) => store.lookUpKeys(hexes.map((h) => Buffer.from(h, 'hex'))),
       store.keyLookupLimitMs,

@@ -19,7 +19,7 @@ import { withSafeErrors } from './log-error.js';
 import { observeRequests } from './observe.js';
 import { OPS_PATHS, opsRoutes } from './ops-routes.js';
 import { Readiness } from './readiness.js';
-import { emptyFacts } from './request-facts.js';
+import { emptyFacts } from '../domain/intake/facts.js';
 import { checkHostHeader } from './host.js';
 import { lingerOnClose } from './lingering-close.js';
 import { ReadBudget } from './read-budget.js';

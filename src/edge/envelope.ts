@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DEFAULT_RETRY_AFTER, REQUEST_ERRORS, type RequestErrorCode } from '../errors/codes.js';
 import type { ItemError } from '../domain/items/fields/field-error.js';
-import type { Refusal } from '../pipeline/refusal.js';
+import type { Refusal } from '../domain/intake/refusal.js';
 
 /** The body of every non-2xx answer. */
 export interface ErrorEnvelope {

@@ -18,10 +18,12 @@ import { ADMISSION_WAIT_MS } from './admission.js';
 import { MAX_BODY_BYTES } from './read-body.js';
 import { normaliseHost } from './host.js';
 import {
-  type IntakeDeps, type IntakeRequest, type Result, checkIntakeItems, finish, itemsVerdict, keyStep, queryStep, readIntakeBody, writeChecked,
+  type IntakeDeps, type IntakeRequest, type Result, checkIntakeItems, finish, keyStep, queryStep, readIntakeBody, runRequest,
 } from './intake-pipeline.js';
+import { itemsVerdict, writeChecked } from '../domain/intake/run.js';
+import { emptyFacts } from '../domain/intake/facts.js';
 import { checkBrowser, checkMethod } from './request-checks.js';
-import { applyPlan, findPlan } from './plan-step.js';
+import { applyPlan, findPlan } from '../domain/intake/plan.js';
 
 /** One check as the reference lists it: its name, what fails it (inline markdown), and the codes it answers with then. */
 export interface NamedCheck {
@@ -102,7 +104,7 @@ export const INTAKE_CHECKS: readonly Step[] = [
     ],
     run: readIntakeBody,
   },
-  // The version of the tracking plan the source checks, if any, for the item checks (plan-step.ts).
+  // The version of the tracking plan the source checks, if any, for the item checks (domain/intake/plan.ts).
   { checks: [], run: findPlan },
   {
     // On a check thread for a large body (CheckThreads): its items are checked there before the
@@ -115,7 +117,7 @@ export const INTAKE_CHECKS: readonly Step[] = [
     ],
     run: checkIntakeItems,
   },
-  // A source's own checks: its tracking plan (plan-step.ts) moves each item it refuses out of
+  // A source's own checks: its tracking plan (domain/intake/plan.ts) moves each item it refuses out of
   // r.checked.items into its errors and refused (as keptOrRefused does with the store's refusals);
   // the verdict below then sees them, and finish records them as any refused item.
   { checks: [], run: applyPlan },
@@ -155,6 +157,7 @@ export function intakeRoute(deps: IntakeDeps, intake: Intake) {
     const q = url.indexOf('?');
     const r: IntakeRequest = {
       deps, intake, req, reply, path: q === -1 ? url : url.slice(0, q), query: q === -1 ? '' : url.slice(q + 1),
+      request: runRequest(req, reply), facts: (req.facts ??= emptyFacts()),
       auth: undefined, options: NO_OPTIONS, body: undefined, keyInBody: false, arrival: 0, checked: undefined, outcomes: undefined, kept: undefined,
     };
     try {

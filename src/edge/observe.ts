@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Metrics } from '../metrics/metrics.js';
 import { clientGone } from './client-gone.js';
 import type { EdgeCounters } from './edge-counters.js';
-import { type ItemTally, total } from './request-facts.js';
+import { type ItemTally, total } from '../domain/intake/facts.js';
 
 /**
  * One log line and the metrics of every request, once it is answered. The

@@ -6,7 +6,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { echoed } from '../domain/echo.js';
-import { type Refusal, isRefusal } from '../pipeline/refusal.js';
+import { type Refusal, isRefusal } from '../domain/intake/refusal.js';
 import type { BodyEncoding } from '../intakes/intake.js';
 
 // Re-exported: the edge's modules have long taken them from here.

@@ -8,7 +8,7 @@ import { parentPort } from 'node:worker_threads';
 import { checkBatch, readBatch } from '../pipeline/checked-batch.js';
 import { packBatch, packItems } from '../pipeline/item-transfer.js';
 import type { WireMap } from '../pipeline/foreign-body.js';
-import { isRefusal } from '../pipeline/refusal.js';
+import { isRefusal } from '../domain/intake/refusal.js';
 import type { CheckReply, CheckRequest } from './check-threads.js';
 
 const port = parentPort!;

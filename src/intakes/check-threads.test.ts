@@ -3,7 +3,7 @@ import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Admit, type BatchContext, type CheckedBatch, checkBatchBody } from '../pipeline/checked-batch.js';
 import { CheckThreads, KEYLESS_WAITING, KEYLESS_WAITING_PER_ADDRESS, OFF_THREAD_MIN_BYTES } from './check-threads.js';
-import type { Refusal } from '../pipeline/refusal.js';
+import type { Refusal } from '../domain/intake/refusal.js';
 
 const NOW = Date.UTC(2026, 10, 24, 12);
 const CTX: BatchContext = { now: NOW, recordIp: true, source: { id: 'src_1', filterBots: true } };

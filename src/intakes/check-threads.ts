@@ -4,7 +4,7 @@ import { type Admit, type BatchContext, type CheckedBatch, checkBatchBody } from
 import { type CheckedMessages, type KeyFound, type WireShape, checkForeignBody } from '../pipeline/foreign-body.js';
 import { type ItemTuple, type TransferBatch, unpackBatch, unpackItems } from '../pipeline/item-transfer.js';
 import { KeylessGate } from '../pipeline/keyless-gate.js';
-import type { Refusal } from '../pipeline/refusal.js';
+import type { Refusal } from '../domain/intake/refusal.js';
 import { wireOf } from './registry.js';
 import { threadEntry } from '../thread-entry.js';
 

@@ -2,7 +2,7 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { BatchContext } from '../pipeline/checked-batch.js';
 import { type CheckedMessages, checkMessages, findKey, readMessages } from '../pipeline/foreign-body.js';
-import type { Refusal } from '../pipeline/refusal.js';
+import type { Refusal } from '../domain/intake/refusal.js';
 import { POSTHOG_WIRE } from './posthog/posthog-map.js';
 import { SEGMENT_WIRE } from './segment/segment-map.js';
 

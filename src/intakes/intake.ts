@@ -2,7 +2,8 @@
  * What an intake is: a wire format Inlet takes items in (its own batch API,
  * Segment's, PostHog's). An intake declares its routes and where its key is,
  * maps its bodies to items and Inlet's verdict to its answers; it runs
- * nothing itself. The one intake pipeline (edge/intake-pipeline.ts) takes
+ * nothing itself. The one intake pipeline (edge/intake-pipeline.ts, its rules in
+ * domain/intake/run.ts) takes
  * every request of every intake through the same steps, in the order of
  * edge/intake-checks.ts, and answers it at one exit. A new intake is a folder
  * beside the others and a line in registry.ts (docs/design.md, "Intakes").
@@ -10,18 +11,15 @@
 import type { BearerResult } from '../domain/keys.js';
 import type { WindowGroup } from '../domain/limits/policies.js';
 import type { WireMap, WireShape } from '../pipeline/foreign-body.js';
-import type { Refusal } from '../pipeline/refusal.js';
+import type { Refusal } from '../domain/intake/refusal.js';
 import type { ImportWindow } from '../domain/items/fields/timestamp.js';
 import type { Project } from '../stores/port.js';
+import type { IntakeAnswers, RunOptions } from '../domain/intake/run.js';
 
 export type BodyEncoding = 'identity' | 'gzip';
 
-/** What a request's query asks of the pipeline. */
-export interface QueryOptions {
-  /** A dry run (validate=true): checked and tried, nothing stored. */
-  validate: boolean;
-  /** All or nothing (strict=true): any invalid item refuses the request whole. */
-  strict: boolean;
+/** What a request's query asks of the pipeline: the rules' options, and how to read its body. */
+export interface QueryOptions extends RunOptions {
   /** The body's compression when the intake names it in the query (PostHog's ?compression=gzip-js); undefined leaves it to Content-Encoding. */
   encoding: BodyEncoding | undefined;
 }
@@ -40,14 +38,6 @@ export interface EndpointProfile {
   windows: WindowGroup;
   /** The timestamp rule: required and back to the retention for imports; absent for live batches. */
   importWindow(project: Project): ImportWindow | undefined;
-}
-
-/** How an intake answers a request the pipeline took, as its clients expect. */
-export interface IntakeAnswers {
-  /** Status of a request that was taken (some items may be refused). */
-  okStatus: 200 | 202;
-  /** Whether a request in which no item could be kept is refused whole (400 all_items_invalid). */
-  refuseAllInvalid: boolean;
 }
 
 export interface Intake {

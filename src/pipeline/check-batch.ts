@@ -1,4 +1,4 @@
-import type { Refusal } from './refusal.js';
+import type { Refusal } from '../domain/intake/refusal.js';
 import type { ItemContext } from '../domain/items/kind.js';
 import { checkItem } from './check-item.js';
 import type { EnrichedItem, PolicyDrop } from '../domain/items/enriched-item.js';

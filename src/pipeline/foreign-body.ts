@@ -15,7 +15,7 @@ import type { EnrichedItem } from '../domain/items/enriched-item.js';
 import type { ItemError } from '../domain/items/fields/field-error.js';
 import { gunzipSync } from 'node:zlib';
 import { BROKEN_GZIP, MAX_BODY_BYTES, bodyTooLarge, parseJsonBody } from './parse-body.js';
-import { type Refusal, isRefusal } from './refusal.js';
+import { type Refusal, isRefusal } from '../domain/intake/refusal.js';
 import { isPlainObject } from '../domain/items/fields/text.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Refusal } from './refusal.js';
+import type { Refusal } from '../domain/intake/refusal.js';
 
 /** 1 MiB: the most a body may be, as sent and once decompressed. */
 export const MAX_BODY_BYTES = 1_048_576;

@@ -2,7 +2,7 @@
  * The store port: everything Inlet asks of a database (`Store`), and the
  * engine contract, what an engine must provide for it (`Engine`, with the
  * ingest seam `IngestTx`, the few pieces of SQL that differ `SqlEngine`, and
- * the reads it tunes `EngineReads`): one file. The ingest engine
+ * delivery's positions `DestinationsEngine`): one file. The ingest engine
  * (domain/ingest), key lookup batching (domain/key-book.ts), key-use
  * batching (domain/key-uses.ts), the plan of retention (domain/retention.ts)
  * and the rules of erasure (domain/erasure.ts) live in the domain, once, and
@@ -13,15 +13,17 @@
  * key lookups, hand-written and tuned), its batching policy, the deletion of
  * events in short steps (retention and erasure), its lifecycle, a Kysely
  * instance over its connection with the few pieces of SQL that differ
- * (`sql`), and the reads it tunes to its own indexes. Its write queue and
- * caches, if it has any, are its own. Everything else a Store is (admin,
- * accounts, listings, reads, event pages, retention's and erasure's
- * bookkeeping) is built once from an Engine by stores/sql (sql-store.ts),
- * which also holds a Kysely default for every read an engine may leave out
- * (defaults.ts). An engine imports this file, stores/sql and its driver,
- * nothing above, and holds no rule of Inlet's. Every engine passes the same
- * conformance suite (test/conformance); see docs/design.md, "One data
- * layer", for how to add an engine or a table.
+ * (`sql`), and the two reads no query written once serves (a person's
+ * events, a page of people). Its write queue and caches, if it has any, are
+ * its own. Everything else a Store is (admin, accounts, listings, reads,
+ * event pages, retention's and erasure's bookkeeping) is built once from an
+ * Engine by stores/sql (sql-store.ts), which also holds a Kysely default for
+ * every read an engine may tune (defaults.ts): an engine's store class hands
+ * SqlStore the few it replaces, outside the contract. An engine imports this
+ * file, stores/sql and its driver, nothing above, and holds no rule of
+ * Inlet's. Every engine passes the same conformance suite
+ * (test/conformance); see docs/design.md, "One data layer", for how to add
+ * an engine or a table.
  *
  * The contract, for every engine:
  *
@@ -73,10 +75,10 @@
  * ListingStore, in port-console.ts) keep the same rules.
  */
 import type { AccountStore, ListingStore, PersonCursor } from './port-console.js';
-import type { DeliveryEvent, DestinationStore } from './port-destinations.js';
+import type { DestinationStore } from './port-destinations.js';
 import type { AuthPlan, PlanStore } from './port-plans.js';
 import type { OutcomeStore } from './port-outcomes.js';
-import type { CompiledQuery, Expression, Kysely } from 'kysely';
+import type { Expression, Kysely } from 'kysely';
 import type { SqlDialect } from './sql/dialects.js';
 import type { Database } from './sql/schema.js';
 
@@ -215,19 +217,12 @@ export interface PersonRef {
   kind: PersonKind;
 }
 
-/** An event as the ingest pass writes it. */
-export interface NewEventRow {
-  id: string;
+/** An event as the ingest pass writes it: a stored event's fields, with where it belongs. */
+export interface NewEventRow extends Omit<StoredEvent, 'personId' | 'properties'> {
   projectId: string;
   sourceId: string;
-  event: string;
-  distinctId: string | null;
-  anonymousId: string | null;
+  /** The person it is stored for. */
   personId: string;
-  sessionId: string | null;
-  timestamp: number;
-  receivedAt: number;
-  insertId: string | null;
   /** Properties and enrichment, as JSON text. */
   properties: string;
 }
@@ -679,8 +674,6 @@ export interface KeyStore {
    * leaving out any whose source, project or org is deleted. One statement at most.
    */
   lookUpKeys(hashes: Buffer[]): Promise<Map<string, AuthRecord>>;
-  /** The longest a lookup may take, waiting included, before it counts as failed. */
-  readonly keyLookupLimitMs: number;
   /**
    * Sets each key's last use to the later of what it holds and the time
    * given: one durable write, of its own (no transaction of the caller's, no
@@ -712,57 +705,36 @@ export interface Lifecycle {
   backup?(toFile: string): Promise<number>;
 }
 
-/** What an engine provides (see the contract above). */
+/**
+ * What an engine provides (see the contract above): 15 members, with the 3
+ * of IngestTx, the 5 of SqlEngine and the 2 of DestinationsEngine, 25 in
+ * all. What it may tune beyond these (the reads it shapes to its own indexes
+ * and threads, delivery's turns, its key lookup's time limit) is not part of
+ * the contract: each has a default in stores/sql/defaults.ts, and an
+ * engine's store class hands SqlStore only the ones it replaces.
+ */
 export interface Engine extends HotPath, Lifecycle {
   /** Its queries and dialect, for everything written once (stores/sql). */
   readonly sql: SqlEngine;
   /**
-   * Runs `fn`, a write off the ingest path that opens its own transaction if
-   * it needs one, in its turn with the engine's other writes (never inside a
-   * running ingest transaction). An engine that keeps anything in memory
-   * (SQLite's keys) learns here that it may have changed.
+   * Runs `fn`, a write off the ingest path, in its turn with the engine's
+   * other writes (never inside a running ingest transaction). With
+   * `transaction`, `fn` runs in one write transaction (an erasure's, its
+   * bookkeeping) isolated as an ingest transaction is; without, it opens its
+   * own if it needs one. An engine that keeps anything in memory (SQLite's
+   * keys and person links) learns here that it may have changed.
    */
-  write<T>(fn: () => Promise<T>): Promise<T>;
-  /**
-   * Runs `fn` in one write transaction (an erasure's, its bookkeeping),
-   * isolated as an ingest transaction is, in its turn with them.
-   */
-  writeTransaction<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T>;
-  /** The reads it shapes to its own indexes and threads. */
-  readonly reads: EngineReads;
+  write<T>(fn: (db: Kysely<Database>) => Promise<T>, opts?: { transaction?: boolean }): Promise<T>;
+  /** A person's latest events (merges followed), among the project's newest `scan`. */
+  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]>;
+  /** Up to `limit` people newest first, after the cursor, each with up to `ids` of its distinct ids. */
+  personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]>;
   /** ErasureStore.deleteErasedEvents, `touch` called before each step (it touches the record). */
   deleteErasedEvents(e: PendingErasure, steps: { touch: () => Promise<void>; stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }>;
   /** RetentionStore.expireEvents: one short step of the plan. */
   expireEvents(plan: ExpiryPlan, batch: number): Promise<ExpiryStep>;
-  /** Delivery's reads and positions, the engine's own way (sql/destinations.ts). */
+  /** Delivery's positions, the engine's own way (sql/destinations.ts). */
   readonly destinations: DestinationsEngine;
-}
-
-/**
- * The reads an engine tunes. Those marked optional have a default in
- * stores/sql/defaults.ts, one Kysely query on the engine's connection, so an
- * engine writes only what it must: PostgreSQL takes the default event pages,
- * SQLite (no index on events) walks its minute index instead.
- */
-export interface EngineReads {
-  /** A page of a source's events in its order, `limit` at most (never asked for less than one). */
-  eventPage?(q: PositionedPageQuery): Promise<EventRow[]>;
-  /** Where the source's event with this id stands; the id is a UUID in lower case. */
-  eventPosition?(sourceId: string, eventId: string): Promise<EventPosition | null>;
-  /**
-   * A query written once that scans many rows (the chart's and the source
-   * page's counts, group pages), run where such reads run: never on the
-   * SQLite connection that writes, within PostgreSQL's bound on them.
-   */
-  pageRows?<R>(query: CompiledQuery<R>): Promise<R[]>;
-  /** A person's latest events (merges followed), among the project's newest `scan`. */
-  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]>;
-  /** The project's people (merged persons left out), counted from persons_newest alone, where page reads run (`pageRows`). */
-  countPersons?(projectId: string): Promise<number>;
-  /** Up to `limit` people newest first, after the cursor, each with up to `ids` of its distinct ids. */
-  personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]>;
-  /** A project's distinct ids that start with `prefix`, in byte order, with their persons (a keystroke at a time). */
-  searchDistinctIds?(projectId: string, prefix: string, limit: number): Promise<{ distinct_id: string; person_id: string }[]>;
 }
 
 /**
@@ -804,39 +776,16 @@ export interface SqlEngine {
 
 /**
  * What an engine gives destinations, because it differs: how far a
- * project's events are safe to read and where a time stands among them;
- * where delivery's reads run, if not on the engine's connection at once.
+ * project's events are safe to read and where a time stands among them.
+ * Delivery's reads themselves are written once (sql/destinations.ts); an
+ * engine may tune them (sql/defaults.ts).
  */
 export interface DestinationsEngine {
-  /**
-   * The queries that read events for delivery run here: on SQLite a read-only
-   * connection of its own (the store's connection may be inside an ingest
-   * transaction, whose rows are not committed yet); on PostgreSQL the pool.
-   */
-  readonly reads?: SqlEngine;
-  /** The engine's turn for writes (SQLite's queue; PostgreSQL's at once). */
-  readonly write: WriteTurn;
-  /**
-   * Every query of delivery runs through here: on PostgreSQL a gate that
-   * lets delivery hold few of the pool's connections, whatever the number of
-   * destinations, so the write path always finds one.
-   */
-  readonly bound?: WriteTurn;
   /** port-destinations.ts, `head`: the position up to which the project's events are all readable. */
   head(projectId: string): Promise<number>;
-  /**
-   * The project's events past `after` up to `upTo`, in position order,
-   * `limit` at most: delivery's hot read (every event passes through it),
-   * hand-written where the engine's driver makes the shared query cost more
-   * (`readPastQuery` otherwise).
-   */
-  readPast?(projectId: string, after: number, upTo: number, limit: number): Promise<DeliveryEvent[]>;
   /** port-destinations.ts, `positionBefore`. */
   positionBefore(projectId: string, at: number): Promise<number>;
 }
-
-/** Runs a write in its turn (Engine.write). */
-export type WriteTurn = <T>(fn: () => Promise<T>) => Promise<T>;
 
 /**
  * Where an event stands among a source's events: its timestamp, then `seq`,
@@ -884,6 +833,8 @@ export interface PersonPageRow {
 
 /** What the rest of Inlet uses: an engine's request path, with everything off it built once. */
 export interface Store extends HotPath, Lifecycle, ReadStore, RetentionStore, ErasureStore {
+  /** The longest a key lookup may take, waiting included, before it counts as failed. */
+  readonly keyLookupLimitMs: number;
   readonly admin: AdminStore;
   /** Console accounts and sessions (port-console.ts). */
   readonly accounts: AccountStore;

@@ -6,7 +6,7 @@
  */
 import { echoed } from '../../domain/echo.js';
 import { readBearer } from '../../domain/keys.js';
-import type { Refusal } from '../../pipeline/refusal.js';
+import type { Refusal } from '../../domain/intake/refusal.js';
 import type { Intake, QueryOptions } from '../intake.js';
 import { ENDPOINTS } from './endpoints.js';
 

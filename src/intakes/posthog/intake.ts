@@ -9,7 +9,7 @@
 import { echoed } from '../../domain/echo.js';
 import { readBearer } from '../../domain/keys.js';
 import type { WireShape } from '../../pipeline/foreign-body.js';
-import type { Refusal } from '../../pipeline/refusal.js';
+import type { Refusal } from '../../domain/intake/refusal.js';
 import { LIVE } from '../batch/endpoints.js';
 import { type BodyEncoding, type Intake, NO_OPTIONS, type QueryOptions } from '../intake.js';
 import { POSTHOG_PATHS, POSTHOG_WIRE } from './posthog-map.js';

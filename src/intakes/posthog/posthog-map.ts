@@ -6,7 +6,7 @@
  */
 import type { BearerResult } from '../../domain/keys.js';
 import { isPlainObject } from '../../domain/items/fields/text.js';
-import { type Refusal, isRefusal } from '../../pipeline/refusal.js';
+import { type Refusal, isRefusal } from '../../domain/intake/refusal.js';
 import type { MappedMessages, PersonUpdate, WireMap } from '../../pipeline/foreign-body.js';
 import { correctedTimestamp, insertIdFor } from '../segment/segment-map.js';
 

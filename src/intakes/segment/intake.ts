@@ -8,7 +8,7 @@
 import { echoed } from '../../domain/echo.js';
 import { type BearerResult, readBearer } from '../../domain/keys.js';
 import type { WireShape } from '../../pipeline/foreign-body.js';
-import type { Refusal } from '../../pipeline/refusal.js';
+import type { Refusal } from '../../domain/intake/refusal.js';
 import { LIVE } from '../batch/endpoints.js';
 import type { Intake } from '../intake.js';
 import { SEGMENT_PATHS, SEGMENT_WIRE, type SegmentPath } from './segment-map.js';

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { BearerResult } from '../../domain/keys.js';
 import { INSERT_ID } from '../../domain/items/fields/ids.js';
 import { isPlainObject } from '../../domain/items/fields/text.js';
-import { type Refusal, isRefusal } from '../../pipeline/refusal.js';
+import { type Refusal, isRefusal } from '../../domain/intake/refusal.js';
 import type { WireMap } from '../../pipeline/foreign-body.js';
 
 /** The Segment message types, by their endpoint. */

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import { PageReadGate } from '../page-read-gate.js';
-import { atOnce } from '../sql/engine.js';
 import type { SqlEngine } from '../sql/engine.js';
 import type { DestinationsEngine } from '../port.js';
+import type { Tuning } from '../sql/defaults.js';
 import { deliveryReads } from '../sql/destinations.js';
 import type { DeliveryReads } from '../port-destinations.js';
 import { DEFAULT_TIMEOUTS, LOCK_NS, createPool } from './pool.js';
@@ -73,14 +73,13 @@ export class ProjectHeads {
 }
 
 /** Destinations on PostgreSQL: the head as ProjectHeads reads it, and delivery's queries within a gate of their own. */
-export function postgresDestinations(engine: SqlEngine): DestinationsEngine {
+export function postgresDestinations(engine: SqlEngine): DestinationsEngine & Pick<Tuning, 'deliveryTurn'> {
   const gate = new PageReadGate(DELIVERY_CONNECTIONS, Number.MAX_SAFE_INTEGER);
   const heads = new ProjectHeads(engine);
   let calls = 0;
   return {
-    write: atOnce,
     // Each call its own key: the gate shares answers of equal keys, and no two of these are the same.
-    bound: (fn) => gate.run(String(calls++), fn),
+    deliveryTurn: (fn) => gate.run(String(calls++), fn),
     head: (projectId) => heads.head(projectId),
     async positionBefore(projectId, at) {
       // Event ids are UUIDv7 of their arrival: the BRIN index on id reads only the ranges since `at`.
@@ -100,5 +99,6 @@ export function postgresDestinations(engine: SqlEngine): DestinationsEngine {
 export function postgresDeliveryReads(url: string, onError: (e: Error) => void): DeliveryReads {
   const pool = createPool(url, DEFAULT_TIMEOUTS, onError);
   const engine = postgresEngine(pool);
-  return deliveryReads(engine, postgresDestinations(engine), () => pool.end());
+  const destinations = postgresDestinations(engine);
+  return deliveryReads(engine, destinations, destinations, () => pool.end());
 }

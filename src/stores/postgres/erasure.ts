@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { PendingErasure } from '../port.js';
-import { serverError, unavailable } from './pool.js';
+import { rowsOf, serverError } from './pool.js';
 
 const DAY_MS = 86_400_000;
 
@@ -52,14 +52,14 @@ export async function deleteErased(
   let eventsDeleted = 0;
   const count = async (text: string, values: unknown[]): Promise<void> => {
     await steps.touch();
-    eventsDeleted += (await run<{ n: number }>(pool, text, values)).rows[0]!.n;
+    eventsDeleted += (await rowsOf<{ n: number }>(pool, text, values))[0]!.n;
   };
-  const [span] = (await run<{ lo: number | null; hi: number | null }>(pool, SQL.span, [e.projectId])).rows;
+  const [span] = await rowsOf<{ lo: number | null; hi: number | null }>(pool, SQL.span, [e.projectId]);
   if (span?.lo == null || span.hi == null) return { eventsDeleted, done: true };
   const pacing = { timeoutMs: statementMs, now: () => performance.now(), stopping: steps.stopping };
   const busyMs = async (ms: number): Promise<boolean> => {
-    for (const { id: source } of (await run<{ id: string }>(pool, SQL.sources, [e.projectId])).rows) {
-      const [seqs] = (await run<{ lo: string | null; hi: string | null }>(pool, SQL.seqsAt, [source, ms])).rows;
+    for (const { id: source } of await rowsOf<{ id: string }>(pool, SQL.sources, [e.projectId])) {
+      const [seqs] = await rowsOf<{ lo: string | null; hi: string | null }>(pool, SQL.seqsAt, [source, ms]);
       if (seqs?.lo == null || seqs.hi == null) continue;
       // Rows stored after the erasure began are not the erasure's.
       const end = Math.min(Number(seqs.hi), e.arrivedThrough) + 1;
@@ -159,12 +159,4 @@ async function inPacedRanges(
     from = to;
   }
   return true;
-}
-
-async function run<R extends pg.QueryResultRow>(c: pg.Pool | pg.PoolClient, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
-  try {
-    return await c.query<R>(text, values);
-  } catch (e) {
-    throw unavailable(e);
-  }
 }

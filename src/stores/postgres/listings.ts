@@ -2,7 +2,8 @@ import { CompiledQuery, type Kysely } from 'kysely';
 import type { PersonPageRow, SqlEngine, StoredEvent } from '../port.js';
 import type { PersonCursor } from '../port-console.js';
 import { PageReadGate } from '../page-read-gate.js';
-import { type EngineListingReads, distinctIdSearch } from '../sql/listings.js';
+import type { TunedReads } from '../sql/defaults.js';
+import { distinctIdSearch } from '../sql/listings.js';
 import type { Database } from '../sql/schema.js';
 
 /**
@@ -40,7 +41,7 @@ const PAGE_READS_WAITING = 8;
  * and array_agg, which Kysely would only wrap as raw SQL). All run through
  * the engine's Kysely instance, so failures are mapped there (sql-engine.ts).
  */
-export class PgListingReads implements Omit<EngineListingReads, 'countPersons'> {
+export class PgListingReads implements Pick<TunedReads, 'pageRows' | 'personPage' | 'personEvents' | 'searchDistinctIds'> {
   readonly gate = new PageReadGate(PAGE_READS_RUNNING, PAGE_READS_WAITING);
 
   private readonly db: Kysely<Database>;

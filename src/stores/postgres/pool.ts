@@ -83,6 +83,15 @@ export function unavailable(e: unknown): StoreUnavailableError {
   return new StoreUnavailableError(`PostgreSQL ${what} (SQLSTATE ${code}).`, { cause: e, refused });
 }
 
+/** The rows of one statement, its failure the port's (`unavailable`). */
+export async function rowsOf<R extends pg.QueryResultRow>(c: pg.Pool | pg.PoolClient, q: string | pg.QueryConfig, values?: unknown[]): Promise<R[]> {
+  try {
+    return (await c.query<R>(q, values)).rows;
+  } catch (e) {
+    throw unavailable(e);
+  }
+}
+
 /**
  * Runs `fn` between BEGIN and COMMIT (or ROLLBACK when `keep` is false) on one
  * pooled client. On failure the transaction is rolled back; a client whose

@@ -1,8 +1,12 @@
 import { AUTH_PLAN_COLUMNS, type AuthPlanRow, authPlan } from '../sql/auth-plan.js';
 import type pg from 'pg';
 import type { Kysely } from 'kysely';
-import type { AuthRecord, Batching, Engine, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure, SqlEngine } from '../port.js';
-import type { DestinationsEngine } from '../port.js';
+import type {
+  AuthRecord, Batching, DestinationsEngine, Engine, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure, PersonPageRow, SqlEngine, StoredEvent,
+} from '../port.js';
+import type { PersonCursor } from '../port-console.js';
+import type { Tuned } from '../sql/defaults.js';
+import { LIVE_KEYS } from '../sql/rows.js';
 import type { Database } from '../sql/schema.js';
 import { SqlStore } from '../sql/sql-store.js';
 import { postgresDestinations } from './destinations.js';
@@ -13,7 +17,7 @@ import { PgListingReads } from './listings.js';
 import { migrate } from './migrations.js';
 import { ensureDayPartitions } from './partitions.js';
 import { postgresEngine } from './sql-engine.js';
-import { DEFAULT_TIMEOUTS, type PgTimeouts, createPool, inTransaction, unavailable } from './pool.js';
+import { DEFAULT_TIMEOUTS, type PgTimeouts, createPool, inTransaction, rowsOf } from './pool.js';
 
 /** How often each server checks that the coming days have their event tables. */
 const PARTITION_CHECK_MS = 3600_000;
@@ -35,11 +39,7 @@ const AUTH_SQL = `SELECT k.id AS "keyId", k.hash, k.expires_at AS "expiresAt", k
     json_build_object('id', p.id, 'orgId', p.org_id, 'name', p.name, 'apiEnabled', p.api_enabled,
       'monthlyEventLimit', p.monthly_event_limit, 'retentionDays', p.retention_days, 'createdAt', p.created_at) AS project,
     ${AUTH_PLAN_COLUMNS}
-  FROM api_keys k
-  JOIN sources s ON s.id = k.source_id AND s.deleted_at IS NULL
-  JOIN projects p ON p.id = s.project_id AND p.deleted_at IS NULL
-  JOIN orgs o ON o.id = p.org_id AND o.deleted_at IS NULL
-  WHERE k.hash = ANY($1::bytea[])`;
+  FROM ${LIVE_KEYS} WHERE k.hash = ANY($1::bytea[])`;
 
 /**
  * A transaction per project+source: while one is in flight, later jobs of
@@ -58,11 +58,15 @@ class PostgresEngine implements Engine {
   readonly sql: SqlEngine;
   readonly destinations: DestinationsEngine;
   readonly batching = BATCHING;
-  /** A lookup asked while another hangs gets the bound of one on its own: a connection, then a statement. */
-  readonly keyLookupLimitMs: number;
   private readonly retention: PgRetention;
-  /** Event pages are stores/sql's default; the reads that scan, and the search, wait in the page-read gate. */
-  readonly reads: PgListingReads;
+  private readonly reads: PgListingReads;
+  /**
+   * Event pages and the count of people are stores/sql's defaults; the reads
+   * that scan, and the search, wait in the page-read gate, delivery's in a
+   * gate of its own. A key lookup asked while another hangs gets the bound
+   * of one on its own: a connection, then a statement.
+   */
+  readonly tuned: Tuned;
   private readonly partitionTimer: NodeJS.Timeout;
 
   constructor(
@@ -72,10 +76,17 @@ class PostgresEngine implements Engine {
     onBackgroundError: (e: unknown) => void,
   ) {
     this.sql = postgresEngine(pool);
-    this.destinations = postgresDestinations(this.sql);
-    this.reads = new PgListingReads(this.sql);
+    const destinations = postgresDestinations(this.sql);
+    const reads = new PgListingReads(this.sql);
+    this.destinations = destinations;
+    this.reads = reads;
     this.retention = new PgRetention(pool);
-    this.keyLookupLimitMs = timeouts.connectMs + timeouts.statementMs;
+    this.tuned = {
+      pageRows: (query) => reads.pageRows(query),
+      searchDistinctIds: (...a) => reads.searchDistinctIds(...a),
+      deliveryTurn: destinations.deliveryTurn,
+      keyLookupLimitMs: timeouts.connectMs + timeouts.statementMs,
+    };
     this.partitionTimer = setInterval(
       () => void ensureDayPartitions(pool, clock()).catch(onBackgroundError),
       PARTITION_CHECK_MS,
@@ -83,7 +94,7 @@ class PostgresEngine implements Engine {
   }
 
   async lookUpKeys(hashes: Buffer[]): Promise<Map<string, AuthRecord>> {
-    const { rows } = await this.query<Omit<AuthRecord, 'plan'> & AuthPlanRow>(AUTH_SQL, [hashes]);
+    const rows = await rowsOf<Omit<AuthRecord, 'plan'> & AuthPlanRow>(this.pool, AUTH_SQL, [hashes]);
     return new Map(rows.map((r) => {
       const { keyId, hash, expiresAt, revokedAt, source, project } = r;
       return [hash.toString('hex'), { keyId, hash, expiresAt, revokedAt, source, project, plan: authPlan(r) }];
@@ -92,7 +103,8 @@ class PostgresEngine implements Engine {
 
   /** One statement, outside any transaction. */
   async recordKeyUses(uses: Map<string, number>): Promise<void> {
-    await this.query(
+    await rowsOf(
+      this.pool,
       `UPDATE api_keys k SET last_used_at = greatest(coalesce(k.last_used_at, 0), u.at)
        FROM unnest($1::text[], $2::bigint[]) AS u(id, at) WHERE k.id = u.id`,
       [[...uses.keys()], [...uses.values()]],
@@ -104,12 +116,16 @@ class PostgresEngine implements Engine {
   }
 
   /** Writers run at once; a change of keys is seen by the next lookup, which always reads the database. */
-  write<T>(fn: () => Promise<T>): Promise<T> {
-    return fn();
+  write<T>(fn: (db: Kysely<Database>) => Promise<T>, opts: { transaction?: boolean } = {}): Promise<T> {
+    return opts.transaction === true ? this.sql.db.transaction().execute(fn) : fn(this.sql.db);
   }
 
-  writeTransaction<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
-    return this.sql.db.transaction().execute(fn);
+  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
+    return this.reads.personEvents(projectId, personId, limit, scan);
+  }
+
+  personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]> {
+    return this.reads.personPage(projectId, after, limit, ids);
   }
 
   deleteErasedEvents(e: PendingErasure, steps: { touch: () => Promise<void>; stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }> {
@@ -122,25 +138,21 @@ class PostgresEngine implements Engine {
   }
 
   async ping(): Promise<void> {
-    await this.query('SELECT 1', []);
+    await rowsOf(this.pool, 'SELECT 1');
   }
 
   async close(): Promise<void> {
     clearInterval(this.partitionTimer);
     await this.pool.end();
   }
-
-  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
-    try {
-      return await this.pool.query<R>(text, values);
-    } catch (e) {
-      throw unavailable(e);
-    }
-  }
 }
 
 /** The shared store: PostgreSQL (PostgresEngine), with everything off the ingest path written once (SqlStore). */
 export class PostgresStore extends SqlStore {
+  private constructor(engine: PostgresEngine) {
+    super(engine, engine.tuned);
+  }
+
   /** Connects, brings the schema up to date and makes the coming days' event tables. */
   static async connect(url: string, opts: PostgresStoreOptions = {}): Promise<PostgresStore> {
     const timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };

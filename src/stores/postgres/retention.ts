@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { ExpiryPlan, ExpiryStep } from '../port.js';
-import { LOCK_NS, inTransaction, unavailable } from './pool.js';
+import { LOCK_NS, inTransaction, rowsOf, unavailable } from './pool.js';
 
 const DAY_MS = 86_400_000;
 /** The day tables inlet_ensure_event_partition makes. */
@@ -49,14 +49,14 @@ export class PgRetention {
   constructor(private readonly pool: pg.Pool) {}
 
   async step(plan: ExpiryPlan, batch: number): Promise<ExpiryStep> {
-    const tables = (await this.query<{ name: string }>(SQL.dayTables, []))
+    const tables = (await rowsOf<{ name: string }>(this.pool, SQL.dayTables, []))
       .map((r) => ({ name: r.name, end: dayEnd(r.name) }))
       .filter((t): t is { name: string; end: number } => t.end !== null && t.end <= plan.allBefore)
       .sort((a, b) => a.end - b.end);
     if (tables.length > 0) return this.dropDay(tables[0]!.name, batch);
     let deleted = 0;
     for (const p of plan.cutoffs) {
-      const [r] = await this.query<{ n: number }>(SQL.expireRows, [p.projectId, p.before, batch - deleted]);
+      const [r] = await rowsOf<{ n: number }>(this.pool, SQL.expireRows, [p.projectId, p.before, batch - deleted]);
       deleted += r!.n;
       if (deleted >= batch) return { deleted, dropped: 0, more: true };
     }
@@ -66,7 +66,7 @@ export class PgRetention {
   private async dropDay(name: string, batch: number): Promise<ExpiryStep> {
     const table = pg.escapeIdentifier(name);
     const from = this.released.get(name) ?? ['', String(-Number.MAX_SAFE_INTEGER), String(-Number.MAX_SAFE_INTEGER)];
-    const [r] = await this.query<{ n: number; last: [string, string, string] | null }>(SQL.releaseClaims(table), [...from, batch]);
+    const [r] = await rowsOf<{ n: number; last: [string, string, string] | null }>(this.pool, SQL.releaseClaims(table), [...from, batch]);
     if (r!.n === batch) {
       this.released.set(name, r!.last!);
       return { deleted: 0, dropped: 0, more: true };
@@ -82,14 +82,6 @@ export class PgRetention {
     }
     this.released.delete(name);
     return { deleted: 0, dropped: 1, more: true };
-  }
-
-  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<R[]> {
-    try {
-      return (await this.pool.query<R>(text, values)).rows;
-    } catch (e) {
-      throw unavailable(e);
-    }
   }
 }
 

@@ -1,14 +1,13 @@
 import { type Selectable, sql } from 'kysely';
 import type { DeliveryEvent, DeliveryRead, DeliveryReads, DestinationConfig, DestinationRecord, DestinationStore } from '../port-destinations.js';
 import type { DestinationsEngine } from '../port.js';
+import type { Tuned, Tuning } from './defaults.js';
 import { type SqlEngine, type WriteTurn, atOnce } from './engine.js';
 import { eventRows } from './event-pages.js';
-import type { EngineListingReads } from './listings.js';
 import { isSet } from './rows.js';
 import type { Database } from './schema.js';
 
-
-/** `DestinationsEngine.readPast` as one query for both engines (PostgreSQL's; SQLite has its own). */
+/** The default of `Tuning.readPast`, one query for both engines (PostgreSQL's; SQLite has its own). */
 async function readPastQuery(engine: SqlEngine, projectId: string, after: number, upTo: number, limit: number): Promise<DeliveryEvent[]> {
   const rows = await eventRows(engine).select('e.source_id')
     .where('e.project_id', '=', projectId).where('e.seq', '>', after).where('e.seq', '<=', upTo)
@@ -27,32 +26,37 @@ const toRecord = (r: Selectable<Database['destinations']>): DestinationRecord =>
   lastError: r.last_error, lastDeliveredAt: r.last_delivered_at, createdAt: r.created_at,
 });
 
-/** Scans run where the engine's other delivery reads run: on the delivery thread, its own connection. */
-const scansOn = (engine: SqlEngine, e: DestinationsEngine): Pick<EngineListingReads, 'pageRows'> => ({
-  pageRows: (query) => (e.bound ?? atOnce)(async () => (await (e.reads ?? engine).db.executeQuery(query)).rows),
-});
+/** Refuses: the delivery thread only reads. */
+const readsOnly: WriteTurn = () => Promise.reject(new Error('Delivery reads only.'));
 
 /** Destinations, their cursors and leases, on either SQL engine (the contract: port-destinations.ts). */
 export class SqlDestinations implements DestinationStore {
   private readonly db;
-  private readonly e: Required<Omit<DestinationsEngine, 'reads'>>;
+  private readonly e: DestinationsEngine & Pick<Tuning, 'readPast'> & { write: WriteTurn; bound: WriteTurn };
+  /**
+   * Where the counts of what is past a cursor run (a lag counts up to a
+   * million events): in a server, the console's page reads (on SQLite their
+   * thread, never the connection that writes nor the thread that answers
+   * requests; on PostgreSQL their gate); on the delivery thread, its own
+   * connection, in delivery's turn.
+   */
+  private readonly scans: Pick<Tuning, 'pageRows'>;
 
   constructor(
     private readonly engine: SqlEngine,
     given: DestinationsEngine,
-    /**
-     * Where the counts of what is past a cursor run (a lag counts up to a
-     * million events): in a server, the console's page reads (on SQLite their
-     * thread, never the connection that writes nor the thread that answers
-     * requests; on PostgreSQL their gate); on the delivery thread, its own.
-     */
-    private readonly scans: Pick<EngineListingReads, 'pageRows'> = scansOn(engine, given),
+    /** The turn of its writes: Engine.write, or the engine's Tuning.destinationWrite. */
+    write: WriteTurn,
+    tuned: Tuned,
+    scans?: Pick<Tuning, 'pageRows'>,
   ) {
     this.db = engine.db;
+    const bound = tuned.deliveryTurn ?? atOnce;
     this.e = {
-      write: given.write, bound: given.bound ?? atOnce, head: (p) => given.head(p), positionBefore: (p, at) => given.positionBefore(p, at),
-      readPast: given.readPast === undefined ? (...a) => readPastQuery(engine, ...a) : (...a) => given.readPast!(...a),
+      write, bound, head: (p) => given.head(p), positionBefore: (p, at) => given.positionBefore(p, at),
+      readPast: tuned.readPast === undefined ? (...a) => readPastQuery(engine, ...a) : (...a) => tuned.readPast!(...a),
     };
+    this.scans = scans ?? { pageRows: (query) => bound(async () => (await engine.db.executeQuery(query)).rows) };
   }
 
   create(d: DestinationRecord): Promise<void> {
@@ -191,8 +195,8 @@ export class SqlDestinations implements DestinationStore {
 }
 
 /** Delivery's reads on the delivery thread, over the connection its engine opened for them, and how to end it. */
-export function deliveryReads(engine: SqlEngine, e: DestinationsEngine, close: () => Promise<void>): DeliveryReads {
-  const destinations = new SqlDestinations(engine, e);
+export function deliveryReads(engine: SqlEngine, e: DestinationsEngine, tuned: Tuned, close: () => Promise<void>): DeliveryReads {
+  const destinations = new SqlDestinations(engine, e, readsOnly, tuned);
   return {
     get: (id) => destinations.get(id),
     read: (...a) => destinations.read(...a),

@@ -1,9 +1,12 @@
 import type { Kysely } from 'kysely';
-import type { SqlEngine, WriteTurn } from '../port.js';
+import type { SqlEngine } from '../port.js';
 import type { Database } from './schema.js';
 
 // Named here too for delivery's files (sql/destinations.ts, */destinations.ts), which are reshaped on their own.
-export type { SqlEngine, WriteTurn } from '../port.js';
+export type { SqlEngine } from '../port.js';
+
+/** Runs a write in its turn (Engine.write, without a transaction of its own). */
+export type WriteTurn = <T>(fn: () => Promise<T>) => Promise<T>;
 
 /** The turn of an engine whose writers run at once. */
 export const atOnce: WriteTurn = (fn) => fn();

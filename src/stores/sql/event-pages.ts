@@ -1,4 +1,5 @@
-import type { EngineReads, EventCursor, EventPage, EventPageQuery, EventPages, EventPosition, EventRow, PositionedPageQuery, SqlEngine } from '../port.js';
+import type { EventCursor, EventPage, EventPageQuery, EventPages, EventPosition, EventRow, PositionedPageQuery, SqlEngine } from '../port.js';
+import type { Tuning } from './defaults.js';
 import { toStoredEvent } from './rows.js';
 
 /** The events table with each event's current person, selected as EventRow; an engine adds which rows and their order. */
@@ -16,7 +17,7 @@ const LOWEST = -Number.MAX_SAFE_INTEGER;
 const HIGHEST = Number.MAX_SAFE_INTEGER;
 
 /**
- * The default page (Engine.eventPage): one statement, a keyset range of an
+ * The default page (Tuning.eventPage, sql/defaults.ts): one statement, a keyset range of an
  * index on (source, timestamp, seq), PostgreSQL's events_source_time in every
  * day table it names. The bounds always travel as values (the whole range
  * when not given), so the range is bounded on both sides.
@@ -33,7 +34,7 @@ export function eventPage(engine: SqlEngine, q: PositionedPageQuery): Promise<Ev
     .orderBy('e.timestamp', dir).orderBy('e.seq', dir).limit(q.limit).execute();
 }
 
-/** The default position (Engine.eventPosition): by id (PostgreSQL's BRIN index on events.id costs the ingest path next to nothing). */
+/** The default position (Tuning.eventPosition): by id (PostgreSQL's BRIN index on events.id costs the ingest path next to nothing). */
 export async function eventPosition(engine: SqlEngine, sourceId: string, eventId: string): Promise<EventPosition | null> {
   const r = await engine.db.selectFrom('events').select(['timestamp', 'seq'])
     .where('id', '=', eventId).where('source_id', '=', sourceId).executeTakeFirst();
@@ -51,11 +52,11 @@ function positionOf(c: EventCursor): EventPosition {
   return { timestamp: timestamp!, seq: seq! };
 }
 
-/** Keyset pages over a source's events, on either SQL engine; the engine picks each page's rows (Engine.eventPage). */
+/** Keyset pages over a source's events, on either SQL engine; the engine picks each page's rows (Tuning.eventPage, sql/defaults.ts). */
 export class SqlEventPages implements EventPages {
   constructor(
     private readonly engine: SqlEngine,
-    private readonly reads: Required<Pick<EngineReads, 'eventPage' | 'eventPosition'>>,
+    private readonly reads: Pick<Tuning, 'eventPage' | 'eventPosition'>,
   ) {}
 
   async eventPage(q: EventPageQuery): Promise<EventPage> {

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { GroupListing, GroupPageQuery } from '../port-console.js';
 import type { SqlEngine } from '../port.js';
-import type { EngineListingReads } from './listings.js';
+import type { TunedReads } from './defaults.js';
+import { byGroup } from './groups.js';
 
 /**
  * Members counted per group at most: a group of millions would otherwise
@@ -14,7 +15,7 @@ export const MEMBERS_COUNTED = 10_000;
  * A project's group types, in byte order: a project has at most five
  * (docs/api.md), so the page offers them all.
  */
-export async function groupTypes(engine: SqlEngine, reads: EngineListingReads, projectId: string): Promise<string[]> {
+export async function groupTypes(engine: SqlEngine, reads: TunedReads, projectId: string): Promise<string[]> {
   const q = engine.db.selectFrom('group_types').select('group_type').where('project_id', '=', projectId).orderBy(engine.dialect.bytewise('group_type'));
   return (await reads.pageRows(q.compile())).map((r) => r.group_type);
 }
@@ -25,7 +26,7 @@ export async function groupTypes(engine: SqlEngine, reads: EngineListingReads, p
  * MEMBERS_COUNTED). One range of the groups' key per type (at most five),
  * where page reads run: never on the SQLite connection that writes.
  */
-export async function groupPage(engine: SqlEngine, reads: EngineListingReads, projectId: string, q: GroupPageQuery): Promise<GroupListing[]> {
+export async function groupPage(engine: SqlEngine, reads: TunedReads, projectId: string, q: GroupPageQuery): Promise<GroupListing[]> {
   const types = q.groupType === null ? await groupTypes(engine, reads, projectId) : [q.groupType];
   const out: GroupListing[] = [];
   for (const type of types) {
@@ -35,7 +36,7 @@ export async function groupPage(engine: SqlEngine, reads: EngineListingReads, pr
   return out;
 }
 
-async function ofType(engine: SqlEngine, reads: EngineListingReads, projectId: string, type: string, prefix: string, limit: number): Promise<GroupListing[]> {
+async function ofType(engine: SqlEngine, reads: TunedReads, projectId: string, type: string, prefix: string, limit: number): Promise<GroupListing[]> {
   const { db } = engine;
   const { bytewise, jsonText, startsWith } = engine.dialect;
   const page = db.selectFrom('project_groups as g')
@@ -49,21 +50,11 @@ async function ofType(engine: SqlEngine, reads: EngineListingReads, projectId: s
     .leftJoin('group_traits as t', (j) => j.onRef('t.project_id', '=', 'p.project_id').onRef('t.group_type', '=', 'p.group_type').onRef('t.group_key', '=', 'p.group_key'))
     .select(['p.group_type', 'p.group_key', 'p.created_at', 'p.members', 't.key', jsonText('t.value').as('value')])
     .orderBy(bytewise('p.group_key')).orderBy(bytewise('t.key'));
-  const rows = await reads.pageRows(query.compile());
-  const out: GroupListing[] = [];
-  let entries: [string, unknown][] = [];
-  for (const [i, r] of rows.entries()) {
-    if (r.key !== null) entries.push([r.key, JSON.parse(r.value as string)]);
-    const next = rows[i + 1];
-    if (next === undefined || next.group_key !== r.group_key) {
-      const members = Number(r.members);
-      // Object.fromEntries keeps a "__proto__" trait as data.
-      out.push({
-        groupType: r.group_type, groupKey: r.group_key, traits: Object.fromEntries(entries), createdAt: Number(r.created_at),
-        members: Math.min(members, MEMBERS_COUNTED), moreMembers: members > MEMBERS_COUNTED,
-      });
-      entries = [];
-    }
-  }
-  return out;
+  return byGroup(await reads.pageRows(query.compile()), (r, traits): GroupListing => {
+    const members = Number(r.members);
+    return {
+      groupType: r.group_type, groupKey: r.group_key, traits, createdAt: Number(r.created_at),
+      members: Math.min(members, MEMBERS_COUNTED), moreMembers: members > MEMBERS_COUNTED,
+    };
+  });
 }

@@ -3,6 +3,25 @@ import type { GroupListQuery, GroupStore, GroupSummary, GroupView, SqlEngine } f
 /** The most members a group's view lists. */
 export const MAX_MEMBERS_SHOWN = 1000;
 
+/**
+ * Rows of groups joined with their traits (one per trait, or one with a null
+ * key for a group with none), in group order, as one `make` a group with its traits.
+ */
+export function byGroup<R extends { group_type: string; group_key: string; key: string | null; value: unknown }, G>(rows: R[], make: (r: R, traits: Record<string, unknown>) => G): G[] {
+  const out: G[] = [];
+  let entries: [string, unknown][] = [];
+  for (const [i, r] of rows.entries()) {
+    if (r.key !== null) entries.push([r.key, JSON.parse(r.value as string)]);
+    const next = rows[i + 1];
+    if (next === undefined || next.group_type !== r.group_type || next.group_key !== r.group_key) {
+      // Object.fromEntries keeps a "__proto__" trait as data.
+      out.push(make(r, Object.fromEntries(entries)));
+      entries = [];
+    }
+  }
+  return out;
+}
+
 /** Groups as the CLI reads them, on either SQL engine. */
 export class SqlGroups implements GroupStore {
   constructor(private readonly engine: SqlEngine) {}
@@ -37,17 +56,6 @@ export class SqlGroups implements GroupStore {
       .leftJoin('group_traits as t', (j) => j.onRef('t.project_id', '=', 'g.project_id').onRef('t.group_type', '=', 'g.group_type').onRef('t.group_key', '=', 'g.group_key'))
       .select(['g.group_type', 'g.group_key', 'g.created_at', 't.key', jsonText('t.value').as('value')])
       .orderBy(bytewise('g.group_type')).orderBy(bytewise('g.group_key')).orderBy(bytewise('t.key')).execute();
-    const out: GroupSummary[] = [];
-    let entries: [string, unknown][] = [];
-    for (const [i, r] of rows.entries()) {
-      if (r.key !== null) entries.push([r.key, JSON.parse(r.value as string)]);
-      const next = rows[i + 1];
-      if (next === undefined || next.group_type !== r.group_type || next.group_key !== r.group_key) {
-        // Object.fromEntries keeps a "__proto__" trait as data.
-        out.push({ groupType: r.group_type, groupKey: r.group_key, traits: Object.fromEntries(entries), createdAt: r.created_at });
-        entries = [];
-      }
-    }
-    return out;
+    return byGroup(rows, (r, traits) => ({ groupType: r.group_type, groupKey: r.group_key, traits, createdAt: r.created_at }));
   }
 }

@@ -1,13 +1,12 @@
-import type { EngineReads, Org, Project, Source, SqlEngine, StoredEvent } from '../port.js';
+import type { Org, Project, Source, SqlEngine, StoredEvent } from '../port.js';
 import type { GroupListing, GroupPageQuery, ListingStore, PersonCursor, PersonListing } from '../port-console.js';
+import type { TunedReads } from './defaults.js';
 import { groupPage, groupTypes } from './group-pages.js';
 import { toOrg, toProject, toSource } from './rows.js';
 
 /** Distinct ids a listed person shows. */
 const SHOWN_IDS = 3;
 
-/** The listing reads an engine may tune, each answered (stores/sql/defaults.ts fills those it leaves out). */
-export type EngineListingReads = Required<Pick<EngineReads, 'pageRows' | 'personEvents' | 'countPersons' | 'personPage' | 'searchDistinctIds'>>;
 
 /** A project's distinct ids that start with `prefix`, in byte order, with their persons (the plan tests read it). */
 export function distinctIdSearch(engine: SqlEngine, projectId: string, prefix: string, limit: number) {
@@ -23,7 +22,7 @@ export function distinctIdSearch(engine: SqlEngine, projectId: string, prefix: s
 export class SqlListings implements ListingStore {
   constructor(
     private readonly engine: SqlEngine,
-    private readonly reads: EngineListingReads,
+    private readonly reads: TunedReads,
   ) {}
 
   async listOrgs(): Promise<Org[]> {

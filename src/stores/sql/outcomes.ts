@@ -3,9 +3,9 @@ import {
   type KeptSample, type Outcome, type OutcomeCount, type OutcomeQuery, type OutcomeRow, type OutcomeStore, type SampleBounds, type SampleQuery,
   type StoredSample, sampleBytes, withheld,
 } from '../port-outcomes.js';
-import type { SqlEngine, WriteTurn } from '../port.js';
-import { SqlStorePart } from './engine.js';
-import type { EngineListingReads } from './listings.js';
+import type { SqlEngine } from '../port.js';
+import { SqlStorePart, type WriteTurn } from './engine.js';
+import type { TunedReads } from './defaults.js';
 import { isSet } from './rows.js';
 import type { Database } from './schema.js';
 
@@ -18,7 +18,7 @@ export class SqlOutcomes extends SqlStorePart implements OutcomeStore {
     engine: SqlEngine,
     write: WriteTurn,
     /** Where the reads of counts run: a month of a project's minutes is many rows (on SQLite, off the connection that writes). */
-    private readonly pageReads: Pick<EngineListingReads, 'pageRows'>,
+    private readonly pageReads: Pick<TunedReads, 'pageRows'>,
   ) {
     super(engine, write);
   }
@@ -78,21 +78,20 @@ export class SqlOutcomes extends SqlStorePart implements OutcomeStore {
     return this.pageReads.pageRows(query.compile());
   }
 
-  async expireCounts(cutoffs: { projectId: string; before: number }[]): Promise<number> {
-    let deleted = 0;
-    for (const c of cutoffs) {
-      const r = await this.write(() => this.db.deleteFrom('outcome_counts')
-        .where('project_id', '=', c.projectId).where('minute', '<', c.before).executeTakeFirst());
-      deleted += Number(r.numDeletedRows);
-    }
-    return deleted;
+  expireCounts(cutoffs: { projectId: string; before: number }[]): Promise<number> {
+    return this.expire('outcome_counts', 'minute', cutoffs);
   }
 
-  async expireSamples(cutoffs: { projectId: string; before: number }[]): Promise<number> {
+  expireSamples(cutoffs: { projectId: string; before: number }[]): Promise<number> {
+    return this.expire('item_samples', 'received_at', cutoffs);
+  }
+
+  /** Deletes each project's rows of `table` whose `time` is before its cutoff, a statement per project. */
+  private async expire(table: 'outcome_counts' | 'item_samples', time: 'minute' | 'received_at', cutoffs: { projectId: string; before: number }[]): Promise<number> {
     let deleted = 0;
     for (const c of cutoffs) {
-      const r = await this.write(() => this.db.deleteFrom('item_samples')
-        .where('project_id', '=', c.projectId).where('received_at', '<', c.before).executeTakeFirst());
+      const r = await this.write(() => this.db.deleteFrom(table)
+        .where('project_id', '=', c.projectId).where(sql.ref(time), '<', c.before).executeTakeFirst());
       deleted += Number(r.numDeletedRows);
     }
     return deleted;

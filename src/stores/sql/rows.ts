@@ -3,6 +3,12 @@ import type { EventRow, KeyRecord, Org, Project, Source, StoredEvent } from '../
 import type { SessionRecord, UserRecord } from '../port-console.js';
 import type { Database } from './schema.js';
 
+/** The keys whose source, project and organization are live, as `k`, `s`, `p`: what each engine's key lookup reads from. */
+export const LIVE_KEYS = `api_keys k
+  JOIN sources s ON s.id = k.source_id AND s.deleted_at IS NULL
+  JOIN projects p ON p.id = s.project_id AND p.deleted_at IS NULL
+  JOIN orgs o ON o.id = p.org_id AND o.deleted_at IS NULL`;
+
 /** A yes/no column as read on either engine (1 on SQLite, true on PostgreSQL). */
 export const isSet = (v: boolean | number): boolean => v === true || v === 1;
 

@@ -5,7 +5,7 @@ import type {
 } from '../port.js';
 import { SqlAccounts } from './accounts.js';
 import { SqlAdmin } from './admin.js';
-import { tunedReads } from './defaults.js';
+import { type Tuned, tunedReads } from './defaults.js';
 import { SqlErasureTx } from './erasure.js';
 import { SqlDestinations } from './destinations.js';
 import { SqlEventPages } from './event-pages.js';
@@ -35,19 +35,23 @@ export class SqlStore implements Store {
   private readonly groups: SqlGroups;
   readonly backup?: (toFile: string) => Promise<number>;
 
-  constructor(protected readonly engine: Engine) {
+  constructor(
+    protected readonly engine: Engine,
+    /** What the engine tunes its own way (sql/defaults.ts); the defaults answer the rest. */
+    tuned: Tuned = {},
+  ) {
     const { sql } = engine;
-    const reads = tunedReads(sql, engine.reads);
-    const write = <T>(fn: () => Promise<T>): Promise<T> => engine.write(fn);
+    const reads = tunedReads(sql, engine, tuned);
+    const write = <T>(fn: () => Promise<T>): Promise<T> => engine.write(() => fn());
     this.batching = engine.batching;
-    this.keyLookupLimitMs = engine.keyLookupLimitMs;
+    this.keyLookupLimitMs = tuned.keyLookupLimitMs ?? Infinity;
     this.admin = new SqlAdmin(sql, write);
     this.accounts = new SqlAccounts(sql, write);
     this.outcomes = new SqlOutcomes(sql, write, reads);
     this.listings = new SqlListings(sql, reads);
     this.eventPages = new SqlEventPages(sql, reads);
     this.reads = new SqlReads(sql, this.eventPages);
-    this.destinations = new SqlDestinations(sql, engine.destinations, reads);
+    this.destinations = new SqlDestinations(sql, engine.destinations, tuned.destinationWrite ?? write, tuned, reads);
     this.groups = new SqlGroups(sql);
     this.plans = new SqlPlans(sql, write);
     if (engine.backup !== undefined) this.backup = (toFile) => engine.backup!(toFile);
@@ -97,15 +101,14 @@ export class SqlStore implements Store {
   }
 
   erasureTransaction<T>(fn: (tx: ErasureTx) => Promise<T>): Promise<T> {
-    return this.engine.writeTransaction((db) => fn(new SqlErasureTx(this.engine, db)));
+    return this.engine.write((db) => fn(new SqlErasureTx(this.engine, db)), { transaction: true });
   }
 
   async staleErasures(idleMs: number): Promise<PendingErasure[]> {
     const q = this.engine.sql;
-    const rows = await this.engine.writeTransaction((db) =>
+    const rows = await this.engine.write((db) =>
       db.selectFrom('pending_erasures').select(['id', 'project_id', 'person_ids', 'through_seq'])
-        .where('touched_at', '<=', sql<number>`${q.clock()} - ${idleMs}`).orderBy('id').execute(),
-    );
+        .where('touched_at', '<=', sql<number>`${q.clock()} - ${idleMs}`).orderBy('id').execute(), { transaction: true });
     return rows.map((r) => ({ id: r.id, projectId: r.project_id, personIds: q.dialect.idsOf(r.person_ids), arrivedThrough: r.through_seq }));
   }
 
@@ -116,7 +119,7 @@ export class SqlStore implements Store {
   }
 
   async endErasure(id: number): Promise<void> {
-    await this.engine.writeTransaction((db) => db.deleteFrom('pending_erasures').where('id', '=', id).execute());
+    await this.engine.write((db) => db.deleteFrom('pending_erasures').where('id', '=', id).execute(), { transaction: true });
   }
 
   async prepareToServe(): Promise<void> {

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import type { DeliveryEvent, DeliveryReads } from '../port-destinations.js';
-import type { WriteTurn } from '../sql/engine.js';
 import type { DestinationsEngine } from '../port.js';
+import type { Tuning } from '../sql/defaults.js';
 import { deliveryReads } from '../sql/destinations.js';
 import { type Db, sqliteFile } from './open.js';
 import { sqliteEngine } from './sql-engine.js';
@@ -20,8 +20,8 @@ import { sqliteEngine } from './sql-engine.js';
 /** A row of the read past a cursor, in the statement's column order. */
 type PastRow = [number, string, string, string, string, string | null, string, string | null, number, number, string | null, string];
 
-/** Delivery's part of SQLite, and the end of its read connection, which the store closes with its own. */
-export function sqliteDestinations(db: Db, write: WriteTurn, given: Db | null = null): DestinationsEngine & { close(): void } {
+/** Delivery's part of SQLite, its own read past a cursor, and the end of its read connection, which the store closes with its own. */
+export function sqliteDestinations(db: Db, given: Db | null = null): DestinationsEngine & Pick<Tuning, 'readPast'> & { close(): void } {
   let reader: Db | null = given;
   const open = (): Db => {
     if (reader !== null) return reader;
@@ -31,8 +31,6 @@ export function sqliteDestinations(db: Db, write: WriteTurn, given: Db | null = 
     reader.pragma('busy_timeout = 0');
     return reader;
   };
-  let engine: ReturnType<typeof sqliteEngine> | null = null;
-  const reads = () => (engine ??= sqliteEngine(open()));
   const stmt = (text: string) => open().prepare(text);
   let s: { newest: Database.Statement; lo: Database.Statement; atOrAfter: Database.Statement; past: Database.Statement } | null = null;
   const statements = () =>
@@ -50,10 +48,6 @@ export function sqliteDestinations(db: Db, write: WriteTurn, given: Db | null = 
       ).raw(true),
     });
   return {
-    get reads() {
-      return reads();
-    },
-    write,
     head: async () => (statements().newest.get() as number | null) ?? 0,
     async readPast(projectId, after, upTo, limit) {
       const rows = statements().past.all(projectId, after, upTo, limit) as PastRow[];
@@ -81,7 +75,6 @@ export function sqliteDestinations(db: Db, write: WriteTurn, given: Db | null = 
     close() {
       if (given === null) reader?.close();
       reader = null;
-      engine = null;
       s = null;
     },
   };
@@ -94,8 +87,8 @@ export function sqliteDestinations(db: Db, write: WriteTurn, given: Db | null = 
 export function sqliteDeliveryReads(dataDir: string): DeliveryReads {
   const db = new Database(sqliteFile(dataDir), { readonly: true, fileMustExist: true });
   db.pragma('busy_timeout = 5000');
-  const refuse: WriteTurn = () => Promise.reject(new Error('Delivery reads only.'));
-  return deliveryReads(sqliteEngine(db), sqliteDestinations(db, refuse, db), async () => {
+  const destinations = sqliteDestinations(db, db);
+  return deliveryReads(sqliteEngine(db), destinations, destinations, async () => {
     db.close();
   });
 }

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import type { EngineReads, EventPosition, EventRow, PositionedPageQuery, SqlEngine } from '../port.js';
+import type { EventPosition, EventRow, PositionedPageQuery, SqlEngine } from '../port.js';
+import type { Tuning } from '../sql/defaults.js';
 import { eventRows } from '../sql/event-pages.js';
 import type { Db } from './open.js';
 
@@ -28,7 +29,7 @@ const STRAY_STEPS_MS = [0, 1_000, 60_000];
  * read by seq with the query written once (eventRows), compiled here and run
  * in that same transaction.
  */
-export class SqliteEventPages implements Required<Pick<EngineReads, 'eventPage' | 'eventPosition'>> {
+export class SqliteEventPages implements Pick<Tuning, 'eventPage' | 'eventPosition'> {
   private readonly s;
   /** For tests: cursor lookups that had to read the whole table. */
   readonly stats = { wholeTableReads: 0 };

@@ -1,10 +1,7 @@
 import { CompiledQuery, type Kysely } from 'kysely';
-import type { EngineReads, EventPosition, EventRow, PersonPageRow, PositionedPageQuery, StoredEvent } from '../port.js';
+import type { PersonPageRow } from '../port.js';
 import type { PersonCursor } from '../port-console.js';
-import type { SqliteEventPages } from './event-pages.js';
 import type { Database } from '../sql/schema.js';
-import type { SqlitePageReader } from './page-reader.js';
-import { bindable } from './sql-engine.js';
 
 /** A page of people, newest first, after a cursor: a range on persons_newest, read backwards. */
 export const PERSON_PAGE_SQL = `SELECT id, created_at FROM persons INDEXED BY persons_newest
@@ -20,49 +17,22 @@ export const PERSON_IDS_SQL = `SELECT d FROM (
   ) ORDER BY d LIMIT ?`;
 
 /**
- * The reads SQLite does its own way: pages of events by its minute index
- * (event-pages.ts), for it keeps no index on events (each would cost the
- * ingest path a random write per event); the chart's outcome counts,
- * a person's events and the count of people on the page-read thread (page-reader.ts), off the connection that writes;
- * the page of people with INDEXED BY, which Kysely does not write, one short
- * read per person (a statement costs no round trip here). The search of
- * distinct ids is the default, a short range on the connection that writes,
- * not queued behind the thread's slow reads.
+ * The page of people, with INDEXED BY, which Kysely does not write: one
+ * short read per person (a statement costs no round trip here). The other
+ * reads SQLite does its own way are the engine's (sqlite-store.ts): pages of
+ * events by its minute index (event-pages.ts), for it keeps no index on
+ * events (each would cost the ingest path a random write per event); the
+ * chart's outcome counts, a person's events and the count of people on the
+ * page-read thread (page-reader.ts), off the connection that writes. The
+ * search of distinct ids is the default, a short range on the connection
+ * that writes, not queued behind the thread's slow reads.
  */
-export class SqliteReads implements Omit<Required<EngineReads>, 'searchDistinctIds'> {
-  constructor(
-    private readonly pages: SqliteEventPages,
-    private readonly db: Kysely<Database>,
-    private readonly reader: SqlitePageReader,
-  ) {}
-
-  eventPage(q: PositionedPageQuery): Promise<EventRow[]> {
-    return this.pages.eventPage(q);
-  }
-
-  eventPosition(sourceId: string, eventId: string): Promise<EventPosition | null> {
-    return this.pages.eventPosition(sourceId, eventId);
-  }
-
-  async pageRows<R>(query: CompiledQuery<R>): Promise<R[]> {
-    return (await this.reader.rows(query.sql, bindable(query.parameters))) as R[];
-  }
-
-  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
-    return this.reader.personEvents(projectId, personId, limit, scan);
-  }
-
-  countPersons(projectId: string): Promise<number> {
-    return this.reader.countPersons(projectId);
-  }
-
-  async personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]> {
-    const page = await this.db.executeQuery<{ id: string; created_at: number }>(
-      CompiledQuery.raw(PERSON_PAGE_SQL, [projectId, after?.createdAt ?? Number.MAX_SAFE_INTEGER, after?.id ?? '', limit]),
-    );
-    return Promise.all(page.rows.map(async (r) => {
-      const found = await this.db.executeQuery<{ d: string }>(CompiledQuery.raw(PERSON_IDS_SQL, [projectId, r.id, projectId, r.id, ids]));
-      return { id: r.id, createdAt: r.created_at, ids: found.rows.map((f) => f.d) };
-    }));
-  }
+export async function personPage(db: Kysely<Database>, projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]> {
+  const page = await db.executeQuery<{ id: string; created_at: number }>(
+    CompiledQuery.raw(PERSON_PAGE_SQL, [projectId, after?.createdAt ?? Number.MAX_SAFE_INTEGER, after?.id ?? '', limit]),
+  );
+  return Promise.all(page.rows.map(async (r) => {
+    const found = await db.executeQuery<{ d: string }>(CompiledQuery.raw(PERSON_IDS_SQL, [projectId, r.id, projectId, r.id, ids]));
+    return { id: r.id, createdAt: r.created_at, ids: found.rows.map((f) => f.d) };
+  }));
 }

@@ -1,6 +1,10 @@
 import type { Kysely } from 'kysely';
-import { type AuthRecord, type Batching, type Engine, type ExpiryPlan, type ExpiryStep, type IngestTx, type PendingErasure, type SqlEngine, StoreUnavailableError } from '../port.js';
-import type { DestinationsEngine } from '../port.js';
+import {
+  type AuthRecord, type Batching, type Engine, type ExpiryPlan, type ExpiryStep, type IngestTx, type PendingErasure, type PersonPageRow, type SqlEngine,
+  type StoredEvent, StoreUnavailableError,
+} from '../port.js';
+import type { PersonCursor } from '../port-console.js';
+import type { Tuned } from '../sql/defaults.js';
 import type { Database } from '../sql/schema.js';
 import { SqlStore } from '../sql/sql-store.js';
 import { sqliteDestinations } from './destinations.js';
@@ -13,12 +17,12 @@ import type { CheckpointWorkerData } from './checkpoint-worker.js';
 import { EventMinuteIndex } from './event-minute-index.js';
 import { SqliteIngestTx } from './ingest-tx.js';
 import { insertIdsOf } from './insert-ids.js';
-import { SqliteReads } from './listings.js';
+import { personPage } from './listings.js';
 import { type Db, openSqlite } from './open.js';
 import { SqlitePageReader } from './page-reader.js';
-import { sqliteEngine } from './sql-engine.js';
+import { bindable, sqliteEngine } from './sql-engine.js';
 import { storeError } from './store-error.js';
-import { toProject, toSource } from '../sql/rows.js';
+import { LIVE_KEYS, toProject, toSource } from '../sql/rows.js';
 import { AUTH_PLAN_COLUMNS, authPlan } from '../sql/auth-plan.js';
 
 /** For tests: a short WAL without writing hundreds of megabytes. */
@@ -57,9 +61,8 @@ const KEY_CACHE_LIMIT = 10_000;
  */
 class SqliteEngine implements Engine {
   readonly sql: SqlEngine;
-  readonly destinations: DestinationsEngine & { close(): void };
+  readonly destinations: ReturnType<typeof sqliteDestinations>;
   readonly batching = BATCHING;
-  readonly keyLookupLimitMs = Infinity;
   private readonly authStmt;
   private readonly dataVersion;
   private readonly totalChanges;
@@ -86,7 +89,14 @@ class SqliteEngine implements Engine {
   private readonly touchKeys: (uses: Map<string, number>) => void;
   private readonly tx: SqliteIngestTx;
   private readonly pageReader: SqlitePageReader;
-  readonly reads: SqliteReads;
+  /**
+   * What SQLite does its own way: pages of events by its minute index
+   * (event-pages.ts), for it keeps no index on events; the reads that scan
+   * on the page-read thread, never between two commits here; delivery's
+   * read past a cursor (destinations.ts), and its writes in their turn
+   * without the mark that empties the cache of keys (they change none).
+   */
+  readonly tuned: Tuned;
   private readonly retention: SqliteRetention;
   private readonly erasure: SqliteErasure;
 
@@ -102,10 +112,17 @@ class SqliteEngine implements Engine {
     const pageSize = db.pragma('page_size', { simple: true }) as number;
     db.pragma(`journal_size_limit = ${wal.sizeLimitBytes ?? (wal.longFrames ?? LONG_WAL_FRAMES) * pageSize}`);
     this.sql = sqliteEngine(db);
-    // Reads that scan events run on a thread of their own, never between two commits here.
     this.pageReader = new SqlitePageReader(db.name);
-    this.reads = new SqliteReads(new SqliteEventPages(db, this.sql), this.sql.db, this.pageReader);
-    this.destinations = sqliteDestinations(db, (fn) => this.exclusive(fn));
+    const pages = new SqliteEventPages(db, this.sql);
+    this.destinations = sqliteDestinations(db);
+    this.tuned = {
+      eventPage: (q) => pages.eventPage(q),
+      eventPosition: (sourceId, eventId) => pages.eventPosition(sourceId, eventId),
+      pageRows: async (query) => (await this.pageReader.rows(query.sql, bindable(query.parameters))) as never,
+      countPersons: (projectId) => this.pageReader.countPersons(projectId),
+      readPast: (...a) => this.destinations.readPast(...a),
+      destinationWrite: (fn) => this.exclusive(fn),
+    };
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.totalChanges = db.prepare('SELECT total_changes()').pluck();
     this.tx = new SqliteIngestTx(db, insertIdsOf(db), new EventMinuteIndex(db));
@@ -127,11 +144,7 @@ class SqliteEngine implements Engine {
               s.id AS s_id, s.project_id AS s_project_id, s.name AS s_name, s.filter_bots, s.record_ip, s.created_at AS s_created_at,
               ${AUTH_PLAN_COLUMNS},
               p.id, p.org_id, p.name, p.api_enabled, p.monthly_event_limit, p.retention_days, p.created_at
-       FROM api_keys k
-       JOIN sources s ON s.id = k.source_id AND s.deleted_at IS NULL
-       JOIN projects p ON p.id = s.project_id AND p.deleted_at IS NULL
-       JOIN orgs o ON o.id = p.org_id AND o.deleted_at IS NULL
-       WHERE k.hash = ?`,
+       FROM ${LIVE_KEYS} WHERE k.hash = ?`,
     );
   }
 
@@ -206,31 +219,37 @@ class SqliteEngine implements Engine {
   /**
    * An off-path write, in its turn. One that changed rows counts once done
    * (keys and their owners may be among them), so that a lookup made while
-   * it ran is read again after.
+   * it ran is read again after. One in a write transaction (an erasure's,
+   * its bookkeeping) that changed rows may have removed persons and links,
+   * which the cache of links then forgets all of, as it does another
+   * connection's commit.
    */
-  write<T>(fn: () => Promise<T>): Promise<T> {
+  write<T>(fn: (db: Kysely<Database>) => Promise<T>, opts: { transaction?: boolean } = {}): Promise<T> {
+    if (opts.transaction === true) {
+      return this.transaction(async () => {
+        const before = this.totalChanges.get() as number;
+        const out = await fn(this.sql.db);
+        if ((this.totalChanges.get() as number) !== before) this.tx.forgetLinks();
+        return out;
+      });
+    }
     return this.exclusive(async () => {
       const before = this.totalChanges.get() as number;
       try {
-        return await fn();
+        return await fn(this.sql.db);
       } finally {
         if ((this.totalChanges.get() as number) !== before) this.keyWrites++;
       }
     });
   }
 
-  /**
-   * An off-path write transaction (an erasure's, its bookkeeping): one that
-   * changed rows may have removed persons and links, which the cache of
-   * links then forgets all of, as it does another connection's commit.
-   */
-  writeTransaction<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
-    return this.transaction(async () => {
-      const before = this.totalChanges.get() as number;
-      const out = await fn(this.sql.db);
-      if ((this.totalChanges.get() as number) !== before) this.tx.forgetLinks();
-      return out;
-    });
+  /** On the page-read thread. */
+  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
+    return this.pageReader.personEvents(projectId, personId, limit, scan);
+  }
+
+  personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]> {
+    return personPage(this.sql.db, projectId, after, limit, ids);
   }
 
   /** Runs `fn` when no write runs, and lets none start before it ends. */
@@ -282,7 +301,8 @@ class SqliteEngine implements Engine {
 /** The embedded store: one SQLite file (SqliteEngine), with everything off the ingest path written once (SqlStore). */
 export class SqliteStore extends SqlStore {
   constructor(db: Db, wal: WalTuning = {}) {
-    super(new SqliteEngine(db, wal));
+    const engine = new SqliteEngine(db, wal);
+    super(engine, engine.tuned);
   }
 
   static open(dataDir: string, wal?: WalTuning): SqliteStore {

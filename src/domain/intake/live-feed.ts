@@ -1,8 +1,8 @@
-import type { KeptOutcome } from '../domain/ingest/job.js';
-import type { LiveItem, LiveRequest, LiveWindow } from '../domain/live-window.js';
-import type { PolicyDrop, ShownItem } from '../domain/items/enriched-item.js';
-import type { RefusedItem } from '../pipeline/checked-batch.js';
-import type { ItemError } from '../domain/items/fields/field-error.js';
+import type { KeptOutcome } from '../ingest/job.js';
+import type { LiveItem, LiveRequest, LiveWindow } from '../live-window.js';
+import type { PolicyDrop, ShownItem } from '../items/enriched-item.js';
+import type { RefusedItem } from './checked.js';
+import type { ItemError } from '../items/fields/field-error.js';
 
 /** What became of a request's items, for the live view: only what the answer itself said. */
 export interface AnsweredItems {

@@ -3,43 +3,44 @@
  * version's rules found before the items are checked (so that a check thread
  * holds them to it, with their own checks), and what the plan found applied
  * once they are: refused in enforce, as any invalid item; kept with a warning
- * in observe. Every intake goes through both steps, as through the others.
+ * in observe, counted and sampled as `warned` when the request is settled.
+ * Every intake goes through these steps, as through the others.
  */
-import type { ItemError } from '../domain/items/fields/field-error.js';
-import type { OutcomeLedger } from '../domain/outcomes/ledger.js';
-import { sampleText } from '../domain/outcomes/sample-text.js';
-import type { PlanContext } from '../domain/plans/check.js';
-import type { CheckedBatch } from '../pipeline/checked-batch.js';
-import { type IntakeRequest, type Result, unavailable } from './intake-pipeline.js';
-import { previousIdOf, sendable } from './outcome-answers.js';
+import type { ItemError } from '../items/fields/field-error.js';
+import { sampleText } from '../outcomes/sample-text.js';
+import type { PlanContext } from '../plans/check.js';
+import type { CheckedBatch } from './checked.js';
+import { previousIdOf, sendable } from './outcome-records.js';
+import type { Refusal } from './refusal.js';
+import { type IntakeRun, unavailable } from './run.js';
 
 /** A request's plan, as the steps below and the answer read it. */
-export interface RequestPlan {
+interface RunPlan {
   context: PlanContext;
   mode: 'observe' | 'enforce';
   /** In observe: the items' warnings, for the answer. */
   warnings: ItemError[];
 }
 
-const plans = new WeakMap<IntakeRequest, RequestPlan>();
+const plans = new WeakMap<IntakeRun, RunPlan>();
 
 /** The plan the request's source checks, if any: its version's rules, read once per server (PlanBook). */
-export async function findPlan(r: IntakeRequest): Promise<Result> {
-  const plan = r.auth!.plan;
+export async function findPlan(run: IntakeRun): Promise<Refusal | null> {
+  const plan = run.auth!.plan;
   if (plan === null) return null;
   let context: PlanContext | null;
   try {
-    context = await r.deps.collector.plans.contextFor(plan);
+    context = await run.deps.collector.plans.contextFor(plan);
   } catch (e) {
-    return unavailable(r.req, e);
+    return unavailable(run, e);
   }
-  if (context !== null) plans.set(r, { context, mode: plan.mode, warnings: [] });
+  if (context !== null) plans.set(run, { context, mode: plan.mode, warnings: [] });
   return null;
 }
 
 /** The plan's context for the item checks; none when the source checks no plan. */
-export function planContext(r: IntakeRequest): PlanContext | undefined {
-  return plans.get(r)?.context;
+export function planContext(run: IntakeRun): PlanContext | undefined {
+  return plans.get(run)?.context;
 }
 
 /**
@@ -47,9 +48,9 @@ export function planContext(r: IntakeRequest): PlanContext | undefined {
  * to store for the errors and the refused (the verdict then sees them:
  * strict=true, all_items_invalid); in observe it stays, with a warning.
  */
-export function applyPlan(r: IntakeRequest): Result {
-  const plan = plans.get(r);
-  const checked = r.checked!;
+export function applyPlan(run: IntakeRun): null {
+  const plan = plans.get(run);
+  const checked = run.checked!;
   const faults = checked.planFaults ?? [];
   if (plan === undefined || faults.length === 0) return null;
   if (plan.mode === 'observe') plan.warnings = faults;
@@ -58,8 +59,8 @@ export function applyPlan(r: IntakeRequest): Result {
 }
 
 /** The answer's `warnings`: present only when the source observes a plan. */
-export function warningsOf(r: IntakeRequest): { warnings: ItemError[] } | Record<string, never> {
-  const plan = plans.get(r);
+export function warningsOf(run: IntakeRun): { warnings: ItemError[] } | Record<string, never> {
+  const plan = plans.get(run);
   return plan?.mode === 'observe' ? { warnings: plan.warnings } : {};
 }
 
@@ -81,11 +82,12 @@ function refuseFaulted(checked: CheckedBatch, faults: ItemError[]): void {
  * item: counted per code as `warned` and kept as samples, as refusals are. A
  * warned item is also counted as stored (or as a repeat) with the write.
  */
-export function recordWarnings(ledger: OutcomeLedger, r: IntakeRequest, at: number): void {
-  const plan = plans.get(r);
-  if (plan === undefined || plan.warnings.length === 0 || r.options.validate) return;
-  const auth = r.auth!;
-  const items = new Map(r.checked!.items.map((i) => [i.index, i]));
+export function recordWarnings(run: IntakeRun): void {
+  const plan = plans.get(run);
+  if (plan === undefined || plan.warnings.length === 0 || run.options.validate) return;
+  const auth = run.auth!;
+  const ledger = run.deps.collector.outcomes;
+  const items = new Map(run.checked!.items.map((i) => [i.index, i]));
   const counts = new Map<string, number>();
   const samples = [];
   for (const w of plan.warnings) {
@@ -98,12 +100,12 @@ export function recordWarnings(ledger: OutcomeLedger, r: IntakeRequest, at: numb
       distinctId: item.distinctId, anonymousId: item.anonymousId, previousId: previousIdOf(item),
     });
   }
-  for (const [code, n] of counts) ledger.count(auth.project.id, auth.source.id, at, 'warned', code, n);
+  for (const [code, n] of counts) ledger.count(auth.project.id, auth.source.id, run.arrival, 'warned', code, n);
   ledger.record({
-    projectId: auth.project.id, sourceId: auth.source.id, requestId: r.req.id, receivedAt: at,
+    projectId: auth.project.id, sourceId: auth.source.id, requestId: run.request.id, receivedAt: run.arrival,
     counts: { accepted: 0, duplicate: 0, dropped: NONE, refused: NONE }, samples,
   });
-  r.req.facts!.warned = counts;
+  run.facts.warned = counts;
 }
 
 const NONE: ReadonlyMap<string, number> = new Map();

@@ -1,23 +1,20 @@
-import type { FastifyRequest } from 'fastify';
-import type { ItemOutcome } from '../domain/ingest/job.js';
-import type { ItemCounts, OutcomeLedger, SampleInput } from '../domain/outcomes/ledger.js';
-import { sampleText } from '../domain/outcomes/sample-text.js';
-import type { DropReason, RequestErrorCode } from '../errors/codes.js';
-import { WITHHELD } from '../stores/port-outcomes.js';
-import type { CheckedBatch } from '../pipeline/checked-batch.js';
-import type { EnrichedItem, ShownItem } from '../domain/items/enriched-item.js';
-import type { ItemError } from '../domain/items/fields/field-error.js';
-import { KINDS } from '../domain/ingest/item.js';
-
+import type { ItemOutcome } from '../ingest/job.js';
+import type { ItemCounts, OutcomeLedger, SampleInput } from '../outcomes/ledger.js';
+import { sampleText } from '../outcomes/sample-text.js';
+import type { DropReason, RequestErrorCode } from '../../errors/codes.js';
+import { WITHHELD } from '../../stores/port-outcomes.js';
+import type { CheckedBatch } from './checked.js';
+import type { RequestFacts } from './facts.js';
+import type { EnrichedItem, ShownItem } from '../items/enriched-item.js';
+import type { ItemError } from '../items/fields/field-error.js';
+import { KINDS } from '../ingest/item.js';
 
 /**
- * How an intake tells the ledger what became of a request's items
- * (docs/design.md, "What became of every item"). Every intake makes one of
- * these calls once it has answered a request that was not a dry run:
- * `recordChecked` when its items went through the checks (ingestChecked
- * makes it for the batch, import and Segment intakes, and for any intake that
- * answers through it), `recordWhole` when the request was refused whole once
- * its source was known (`answering` makes it).
+ * The ledger's records of what became of a request's items (docs/design.md,
+ * "What became of every item"), made once per request by `settle` (run.ts)
+ * unless it was a dry run: `recordChecked` when its items went through the
+ * checks, `recordWhole` when the request was refused whole once its source
+ * was known.
  */
 
 /** Requests refused whole that count once their source is known: one item each, or their items when they were counted. */
@@ -26,9 +23,8 @@ const COUNTED_WHOLE: ReadonlySet<RequestErrorCode> = new Set<RequestErrorCode>([
 ]);
 
 /** A request refused whole with one of the codes that count: counted under it, as `refused`. */
-export function recordWhole(ledger: OutcomeLedger, req: FastifyRequest, code: RequestErrorCode, at: number): void {
-  const facts = req.facts;
-  if (facts === null || facts.projectId === null || facts.sourceId === null || facts.dryRun || !COUNTED_WHOLE.has(code)) return;
+export function recordWhole(ledger: OutcomeLedger, facts: RequestFacts, code: RequestErrorCode, at: number): void {
+  if (facts.projectId === null || facts.sourceId === null || facts.dryRun || !COUNTED_WHOLE.has(code)) return;
   ledger.count(facts.projectId, facts.sourceId, at, 'refused', code, facts.itemCount ?? 1);
 }
 
@@ -40,7 +36,7 @@ export function recordWhole(ledger: OutcomeLedger, req: FastifyRequest, code: Re
  */
 export function recordChecked(
   ledger: OutcomeLedger,
-  req: FastifyRequest,
+  requestId: string,
   ids: { projectId: string; sourceId: string },
   at: number,
   checked: CheckedBatch,
@@ -50,7 +46,7 @@ export function recordChecked(
   const samples: SampleInput[] = [];
   if (checked.refused.length > 0) refusedSamples(checked, samples);
   if (outcomes !== null) droppedSamples(checked, outcomes, samples);
-  ledger.record({ ...ids, requestId: req.id, receivedAt: at, counts: tally, samples });
+  ledger.record({ ...ids, requestId, receivedAt: at, counts: tally, samples });
 }
 
 function refusedSamples(checked: CheckedBatch, out: SampleInput[]): void {

@@ -1,5 +1,5 @@
-import type { RequestErrorCode } from '../errors/codes.js';
-import type { ItemError } from '../domain/items/fields/field-error.js';
+import type { RequestErrorCode } from '../../errors/codes.js';
+import type { ItemError } from '../items/fields/field-error.js';
 
 /**
  * Why a request is answered with an error, and anything the answer carries
