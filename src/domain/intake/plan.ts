@@ -9,6 +9,7 @@
 import type { ItemError } from '../items/fields/field-error.js';
 import { sampleText } from '../outcomes/sample-text.js';
 import type { PlanContext } from '../plans/check.js';
+import type { AuthPlan } from '../../stores/port-plans.js';
 import type { CheckedBatch } from './checked.js';
 import { previousIdOf, sendable } from './outcome-records.js';
 import type { Refusal } from './refusal.js';
@@ -24,10 +25,21 @@ interface RunPlan {
 
 const plans = new WeakMap<IntakeRun, RunPlan>();
 
-/** The plan the request's source checks, if any: its version's rules, read once per server (PlanBook). */
-export async function findPlan(run: IntakeRun): Promise<Refusal | null> {
+/**
+ * The plan the request's source checks, if any: its version's rules, read
+ * once per server (PlanBook). A request waits only when the version is read
+ * for the first time; one whose source checks no plan costs nothing here.
+ */
+export function findPlan(run: IntakeRun): Refusal | null | Promise<Refusal | null> {
   const plan = run.auth!.plan;
   if (plan === null) return null;
+  const now = run.deps.collector.plans.contextNow(plan);
+  if (now === undefined) return readPlan(run, plan);
+  if (now !== null) plans.set(run, { context: now, mode: plan.mode, warnings: [] });
+  return null;
+}
+
+async function readPlan(run: IntakeRun, plan: AuthPlan): Promise<Refusal | null> {
   let context: PlanContext | null;
   try {
     context = await run.deps.collector.plans.contextFor(plan);
