@@ -12,7 +12,7 @@ function postHogEvent(): Schema {
     type: 'object',
     required: ['event'],
     description:
-      'An event of PostHog\'s capture API. $identify and $set are identify items ($set the traits, $set_once set_once, $unset unset); $create_alias an alias item (properties.alias the previous_id); ' +
+      'An event of PostHog\'s capture API. $identify, $set and $set_once are identify items ($set the traits, $set_once set_once, $unset unset; read in properties and at the top level); $create_alias an alias item (properties.alias the previous_id); ' +
       '$groupidentify a group item ($group_type, $group_key, $group_set); $pageview stays $pageview; other $ names are refused with reserved_event_name. ' +
       '$set, $set_once and $unset on any other event also update the person, as an identify with the same id and timestamp, listed after the batch\'s events.',
     properties: {
@@ -22,7 +22,7 @@ function postHogEvent(): Schema {
       timestamp: { type: ['string', 'null'], description: 'ISO 8601 with an offset, moved by the sender\'s clock skew (arrival − sent_at).' },
       properties: {
         type: ['object', 'null'],
-        description: 'The properties, without $lib, $lib_version, $geoip_disable, $is_server, $feature/… and PostHog\'s other enrichment; $groups is kept.',
+        description: 'The properties, without what PostHog\'s libraries set themselves ($lib, $lib_version, $geoip_disable, $is_server, $os, $os_distro, $python_runtime, $python_version, $go_version, $lib_consumer, $feature/…); $groups is kept.',
       },
       api_key: { type: 'string', description: 'The server key, for a single event sent alone.' },
     },

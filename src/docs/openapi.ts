@@ -25,6 +25,7 @@ import {
 } from './facts.js';
 import { NOT_ON_SEGMENT, opsPaths, segmentPaths, segmentSchemas } from './openapi-segment.js';
 import { postHogPaths, postHogSchemas } from './openapi-posthog.js';
+import { amplitudePaths, mixpanelPaths, vendorSchemas } from './openapi-vendors.js';
 import { type Schema, componentSchemas, errorEnvelope, ref } from './schemas.js';
 
 /** The parts of an OpenAPI document that tests and clients read. */
@@ -147,6 +148,8 @@ export function openApiDocument(baseUrl: string): OpenApiDocument {
       { name: 'Batch API', description: 'The endpoints of Inlet\'s own shape.' },
       { name: 'Segment-spec', description: 'Segment\'s tracking API, for code written for Segment or RudderStack.' },
       { name: 'PostHog-compatible', description: 'PostHog\'s capture API, for code written for posthog-node.' },
+      { name: 'Mixpanel-compatible', description: 'Mixpanel\'s ingestion API, for code written for the mixpanel SDKs.' },
+      { name: 'Amplitude-compatible', description: 'Amplitude\'s HTTP V2 and batch APIs, for code written for @amplitude/analytics-node.' },
       { name: 'Operations', description: 'For load balancers and orchestrators: no key.' },
     ],
     paths: {
@@ -172,6 +175,8 @@ export function openApiDocument(baseUrl: string): OpenApiDocument {
       ...segmentPaths(baseUrl, segmentErrors),
       // The PostHog intake answers what the Segment one does: no query flags, and a 200 even when every item is refused.
       ...postHogPaths(baseUrl, segmentErrors),
+      ...mixpanelPaths(baseUrl),
+      ...amplitudePaths(baseUrl),
       ...opsPaths(errorResponse(baseUrl, 503, ['collection_unavailable'])),
     },
     components: {
@@ -189,7 +194,7 @@ export function openApiDocument(baseUrl: string): OpenApiDocument {
       },
       headers: headers(),
       responses: { BadRequest: errorResponse(baseUrl, 400, ['bad_request']) },
-      schemas: { ...componentSchemas(), ...segmentSchemas(), ...postHogSchemas() },
+      schemas: { ...componentSchemas(), ...segmentSchemas(), ...postHogSchemas(), ...vendorSchemas() },
     },
   };
 }

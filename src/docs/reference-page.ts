@@ -13,6 +13,8 @@ import { codeSections } from './code-sections.js';
 import { acceptedDollarKeys, enrichmentKeys } from './dollar-keys.js';
 import { segmentSection } from './segment-section.js';
 import { postHogSection } from './posthog-section.js';
+import { mixpanelSection } from './mixpanel-section.js';
+import { amplitudeSection } from './amplitude-section.js';
 import {
   BATCH_PATH,
   DEFAULT_POLICY_HEADER,
@@ -183,6 +185,8 @@ function blocks(baseUrl: string): Map<string, Html> {
     ['rate-limits', rateLimits()],
     ['segment', segmentSection(baseUrl)],
     ['posthog', postHogSection(baseUrl)],
+    ['mixpanel', mixpanelSection(baseUrl)],
+    ['amplitude', amplitudeSection(baseUrl)],
     ['code-sections', codeSections()],
   ]);
 }

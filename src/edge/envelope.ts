@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DEFAULT_RETRY_AFTER, REQUEST_ERRORS, type RequestErrorCode } from '../errors/codes.js';
 import type { ItemError } from '../domain/items/fields/field-error.js';
 import type { Refusal } from '../domain/intake/refusal.js';
+import type { ShapedAnswer, WholeRefusal } from '../intakes/intake.js';
 
 /** The body of every non-2xx answer. */
 export interface ErrorEnvelope {
@@ -39,13 +40,19 @@ export function envelope(baseUrl: string, requestId: string, r: Refusal): ErrorE
   return body;
 }
 
-/** Answers a refusal with its status, headers and the envelope. */
-export function sendRefusal(req: FastifyRequest, reply: FastifyReply, r: Refusal): void {
+/** Answers a refusal with its status, headers and the envelope, or in the shape an intake's SDKs read (`shaped`). */
+export function sendRefusal(req: FastifyRequest, reply: FastifyReply, r: Refusal, shaped?: (whole: WholeRefusal) => ShapedAnswer): void {
   req.refusedWith = r.code;
   // Set here too: Fastify answers some errors before the onRequest hook runs.
   reply.header('Request-Id', req.id);
   const retryAfter = DEFAULT_RETRY_AFTER[r.code];
   if (retryAfter !== undefined) reply.header('Retry-After', String(retryAfter));
   if (r.headers) reply.headers(r.headers);
-  reply.code(REQUEST_ERRORS[r.code].status).send(envelope(req.server.inletBaseUrl, req.id, r));
+  const status = REQUEST_ERRORS[r.code].status;
+  if (shaped === undefined) {
+    reply.code(status).send(envelope(req.server.inletBaseUrl, req.id, r));
+    return;
+  }
+  const answer = shaped({ code: r.code, status, message: r.message ?? REQUEST_ERRORS[r.code].message });
+  reply.code(answer.status).send(answer.body);
 }

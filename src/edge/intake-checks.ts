@@ -66,7 +66,7 @@ export const INTAKE_CHECKS: readonly Step[] = [
     ],
     run: (r) => r.intake.checkPath(r.path, normaliseHost(r.req.headers.host), r.deps.trackerHosts, r.deps.retiredVersions),
   },
-  { checks: [{ name: 'method', check: 'The method is not POST (OPTIONS included)', codes: ['method_not_allowed'] }], run: (r) => checkMethod(r.req.method) },
+  { checks: [{ name: 'method', check: 'The method is not POST (OPTIONS included; GET is also taken on the Mixpanel-compatible endpoints)', codes: ['method_not_allowed'] }], run: (r) => checkMethod(r.req.method, r.intake.route.methods) },
   {
     checks: [{ name: 'browser', check: 'It looks like a browser: `Origin`, or `Sec-Fetch-*` other than a lone `Sec-Fetch-Mode: cors`', codes: ['browser_not_allowed'] }],
     run: (r) => checkBrowser(r.req.headers),

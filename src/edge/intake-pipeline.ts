@@ -15,9 +15,10 @@ import ipaddr from 'ipaddr.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { BearerResult } from '../domain/keys.js';
 import type { BatchContext } from '../pipeline/checked-batch.js';
+import type { CheckedBatch } from '../domain/intake/checked.js';
 import type { CheckThreads } from '../intakes/check-threads.js';
 import type { KeyFound } from '../pipeline/foreign-body.js';
-import type { BodyEncoding, EndpointProfile, Intake, QueryOptions } from '../intakes/intake.js';
+import type { AnswerTarget, BodyEncoding, EndpointProfile, Intake, QueryOptions } from '../intakes/intake.js';
 import type { AuthRecord } from '../stores/port.js';
 import { type IntakeRun, type RunDeps, type RunRequest, admitItems, admitKey, settle, writeUpdates } from '../domain/intake/run.js';
 import { planContext, warningsOf } from '../domain/intake/plan.js';
@@ -77,19 +78,39 @@ export type Result = Refusal | null | typeof GONE;
 /**
  * The one way out: what became of every item is recorded (`settle`, the
  * domain's), then the request is answered, as its intake answers when its
- * items were taken, else in the envelope.
+ * items were taken, else in the envelope (or the intake's own shape, if it
+ * has one, for a refusal too).
  */
 export function finish(r: IntakeRequest, ending: Result): void {
   if (ending === GONE) return;
   settle(r, ending);
-  if (ending !== null) return sendRefusal(r.req, r.reply, ending);
+  const shape = r.intake.answers.shape;
+  if (ending !== null) return sendRefusal(r.req, r.reply, ending, shape === undefined ? undefined : (whole) => shape.refused(whole, answerTarget(r)));
   const checked = r.checked!;
   const kept = r.kept!;
   if (r.options.validate) {
     r.reply.code(200).send({ ...dryRunAnswer(checked.items, kept, checked.dropped, checked.errors, checked.droppedKeys, r.req.id), ...warningsOf(r) });
     return;
   }
-  r.reply.code(r.intake.answers.okStatus).send({ ...batchAnswer(kept, checked.dropped, checked.errors, r.req.id), ...warningsOf(r) });
+  if (shape === undefined) {
+    r.reply.code(r.intake.answers.okStatus).send({ ...batchAnswer(kept, checked.dropped, checked.errors, r.req.id), ...warningsOf(r) });
+    return;
+  }
+  // An intake answering in its own API's shape has no place for warnings: they are counted and kept all the same.
+  const answer = shape.taken({ count: checked.count, kept: kept.length, errors: checked.errors, insertIds: refusedInsertIds(checked), bytes: r.body!.bytes.length }, answerTarget(r));
+  r.reply.code(answer.status).send(answer.body);
+}
+
+/** The request as an intake's own answers read it. */
+function answerTarget(r: IntakeRequest): AnswerTarget {
+  return { method: r.req.method, path: r.path, query: r.query, contentType: r.req.headers['content-type'] };
+}
+
+/** The insert_id each refused item sent, by its index (an intake's own answer may name it). */
+function refusedInsertIds(checked: CheckedBatch): Map<number, string> {
+  const ids = new Map<number, string>();
+  for (const i of checked.refused) if (i.insertId !== undefined && i.insertId !== null) ids.set(i.index, i.insertId);
+  return ids;
 }
 
 /**
@@ -129,7 +150,8 @@ export function queryStep(r: IntakeRequest): Result {
 export async function readIntakeBody(r: IntakeRequest): Promise<Result> {
   const { deps, req, intake } = r;
   if (r.auth !== undefined) {
-    const body = await readAdmitted(deps, req, { projectId: r.auth.project.id }, intake.anyContentType, r.options.encoding);
+    const share = { projectId: r.auth.project.id };
+    const body = dataInQuery(r) ? await admitQuery(deps, r.query, share) : await readAdmitted(deps, req, share, intake.anyContentType, r.options.encoding);
     if (body === null) return GONE;
     if (isRefusal(body)) return body;
     r.body = body;
@@ -147,6 +169,18 @@ export async function readIntakeBody(r: IntakeRequest): Promise<Result> {
   }
   r.arrival = deps.clock();
   return null;
+}
+
+/** Whether the request's data is its query (a GET to an intake that reads it so): there is no body to read. */
+function dataInQuery(r: IntakeRequest): boolean {
+  return r.intake.queryAsBody === true && r.req.method === 'GET';
+}
+
+/** A query read as the body: given room as a body is. */
+async function admitQuery(deps: IntakeDeps, query: string, share: ReadShare): Promise<{ bytes: Buffer; release: () => void } | Refusal> {
+  const bytes = Buffer.from(query, 'latin1');
+  const release = await admitBody(deps, bytes.length, share);
+  return isRefusal(release) ? release : { bytes, release };
 }
 
 /**
@@ -200,6 +234,8 @@ async function keyInBody(r: IntakeRequest): Promise<KeyFound | Refusal | null> {
   const header = checkEncoding(req.headers['content-encoding']);
   if (isRefusal(header)) return header;
   const share = keyInBodyShare(req.ip);
+  const shape = r.intake.wire!.shape(r.path);
+  if (dataInQuery(r)) return deps.checks.findKey(Buffer.from(r.query, 'latin1'), false, shape, share.address);
   const raw = await readHeld(req.raw, (bytes) => deps.reading.reserve(share, bytes));
   if (isRefusal(raw)) return raw;
   if ('gone' in raw) {
@@ -208,7 +244,7 @@ async function keyInBody(r: IntakeRequest): Promise<KeyFound | Refusal | null> {
   }
   try {
     // An intake that names the compression elsewhere (PostHog's query) decompresses once, whichever said so.
-    return await deps.checks.findKey(raw.bytes, (r.options.encoding ?? header) === 'gzip', r.intake.wire!.shape(r.path), share.address);
+    return await deps.checks.findKey(raw.bytes, (r.options.encoding ?? header) === 'gzip', shape, share.address);
   } finally {
     raw.release();
   }

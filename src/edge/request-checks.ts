@@ -12,10 +12,11 @@ import type { BodyEncoding } from '../intakes/intake.js';
 // Re-exported: the edge's modules have long taken them from here.
 export { type Refusal, isRefusal };
 
-/** The method: POST only. */
-export function checkMethod(method: string): Refusal | null {
-  if (method === 'POST') return null;
-  return { code: 'method_not_allowed', message: `${method} is not allowed here; send the batch with POST.`, headers: { Allow: 'POST' } };
+/** The method: one of the intake's (POST only, for most). */
+export function checkMethod(method: string, allowed: readonly string[]): Refusal | null {
+  if (allowed.includes(method)) return null;
+  const allow = allowed.join(', ');
+  return { code: 'method_not_allowed', message: `${method} is not allowed here; send the batch with ${allowed.join(' or ')}.`, headers: { Allow: allow } };
 }
 
 /**

@@ -231,6 +231,9 @@ export const ITEM_ERRORS = {
     when: '"unset" on an identify item is not an array of trait names (strings of at most 255 characters, at most 255 of them), or names a key "properties" sets too.',
   },
   reserved_property: { when: 'A "$" property that Inlet does not accept.' },
+  unsupported_operation: {
+    when: "A person or group update with an operation Inlet does not keep: Mixpanel's $add, $append, $union, $remove or $delete on /engage, Amplitude's $add, $append, $prepend, $remove, $preInsert, $postInsert or $clearAll in user_properties, and on a group anything but $set. A person's traits are set, set once or unset, a group's set; the update is refused rather than dropped unseen.",
+  },
   invalid_reserved_property: { when: 'An accepted "$" property has a value of the wrong form (for example a $currency that is not ISO 4217).' },
   unplanned_event: {
     when: 'The source enforces a tracking plan that names no rule for this track event, and refuses unplanned events (the default in enforce). With the plan observed it is a warning instead. See docs/plans.md.',

@@ -12,11 +12,16 @@ import type { BearerResult } from '../domain/keys.js';
 import type { WindowGroup } from '../domain/limits/policies.js';
 import type { WireMap, WireShape } from '../pipeline/foreign-body.js';
 import type { Refusal } from '../domain/intake/refusal.js';
+import type { ItemError } from '../domain/items/fields/field-error.js';
+import type { RequestErrorCode } from '../errors/codes.js';
 import type { ImportWindow } from '../domain/items/fields/timestamp.js';
 import type { Project } from '../stores/port.js';
 import type { IntakeAnswers, RunOptions } from '../domain/intake/run.js';
 
 export type BodyEncoding = 'identity' | 'gzip';
+
+/** The methods an intake may take items by. */
+export type HttpMethod = 'GET' | 'POST';
 
 /** What a request's query asks of the pipeline: the rules' options, and how to read its body. */
 export interface QueryOptions extends RunOptions {
@@ -40,17 +45,69 @@ export interface EndpointProfile {
   importWindow(project: Project): ImportWindow | undefined;
 }
 
+/** How an intake answers: as the rules need it (domain/intake/run.ts), and in its own shape, if it has one. */
+export interface IntakeAnswering extends IntakeAnswers {
+  /**
+   * Answers in another API's shape, for SDKs that read only that (Mixpanel's
+   * `1`/`0`, Amplitude's `{"code": …}`): every answer of its routes, the
+   * refusals of whole requests included. Absent: Inlet's answer and envelope.
+   */
+  shape?: AnswerShape;
+}
+
+/** The request an answer is for, as sent: Mixpanel's verbose=1, or its data= rather than JSON, asks for another answer. */
+export interface AnswerTarget {
+  method: string;
+  path: string;
+  query: string;
+  contentType: string | undefined;
+}
+
+/** An answer as an intake's SDKs read it: its status and body (a string is sent as text). */
+export interface ShapedAnswer {
+  status: number;
+  body: unknown;
+}
+
+/** What became of a request's items, for an intake's own answer to it. */
+export interface TakenAnswer {
+  /** Items (messages) in the request. */
+  count: number;
+  /** Stored now or before (a repeat of an insert_id). */
+  kept: number;
+  /** Refused items' errors, in index order (an item's errors together). */
+  errors: ItemError[];
+  /** The insert_id each refused item sent, by its index, when it sent one. */
+  insertIds: ReadonlyMap<number, string>;
+  /** The body's size in bytes, as read. */
+  bytes: number;
+}
+
+/** A request refused whole: the code, its status and message, as the envelope would carry them. */
+export interface WholeRefusal {
+  code: RequestErrorCode;
+  status: number;
+  message: string;
+}
+
+export interface AnswerShape {
+  taken(answer: TakenAnswer, target: AnswerTarget): ShapedAnswer;
+  refused(refusal: WholeRefusal, target: AnswerTarget): ShapedAnswer;
+}
+
 export interface Intake {
   /** Its name: the folder's, and how a check thread finds its WireMap. */
   name: string;
   /**
    * Its routes: Fastify patterns registered for every method (a method other
-   * than `method` is answered 405 by the method check, in its turn), and
+   * than its `methods` is answered 405 by the method check, in its turn), and
    * whether a request's target (path and query) is one of its own, for the
    * requests Fastify answers before any route (an unknown method, a
    * Content-Type it cannot parse) that still get the intake's checks.
    */
-  route: { method: 'POST'; paths: readonly string[]; owns(url: string): boolean };
+  route: { methods: readonly HttpMethod[]; paths: readonly string[]; owns(url: string): boolean };
+  /** Whether a GET's query is read as its body (Mixpanel's `data=`, which its SDKs send either way). */
+  queryAsBody?: boolean;
   /** The path check: null for a path of its own; else its 404 (or the batch API's 410 for a retired version). */
   checkPath(path: string, host: string, trackerHosts: Set<string>, retired: Set<string>): Refusal | null;
   /** Where its key is: the Authorization header as it reads it, and whether its SDKs may put the key in the body instead. */
@@ -67,5 +124,5 @@ export interface Intake {
   profile(path: string): EndpointProfile;
   /** Its bodies when they are in another API's shape: mapped to items, one per message; null for the batch API's own `{items: [...]}`. */
   wire: { map: WireMap; shape(path: string): WireShape } | null;
-  answers: IntakeAnswers;
+  answers: IntakeAnswering;
 }

@@ -5,8 +5,10 @@
  * by its name. A new intake is its folder and its line (docs/design.md, "Intakes").
  */
 import type { WireMap } from '../pipeline/foreign-body.js';
+import { AMPLITUDE_INTAKE } from './amplitude/intake.js';
 import { BATCH_INTAKE } from './batch/intake.js';
 import type { Intake } from './intake.js';
+import { MIXPANEL_INTAKE } from './mixpanel/intake.js';
 import { POSTHOG_INTAKE } from './posthog/intake.js';
 import { SEGMENT_INTAKE } from './segment/intake.js';
 
@@ -14,6 +16,8 @@ export const INTAKES: readonly Intake[] = [
   BATCH_INTAKE,
   SEGMENT_INTAKE,
   POSTHOG_INTAKE,
+  MIXPANEL_INTAKE,
+  AMPLITUDE_INTAKE,
 ];
 
 const WIRES: ReadonlyMap<string, WireMap> = new Map(INTAKES.flatMap((i) => (i.wire === null ? [] : [[i.name, i.wire.map] as const])));

@@ -58,7 +58,10 @@ export function refusedItems(errors: ItemError[], items: unknown[]): RefusedItem
     if (e.index === last) continue;
     last = e.index;
     const raw = items[e.index];
-    refused.push({ index: e.index, event: textField(raw, 'event'), distinctId: textField(raw, 'distinct_id'), sample: null });
+    const item: RefusedItem = { index: e.index, event: textField(raw, 'event'), distinctId: textField(raw, 'distinct_id'), sample: null };
+    const insertId = textField(raw, 'insert_id');
+    if (insertId !== null) item.insertId = insertId;
+    refused.push(item);
   }
   if (refused.length > 0) addSamples(refused, errors, items);
   return refused;

@@ -34,6 +34,8 @@ export interface WireMap {
   keyOf(json: unknown): BearerResult;
   /** The parsed body shaped and mapped: its messages as items (one per message, at its index), or its refusal. */
   read(json: unknown, shape: WireShape, arrival: number): MappedMessages | Refusal;
+  /** A body that is not JSON as sent (Mixpanel's form or query `data=<base64>`) as its JSON's bytes; absent: the body is JSON. */
+  decode?(bytes: Uint8Array): Uint8Array | Refusal;
 }
 
 /** An event's person operations as the identify they make, answered with the message that carried them. */
@@ -53,6 +55,8 @@ export interface MappedMessages {
   ownEvents: Set<number>;
   /** Person updates some messages carry besides their item (PostHog's $set on an event). */
   updates: PersonUpdate[];
+  /** Messages the map refuses itself, by index (an operation Inlet does not keep): answered with these errors, never checked. */
+  refusals?: ReadonlyMap<number, ItemError[]>;
 }
 
 /** The messages checked: one verdict per message, and the person updates of the messages kept, to be written with them. */
@@ -75,8 +79,11 @@ export interface KeyFound {
  * stream that is broken or too large is refused as readBody refuses it.
  */
 export function findKey(bytes: Uint8Array, gzip: boolean, wire: WireMap): KeyFound | Refusal {
-  const json = gzip ? inflateLimited(bytes) : bytes;
-  if (isRefusal(json)) return json;
+  const inflated = gzip ? inflateLimited(bytes) : bytes;
+  if (isRefusal(inflated)) return inflated;
+  const json = wire.decode === undefined ? inflated : wire.decode(inflated);
+  // A body that cannot be decoded has no key to find either.
+  if (isRefusal(json)) return { key: { kind: 'missing' }, json: inflated };
   const parsed = parseJsonBody(json);
   return { key: isRefusal(parsed) ? { kind: 'missing' } : wire.keyOf(parsed.json), json };
 }
@@ -96,7 +103,9 @@ function inflateLimited(bytes: Uint8Array): Buffer | Refusal {
 
 /** The body parsed, shaped and mapped: its messages as items, or its refusal. */
 export function readMessages(bytes: Uint8Array, wire: WireMap, shape: WireShape, arrival: number): MappedMessages | Refusal {
-  const parsed = parseJsonBody(bytes);
+  const json = wire.decode === undefined ? bytes : wire.decode(bytes);
+  if (isRefusal(json)) return json;
+  const parsed = parseJsonBody(json);
   return isRefusal(parsed) ? parsed : wire.read(parsed.json, shape, arrival);
 }
 
@@ -131,6 +140,31 @@ function operationField(field: string): string | null {
  * filter) drops its update too; a kept message's update is written with it.
  */
 export function checkMessages(mapped: MappedMessages, ctx: BatchContext): CheckedMessages {
+  const checked = checkMapped(mapped, ctx);
+  if (mapped.refusals === undefined || mapped.refusals.size === 0) return checked;
+  return withMapRefusals(checked, mapped.refusals, mapped.items);
+}
+
+/**
+ * The messages the map refused itself answered with its errors, in place of
+ * their checks' verdicts (the map gave them items only to keep the indices).
+ */
+function withMapRefusals(checked: CheckedMessages, refusals: ReadonlyMap<number, ItemError[]>, raws: unknown[]): CheckedMessages {
+  const { batch } = checked;
+  const errors = [...batch.errors.filter((e) => !refusals.has(e.index)), ...[...refusals.values()].flat()].sort((a, b) => a.index - b.index);
+  return {
+    batch: {
+      ...batch,
+      errors,
+      items: batch.items.filter((i) => !refusals.has(i.index)),
+      dropped: batch.dropped.filter((d) => !refusals.has(d.index)),
+      refused: refusedItems(errors, raws),
+    },
+    updates: checked.updates.filter((u) => !refusals.has(u.index)),
+  };
+}
+
+function checkMapped(mapped: MappedMessages, ctx: BatchContext): CheckedMessages {
   const n = mapped.items.length;
   const all = mapped.updates.length === 0 ? mapped.items : [...mapped.items, ...mapped.updates.map((u) => u.item)];
   const checked = checkItems(all, { ...ctx, ownEvents: mapped.ownEvents });

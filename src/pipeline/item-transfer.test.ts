@@ -60,7 +60,7 @@ describe('a checked batch sent between threads', () => {
       { index: 4, event: '$reserved', distinctId: 'u_3', sample: sample(4, 'u_3') },
       { index: 5, event: null, distinctId: 'u_4', sample: sample(5, 'u_4') },
       { index: 6, event: null, distinctId: null, sample: sample(6, null) },
-      { index: 7, event: 'paid', distinctId: 'u_1', sample: sample(7, 'u_1') },
+      { index: 7, event: 'paid', distinctId: 'u_1', insertId: 'i-1', sample: sample(7, 'u_1') },
     ]);
   });
 

@@ -163,7 +163,7 @@ describe.each(STORES)('tracking plans at intake on $name', (engine) => {
     expect((await send(f, { items: [{ event: 'anything', distinct_id: 'u_1' }] })).json().accepted).toBe(1);
   });
 
-  it('every intake applies the plan: the import, Segment and PostHog', async () => {
+  it('every intake applies the plan: the import, Segment, PostHog, Mixpanel and Amplitude, each refusing in its own answer', async () => {
     const f = await fresh();
     await withPlan(f, f.collector.store, 'enforce');
     const imported = await send(f, { items: [order({ amount: 'x', currency: 'EUR' }, { timestamp: new Date(f.clock.ms - 86_400_000 * 30).toISOString() })] }, { path: '/api/v1/import' });
@@ -178,6 +178,27 @@ describe.each(STORES)('tracking plans at intake on $name', (engine) => {
       payload: JSON.stringify({ api_key: f.key, batch: [{ event: 'nobody_planned_this', distinct_id: 'u_1', uuid: '0190a6f0-0000-7000-8000-000000000001', properties: {} }, { event: 'signed_up', distinct_id: 'u_1', uuid: '0190a6f0-0000-7000-8000-000000000002', properties: {} }] }),
     });
     expect(posthog.json().errors.map((e: { index: number; code: string }) => [e.index, e.code])).toEqual([[0, 'unplanned_event']]);
+    const mixpanel = await f.app.inject({
+      method: 'POST', url: '/import?strict=1', headers: { authorization: `Basic ${Buffer.from(`${f.key}:`).toString('base64')}`, 'content-type': 'application/json' },
+      payload: JSON.stringify([
+        { event: 'order_completed', properties: { distinct_id: 'u_1', time: f.clock.ms, $insert_id: 'mp-plan-1', amount: 'x', currency: 'EUR' } },
+        { event: 'signed_up', properties: { distinct_id: 'u_1', time: f.clock.ms, $insert_id: 'mp-plan-2' } },
+      ]),
+    });
+    expect(mixpanel.body).toContain('plan_violation');
+    expect(mixpanel.body).toContain('mp-plan-1');
+    const amplitude = await f.app.inject({
+      method: 'POST', url: '/2/httpapi', headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ api_key: f.key, events: [
+        { event_type: 'order_completed', user_id: 'u_1', time: f.clock.ms, insert_id: 'amp-plan-1', event_properties: { amount: -5, currency: 'EUR' } },
+        { event_type: 'signed_up', user_id: 'u_1', time: f.clock.ms, insert_id: 'amp-plan-2' },
+      ] }),
+    });
+    expect(amplitude.body).toContain('properties.amount');
+    const stored = (await f.collector.store.listEvents(f.sourceId, 100)).map((e) => e.insertId);
+    expect(stored).toEqual(expect.arrayContaining(['mp-plan-2', 'amp-plan-2']));
+    expect(stored).not.toContain('mp-plan-1');
+    expect(stored).not.toContain('amp-plan-1');
   });
 
   it('a body checked on a check thread gets the same answer as on the main thread', async () => {

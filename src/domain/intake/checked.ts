@@ -28,6 +28,8 @@ export interface RefusedItem {
   index: number;
   event: string | null;
   distinctId: string | null;
+  /** Its insert_id as sent, when text: the answers of some intakes name it (Mixpanel's /import). */
+  insertId?: string | null;
   /**
    * The item as sent, to be kept as a sample (domain/outcomes): only for the
    * newest SAMPLES_PER_CODE of each code in the request, since no more of a

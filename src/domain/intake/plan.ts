@@ -82,6 +82,8 @@ function refuseFaulted(checked: CheckedBatch, faults: ItemError[]): void {
     .filter((i) => at.has(i.index))
     .map((i) => ({
       index: i.index, event: i.event, distinctId: i.distinctId,
+      // What an intake answering in its own shape names a refused item by (as the checks' refusals are named).
+      ...(i.insertId === null ? {} : { insertId: i.insertId }),
       sample: { text: sampleText(sendable(i)), distinctId: i.distinctId, anonymousId: i.anonymousId, previousId: previousIdOf(i) },
     }));
   checked.items = checked.items.filter((i) => !at.has(i.index));

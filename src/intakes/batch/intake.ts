@@ -45,7 +45,7 @@ export function checkQuery(query: string): QueryOptions | Refusal {
 
 export const BATCH_INTAKE: Intake = {
   name: 'batch',
-  route: { method: 'POST', paths: ['/api/*'], owns: (url) => url.startsWith('/api/') },
+  route: { methods: ['POST'], paths: ['/api/*'], owns: (url) => url.startsWith('/api/') },
   checkPath,
   key: { header: readBearer, inBody: null },
   query: checkQuery,

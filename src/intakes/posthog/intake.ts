@@ -60,7 +60,7 @@ function pathOf(url: string): string {
 
 export const POSTHOG_INTAKE: Intake = {
   name: 'posthog',
-  route: { method: 'POST', paths: [...POSTHOG_PATHS], owns: (url) => POSTHOG_PATHS.has(pathOf(url)) },
+  route: { methods: ['POST'], paths: [...POSTHOG_PATHS], owns: (url) => POSTHOG_PATHS.has(pathOf(url)) },
   checkPath: checkPostHogPath,
   key: { header: readBearer, inBody: { missingKey: MISSING_KEY } },
   query: readQuery,

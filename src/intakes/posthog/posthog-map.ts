@@ -16,15 +16,20 @@ export const POSTHOG_PATHS: ReadonlySet<string> = new Set(['/batch', '/capture',
 const MAX_MESSAGES = 500;
 
 /**
- * Properties PostHog's libraries set themselves: what they say of the library
- * and of PostHog's own features, never of the event. Stripped, as Inlet's own
- * enrichment keys are.
+ * Properties PostHog's libraries set themselves (posthog-node, the Python,
+ * Go, Ruby, Java and PHP libraries, and the browser's): what they say of the
+ * library, its runtime and machine, and of PostHog's own features, never of
+ * the event. Stripped, as Inlet's own enrichment keys are.
  */
 const POSTHOG_ENRICHMENT = new Set([
-  '$lib', '$lib_version', '$lib_version__major', '$lib_version__minor', '$lib_version__patch',
-  '$geoip_disable', '$is_server', '$process_person_profile', '$active_feature_flags', '$sent_at', '$is_identified',
-  '$device_id', '$anon_distinct_id', '$session_id', '$window_id', '$configured_session_timeout_ms',
+  '$lib', '$lib_version', '$lib_version__major', '$lib_version__minor', '$lib_version__patch', '$lib_consumer',
+  '$geoip_disable', '$is_server', '$process_person_profile', '$active_feature_flags', '$sent_at', '$is_identified', '$ignore_sent_at',
+  '$device_id', '$anon_distinct_id', '$session_id', '$window_id', '$configured_session_timeout_ms', '$context_tags', '$cookieless_mode',
+  '$os', '$os_version', '$os_distro', '$python_runtime', '$python_version', '$go_version',
 ]);
+/** A version 4 UUID, as the Python library makes one up for a group_identify() without a distinct_id. */
+const RANDOM_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+
 /** Properties that act on the person rather than describe the event. */
 const PERSON_OPERATIONS = ['$set', '$set_once', '$unset'] as const;
 
@@ -90,9 +95,26 @@ export function postHogItems(body: PostHogBody, receivedAt: number): MappedMessa
 
 /** $set, $set_once and $unset of a message as it sent them, for the sample of a message refused for them. */
 function personOperationsOf(m: Record<string, unknown>): Record<string, unknown> {
-  const props = isPlainObject(m.properties) ? m.properties : {};
+  const ops = operationsSent(m, isPlainObject(m.properties) ? m.properties : {});
   const out: Record<string, unknown> = {};
-  for (const op of PERSON_OPERATIONS) if (props[op] !== undefined && props[op] !== null) out[op] = props[op];
+  for (const op of PERSON_OPERATIONS) if (ops[op] !== undefined && ops[op] !== null) out[op] = ops[op];
+  return out;
+}
+
+/**
+ * $set, $set_once and $unset wherever the libraries put them: in properties
+ * (posthog-node), or at the top level of the message (the Python library's
+ * set() and set_once()); both read, properties' keys over the top level's.
+ */
+function operationsSent(m: Record<string, unknown>, props: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const op of PERSON_OPERATIONS) {
+    const top = m[op];
+    const inProps = props[op];
+    if (isPlainObject(top) && isPlainObject(inProps)) out[op] = { ...top, ...inProps };
+    else if (inProps !== undefined && inProps !== null) out[op] = inProps;
+    else if (top !== undefined && top !== null) out[op] = top;
+  }
   return out;
 }
 
@@ -111,11 +133,13 @@ export function postHogItem(
   const timestamp = correctedTimestamp(m.timestamp, m.sent_at ?? batchSentAt, receivedAt);
   if (timestamp !== undefined) base.timestamp = timestamp;
 
+  const ops = operationsSent(m, props);
   switch (m.event) {
     case '$identify':
     case '$set':
-      // posthog-node's identify and setPersonProperties: person operations and nothing else.
-      return { item: { type: 'identify', ...base, ...personOperations(props) }, ownEvent: false, personUpdate: null };
+    case '$set_once':
+      // identify, and setPersonProperties (posthog-node) or set() and set_once() (Python): person operations and nothing else.
+      return { item: { type: 'identify', ...base, ...personOperations(ops) }, ownEvent: false, personUpdate: null };
     case '$create_alias':
       return { item: { type: 'alias', ...base, previous_id: props.alias }, ownEvent: false, personUpdate: null };
     case '$groupidentify': {
@@ -123,14 +147,16 @@ export function postHogItem(
       if (props.$group_set !== undefined) item.properties = props.$group_set;
       // Without a distinctId, posthog-node sends "$<type>_<key>": no one joins the group.
       if (item.distinct_id === `$${String(props.$group_type)}_${String(props.$group_key)}`) delete item.distinct_id;
+      // The Python library sends a random UUID instead: no one joins the group either.
+      if (props.$lib === 'posthog-python' && typeof item.distinct_id === 'string' && RANDOM_UUID.test(item.distinct_id)) delete item.distinct_id;
       return { item, ownEvent: false, personUpdate: null };
     }
     default: {
       const item: Record<string, unknown> = { event: m.event, ...base };
       if (m.properties !== undefined && m.properties !== null && !isPlainObject(m.properties)) item.properties = m.properties;
       else if (isPlainObject(m.properties)) item.properties = eventProperties(props);
-      const ops = personOperations(props);
-      const personUpdate = Object.keys(ops).length > 0 && base.distinct_id !== undefined ? personUpdateOf(base, ops) : null;
+      const operations = personOperations(ops);
+      const personUpdate = Object.keys(operations).length > 0 && base.distinct_id !== undefined ? personUpdateOf(base, operations) : null;
       return { item, ownEvent: m.event === '$pageview', personUpdate };
     }
   }
@@ -146,7 +172,7 @@ function personOperations(props: Record<string, unknown>): Record<string, unknow
 }
 
 /** The identify an event's person operations make: the event's id and time, its own insert_id so that a resend repeats it once. */
-function personUpdateOf(base: Record<string, unknown>, ops: Record<string, unknown>): Record<string, unknown> {
+export function personUpdateOf(base: Record<string, unknown>, ops: Record<string, unknown>): Record<string, unknown> {
   const update: Record<string, unknown> = { type: 'identify', distinct_id: base.distinct_id, ...ops };
   if (base.timestamp !== undefined) update.timestamp = base.timestamp;
   if (typeof base.insert_id === 'string') update.insert_id = insertIdFor(`${base.insert_id}:person`);

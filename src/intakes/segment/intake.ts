@@ -45,7 +45,7 @@ const SHAPES: ReadonlyMap<string, WireShape> = new Map([...SEGMENT_PATHS].map(([
 
 export const SEGMENT_INTAKE: Intake = {
   name: 'segment',
-  route: { method: 'POST', paths: ['/v1/*'], owns: (url) => url.startsWith('/v1/') },
+  route: { methods: ['POST'], paths: ['/v1/*'], owns: (url) => url.startsWith('/v1/') },
   checkPath: checkSegmentPath,
   // Older SDKs put the key in the body, which must be read to find it.
   key: { header: readSegmentKey, inBody: { missingKey: MISSING_KEY } },

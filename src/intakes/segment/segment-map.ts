@@ -114,7 +114,7 @@ function groupOf(m: Record<string, unknown>): Record<string, unknown> {
 const DEFAULT_GROUP_TYPE = 'company';
 
 /** userId is the distinct_id; anonymousId is a browser person key when it has that form, else the distinct_id of a message without userId. */
-function identity(userId: unknown, anonymousId: unknown): Record<string, unknown> {
+export function identity(userId: unknown, anonymousId: unknown): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const user = typeof userId === 'number' ? String(userId) : userId;
   if (user !== undefined && user !== null && user !== '') out.distinct_id = user;
