@@ -76,7 +76,14 @@ export function checkPlanItem(item: ShownItem, plan: CompiledPlan, unplanned: Un
 }
 
 function violation(index: number, rule: CompiledRule, data: Record<string, unknown>, what: string): ItemError | null {
-  if (rule.validate(data)) return null;
+  let valid: boolean;
+  try {
+    valid = rule.validate(data) as boolean;
+  } catch {
+    // A rule that cannot be evaluated (a push refuses those it can find): the item is not taken on trust.
+    return { index, code: 'plan_violation', field: 'properties', message: `${what} could not be held to its rule in the tracking plan (the rule's schema cannot be evaluated); fix the rule and push the plan again.` };
+  }
+  if (valid) return null;
   const errors = rule.validate.errors ?? [];
   const first = errors[0];
   return {

@@ -2,6 +2,7 @@ import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { RE2JS } from 're2js';
+import { boundKeywords, inPlaceCycle } from './bounded.js';
 import { MAX_SCHEMA_BYTES, type PlanRule, PlanRefused, ruleName } from './rules.js';
 
 // ajv-formats is CommonJS: its default export is the function under NodeNext.
@@ -81,6 +82,8 @@ function compileRule(rule: PlanRule, at: number, engines: { draft7?: Ajv; draft2
   else if (typeof dialect === 'string' && DRAFT_2020.has(dialect)) ajv = engines.draft2020 ??= withFormats(new Ajv2020(OPTIONS));
   else throw new PlanRefused(`${name}: "$schema" must be draft-07 (http://json-schema.org/draft-07/schema#) or 2020-12 (https://json-schema.org/draft/2020-12/schema), or left out for draft-07.`);
   inspect(schema, name, '');
+  const cycle = inPlaceCycle(schema);
+  if (cycle !== null) throw new PlanRefused(`${name}: the schema at ${cycle} refers back to itself without stepping into the value, so its check would never end.`);
   try {
     return ajv.compile(schema);
   } catch (e) {
@@ -91,7 +94,7 @@ function compileRule(rule: PlanRule, at: number, engines: { draft7?: Ajv; draft2
 
 function withFormats<A extends Ajv | Ajv2020>(ajv: A): A {
   addFormats(ajv, [...FORMATS]);
-  return ajv;
+  return boundKeywords(ajv);
 }
 
 /** What compiling alone would let through: `$data`, references outside the schema, patterns re2js refuses. */
