@@ -15,8 +15,8 @@ export function boundKeywords<A extends Ajv | Ajv2020>(ajv: A): A {
     keyword: 'uniqueItems',
     type: 'array',
     schemaType: 'boolean',
-    compile: (unique: boolean) => (data: unknown[]) => !unique || new Set(data.map(key)).size === data.length,
-    errors: false,
+    compile: (unique: boolean) => failingWith('uniqueItems', 'must NOT have duplicate items', (data: unknown[]) => !unique || new Set(data.map(key)).size === data.length),
+    errors: true,
   });
   ajv.removeKeyword('enum');
   ajv.addKeyword({
@@ -24,11 +24,23 @@ export function boundKeywords<A extends Ajv | Ajv2020>(ajv: A): A {
     schemaType: 'array',
     compile: (values: unknown[]) => {
       const allowed = new Set(values.map(key));
-      return (data: unknown) => allowed.has(key(data));
+      return failingWith('enum', `must be equal to one of the ${values.length.toLocaleString('en-US')} allowed values`, (data: unknown) => allowed.has(key(data)));
     },
-    errors: false,
+    errors: true,
   });
   return ajv;
+}
+
+/** A keyword's check that says, when it fails, what the schema expected (never the value). */
+function failingWith<T>(keyword: string, message: string, test: (data: T) => boolean) {
+  const errors = [{ keyword, message, params: {} }];
+  const check = (data: T): boolean => {
+    const ok = test(data);
+    check.errors = ok ? undefined : errors;
+    return ok;
+  };
+  check.errors = undefined as typeof errors | undefined;
+  return check;
 }
 
 /** A value's key for equality: its JSON, object keys sorted (1 and 1.0 are one number in JSON already). */

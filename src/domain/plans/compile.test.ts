@@ -116,6 +116,9 @@ describe('a hostile schema cannot stall a check', () => {
     expect(check({ ys: [1, 2, 9000] })).toMatchObject({ field: 'properties.ys.2' });
     expect(check({ o: { b: [2], a: 1 } })).toBeNull();
     expect(check({ o: { a: 1, b: [3] } })).toMatchObject({ field: 'properties.o' });
+    expect(check({ xs: [1, 1], o: 'secret' })!.message).toBe(
+      'Event "a" does not match the tracking plan: properties.xs: uniqueItems (must NOT have duplicate items); properties.o: enum (must be equal to one of the 1 allowed values).',
+    );
   });
 
   it('a reference cycle that never steps into the value is refused at push; one that does is bounded by the item', () => {
