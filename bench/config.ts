@@ -39,7 +39,8 @@ export interface BenchConfig {
   out: string;
 }
 
-export const WORKLOADS = ['big', 'small', 'gzip', 'tenants', 'keyless', 'plan'] as const;
+/** s3: big with a webhook and an s3 destination attached against none (destination.ts, one round, on SQLite). */
+export const WORKLOADS = ['big', 'small', 'gzip', 'tenants', 'keyless', 's3', 'plan'] as const;
 export type WorkloadName = (typeof WORKLOADS)[number];
 
 type Env = Record<string, string | undefined>;

@@ -12,7 +12,10 @@
  * one, the order alternating by round; then, with the destination, batches
  * at 80% of the round's peak without, for BENCH_SECONDS, and the time until
  * the receiver has every event. BENCH_CPU_PROF: a directory, where each
- * server writes a CPU profile. Not part of npm run bench.
+ * server writes a CPU profile. DEST_KINDS=webhook,s3 attaches an s3
+ * destination too (NDJSON.gz into a local s3rver, --every 5s so that the
+ * tail drains in seconds): `npm run bench`'s s3 workload runs it so, one
+ * round; alone (webhook only) it is not part of npm run bench.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -24,8 +27,25 @@ import { constantRate } from './paced-load.js';
 import { BodyCursor, generatePool } from './payloads.js';
 import { cpuSeconds } from './proc-stats.js';
 import { ROOT, runJson, startListening, stopProcess } from './processes.js';
+import S3rver from 's3rver';
+
+/** A local S3-compatible store for the s3 destination, in a temporary directory: its endpoint, and its end. */
+async function localS3(): Promise<{ endpoint: string; close: () => Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'inlet-bench-s3-'));
+  const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir, configureBuckets: [{ name: 'bench', configs: [] }] });
+  const { port } = await server.run();
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    close: async () => {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
 
 const ROUNDS = Number(process.env.DEST_ROUNDS ?? 3);
+/** The kinds attached on the side with destinations: a webhook, and an s3 destination when named. */
+const KINDS = new Set((process.env.DEST_KINDS ?? 'webhook').split(',').map((k) => k.trim()));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = 8;
 const BIN = join(ROOT, 'bin/inlet');
@@ -113,13 +133,18 @@ async function serve(receiver: Receiver | null, probe: Buffer): Promise<Side> {
   const key = await cli<{ key: string }>(['key', 'create', '--source', source.id]);
   const drained = async () => {
     for (;;) {
-      const [d] = await cli<{ lag_events: number }[]>(['destination', 'list', '--project', project.id]);
-      if (d === undefined || d.lag_events === 0) return;
+      const all = await cli<{ lag_events: number }[]>(['destination', 'list', '--project', project.id]);
+      if (all.every((d) => d.lag_events === 0)) return;
       await new Promise((r) => setTimeout(r, 250));
     }
   };
+  const s3 = receiver !== null && KINDS.has('s3') ? await localS3() : null;
   if (receiver !== null) {
     await cli(['destination', 'create', '--project', project.id, '--kind', 'webhook', '--url', await receiver.start()]);
+    if (s3 !== null) {
+      await cli(['destination', 'create', '--project', project.id, '--kind', 's3', '--url', 's3://bench/events', '--endpoint', s3.endpoint,
+        '--access-key-id', 'S3RVER', '--secret-access-key', 'S3RVER', '--every', '5s']);
+    }
     const res = await fetch(`${server.url}/api/v1/batch`, { method: 'POST', headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' }, body: probe.toString('utf8') });
     await res.arrayBuffer();
     await receiver.until(1);
@@ -132,6 +157,7 @@ async function serve(receiver: Receiver | null, probe: Buffer): Promise<Side> {
     url: server.url, key: key.key, pid: server.pid, drained,
     stop: async () => {
       await stopProcess(server.proc);
+      await s3?.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -189,7 +215,7 @@ async function main(): Promise<void> {
     console.log(`round ${round} ${lagLine}`);
   }
   const s = (xs: number[], d = 3) => `${Math.min(...xs).toFixed(d)} / ${median(xs).toFixed(d)} / ${Math.max(...xs).toFixed(d)}`;
-  console.log(`events/s with a destination over without, min / median / max: ${s(ratios)}`);
+  console.log(`events/s with ${[...KINDS].join(' and ')} destinations over without, min / median / max: ${s(ratios)}`);
   console.log(`delivery lag at 80% of peak, max per round, min / median / max ms: ${s(lagMax, 0)}`);
 }
 

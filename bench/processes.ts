@@ -79,7 +79,17 @@ export function stopProcess(proc: ChildProcess, graceMs = 20_000): Promise<numbe
 }
 
 /** Runs a node script to completion and parses the one JSON value it prints. */
-export function runJson<T>(args: string[], env: NodeJS.ProcessEnv): Promise<T> {
+export async function runJson<T>(args: string[], env: NodeJS.ProcessEnv): Promise<T> {
+  const out = await runText(args, env);
+  try {
+    return JSON.parse(out) as T;
+  } catch (e) {
+    throw new Error(`${args.join(' ')} printed no JSON (${(e as Error).message}): ${out}`);
+  }
+}
+
+/** Runs a node script to completion; what it printed to stdout. */
+export function runText(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(proc);
@@ -91,11 +101,7 @@ export function runJson<T>(args: string[], env: NodeJS.ProcessEnv): Promise<T> {
     proc.on('exit', (code) => {
       children.delete(proc);
       if (code !== 0) return reject(new Error(`${args.join(' ')} exited ${code}: ${err}`));
-      try {
-        resolve(JSON.parse(out) as T);
-      } catch (e) {
-        reject(new Error(`${args.join(' ')} printed no JSON (${(e as Error).message}): ${out}${err}`));
-      }
+      resolve(out);
     });
   });
 }

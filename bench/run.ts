@@ -18,7 +18,7 @@ import { type Row, SLO_LOAD, combineHalves, fill, fmt, paced, pacingNote, peak, 
 import { type BodyPool, type PoolSpec, REPEAT_SHARE, USERS, generatePool } from './payloads.js';
 import { createScratchDatabase } from './pg-database.js';
 import { machineBusyShare } from './proc-stats.js';
-import { ROOT, benchScript, runJson, startListening, stopProcess } from './processes.js';
+import { ROOT, benchScript, runJson, runText, startListening, stopProcess } from './processes.js';
 import { type Section, httpRatio, table } from './report.js';
 import type { StorageFigures } from './rows.js';
 import { FULL_STORE_EVENTS, TARGETS, type TargetInput, type TargetResult, evaluate, targetLines } from './targets.js';
@@ -133,6 +133,12 @@ async function engineRun(engine: Engine, baseUrl: string | null): Promise<void> 
         const sent = await flood.stop();
         section.rows.push(row);
         log(`  keyless flood: ${fmt(sent.requests)} requests, by status ${JSON.stringify(sent.byStatus)}`);
+      }
+      if (w.has('s3') && engine === 'sqlite') {
+        // Its own servers, one at a time, after this one's phases: a webhook and an s3 destination beside big, against none.
+        log('  s3: big with a webhook and an s3 destination attached, against none (bench/destination.ts)');
+        const out = await runText([benchScript('destination.js')], { ...process.env, DEST_KINDS: 'webhook,s3', DEST_ROUNDS: '1', BENCH_SECONDS: String(cfg.seconds) });
+        for (const line of out.trim().split('\n')) notes.push(`sqlite s3: ${line}`);
       }
       if (storedHere) {
         const f = await fill(d, pools.fill!, cfg.stored, cfg.fillConnections, log);

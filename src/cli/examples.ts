@@ -63,6 +63,7 @@ export const EXAMPLES: Record<string, string[]> = {
   'destination resume': ['inlet destination resume dst_Q2mYx8RkP4aLw7Tn'],
   'destination delete': ['inlet destination delete dst_Q2mYx8RkP4aLw7Tn'],
   'destination replay': ['inlet destination replay dst_Q2mYx8RkP4aLw7Tn --since 2026-11-01'],
+  'destination rotate-secret': ['inlet destination rotate-secret dst_Q2mYx8RkP4aLw7Tn'],
   send: ['inlet send invoices.ndjson --key "$INLET_KEY"', 'inlet send history.ndjson --key "$INLET_KEY" --import --base-url https://inlet.example.com'],
 };
 

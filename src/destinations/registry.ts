@@ -4,13 +4,15 @@
  * The composition root hands this list to the domain, the console and the
  * CLI; nothing else names a kind.
  */
-import { type DeliverySender, type DestinationKinds, type DestinationReach, type DestinationTarget, kindNamed } from '../stores/port-destinations.js';
+import { type DestinationKinds, type DestinationSender, type DestinationReach, type DestinationTarget, kindNamed } from '../stores/port-destinations.js';
 import { postgres } from './postgres/kind.js';
+import { s3 } from './s3/kind.js';
 import { webhook } from './webhook/kind.js';
 
 export const DESTINATION_KINDS: DestinationKinds = [
   webhook,
   postgres,
+  s3,
 ];
 
 function kindOf(d: DestinationTarget) {
@@ -20,7 +22,7 @@ function kindOf(d: DestinationTarget) {
 }
 
 /** The sender of a destination, made by its kind. */
-export const senderFor = (d: DestinationTarget, reach: DestinationReach): DeliverySender => kindOf(d).sender(d.config, reach);
+export const senderFor = (d: DestinationTarget, reach: DestinationReach): DestinationSender => kindOf(d).sender(d.config, reach);
 
 /** What a destination's creation checks before it is kept, sending nothing (its kind's `check`): null when it may be made, else why not. */
 export const checkDestination = (d: DestinationTarget, reach: DestinationReach): Promise<string | null> => kindOf(d).check(d.config, reach);

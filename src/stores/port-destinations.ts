@@ -49,6 +49,8 @@ export interface DestinationRecord {
   /** Only events of these names; empty: every name. */
   events: string[];
   paused: boolean;
+  /** Why delivery paused itself (the receiver answered 410); null when a person paused it, or it is not paused. */
+  pausedReason: string | null;
   /** Events up to this position are delivered. */
   cursor: number;
   /** Counts replays: part of each batch id, so a batch sent again after a replay is a new batch to the receiver. */
@@ -59,6 +61,26 @@ export interface DestinationRecord {
   lastError: string | null;
   lastDeliveredAt: number | null;
   createdAt: number;
+  /** A kind that writes files (DestinationKind.writes): the file it writes next, recorded before it is written; null before its first. */
+  file: FilePlan | null;
+}
+
+/**
+ * A file a destination writes, fixed before it is written: the events the
+ * destination takes past `after` up to `through`, named by the positions of
+ * the first and last of them and by `at` (when the first arrived). A crash
+ * at any point leaves the plan in the store, and the file is written again
+ * under the same name from the same range: each event in one file.
+ */
+export interface FilePlan {
+  /** The destination's generation (a replay plans anew). */
+  generation: number;
+  after: number;
+  through: number;
+  first: number;
+  last: number;
+  /** received_at of the first event, epoch ms: the file's date and hour. */
+  at: number;
 }
 
 /** What says where a destination's events go: what a sender is made from, and what is checked when a destination is made. */
@@ -88,7 +110,10 @@ export interface DestinationStore {
   list(projectId: string): Promise<DestinationRecord[]>;
   /** Every destination of every live project: what a server may deliver. */
   all(): Promise<DestinationRecord[]>;
-  setPaused(id: string, paused: boolean): Promise<DestinationRecord | null>;
+  /** Pauses (with why, when delivery pauses itself) or resumes (the reason cleared). */
+  setPaused(id: string, paused: boolean, reason?: string | null): Promise<DestinationRecord | null>;
+  /** Replaces the config (a secret rotated); false when there is no such destination. */
+  setConfig(id: string, config: DestinationConfig): Promise<boolean>;
   /** Moves the cursor to `cursor` and counts a replay; false when there is no such destination. */
   replay(id: string, cursor: number): Promise<boolean>;
   delete(id: string): Promise<boolean>;
@@ -114,6 +139,8 @@ export interface DestinationStore {
    * (another `generation`) moved the cursor meanwhile.
    */
   advance(id: string, holder: string, generation: number, cursor: number, count: number, at: number): Promise<boolean>;
+  /** Records the next file (FilePlan) before it is written. False when the holder lost the lease or a replay moved the cursor. */
+  planFile(id: string, holder: string, plan: FilePlan): Promise<boolean>;
   /** Records a failed attempt's error. False when the holder lost the lease. */
   failed(id: string, holder: string, error: string): Promise<boolean>;
 }
@@ -134,8 +161,8 @@ export interface OutgoingBatch {
   eventJson: string[];
 }
 
-/** What one attempt came to. */
-export type SendOutcome = { ok: true } | { ok: false; error: string; retryAfterMs: number | null };
+/** What one attempt came to; `pause`: the receiver wants no more (a 410), and the destination is paused with `error` as the reason. */
+export type SendOutcome = { ok: true } | { ok: false; error: string; retryAfterMs: number | null; pause?: boolean };
 
 /**
  * Sends batches to one destination: made by its kind (DestinationKind.sender,
@@ -147,6 +174,34 @@ export interface DeliverySender {
   send(batch: OutgoingBatch, signal: AbortSignal): Promise<SendOutcome>;
   close(): Promise<void>;
 }
+
+/** A file on its way to a destination that writes files: the events of its plan still stored, in position order. */
+export interface OutgoingFile {
+  destinationId: string;
+  projectId: string;
+  plan: FilePlan;
+  events: DeliveryEvent[];
+  /** Each event as a batch carries it (OutgoingBatch.eventJson). */
+  eventJson: string[];
+}
+
+/**
+ * Writes files to one destination (a kind whose `writes` is 'files'): each
+ * file whole, under a name fixed by its plan, so that writing the same plan
+ * again replaces it. Like `send`, `writeFile` answers the receiver's faults
+ * as a failed outcome, with an error fit to show.
+ */
+export interface FileSender {
+  /** How long events may wait before a file that is not full is written (--every). */
+  readonly everyMs: number;
+  writeFile(file: OutgoingFile, signal: AbortSignal): Promise<SendOutcome>;
+  close(): Promise<void>;
+}
+
+/** What a kind's sender is: batches to send, or files to write. */
+export type DestinationSender = DeliverySender | FileSender;
+
+export const writesFiles = (s: DestinationSender): s is FileSender => 'writeFile' in s;
 
 // ---- kinds ------------------------------------------------------------------------
 
@@ -185,8 +240,14 @@ export interface DestinationKind {
   pointsAtSelf?(config: DestinationConfig, self: SelfAddress): boolean;
   /** Checked before it is kept, sending no event (an address judged, a connection made): null when it may be made, else why not. */
   check(config: DestinationConfig, reach: DestinationReach): Promise<string | null>;
+  /**
+   * 'files' for a kind that writes files of many events (object storage):
+   * its sender is a FileSender, and each file is planned (FilePlan) before
+   * it is written. Absent: batches, sent by a DeliverySender.
+   */
+  readonly writes?: 'files';
   /** A sender to it; what it opens is closed by the sender's close. */
-  sender(config: DestinationConfig, reach: DestinationReach): DeliverySender;
+  sender(config: DestinationConfig, reach: DestinationReach): DestinationSender;
 }
 
 /** A field of a kind's config, declared once: the console's form and the CLI's flags are made from it. */
@@ -206,6 +267,8 @@ export interface DestinationField {
    */
   secret: boolean;
   mask?: (value: string) => string;
+  /** The only values it takes (a format): the form offers them to pick from, the CLI refuses others. */
+  choices?: readonly string[];
 }
 
 /** A value Inlet makes when a destination is made: a random key, kept in the config and shown in the answer to its creation only. */
@@ -217,7 +280,16 @@ export interface MadeField {
   label: string;
   /** What to do with it, said when it is shown. */
   use: string;
+  /** Makes a new value (it starts with `prefix`); absent: the prefix and 32 random letters and digits. */
+  make?: () => string;
 }
+
+/**
+ * Where a rotated made value keeps the value it replaced, and until when
+ * (epoch ms, as text) that one still counts: both in the config, beside it.
+ */
+export const previousName = (made: string): string => `previous_${made}`;
+export const previousUntilName = (made: string): string => `previous_${made}_until`;
 
 /** The kinds a server knows, in the order they are offered: handed in by the composition root (src/destinations/registry.ts). */
 export type DestinationKinds = readonly DestinationKind[];

@@ -22,7 +22,7 @@ import { STORES, type StoreUnderTest } from './stores.js';
 
 const record = (id: string, projectId: string, o: Partial<DestinationRecord> = {}): DestinationRecord => ({
   id, projectId, kind: 'webhook', config: { url: 'https://user:pw@example.com/hook', secret: 'whsec_x' }, sources: [], events: [],
-  paused: false, cursor: 0, generation: 0, delivered: 0, lastError: null, lastDeliveredAt: null, createdAt: RECEIVED_AT, ...o,
+  paused: false, cursor: 0, generation: 0, delivered: 0, lastError: null, lastDeliveredAt: null, createdAt: RECEIVED_AT, pausedReason: null, file: null, ...o,
 });
 
 /** A receiver that holds the first batch until told to answer it, and takes every later one at once. */

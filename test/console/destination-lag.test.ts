@@ -14,7 +14,7 @@ const viewer: Viewer = {
 };
 const listed = (lag: number): DestinationRow => ({
   id: 'dst_1', kind: 'webhook', url: 'https://hooks.example.com/in', status: 'paused', delivered: 0, lag_events: lag,
-  oldest_undelivered_at: null, last_error: null, sources: [], events: [],
+  oldest_undelivered_at: null, last_error: null, paused_reason: null, sources: [], events: [],
 });
 const section = (lag: number) => destinationsSection(viewer, { projectId: 'prj_1', kinds: DESTINATION_KINDS, list: [listed(lag)], sources: [], typed: null, made: null, replay: null, done: null }, () => html``).value;
 

@@ -246,6 +246,40 @@ describe.skipIf(NO_CHROMIUM)('the console in chromium', () => {
     expect(problems).toEqual([]);
   });
 
+  it('New destination offers each kind\'s fields (s3: endpoint, keys, format, every), never shows the secret key, and a destination paused by a 410 says so', async () => {
+    await page.goto(`${base}/console/login`);
+    if ((await page.getByLabel('Email').count()) > 0) {
+      await page.getByLabel('Email').fill('dev@acme.test');
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    }
+    await page.goto(`${base}/console/projects/${f.projectId}`);
+    await page.getByRole('button', { name: 'New destination' }).click();
+    await page.getByLabel('Kind').selectOption('s3');
+    await page.getByLabel('URL').fill('s3://analytics/inlet');
+    await page.getByLabel('Endpoint').fill('https://minio.example.com:9000');
+    await page.getByLabel('Region').fill('eu-west-1');
+    await page.getByLabel('Access key ID').fill('AKIAEXAMPLE');
+    await page.getByLabel('Secret access key').fill('never-shown-again');
+    await page.getByLabel('Format').selectOption('parquet');
+    await page.getByLabel('Every').fill('10m');
+    await page.locator('#new-destination').getByRole('button', { name: 'Create' }).click();
+    await page.locator('li', { hasText: 's3://analytics/inlet' }).getByText(/active/).waitFor();
+    expect(await page.content()).not.toContain('never-shown-again');
+    const [made] = await f.collector.store.destinations.list(f.projectId);
+    expect(made).toMatchObject({ kind: 's3', config: { url: 's3://analytics/inlet', endpoint: 'https://minio.example.com:9000', region: 'eu-west-1', format: 'parquet', every: '10m' } });
+    await shot('destination-s3');
+
+    await f.collector.store.destinations.setPaused(made!.id, true, 'The receiver answered 410 (Gone): delivery is paused; resume the destination once the receiver takes events again.');
+    await page.reload();
+    await page.getByText(/Paused by its receiver: The receiver answered 410 \(Gone\)/).waitFor();
+    await page.locator(`[id="${made!.id}"]`).getByRole('button', { name: 'Resume' }).waitFor();
+    await shot('destination-paused-410');
+    await f.collector.store.destinations.delete(made!.id);
+    expect(problems).toEqual([]);
+  });
+
   it('answers an unknown path with its own page, keeps what was typed beside the error, and asks before Roll', async () => {
     await page.goto(`${base}/console/login`);
     await page.getByLabel('Email').fill('dev@acme.test');

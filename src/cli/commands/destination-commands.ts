@@ -28,7 +28,10 @@ export function registerDestinationCommands(program: Command): void {
   const destination = program.command('destination').description("destinations: where a project's stored track events are delivered");
 
   // Each field of the kinds is one flag (destination-fields.ts): required when every kind needs it.
-  const fields = offeredFields(DESTINATION_KINDS).map((f) => ({ name: f.name, option: new Option(f.flag, f.help).makeOptionMandatory(f.required) }));
+  const fields = offeredFields(DESTINATION_KINDS).map((f) => {
+    const option = new Option(f.flag, f.help).makeOptionMandatory(f.required);
+    return { name: f.name, option: f.choices === undefined ? option : option.choices(f.choices) };
+  });
   const create = destination
     .command('create')
     .description(`send a project's stored track events ${DESTINATION_KINDS.map((k) => k.about).join(', or ')}`)
@@ -61,7 +64,7 @@ export function registerDestinationCommands(program: Command): void {
       (r) =>
         table([
           ['ID', 'KIND', 'STATUS', 'DELIVERED', 'LAG', 'OLDEST UNDELIVERED', 'URL', 'LAST ERROR'],
-          ...r.map((d) => [d.id, d.kind, d.status, formatCount(d.delivered), `${formatCount(d.lag_events)}${d.lag_events >= LAG_COUNT_CAP ? '+' : ''}`, d.oldest_undelivered_at ?? '-', d.url, d.last_error ?? '-']),
+          ...r.map((d) => [d.id, d.kind, d.status, formatCount(d.delivered), `${formatCount(d.lag_events)}${d.lag_events >= LAG_COUNT_CAP ? '+' : ''}`, d.oldest_undelivered_at ?? '-', d.url, d.paused_reason ?? d.last_error ?? '-']),
         ]),
     ),
   );
@@ -74,6 +77,14 @@ export function registerDestinationCommands(program: Command): void {
       runWithStore(o, async ({ store }) => admin(store, o)[name](id), (r) => `destination ${r.id} is ${r.status}`),
     );
   }
+
+  withCommon(destination.command('rotate-secret').description('a new signing secret, shown only now; the old one still signs beside it for 24 hours').argument('<destination>')).action((id, o) =>
+    runWithStore(
+      o,
+      async ({ store }) => admin(store, o).rotateSecret(id),
+      (r) => `signing secret of destination ${r.id} (shown only now): ${r.secret}\nthe previous secret also signs until ${r.previous_valid_until}`,
+    ),
+  );
 
   withCommon(destination.command('delete').description('delete a destination; nothing more is delivered to it').argument('<destination>')).action((id, o) =>
     runWithStore(o, async ({ store }) => admin(store, o).delete(id), () => `deleted destination ${id}`),

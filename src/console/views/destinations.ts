@@ -53,7 +53,8 @@ function row(viewer: Viewer, x: DestinationRow, d: DestinationsData): Html {
   return html`<li id="${x.id}"><strong>${x.kind}</strong> <code>${x.url}</code>
   <span class="meta">${x.status} · ${lag(x)} · ${formatCount(x.delivered)} ${x.delivered === 1 ? 'event' : 'events'} delivered</span>
   <p class="meta">${takes(x, d.sources)}</p>
-  ${x.last_error === null ? '' : html`<p class="field-error">Last error: ${x.last_error}</p>`}
+  ${x.paused_reason === null ? '' : html`<p class="field-error">Paused by its receiver: ${x.paused_reason}</p>`}
+  ${x.last_error === null || x.paused_reason !== null ? '' : html`<p class="field-error">Last error: ${x.last_error}</p>`}
   <form method="post" action="${BASE}/destinations/${x.id}/${x.status === 'paused' ? 'resume' : 'pause'}" class="inline">
     ${csrfField(viewer)}<button type="submit">${x.status === 'paused' ? 'Resume' : 'Pause'}</button>
   </form>
@@ -75,6 +76,14 @@ function row(viewer: Viewer, x: DestinationRow, d: DestinationsData): Html {
 function fieldInput(t: Typed | null, f: OfferedField): Html {
   const id = `destination-${f.name}`;
   const hint = f.secret ? `${f.help}. Shown masked.` : `${f.help}.`;
+  if (f.choices !== undefined) {
+    // Left at its first option, an optional field is not given: the kind's default.
+    const picked = valueOf(t, f.name, '');
+    const options = [...(f.required ? [] : [html`<option value="">default</option>`]), ...f.choices.map((c) => html`<option value="${c}"${picked === c ? html` selected` : ''}>${c}</option>`)];
+    return html`<label for="${id}">${f.label}</label>
+  <select id="${id}" name="${f.name}"${f.required ? html` required` : ''} aria-describedby="${id}-hint">${options}</select>
+  <p id="${id}-hint" class="hint">${hint}</p>`;
+  }
   const value = f.secret ? '' : html` value="${valueOf(t, f.name, '')}"`;
   return html`<label for="${id}">${f.label}</label>
   <input id="${id}" name="${f.name}"${f.required ? html` required` : ''}${f.secret ? html` type="text" autocomplete="off"` : ''}${value} aria-describedby="${id}-hint">

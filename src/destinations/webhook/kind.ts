@@ -1,14 +1,22 @@
-import type { DestinationConfig, DestinationKind } from '../../stores/port-destinations.js';
+import { type DestinationConfig, type DestinationKind, previousName, previousUntilName } from '../../stores/port-destinations.js';
 import { hostRefusal, refusedMessage } from '../reach.js';
 import { maskUrl, parsedUrl, pointsAtSelf, portOf } from '../urls.js';
-import { WebhookSender } from './sender.js';
+import { type WebhookSecrets, WebhookSender } from './sender.js';
+import { newSecret } from './signature.js';
+
+/** The secrets in a config: its secret, and the one a rotation replaced with the time it stops signing (destination-admin.ts, rotateSecret). */
+const secretsOf = (config: DestinationConfig): WebhookSecrets => ({
+  secret: config.secret ?? '',
+  previous: config[previousName('secret')] ?? null,
+  previousUntil: Number(config[previousUntilName('secret')] ?? 0),
+});
 
 /** Signed JSON POSTs to a URL (docs/destinations.md, "Webhook requests"). */
 export const webhook: DestinationKind = {
   name: 'webhook',
   about: 'to a webhook',
   fields: [{ name: 'url', label: 'URL', help: 'the webhook URL (https:// or http://)', flag: '--url <url>', required: true, secret: true, mask: maskUrl }],
-  made: [{ name: 'secret', prefix: 'whsec_', label: 'signing secret', use: "keep it to check each request's Inlet-Signature" }],
+  made: [{ name: 'secret', prefix: 'whsec_', label: 'signing secret', use: "keep it to check each request's webhook-signature (Standard Webhooks) or Inlet-Signature", make: newSecret }],
   docs: 'Webhook requests',
   example: '--url https://hooks.example.com/inlet',
 
@@ -28,5 +36,5 @@ export const webhook: DestinationKind = {
     return (await hostRefusal(u.hostname, portOf(u), reach)) === 'refused' ? refusedMessage(u.hostname) : null;
   },
 
-  sender: (config: DestinationConfig, reach) => new WebhookSender(config.url ?? '', config.secret ?? '', reach),
+  sender: (config: DestinationConfig, reach) => new WebhookSender(config.url ?? '', secretsOf(config), reach),
 };

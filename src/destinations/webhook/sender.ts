@@ -2,7 +2,20 @@ import http from 'node:http';
 import https from 'node:https';
 import type { DeliverySender, OutgoingBatch, SendOutcome } from '../../stores/port-destinations.js';
 import { AddressRefused, type DestinationReach, guardedLookup, literalRefusal } from '../reach.js';
-import { signature } from './signature.js';
+import { signature, standardSignature } from './signature.js';
+
+/** Why a destination whose receiver answered 410 is paused: the receiver says it wants no more. */
+export const GONE = 'The receiver answered 410 (Gone): delivery is paused; resume the destination once the receiver takes events again.';
+
+/** A destination's signing secrets: its secret, and the one it replaced while that still signs (until `previousUntil`, epoch ms). */
+export interface WebhookSecrets {
+  secret: string;
+  previous: string | null;
+  previousUntil: number;
+}
+
+/** The secrets that sign at `now`: the current one first. */
+export const signingSecrets = (s: WebhookSecrets, now: number): string[] => (s.previous !== null && now < s.previousUntil ? [s.secret, s.previous] : [s.secret]);
 
 /** A receiver that has not answered in this long has failed the attempt. */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
@@ -55,14 +68,16 @@ export class WebhookSender implements DeliverySender {
   private readonly request: typeof http.request;
   private readonly port: number;
   private readonly lookup: ReturnType<typeof guardedLookup>;
+  private readonly secrets: WebhookSecrets;
 
   constructor(
     private readonly url: string,
-    private readonly secret: string,
+    secrets: WebhookSecrets | string,
     private readonly reach: DestinationReach,
     private readonly clock: () => number = Date.now,
     private readonly timeoutMs = WEBHOOK_TIMEOUT_MS,
   ) {
+    this.secrets = typeof secrets === 'string' ? { secret: secrets, previous: null, previousUntil: 0 } : secrets;
     const u = new URL(url);
     this.authorization =
       u.username === '' && u.password === ''
@@ -84,11 +99,17 @@ export class WebhookSender implements DeliverySender {
     const refused = literalRefusal(this.target.hostname, this.port, this.reach);
     if (refused !== null) return Promise.resolve({ ok: false, error: refused.message, retryAfterMs: null });
     const body = webhookBody(batch);
+    const now = this.clock();
+    const seconds = Math.floor(now / 1000);
+    const secrets = signingSecrets(this.secrets, now);
     const headers: http.OutgoingHttpHeaders = {
       'content-type': 'application/json',
       'content-length': body.length,
       'idempotency-key': batch.batchId,
-      'inlet-signature': signature(this.secret, body, Math.floor(this.clock() / 1000)),
+      'webhook-id': batch.batchId,
+      'webhook-timestamp': String(seconds),
+      'webhook-signature': standardSignature(secrets, batch.batchId, seconds, body),
+      'inlet-signature': signature(secrets, body, seconds),
       'user-agent': 'inlet-destination',
     };
     if (this.authorization !== null) headers.authorization = this.authorization;
@@ -108,6 +129,7 @@ export class WebhookSender implements DeliverySender {
         res.resume();
         res.on('end', () => {
           if (status >= 200 && status < 300) settle({ ok: true });
+          else if (status === 410) settle({ ok: false, error: GONE, retryAfterMs: null, pause: true });
           else settle({ ok: false, error: `The receiver answered ${status}.`, retryAfterMs: parseRetryAfter(typeof retryAfter === 'string' ? retryAfter : null, this.clock()) });
         });
         res.on('error', (e) => settle(this.unreachable(e)));

@@ -25,9 +25,9 @@ const ev = (seq: number): DeliveryEvent => ({
   seq, id: `id-${seq}`, sourceId: 'src_a', event: 'paid', distinctId: 'u', anonymousId: null, personId: 'per_1',
   sessionId: null, timestamp: 1000 + seq, receivedAt: 2000 + seq, insertId: null, properties: '{}',
 });
-const d: CourierDestination = { id: 'dst_1', projectId: 'prj_1', kind: 'test', config: { url: 'http://r/in' }, sources: [], events: ['paid'], generation: 0 };
+const d: CourierDestination = { id: 'dst_1', projectId: 'prj_1', kind: 'test', config: { url: 'http://r/in' }, sources: [], events: ['paid'], generation: 0, file: null };
 /** The destination as the store keeps it. */
-const kept: DestinationRecord = { ...d, paused: false, cursor: 0, delivered: 0, lastError: null, lastDeliveredAt: null, createdAt: 0 };
+const kept: DestinationRecord = { ...d, paused: false, cursor: 0, delivered: 0, lastError: null, lastDeliveredAt: null, createdAt: 0, pausedReason: null, file: null };
 
 /** A sender that holds each batch until told how it went, and says when a send was stopped. */
 class HeldSender implements DeliverySender {

@@ -119,7 +119,7 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 
 /** Only the fields the thread needs: a record may carry more, and every field is copied to the thread. */
 function plain(d: CourierDestination): CourierDestination {
-  return { id: d.id, projectId: d.projectId, kind: d.kind, config: d.config, sources: d.sources, events: d.events, generation: d.generation };
+  return { id: d.id, projectId: d.projectId, kind: d.kind, config: d.config, sources: d.sources, events: d.events, generation: d.generation, file: d.file };
 }
 
 /** The slice of a thread's parent port the thread's side uses. */

@@ -1,4 +1,5 @@
-import type { DeliverySender, DestinationRecord, DestinationStore, SendOutcome } from '../../stores/port-destinations.js';
+import { type DestinationRecord, type DestinationSender, type DestinationStore, type FilePlan, type SendOutcome, writesFiles } from '../../stores/port-destinations.js';
+import { fileTurn } from './file-turn.js';
 import { BATCH_EVENTS, batchId, planBatch } from './batch.js';
 
 /** What one turn of a destination came to: the batches delivered, and the failure it ended on, if any. */
@@ -10,6 +11,10 @@ export interface CourierTurn {
   events: number;
   /** The attempt the turn ended on, when it failed (the batch after `through` is sent again next turn); null otherwise. */
   failure: Extract<SendOutcome, { ok: false }> | null;
+  /** A destination that writes files: the next file, to be recorded (DestinationStore.planFile) before the next turn writes it. */
+  planned?: FilePlan;
+  /** A destination that writes files: no file is due; look again after this long. */
+  idleMs?: number;
 }
 
 /** What a destination has not been sent yet: events counted up to a cap, and when the first arrived. */
@@ -29,7 +34,7 @@ export interface CourierLag {
 export const TURN_MS = 250;
 
 /** The destination as a courier needs it: what to read, and its kind and config, where to send it. */
-export type CourierDestination = Pick<DestinationRecord, 'id' | 'projectId' | 'kind' | 'config' | 'sources' | 'events' | 'generation'>;
+export type CourierDestination = Pick<DestinationRecord, 'id' | 'projectId' | 'kind' | 'config' | 'sources' | 'events' | 'generation' | 'file'>;
 
 /**
  * Reads the batches past a destination's cursor, builds them and sends them:
@@ -60,15 +65,20 @@ export type CourierReads = Pick<DestinationStore, 'get' | 'read' | 'countPast' |
 /** A courier on the calling thread: the delivery thread runs one, and tests may. */
 export class LocalCourier implements Courier {
   /** One sender per destination, kept while it is delivered here (a kept-alive connection, a pool). */
-  private readonly senders = new Map<string, DeliverySender>();
+  private readonly senders = new Map<string, { sender: DestinationSender; config: string }>();
 
   constructor(
     private readonly reads: CourierReads,
-    private readonly senderFor: (d: CourierDestination) => DeliverySender,
+    private readonly senderFor: (d: CourierDestination) => DestinationSender,
     private readonly clock: () => number = Date.now,
   ) {}
 
   async next(d: CourierDestination, after: number, upTo: number, signal: AbortSignal): Promise<CourierTurn> {
+    const sender = this.sender(d);
+    if (writesFiles(sender)) {
+      if (!(await this.owed(d))) return { through: after, batches: 0, events: 0, failure: null };
+      return fileTurn(this.reads, sender, d, after, upTo, this.clock, signal);
+    }
     const began = this.clock();
     const turn: CourierTurn = { through: after, batches: 0, events: 0, failure: null };
     while (turn.through < upTo && !signal.aborted) {
@@ -82,7 +92,7 @@ export class LocalCourier implements Courier {
         throw e;
       }
       if (plan.events.length > 0) {
-        const outcome = await this.sender(d).send(
+        const outcome = await sender.send(
           { destinationId: d.id, projectId: d.projectId, batchId: batchId(d.id, d.generation, turn.through, plan.through), events: plan.events, eventJson: plan.eventJson },
           signal,
         );
@@ -112,16 +122,21 @@ export class LocalCourier implements Courier {
     return now !== null && !now.paused && now.generation === d.generation;
   }
 
-  private sender(d: CourierDestination): DeliverySender {
-    let sender = this.senders.get(d.id);
-    if (sender === undefined) this.senders.set(d.id, (sender = this.senderFor(d)));
+  /** The destination's sender, made again when its config changed (a secret rotated). */
+  private sender(d: CourierDestination): DestinationSender {
+    const config = JSON.stringify(d.config);
+    const kept = this.senders.get(d.id);
+    if (kept !== undefined && kept.config === config) return kept.sender;
+    if (kept !== undefined) void kept.sender.close().catch(() => undefined);
+    const sender = this.senderFor(d);
+    this.senders.set(d.id, { sender, config });
     return sender;
   }
 
   async release(destinationId: string): Promise<void> {
-    const sender = this.senders.get(destinationId);
+    const kept = this.senders.get(destinationId);
     this.senders.delete(destinationId);
-    await sender?.close();
+    await kept?.sender.close();
   }
 
   async close(): Promise<void> {

@@ -86,7 +86,10 @@ export function pause(ms: number, signal: AbortSignal): Promise<void> {
  * (SIGKILL included) resends at most the last second's batches and the one
  * in flight, and never skips one. Between turns it sees a pause, a replay, a
  * deletion or a lost lease. A failed batch is sent again, read afresh (an
- * event erased meanwhile is left out), after a growing wait, for ever.
+ * event erased meanwhile is left out), after a growing wait, for ever. A
+ * destination that writes files (file-turn.ts) has each file's range
+ * recorded here before the courier writes it; a receiver that answers 410
+ * pauses its destination, with why.
  */
 export class Deliverer {
   private readonly stopping = new AbortController();
@@ -148,7 +151,9 @@ export class Deliverer {
             await wait(timing.pollMs, signal);
             continue;
           }
-          const turn = await this.turn(cursor, Math.min(head, cursor + READ_SPAN));
+          // A file may hold 100,000 events: a destination that writes files reads up to the head.
+          const files = kindNamed(this.deps.kinds, this.d.kind)?.writes === 'files';
+          const turn = await this.turn(cursor, files ? head : Math.min(head, cursor + READ_SPAN));
           // What the turn delivered counts even when it ended on a failure or a stop.
           if (turn.batches > 0) {
             unwritten += turn.events;
@@ -159,13 +164,33 @@ export class Deliverer {
           cursor = turn.through;
           if (signal.aborted) break;
           await this.countLag(cursor, head);
+          if (turn.planned !== undefined) {
+            // Recorded before it is written: a crash from here on writes the same file again, under the same name.
+            if (!(await store.planFile(this.d.id, this.deps.holder, turn.planned)) && !(await store.takeLease(this.d.id, this.deps.holder, timing.leaseMs))) this.stop();
+            continue;
+          }
           const failure = turn.failure;
+          if (failure === null && turn.idleMs !== undefined) {
+            await persist(false);
+            await wait(Math.max(turn.idleMs, timing.pollMs), signal);
+            // What arrived meanwhile counts towards the file: the head is read again.
+            head = cursor;
+            continue;
+          }
           if (failure === null) {
             await persist(false);
             continue;
           }
           this.failures++;
           this.deps.observer?.batchFailed(this.d.id);
+          if (failure.pause === true) {
+            // The receiver said it wants no more (a 410): paused, with why, until a person resumes it.
+            await persist(true);
+            await store.failed(this.d.id, this.deps.holder, failure.error);
+            await store.setPaused(this.d.id, true, failure.error);
+            this.deps.log?.warn({ destination: this.d.id, url: whereTo(this.deps.kinds, this.d), error: failure.error }, 'destination paused by its receiver');
+            break;
+          }
           if (this.failures === 1) {
             this.deps.log?.warn({ destination: this.d.id, url: whereTo(this.deps.kinds, this.d), error: failure.error }, 'destination failing; its batch is retried until it is delivered');
           }

@@ -1,5 +1,5 @@
 import type { Store } from '../../stores/port.js';
-import { type DestinationConfig, type DestinationKind, type DestinationKinds, type DestinationRecord, type DestinationTarget, type SelfAddress, kindNamed } from '../../stores/port-destinations.js';
+import { type DestinationConfig, type DestinationKind, type DestinationKinds, type DestinationRecord, type DestinationTarget, type MadeField, type SelfAddress, kindNamed, previousName, previousUntilName } from '../../stores/port-destinations.js';
 import { AdminError } from '../admin.js';
 import { randomBase62 } from '../ids.js';
 import { LAG_COUNT_CAP } from './deliverer.js';
@@ -16,6 +16,15 @@ export interface NewDestination {
   /** Epoch ms: deliver events that arrived from then on; absent: from now. */
   since?: number | null;
 }
+
+/** How long a rotated secret still signs beside its new one, so receivers can change theirs without losing a request. */
+export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
+
+/** A kind's name after its article, as it is read aloud: "a webhook", "an s3" (a name of letters and digits is spelled out). */
+const aKind = (name: string): string => `${/^[aeiou]|^[fhlmnrsx]\d/i.test(name) ? 'an' : 'a'} ${name}`;
+const capital = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
+
+const makeValue = (m: MadeField): string => m.make?.() ?? `${m.prefix}${randomBase62(32)}`;
 
 /** Status as shown: paused, failing (the last attempt failed), or active. */
 export type DestinationStatus = 'active' | 'failing' | 'paused';
@@ -46,6 +55,8 @@ export interface DestinationListing {
   lag_events: number;
   oldest_undelivered_at: string | null;
   last_error: string | null;
+  /** Why delivery paused itself (the receiver answered 410); null otherwise. */
+  paused_reason: string | null;
 }
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -84,11 +95,11 @@ export function destinationAdmin(store: Pick<Store, 'admin' | 'destinations' | '
     if (kind.pointsAtSelf?.(configured.config, self) === true) throw new AdminError('The URL points at this Inlet server itself; give the URL of the receiver.');
     for (const f of offeredFields(checks.kinds)) {
       if (!f.kinds.includes(kind.name) && Object.hasOwn(given, f.name) && given[f.name] !== undefined) {
-        throw new AdminError(`${longFlag(f)} is for ${f.kinds.join(' and ')} destinations; a ${kind.name} has none.`);
+        throw new AdminError(`${longFlag(f)} is for ${f.kinds.join(' and ')} destinations; ${aKind(kind.name)} has none.`);
       }
     }
     const made: Record<string, string> = {};
-    for (const m of kind.made) made[m.name] = `${m.prefix}${randomBase62(32)}`;
+    for (const m of kind.made) made[m.name] = makeValue(m);
     return { ...configured.config, ...made };
   }
 
@@ -110,7 +121,7 @@ export function destinationAdmin(store: Pick<Store, 'admin' | 'destinations' | '
       const cursor = input.since == null ? await ds.head(project.id) : await ds.positionBefore(project.id, input.since);
       const d: DestinationRecord = {
         id: `dst_${randomBase62(16)}`, projectId: project.id, kind: kind.name, config, sources, events, paused: false, cursor, generation: 0,
-        delivered: 0, lastError: null, lastDeliveredAt: null, createdAt: clock(),
+        delivered: 0, lastError: null, lastDeliveredAt: null, createdAt: clock(), pausedReason: null, file: null,
       };
       await ds.create(d);
       // What Inlet made (a signing secret) is in this answer and nowhere else; madeOnce reads it back.
@@ -128,6 +139,7 @@ export function destinationAdmin(store: Pick<Store, 'admin' | 'destinations' | '
           lag_events: await ds.countPast(d, d.cursor, head, LAG_COUNT_CAP),
           oldest_undelivered_at: iso(await ds.oldestPast(d, d.cursor, head)),
           last_error: d.lastError,
+          paused_reason: d.paused ? d.pausedReason : null,
         });
       }
       return out;
@@ -151,6 +163,22 @@ export function destinationAdmin(store: Pick<Store, 'admin' | 'destinations' | '
       await destination(id);
       await ds.delete(id);
       return { id, deleted: true as const };
+    },
+
+    /**
+     * A new signing secret, shown in this answer only; the one it replaces
+     * still signs beside it for ROTATION_OVERLAP_MS (both signatures on each
+     * request), then no more.
+     */
+    async rotateSecret(id: string) {
+      const d = await destination(id);
+      const made = kindNamed(checks.kinds, d.kind)?.made.find((m) => m.name === 'secret');
+      if (made === undefined) throw new AdminError(`${capital(aKind(d.kind))} destination has no signing secret to rotate.`);
+      const until = clock() + ROTATION_OVERLAP_MS;
+      const secret = makeValue(made);
+      const config: DestinationConfig = { ...d.config, secret, [previousName('secret')]: d.config.secret ?? '', [previousUntilName('secret')]: String(until) };
+      await ds.setConfig(id, config);
+      return { id, secret, previous_valid_until: new Date(until).toISOString() };
     },
 
     /** Delivers again the events that arrived from `since` on. */

@@ -40,6 +40,16 @@ describe('destination fields from the kinds', () => {
     expect(kindChoice([queue, bucket])).toBe('queue or bucket');
   });
 
+  it('a field with choices offers them, joined across the kinds that have it; one some kind takes freely offers none', () => {
+    const format = (choices?: string[]) => ({ name: 'format', label: 'Format', help: 'the format', flag: '--format <format>', required: false, secret: false, ...(choices === undefined ? {} : { choices }) });
+    const a = kind('a', { fields: [format(['ndjson', 'parquet'])] });
+    const b = kind('b', { fields: [format(['csv', 'ndjson'])] });
+    const free = kind('free', { fields: [format()] });
+    expect(offeredFields([a, b])[0]!.choices).toEqual(['ndjson', 'parquet', 'csv']);
+    expect(offeredFields([a, free])[0]).not.toHaveProperty('choices');
+    expect(offeredFields([free, a])[0]).not.toHaveProperty('choices');
+  });
+
   it('shows a config as its kind declares: plain, masked, or not at all; where it goes is its first field shown', () => {
     const config = { url: 's3://b/p', key: 'AKIA-secret', token: 'tok_x' };
     expect(shownConfig(bucket, config)).toEqual({ url: 's3:***' });

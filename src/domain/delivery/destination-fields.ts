@@ -18,28 +18,34 @@ export interface OfferedField {
   required: boolean;
   /** Secret for some kind: never typed back into a form. */
   secret: boolean;
+  /** The values it takes, when every kind that has it says (DestinationField.choices). */
+  choices?: readonly string[];
 }
 
 /** The fields every kind declares, merged by name, in the order they first appear. */
 export function offeredFields(kinds: DestinationKinds): OfferedField[] {
-  const byName = new Map<string, { field: OfferedField; helps: string[]; requiredBy: number }>();
+  const byName = new Map<string, { field: OfferedField; helps: string[]; requiredBy: number; anyFree: boolean }>();
   for (const kind of kinds) {
     for (const f of kind.fields) {
       let o = byName.get(f.name);
       if (o === undefined) {
-        o = { field: { name: f.name, label: f.label, flag: f.flag, kinds: [], help: '', required: false, secret: false }, helps: [], requiredBy: 0 };
+        o = { field: { name: f.name, label: f.label, flag: f.flag, kinds: [], help: '', required: false, secret: false }, helps: [], requiredBy: 0, anyFree: false };
         byName.set(f.name, o);
       }
       o.field.kinds.push(kind.name);
       if (!o.helps.includes(f.help)) o.helps.push(f.help);
       if (f.required) o.requiredBy++;
       o.field.secret ||= f.secret;
+      if (f.choices === undefined) o.anyFree = true;
+      else o.field.choices = [...new Set([...(o.field.choices ?? []), ...f.choices])];
     }
   }
-  return [...byName.values()].map(({ field, helps, requiredBy }) => {
+  return [...byName.values()].map(({ field, helps, requiredBy, anyFree }) => {
     const everyKind = field.kinds.length === kinds.length;
     const help = helps.join(', or ');
-    return { ...field, required: requiredBy === kinds.length, help: everyKind ? help : `${field.kinds.join(' and ')}: ${help}` };
+    // A field some kind takes any value of offers no choices.
+    const { choices, ...rest } = field;
+    return { ...rest, ...(choices === undefined || anyFree ? {} : { choices }), required: requiredBy === kinds.length, help: everyKind ? help : `${field.kinds.join(' and ')}: ${help}` };
   });
 }
 

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { StoreUnavailableError } from '../port.js';
 import { DECLARED_SCHEMA } from '../sql/declared-schema.js';
+import { DESTINATION_FILES_STEP } from '../sql/destination-files-step.js';
 import { type SharedMigration, renderMigration } from '../sql/shared-migration.js';
 import { PLANS_MIGRATION } from '../sql/plans-migration.js';
 import { LOCK_NS } from './pool.js';
@@ -250,6 +251,8 @@ ${ENSURE_EVENT_PARTITION}  `,
   `,
   // Version 16: tracking plans, their versions, and each source's plan (sql/plans-migration.ts).
   PLANS_MIGRATION,
+  // Version 17: paused_reason and file_plan (sql/destination-files-step.ts).
+  DESTINATION_FILES_STEP,
 ];
 
 /**

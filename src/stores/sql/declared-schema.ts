@@ -126,7 +126,8 @@ export const DECLARED_SCHEMA: SharedMigration = {
         .addColumn('last_error', text).addColumn('last_delivered_at', int).addColumn('lease_holder', text)
         .addColumn('lease_until', int, notNull).addColumn('created_at', int, notNull)
         // SQLite kept the default its history added the column with (dropping one there means rebuilding the table).
-        .addColumn('config', text, (c) => (dialect === 'sqlite' ? c.notNull().defaultTo('{}') : c.notNull())),
+        .addColumn('config', text, (c) => (dialect === 'sqlite' ? c.notNull().defaultTo('{}') : c.notNull()))
+        .addColumn('paused_reason', text).addColumn('file_plan', text),
       schema.createIndex('destinations_project').on('destinations').column('project_id'),
 
       byKey(schema.createTable('group_types')

@@ -1,5 +1,5 @@
 import { type Selectable, sql } from 'kysely';
-import type { DeliveryEvent, DeliveryRead, DeliveryReads, DestinationConfig, DestinationRecord, DestinationStore } from '../port-destinations.js';
+import type { DeliveryEvent, DeliveryRead, DeliveryReads, DestinationConfig, DestinationRecord, DestinationStore, FilePlan } from '../port-destinations.js';
 import type { DestinationsEngine } from '../port.js';
 import type { Tuned, Tuning } from './defaults.js';
 import { type SqlEngine, type WriteTurn, atOnce } from './engine.js';
@@ -24,6 +24,7 @@ const toRecord = (r: Selectable<Database['destinations']>): DestinationRecord =>
   sources: JSON.parse(r.sources) as string[], events: JSON.parse(r.events) as string[],
   paused: isSet(r.paused), cursor: r.cursor_seq, generation: r.generation, delivered: r.delivered,
   lastError: r.last_error, lastDeliveredAt: r.last_delivered_at, createdAt: r.created_at,
+  pausedReason: r.paused_reason, file: r.file_plan === null ? null : (JSON.parse(r.file_plan) as FilePlan),
 });
 
 /** Refuses: the delivery thread only reads. */
@@ -66,6 +67,7 @@ export class SqlDestinations implements DestinationStore {
         sources: JSON.stringify(d.sources), events: JSON.stringify(d.events), paused: d.paused,
         cursor_seq: d.cursor, generation: d.generation, delivered: d.delivered, last_error: d.lastError,
         last_delivered_at: d.lastDeliveredAt, lease_holder: null, lease_until: 0, created_at: d.createdAt,
+        paused_reason: d.pausedReason, file_plan: d.file === null ? null : JSON.stringify(d.file),
       }).execute();
     });
   }
@@ -96,9 +98,25 @@ export class SqlDestinations implements DestinationStore {
     return rows.map(toRecord);
   }
 
-  async setPaused(id: string, paused: boolean): Promise<DestinationRecord | null> {
-    await this.e.write(() => this.db.updateTable('destinations').set({ paused }).where('id', '=', id).execute());
+  async setPaused(id: string, paused: boolean, reason: string | null = null): Promise<DestinationRecord | null> {
+    await this.e.write(() => this.db.updateTable('destinations').set({ paused, paused_reason: paused ? reason : null }).where('id', '=', id).execute());
     return this.get(id);
+  }
+
+  async setConfig(id: string, config: DestinationConfig): Promise<boolean> {
+    const r = await this.e.write(() => this.db.updateTable('destinations').set({ config: JSON.stringify(config) }).where('id', '=', id).executeTakeFirst());
+    return r.numUpdatedRows > 0n;
+  }
+
+  async planFile(id: string, holder: string, plan: FilePlan): Promise<boolean> {
+    const r = await this.e.write(() =>
+      this.e.bound(() =>
+        this.db.updateTable('destinations').set({ file_plan: JSON.stringify(plan) })
+          .where('id', '=', id).where('lease_holder', '=', holder).where('generation', '=', plan.generation)
+          .executeTakeFirst(),
+      ),
+    );
+    return r.numUpdatedRows > 0n;
   }
 
   async replay(id: string, cursor: number): Promise<boolean> {

@@ -87,5 +87,9 @@ export interface Database {
     sources: string; events: string; paused: Flag;
     cursor_seq: number; generation: number; delivered: number; last_error: string | null;
     last_delivered_at: Ms | null; lease_holder: string | null; lease_until: Ms; created_at: Ms;
+    /** Why delivery paused itself (a 410); null otherwise. */
+    paused_reason: string | null;
+    /** The next file of a destination that writes files, JSON text (port-destinations.ts, FilePlan); null before its first. */
+    file_plan: string | null;
   };
 }

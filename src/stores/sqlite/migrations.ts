@@ -1,3 +1,4 @@
+import { DESTINATION_FILES_STEP } from '../sql/destination-files-step.js';
 import type { SharedMigration } from '../sql/shared-migration.js';
 import { PLANS_MIGRATION } from '../sql/plans-migration.js';
 import { moveToInsertIdSlots } from './migration-v2.js';
@@ -263,4 +264,6 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   `,
   // Version 20: tracking plans, their versions, and each source's plan (sql/plans-migration.ts).
   PLANS_MIGRATION,
+  // Version 21: paused_reason and file_plan (sql/destination-files-step.ts).
+  DESTINATION_FILES_STEP,
 ];
