@@ -40,7 +40,7 @@ export interface BenchConfig {
 }
 
 /** s3: big with a webhook and an s3 destination attached against none (destination.ts, one round, on SQLite). */
-export const WORKLOADS = ['big', 'small', 'gzip', 'tenants', 'keyless', 's3'] as const;
+export const WORKLOADS = ['big', 'small', 'gzip', 'tenants', 'keyless', 's3', 'plan'] as const;
 export type WorkloadName = (typeof WORKLOADS)[number];
 
 type Env = Record<string, string | undefined>;

@@ -12,7 +12,8 @@ import { dirname, join, resolve } from 'node:path';
 import { abRun } from './ab.js';
 import { loadBenchConfig } from './config.js';
 import { keylessFlood } from './keyless-flood.js';
-import { type Checkout, Deployment, type Engine, type LimitsMode, StoreFactory, checkoutAt, startDeployment } from './deploy.js';
+import { PLAN_EVENTS, enforceBenchPlan } from './plan-workload.js';
+import { type Checkout, Deployment, type Engine, type FreshStore, type LimitsMode, StoreFactory, checkoutAt, startDeployment } from './deploy.js';
 import { type Row, SLO_LOAD, combineHalves, fill, fmt, paced, pacingNote, peak, short, tenantsRun } from './measure.js';
 import { type BodyPool, type PoolSpec, REPEAT_SHARE, USERS, generatePool } from './payloads.js';
 import { createScratchDatabase } from './pg-database.js';
@@ -57,6 +58,8 @@ log(`bench: generated the request bodies in ${((performance.now() - t0) / 1000).
 const A = checkoutAt('A', ROOT);
 const stores = new StoreFactory(scratch, log);
 const deployments: { name: string; engine: Engine; peakRssMiB: number; storedMax: number }[] = [];
+/** The store each deployment runs on, for what a workload changes in it (the plan workload's plan). */
+const storeOf = new Map<Deployment, FreshStore>();
 
 if (cfg.compare !== null) {
   const B = checkoutAt('B', resolve(cfg.compare));
@@ -114,6 +117,14 @@ async function engineRun(engine: Engine, baseUrl: string | null): Promise<void> 
           log(`  http baseline ${name}: ${fmt(before.eventsPerSec)} events/s before, ${fmt(after.eventsPerSec)} after (${drift >= 0 ? '+' : ''}${drift.toFixed(0)}%)`);
         }
         if (name === 'big') section.rows.push(await paced(d, pool, Math.max(1, row.requestsPerSec * SLO_LOAD), cfg.seconds, log));
+      }
+      if (w.has('plan')) {
+        // Last on this deployment: from here on its sources enforce the plan.
+        await enforceBenchPlan(A, storeOf.get(d)!, scratch, log);
+        section.rows.push(await peak(d, pools.big, cfg.connections, cfg.seconds, cfg.warmupSeconds, log, { workload: 'big_plan', label: `big, a ${PLAN_EVENTS}-event plan enforced` }));
+        const big = section.rows.find((r) => r.workload === 'big');
+        const withPlan = section.rows[section.rows.length - 1]!;
+        if (big !== undefined && big.eventsPerSec > 0) log(`  plan: ${(withPlan.eventsPerSec / big.eventsPerSec).toFixed(2)}x the events/s of big without a plan`);
       }
       if (w.has('keyless') && engine === 'sqlite') {
         // The keyed batches again, while clients with no key send 1 MB bodies that must be parsed to find one.
@@ -180,10 +191,12 @@ function tenantsOptions() {
 
 async function deploy(name: string, checkout: Checkout, engine: Engine, baseUrl: string | null, servers: number, limits: LimitsMode, tenants: number, prof: string | null) {
   const store = await stores.fresh(checkout, engine, baseUrl, tenants);
-  return startDeployment(
+  const d = await startDeployment(
     { name, checkout, store, servers, limits, probe: probePool, cpuProfDir: prof, ...(servers > 1 ? { redisUrl: cfg.redisUrl } : {}) },
     log,
   );
+  storeOf.set(d, store);
+  return d;
 }
 
 async function retire(d: Deployment, engine: Engine): Promise<void> {

@@ -6,6 +6,7 @@ import { registerDataCommands } from './commands/data-commands.js';
 import { registerOutcomeCommands } from './commands/outcome-commands.js';
 import { registerDestinationCommands } from './commands/destination-commands.js';
 import { registerGroupCommands } from './commands/group-commands.js';
+import { registerPlanCommands } from './commands/plan-commands.js';
 import { registerSend } from './commands/send-command.js';
 import { registerServe } from './commands/serve.js';
 import { registerUserCommands } from './commands/user-commands.js';
@@ -25,6 +26,8 @@ const { version } = JSON.parse(readFileSync(new URL('../../package.json', import
 export function makeProgram(io: CliIo): Command {
   const program = new Command('inlet')
     .version(version, '--version', 'print the version')
+    // `inlet --version` is the program's; after a command, --version is that command's own (plan pull, show, test).
+    .enablePositionalOptions()
     .description('Inlet: server-side event collection. Serve the batch API and administer what it serves.')
     .showHelpAfterError()
     .exitOverride()
@@ -42,6 +45,7 @@ export function makeProgram(io: CliIo): Command {
   registerOutcomeCommands(program);
   registerDestinationCommands(program);
   registerGroupCommands(program);
+  registerPlanCommands(program);
   registerUserCommands(program);
   registerSend(program);
   registerBackup(program);

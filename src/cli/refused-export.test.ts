@@ -38,6 +38,10 @@ describe('exportLine', () => {
     expect(exportLine(sample({ item: '42' }), true)).toEqual({ left: 'not_object' });
   });
 
+  it('leaves out items kept with a tracking plan\'s warning: they were stored', () => {
+    expect(exportLine(sample({ outcome: 'warned', code: 'plan_violation', item: '{"event":"order_completed"}' }), true)).toEqual({ left: 'warned' });
+  });
+
   it('a request id that would not make a valid insert_id is hashed into one', () => {
     const id = derivedInsertId('req with spaces and a very long tail '.repeat(3), 7);
     expect(id).toMatch(/^rx-[0-9a-f]{40}$/);

@@ -12,7 +12,7 @@ export function isExportKey(key: string): boolean {
 }
 
 /** Why a kept item is not exported. */
-export type LeftOut = 'dropped' | 'cut' | 'withheld' | 'not_object';
+export type LeftOut = 'dropped' | 'cut' | 'withheld' | 'not_object' | 'warned';
 
 /**
  * A kept item as a line `inlet send` reads: the item as sent, with the
@@ -25,6 +25,8 @@ export type LeftOut = 'dropped' | 'cut' | 'withheld' | 'not_object';
  */
 export function exportLine(s: StoredSample, includeDropped: boolean): { line: string } | { left: LeftOut } {
   if (s.outcome === 'dropped' && !includeDropped) return { left: 'dropped' };
+  // Kept with a tracking plan's warning: stored already, so never sent again from here.
+  if (s.outcome === 'warned') return { left: 'warned' };
   if (s.cut) return { left: 'cut' };
   const item = parsed(s.item);
   if (item === null) return { left: 'withheld' };

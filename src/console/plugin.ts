@@ -12,6 +12,7 @@ import { LiveStreams } from './live-streams.js';
 import { SECURITY_HEADERS, clearedCookie, crossOrigin, csrfRefusal, sendPage, sessionCookie, sessionToken } from './guard.js';
 import { BASE, notice, page } from './layout.js';
 import { groupRoutes } from './group-routes.js';
+import { planRoutes } from './plan-routes.js';
 import { peopleRoutes } from './people-routes.js';
 import { projectRoutes } from './project-routes.js';
 import { sourceRoutes } from './source-routes.js';
@@ -174,5 +175,6 @@ export function consolePlugin(deps: ConsoleDeps) {
     sourceRoutes(app, kit);
     peopleRoutes(app, kit);
     groupRoutes(app, kit);
+    planRoutes(app, kit);
   };
 }

@@ -1,3 +1,5 @@
+import { planAdmin } from '../domain/plans/plan-admin.js';
+import { plansSection } from './views/plans.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Viewer, canSee } from '../domain/accounts/accounts.js';
 import { AdminError, type AdminField } from '../domain/admin.js';
@@ -81,12 +83,13 @@ export function projectRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     const days = lastDays(now, CHART_DAYS);
     const from = Date.parse(`${days[0]}T00:00:00Z`);
     const month = monthOf(now);
-    const [sources, used, counts, list, records] = await Promise.all([
+    const [sources, used, counts, list, records, plans] = await Promise.all([
       deps.collector.listings.listSources(found.project.id),
       deps.collector.store.usage(found.project.id, month),
       storedPerDay(deps.collector.store.outcomes, found.project.id, from, from + CHART_DAYS * DAY_MS),
       destinations().list(found.project.id),
       deps.collector.store.destinations.list(found.project.id),
+      planAdmin(deps.collector.store, deps.clock).list(found.project.id),
     ]);
     const filters = new Map(records.map((r) => [r.id, { sources: r.sources, events: r.events }]));
     const query = req.query as Record<string, unknown>;
@@ -94,7 +97,7 @@ export function projectRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     const done = forms.done ?? (status === 200 && query.deleted === '1' ? 'Destination deleted.' : null);
     const data = {
       ...found, sources, month, used, chart: dayChart(days, counts, found.project.id), newSource: forms.newSource ?? null,
-      settings: forms.settings ?? null, saved,
+      settings: forms.settings ?? null, saved, plans: plansSection(found.project.id, plans),
       destinations: {
         projectId: found.project.id, kinds: deps.destinationKinds, sources,
         list: list.map((d) => ({ ...d, ...(filters.get(d.id) ?? { sources: [], events: [] }) })),

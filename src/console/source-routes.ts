@@ -12,6 +12,10 @@ import { sourceOutcomeCounts, sourceOutcomes } from '../domain/outcomes/reports.
 import { outcomeParts } from './views/outcomes.js';
 import { busyAsNull } from './page-reads.js';
 import { liveLines, revokePage, rollPage, sourcePage } from './views/source.js';
+import { type SourcePlanData, sourcePlanSection } from './views/plans.js';
+import { planAdmin } from '../domain/plans/plan-admin.js';
+import { planViolations } from '../domain/plans/violations.js';
+import type { Store } from '../stores/port.js';
 
 /** How often a live view is sent a comment line, and its viewer's access checked again. */
 const HEARTBEAT_MS = 15_000;
@@ -25,10 +29,14 @@ const wantsJson = (req: FastifyRequest): boolean => (req.headers.accept ?? '').i
 export function sourceRoutes(app: FastifyInstance, kit: ConsoleKit): void {
   const { deps, admin, access, authed, streams } = kit;
 
-  async function render(reply: FastifyReply, viewer: Viewer, sourceId: string, status: number, newKey: NewKeyView | null, error: string | null) {
+  async function render(reply: FastifyReply, viewer: Viewer, sourceId: string, status: number, newKey: NewKeyView | null, error: string | null, planError: string | null = null) {
     const found = (await access.source(viewer, sourceId))!;
-    const [keys, outcomes] = await Promise.all([admin.listKeys(sourceId), sourceOutcomes(deps.collector.store.outcomes, sourceId, deps.clock())]);
-    return sendPage(reply, status, sourcePage(viewer, { ...found, keys, recent: deps.live.show(sourceId), outcomes, newKey, error }));
+    const [keys, outcomes, plan] = await Promise.all([
+      admin.listKeys(sourceId),
+      sourceOutcomes(deps.collector.store.outcomes, sourceId, deps.clock()),
+      sourcePlanData(deps.collector.store, found.project.id, sourceId, deps.clock(), planError),
+    ]);
+    return sendPage(reply, status, sourcePage(viewer, { ...found, keys, recent: deps.live.show(sourceId), outcomes, newKey, error, plan: sourcePlanSection(viewer, plan) }));
   }
 
   /** The answer to Create key or Roll: JSON for the page's script, else the page with the key shown once. */
@@ -110,6 +118,29 @@ export function sourceRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       if (found === null) return notFound(reply, viewer);
       await admin.revokeKey(found.key.id);
       return reply.code(303).header('Location', `${BASE}/sources/${found.source.id}`).send();
+    }),
+  );
+
+  // The source's tracking plan, mode and unplanned events: an admin's to change; every server sees it on its next request.
+  app.post(
+    `${BASE}/sources/:id/plan`,
+    authed(async (req, reply, viewer, form) => {
+      const found = await access.source(viewer, idOf(req.params));
+      if (found === null) return notFound(reply, viewer);
+      if (!viewer.user.admin) return render(reply, viewer, found.source.id, 403, null, null, 'Only an admin changes a source\'s tracking plan.');
+      const plan = form.get('plan') ?? '';
+      const unplanned = form.get('unplanned_events') ?? '';
+      try {
+        await planAdmin(deps.collector.store, deps.clock).setSourcePlan(found.source.id, {
+          plan: plan === '' ? null : plan,
+          mode: plan === '' ? 'off' : (form.get('mode') ?? 'off'),
+          ...(unplanned === '' ? {} : { unplannedEvents: unplanned }),
+        });
+      } catch (e) {
+        if (!(e instanceof AdminError)) throw e;
+        return render(reply, viewer, found.source.id, 400, null, null, e.message);
+      }
+      return reply.code(303).header('Location', `${BASE}/sources/${found.source.id}#plan`).send();
     }),
   );
 
@@ -208,4 +239,11 @@ function refuseLive(reply: FastifyReply, why: LiveRefusal, cap: number): Fastify
   }[why];
   // Connection: close, so that a flood of refused views holds no idle connection of the API's.
   return reply.code(429).header('Retry-After', String(LIVE_RETRY_S)).header('Cache-Control', 'no-store').header('Connection', 'close').type('text/plain; charset=utf-8').send(text);
+}
+
+/** The source page's Tracking plan: its setting, the project's plans to choose from, and its violations of the last 24 hours. */
+async function sourcePlanData(store: Store, projectId: string, sourceId: string, now: number, error: string | null): Promise<SourcePlanData> {
+  const plans = planAdmin(store, () => now);
+  const [setting, list, v] = await Promise.all([plans.sourcePlan(sourceId), plans.list(projectId), planViolations(store.outcomes, sourceId, now)]);
+  return { sourceId, setting, plans: list, totals: v.totals, violations: v.violations, error };
 }

@@ -141,6 +141,14 @@ function droppedItem(): Schema {
   };
 }
 
+/** The answer's warnings: present only when the source observes a tracking plan (docs/plans.md). */
+const WARNINGS: Schema = {
+  type: 'array',
+  items: ref('ItemError'),
+  description:
+    'Present only when the source observes a tracking plan: the items kept that the plan faults (unplanned_event, plan_violation), each as an error would name it; empty when none is. See docs/plans.md.',
+};
+
 function batchAnswer(): Schema {
   return {
     type: 'object',
@@ -150,6 +158,7 @@ function batchAnswer(): Schema {
       dropped: { type: 'array', items: ref('DroppedItem'), description: 'Valid items not stored because of a policy.' },
       errors: { type: 'array', items: ref('ItemError'), description: 'Refused items, one entry per field at fault.' },
       duplicates: { type: 'array', items: { type: 'integer', minimum: 0 }, description: 'Indices of items whose insert_id was already stored.' },
+      warnings: WARNINGS,
       request_id: REQUEST_ID,
     },
   };
@@ -212,6 +221,7 @@ function dryRunAnswer(): Schema {
       items: { type: 'array', items: ref('DryRunItem'), description: 'One entry per valid item.' },
       errors: { type: 'array', items: ref('ItemError') },
       dropped_keys: { type: 'array', items: { type: 'string' }, description: 'Top-level body fields other than items, which are ignored.' },
+      warnings: WARNINGS,
       request_id: REQUEST_ID,
     },
   };

@@ -1,3 +1,4 @@
+import { PlanBook } from './plans/plan-book.js';
 import type { AdminStore, AuthRecord, IngestTx, Store } from '../stores/port.js';
 import type { AccountStore, ListingStore } from '../stores/port-console.js';
 import { IngestEngine, type IngestObserver } from './ingest/engine.js';
@@ -30,6 +31,8 @@ export class Collector {
   readonly engine: IngestEngine;
   /** What became of every item: the one place every intake tells (OutcomeLedger.record). */
   readonly outcomes: OutcomeLedger;
+  /** The rules of the plan versions requests check against, kept by version (domain/plans). */
+  readonly plans: PlanBook;
   private readonly keys: KeyBook;
   private readonly keyUses: KeyUses;
 
@@ -39,6 +42,7 @@ export class Collector {
   ) {
     this.engine = new IngestEngine(store, opts.clock, opts.observer, opts.timer);
     this.keys = new KeyBook(store);
+    this.plans = new PlanBook(store.plans);
     this.keyUses = new KeyUses(store, opts.onBackgroundError);
     this.outcomes = new OutcomeLedger(store.outcomes, { onError: opts.onBackgroundError, ...opts.outcomes });
   }

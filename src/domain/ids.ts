@@ -33,7 +33,7 @@ export function randomBase62(n: number): string {
 }
 
 /** An id for an org, project, source or key: `prefix_` and 16 base62 characters. */
-export function newId(prefix: 'org' | 'prj' | 'src' | 'key' | 'req'): string {
+export function newId(prefix: 'org' | 'prj' | 'src' | 'key' | 'req' | 'pln'): string {
   return `${prefix}_${randomBase62(16)}`;
 }
 

@@ -23,6 +23,7 @@ import {
 import { itemsVerdict, writeChecked } from '../domain/intake/run.js';
 import { emptyFacts } from '../domain/intake/facts.js';
 import { checkBrowser, checkMethod } from './request-checks.js';
+import { applyPlan, findPlan } from '../domain/intake/plan.js';
 
 /** One check as the reference lists it: its name, what fails it (inline markdown), and the codes it answers with then. */
 export interface NamedCheck {
@@ -103,6 +104,8 @@ export const INTAKE_CHECKS: readonly Step[] = [
     ],
     run: readIntakeBody,
   },
+  // The version of the tracking plan the source checks, if any, for the item checks (domain/intake/plan.ts).
+  { checks: [], run: findPlan },
   {
     // On a check thread for a large body (CheckThreads): its items are checked there before the
     // project's windows count them here, with the same answer (docs/design.md, "Checks on a thread").
@@ -114,12 +117,18 @@ export const INTAKE_CHECKS: readonly Step[] = [
     ],
     run: checkIntakeItems,
   },
-  // The seam for a source's own checks (tracking plans, next): a step here reads r.checked and
-  // r.auth's source, and moves each item it refuses out of r.checked.items into its errors and
-  // refused (as keptOrRefused does with the store's refusals); the verdict below then sees them,
-  // and finish records them as any refused item.
+  // A source's own checks: its tracking plan (domain/intake/plan.ts) moves each item it refuses out of
+  // r.checked.items into its errors and refused (as keptOrRefused does with the store's refusals);
+  // the verdict below then sees them, and finish records them as any refused item.
+  { checks: [], run: applyPlan },
   {
-    checks: [{ name: 'items', check: 'Items are checked; with strict=true any invalid item, else all of them invalid', codes: ['strict_item_invalid', 'all_items_invalid'] }],
+    checks: [
+      {
+        name: 'items',
+        check: "Items are checked (and held to the source's tracking plan, when it enforces one); with strict=true any invalid item, else all of them invalid",
+        codes: ['strict_item_invalid', 'all_items_invalid'],
+      },
+    ],
     run: itemsVerdict,
   },
   {

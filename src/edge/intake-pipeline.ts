@@ -21,6 +21,7 @@ import type { KeyFound } from '../pipeline/foreign-body.js';
 import type { AnswerTarget, BodyEncoding, EndpointProfile, Intake, QueryOptions } from '../intakes/intake.js';
 import type { AuthRecord } from '../stores/port.js';
 import { type IntakeRun, type RunDeps, type RunRequest, admitItems, admitKey, settle, writeUpdates } from '../domain/intake/run.js';
+import { planContext, warningsOf } from '../domain/intake/plan.js';
 import type { Admission } from './admission.js';
 import { batchAnswer, dryRunAnswer } from './answers.js';
 import { clientGone } from './client-gone.js';
@@ -88,14 +89,15 @@ export function finish(r: IntakeRequest, ending: Result): void {
   const checked = r.checked!;
   const kept = r.kept!;
   if (r.options.validate) {
-    r.reply.code(200).send(dryRunAnswer(checked.items, kept, checked.dropped, checked.errors, checked.droppedKeys, r.req.id));
+    r.reply.code(200).send({ ...dryRunAnswer(checked.items, kept, checked.dropped, checked.errors, checked.droppedKeys, r.req.id), ...warningsOf(r) });
     return;
   }
   if (shape === undefined) {
-    r.reply.code(r.intake.answers.okStatus).send(batchAnswer(kept, checked.dropped, checked.errors, r.req.id));
+    r.reply.code(r.intake.answers.okStatus).send({ ...batchAnswer(kept, checked.dropped, checked.errors, r.req.id), ...warningsOf(r) });
     return;
   }
   // Stored now or before: an item the store dropped (the monthly limit's collection_paused) is not among them.
+  // An intake answering in its own API's shape has no place for warnings: they are counted and kept all the same.
   const stored = kept.filter((o) => o.status !== 'dropped').length;
   const answer = shape.taken({ count: checked.count, kept: stored, errors: checked.errors, insertIds: refusedInsertIds(checked), bytes: r.body!.bytes.length }, answerTarget(r));
   r.reply.code(answer.status).send(answer.body);
@@ -281,6 +283,8 @@ export async function checkIntakeItems(r: IntakeRequest): Promise<Result> {
   // Counted when the limits see it, which may be after a wait for a check thread: a limiter's clock only moves on.
   const admit = (count: number) => admitItems(r, count, deps.clock(), profile.windows);
   const ctx = itemContext(auth, r.arrival, profile);
+  const plan = planContext(r);
+  if (plan !== undefined) ctx.plan = plan;
   if (intake.wire === null) {
     const checked = await deps.checks.check(r.body!.bytes, ctx, admit);
     if (isRefusal(checked)) return checked;

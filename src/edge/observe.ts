@@ -22,7 +22,7 @@ export function observeRequests(app: FastifyInstance, metrics: Metrics | undefin
         source: facts?.sourceId ?? undefined,
         status: reply.statusCode,
         code: req.refusedWith ?? undefined,
-        items: items === null ? undefined : counts(items),
+        items: items === null ? undefined : counts(items, facts?.warned),
         dry_run: facts?.dryRun || undefined,
         duration_ms: Math.round(reply.elapsedTime),
       },
@@ -35,11 +35,16 @@ export function observeRequests(app: FastifyInstance, metrics: Metrics | undefin
 }
 
 /** The line's counts, and the codes it refused or dropped items with, each with its count (none when there were none). */
-function counts(t: ItemTally) {
-  const line: { accepted: number; duplicate: number; dropped: number; refused: number; codes?: Record<string, number> } = {
+function counts(t: ItemTally, warned: Map<string, number> | undefined) {
+  const line: { accepted: number; duplicate: number; dropped: number; refused: number; warned?: number; codes?: Record<string, number>; warnings?: Record<string, number> } = {
     accepted: t.accepted, duplicate: t.duplicate, dropped: total(t.dropped), refused: total(t.refused),
   };
   if (t.dropped.size + t.refused.size > 0) line.codes = Object.fromEntries([...t.refused, ...t.dropped]);
+  // Items kept with a tracking plan's warning are counted among the accepted too; their codes are named apart.
+  if (warned !== undefined && warned.size > 0) {
+    line.warned = total(warned);
+    line.warnings = Object.fromEntries(warned);
+  }
   return line;
 }
 

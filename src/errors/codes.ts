@@ -235,6 +235,12 @@ export const ITEM_ERRORS = {
     when: "A person or group update with an operation Inlet does not keep: Mixpanel's $add, $append, $union, $remove or $delete on /engage, Amplitude's $add, $append, $prepend, $remove, $preInsert, $postInsert or $clearAll in user_properties, and on a group anything but $set. A person's traits are set, set once or unset, a group's set; the update is refused rather than dropped unseen.",
   },
   invalid_reserved_property: { when: 'An accepted "$" property has a value of the wrong form (for example a $currency that is not ISO 4217).' },
+  unplanned_event: {
+    when: 'The source enforces a tracking plan that names no rule for this track event, and refuses unplanned events (the default in enforce). With the plan observed it is a warning instead. See docs/plans.md.',
+  },
+  plan_violation: {
+    when: 'The item\'s properties (an identify\'s traits, a group\'s traits) fail its rule in the tracking plan the source enforces; `field` is the path of the first violation and the message lists up to five (path, keyword, what the rule expects), never the value sent. With the plan observed it is a warning instead. See docs/plans.md.',
+  },
 } as const satisfies Record<string, ItemErrorSpec>;
 
 export type ItemErrorCode = keyof typeof ITEM_ERRORS;

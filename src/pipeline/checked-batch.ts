@@ -3,6 +3,7 @@ import type { ItemContext } from '../domain/items/kind.js';
 import type { EnrichedItem, PolicyDrop } from '../domain/items/enriched-item.js';
 import type { ItemError } from '../domain/items/fields/field-error.js';
 import { parseJsonBody } from './parse-body.js';
+import { checkPlanItems } from '../domain/plans/check.js';
 import { cutText } from '../domain/echo.js';
 import { type Refusal, isRefusal } from '../domain/intake/refusal.js';
 import { SAMPLES_PER_CODE } from '../domain/outcomes/ledger.js';
@@ -39,7 +40,13 @@ export async function checkBatchBody(bytes: Uint8Array, ctx: BatchContext, admit
 export function checkBatch(items: unknown[], droppedKeys: string[], ctx: BatchContext): CheckedBatch {
   const checked = checkItems(items, ctx);
   const refused = refusedItems(checked.errors, items);
-  return { count: items.length, droppedKeys, errors: checked.errors, items: checked.items, dropped: checked.dropped, refused };
+  return withPlan({ count: items.length, droppedKeys, errors: checked.errors, items: checked.items, dropped: checked.dropped, refused }, ctx);
+}
+
+/** The batch with its plan's faults, when the source checks a plan: after the items' own checks, on the thread that made them. */
+export function withPlan(batch: CheckedBatch, ctx: BatchContext): CheckedBatch {
+  if (ctx.plan !== undefined) batch.planFaults = checkPlanItems(batch.items, ctx.plan);
+  return batch;
 }
 
 /** What names each refused item, and samples of the newest of each code: `errors` in index order, each item's together, `items` as sent. */

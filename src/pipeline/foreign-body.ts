@@ -10,7 +10,7 @@
  */
 import type { BearerResult } from '../domain/keys.js';
 import { checkItems } from './check-batch.js';
-import { type Admit, type BatchContext, type CheckedBatch, refusedItems } from './checked-batch.js';
+import { type Admit, type BatchContext, type CheckedBatch, refusedItems, withPlan } from './checked-batch.js';
 import type { EnrichedItem } from '../domain/items/enriched-item.js';
 import type { ItemError } from '../domain/items/fields/field-error.js';
 import { gunzipSync } from 'node:zlib';
@@ -215,7 +215,7 @@ function checkMapped(mapped: MappedMessages, ctx: BatchContext): CheckedMessages
     dropped: checked.dropped.filter((d) => own(d.index)),
     refused: refusedItems(errors, raws),
   };
-  return { batch, updates };
+  return { batch: withPlan(batch, ctx), updates };
 }
 
 /** An event's item as mapped, its person operations put back in its properties: what its errors' fields name. */

@@ -22,6 +22,7 @@ export interface TransferBatch {
   refused: CheckedBatch['refused'];
   items: ItemTuple[];
   dropped: [index: number, reason: DropReason, item: ItemTuple][];
+  planFaults: CheckedBatch['planFaults'];
 }
 
 /** Every field of every item type (src/domain/items). */
@@ -58,6 +59,7 @@ export function packBatch(b: CheckedBatch): TransferBatch {
     refused: b.refused,
     items: b.items.map(pack),
     dropped: b.dropped.map((d) => [d.index, d.reason, pack(d.item)]),
+    planFaults: b.planFaults,
   };
 }
 
@@ -79,6 +81,7 @@ export function unpackBatch(t: TransferBatch): CheckedBatch {
     refused: t.refused,
     items: t.items.map(unpack),
     dropped: t.dropped.map(([index, reason, item]) => ({ index, reason, item: unpack(item) })),
+    ...(t.planFaults === undefined ? {} : { planFaults: t.planFaults }),
   };
 }
 

@@ -17,7 +17,8 @@
  */
 
 /** What became of an item: stored, a repeat, kept out by a policy, or refused. */
-export type Outcome = 'accepted' | 'duplicate' | 'dropped' | 'refused';
+/** `warned`: kept, with a warning of the source's tracking plan (observe); counted among the accepted too. */
+export type Outcome = 'accepted' | 'duplicate' | 'dropped' | 'refused' | 'warned';
 
 /** Items of one source in one minute with one outcome and code; `code` is '' for accepted and duplicate. */
 export interface OutcomeCount {
@@ -30,11 +31,11 @@ export interface OutcomeCount {
   count: number;
 }
 
-/** An item refused or dropped, kept to be looked at and sent again. */
+/** An item refused or dropped, kept to be looked at and sent again; or one kept with a tracking plan's warning, to be looked at. */
 export interface KeptSample {
   projectId: string;
   sourceId: string;
-  outcome: 'refused' | 'dropped';
+  outcome: 'refused' | 'dropped' | 'warned';
   /** The code it is kept under: its first error's, or the drop reason. */
   code: string;
   /** Every code of the item, in the order of its errors. */

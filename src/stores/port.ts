@@ -76,6 +76,7 @@
  */
 import type { AccountStore, ListingStore, PersonCursor } from './port-console.js';
 import type { DestinationStore } from './port-destinations.js';
+import type { AuthPlan, PlanStore } from './port-plans.js';
 import type { OutcomeStore } from './port-outcomes.js';
 import type { Expression, Kysely } from 'kysely';
 import type { SqlDialect } from './sql/dialects.js';
@@ -132,6 +133,8 @@ export interface AuthRecord {
   revokedAt: number | null;
   source: Source;
   project: Project;
+  /** The source's tracking plan, if it checks one (port-plans.ts): read with the key, so a change is seen by the next request. */
+  plan: AuthPlan | null;
 }
 
 // ---- reads ------------------------------------------------------------------
@@ -842,7 +845,8 @@ export interface Store extends HotPath, Lifecycle, ReadStore, RetentionStore, Er
   /** What became of every item: counts per source and minute, and kept samples (port-outcomes.ts). */
   readonly outcomes: OutcomeStore;
   /** Destinations, their cursors and leases, and the reads of delivery (port-destinations.ts). */
-  readonly destinations: DestinationStore;
+  readonly destinations: DestinationStore;  /** Tracking plans, their versions and each source's choice (port-plans.ts). */
+  readonly plans: PlanStore;
 }
 
 /** A database failure; see "Errors" in the contract. Answered as 503. */

@@ -3,45 +3,26 @@
  * (never a downloaded browser). Screenshots of every page, at 375 px and at
  * desktop width, go to test-results/console/.
  */
-import { existsSync, mkdirSync } from 'node:fs';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, NO_CHROMIUM, SHOTS, openBrowser } from '../helpers/chromium.js';
 import { type Fixture, makeFixture } from '../helpers/fixture.js';
 import { PASSWORD, makeUser } from '../console/helpers.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = 'test-results/console';
-const missing = !existsSync(CHROMIUM);
-// Outside CI a machine without chromium skips this file; in CI it must run.
-if (missing && !process.env.CI) console.warn(`console browser test skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
+if (NO_CHROMIUM) console.warn(`console browser test skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
 
-describe.skipIf(missing && !process.env.CI)('the console in chromium', () => {
+describe.skipIf(NO_CHROMIUM)('the console in chromium', () => {
   let f: Fixture;
   let browser: Browser;
   let page: Page;
   let base: string;
-  const problems: string[] = [];
+  // Script errors and CSP violations; the test ends by finding none.
+  let problems: string[] = [];
 
   beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
     f = await makeFixture();
     await makeUser(f.collector, f.clock.now, 'dev@acme.test', { orgIds: [f.orgId] });
-    await f.app.listen({ port: 0, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${(f.app.server.address() as { port: number }).port}`;
-    f.app.inletBaseUrl = base;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
-    });
-    const context = await browser.newContext({ viewport: { width: 375, height: 800 } });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
-    page = await context.newPage();
-    // Script errors and CSP violations are collected; the test ends by finding none.
-    page.on('pageerror', (e) => problems.push(e.message));
-    page.on('console', (m) => {
-      // A 401 or 429 page is an answer the test asked for, not a fault.
-      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(m.text());
-    });
+    ({ browser, page, base, problems } = await openBrowser(f));
   });
   afterAll(async () => {
     await browser?.close();

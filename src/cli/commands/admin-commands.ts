@@ -5,6 +5,7 @@ import { isGrace } from '../../domain/keys.js';
 import { UsageError, parseBool, parseWhole, runWithStore, table, withCommon } from '../context.js';
 import { deleted, orgJson, projectJson, projectListingJson, sourceJson } from '../views.js';
 import { formatCount } from '../numbers.js';
+import { planAdmin } from '../../domain/plans/plan-admin.js';
 
 const onOff = (b: boolean): string => (b ? 'on' : 'off');
 
@@ -107,18 +108,35 @@ export function registerAdminCommands(program: Command): void {
       .description('change a source')
       .argument('<source>')
       .option('--filter-bots <bool>', 'true or false')
-      .option('--record-ip <bool>', 'true or false'),
+      .option('--record-ip <bool>', 'true or false')
+      .option('--plan <plan>', 'the tracking plan it checks: its id, or id@version to pin a version (default: the latest)')
+      .option('--no-plan', 'check no tracking plan')
+      .option('--plan-mode <mode>', 'off, observe or enforce')
+      .option('--unplanned-events <what>', 'allow or refuse events the plan does not name'),
   ).action((id, o) =>
     runWithStore(
       o,
-      async ({ admin }) => {
+      async ({ admin, store }) => {
         const patch: { filterBots?: boolean; recordIp?: boolean } = {};
         if (o.filterBots !== undefined) patch.filterBots = parseBool(o.filterBots, '--filter-bots');
         if (o.recordIp !== undefined) patch.recordIp = parseBool(o.recordIp, '--record-ip');
-        if (Object.keys(patch).length === 0) throw new UsageError('Nothing to change: give --filter-bots or --record-ip.');
-        return sourceJson(await admin.updateSource(id, patch));
+        // commander sets plan to false for --no-plan, and leaves it true when neither is given.
+        const planChange = { plan: o.plan === false ? null : typeof o.plan === 'string' ? o.plan : undefined, mode: o.planMode, unplannedEvents: o.unplannedEvents };
+        const plans = planAdmin(store, Date.now);
+        if (Object.keys(patch).length === 0 && Object.values(planChange).every((v) => v === undefined)) {
+          throw new UsageError('Nothing to change: give --filter-bots, --record-ip, --plan (or --no-plan), --plan-mode or --unplanned-events.');
+        }
+        // The plan is shown when it is changed; the source's answer is otherwise as it was.
+        const plan = Object.values(planChange).some((v) => v !== undefined) ? { plan: await plans.setSourcePlan(id, planChange) } : {};
+        const source = Object.keys(patch).length === 0 ? await admin.getSource(id) : await admin.updateSource(id, patch);
+        return { ...sourceJson(source), ...plan };
       },
-      (r) => `source ${r.id}: bot filter ${onOff(r.filter_bots)}, IP recording ${onOff(r.record_ip)}`,
+      (r) => {
+        const base = `source ${r.id}: bot filter ${onOff(r.filter_bots)}, IP recording ${onOff(r.record_ip)}`;
+        const p = 'plan' in r ? r.plan : undefined;
+        if (p === undefined) return base;
+        return `${base}, plan ${p.id === null ? 'none' : `${p.id}${p.version === null ? '' : `@${p.version}`} (${p.mode}, unplanned events ${p.unplanned_events})`}`;
+      },
     ),
   );
   withCommon(source.command('list').description("list a project's sources").requiredOption('--project <project>', 'project id')).action((o) =>

@@ -90,7 +90,7 @@ export function registerOutcomeCommands(program: Command): void {
         await admin.getSource(o.source);
         const out: Writable = o.out === undefined ? cliIo().stdout : createWriteStream(o.out);
         let written = 0;
-        const left: Record<LeftOut, number> = { dropped: 0, cut: 0, withheld: 0, not_object: 0 };
+        const left: Record<LeftOut, number> = { dropped: 0, cut: 0, withheld: 0, not_object: 0, warned: 0 };
         let beforeId: number | undefined;
         try {
           for (;;) {
@@ -133,6 +133,7 @@ function leftOutText(left: Record<LeftOut, number>): string {
     left.cut > 0 ? `${formatCount(left.cut)} cut for their size (see inlet refused list)` : '',
     left.withheld > 0 ? `${formatCount(left.withheld)} withheld (their person was erased: nothing of them was kept)` : '',
     left.not_object > 0 ? `${formatCount(left.not_object)} not JSON objects (no line inlet send could read)` : '',
+    left.warned > 0 ? `${formatCount(left.warned)} warned by a tracking plan (stored already)` : '',
   ].filter((p) => p !== '');
   return parts.length === 0 ? '' : `; left out: ${parts.join(', ')}`;
 }

@@ -81,6 +81,8 @@ export interface ProjectPageData {
   settings: Typed | null;
   saved: boolean;
   destinations: DestinationsData;
+  /** The Tracking plans section (views/plans.ts). */
+  plans?: Html;
 }
 
 /** A project: its sources, usage and chart, settings. */
@@ -110,6 +112,7 @@ ${opener('New source', 'new-source', ns !== null)}
   <button type="submit">Create</button>
 </form>
 </section>
+${d.plans ?? ''}
 ${destinationsSection(viewer, d.destinations, opener)}
 <section aria-labelledby="usage-h">
 <h2 id="usage-h">Usage</h2>

@@ -93,6 +93,8 @@ export interface SourcePageData {
   outcomes: SourceOutcomes;
   newKey: NewKeyView | null;
   error: string | null;
+  /** The Tracking plan section (views/plans.ts). */
+  plan?: Html;
 }
 
 /** A source: its keys, Create key, and the live view of its answers. */
@@ -114,6 +116,7 @@ ${d.project.apiEnabled ? '' : apiOff(d.project)}
 <form method="post" action="${BASE}/sources/${s.id}/keys" data-key-form>${csrfField(viewer)}<button type="submit">Create key</button></form>
 ${newKeyBox(d.newKey)}
 </section>
+${d.plan ?? ''}
 ${outcomesSection(d.outcomes, s.id)}
 <section aria-labelledby="live-h">
 <h2 id="live-h">Live events</h2>

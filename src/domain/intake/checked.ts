@@ -15,6 +15,12 @@ export interface CheckedBatch {
   dropped: PolicyDrop[];
   /** What a developer recognises each refused item by, for the console's live view. */
   refused: RefusedItem[];
+  /**
+   * The faults the source's tracking plan finds in the valid items, one per
+   * item at most, when it checks one; what becomes of them (refused or
+   * warned) is the source's mode, decided where the request is answered.
+   */
+  planFaults?: ItemError[];
 }
 
 /** A refused item's event name and distinct_id, when it sent them as text (cut to 128 characters). */

@@ -23,6 +23,8 @@ export interface RequestFacts {
   dryRun: boolean;
   /** The rate limit that refused the request, if one did. */
   limitPolicy: 'key' | 'burst' | 'sustained' | 'import' | null;
+  /** Items kept with a warning of the source's tracking plan (observe), by code. */
+  warned?: Map<string, number>;
 }
 
 export function emptyFacts(): RequestFacts {

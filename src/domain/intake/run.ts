@@ -23,6 +23,7 @@ import { type ItemTally, type RequestFacts, tallyKept, tallyRefused } from './fa
 import { feedLive } from './live-feed.js';
 import { previousIdOf, recordChecked, recordWhole, sendable } from './outcome-records.js';
 import type { Refusal } from './refusal.js';
+import { recordWarnings } from './plan.js';
 
 /** What the rules need of the server: one of each per server. */
 export interface RunDeps {
@@ -270,6 +271,7 @@ function settleTaken(run: IntakeRun): void {
   const checked = run.checked!;
   // What the store decided (accepted, duplicate, dropped there) was counted with the write; the rest is the ledger's.
   recordChecked(deps.collector.outcomes, run.request.id, { projectId: auth!.project.id, sourceId: auth!.source.id }, run.arrival, checked, notWritten(facts.items!, checked), run.outcomes!);
+  recordWarnings(run);
   feedLive(deps.live, auth!.source.id, run.request.id, deps.clock(), run.intake.answers.okStatus, {
     count: checked.count, refused: checked.refused, errors: checked.errors, stored: { items: checked.items, outcomes: run.kept! }, dropped: checked.dropped,
   });

@@ -14,7 +14,7 @@ export interface HourOutcomes {
 
 /** A code of the period with its count, and the newest item kept under it (none when none is kept). */
 export interface CodeRow {
-  outcome: 'dropped' | 'refused';
+  outcome: 'dropped' | 'refused' | 'warned';
   code: string;
   count: number;
   latest: StoredSample | null;
@@ -27,7 +27,7 @@ export interface SourceOutcomes {
   codes: CodeRow[];
 }
 
-const zero = (): Record<Outcome, number> => ({ accepted: 0, duplicate: 0, dropped: 0, refused: 0 });
+const zero = (): Record<Outcome, number> => ({ accepted: 0, duplicate: 0, dropped: 0, refused: 0, warned: 0 });
 
 /**
  * A source's last 24 hours (the current hour included) from the counts alone,
@@ -42,7 +42,7 @@ export async function sourceOutcomeCounts(store: OutcomeStore, sourceId: string,
   for (const r of rows) {
     hours[Math.floor((r.at - first) / HOUR_MS)]!.counts[r.outcome] += r.count;
     totals[r.outcome] += r.count;
-    if (r.outcome !== 'dropped' && r.outcome !== 'refused') continue;
+    if (r.outcome === 'accepted' || r.outcome === 'duplicate') continue;
     const key = `${r.outcome}\n${r.code}`;
     const row = byCode.get(key);
     if (row === undefined) byCode.set(key, { outcome: r.outcome, code: r.code, count: r.count, latest: null });

@@ -3,6 +3,7 @@ import { StoreUnavailableError } from '../port.js';
 import { DECLARED_SCHEMA } from '../sql/declared-schema.js';
 import { DESTINATION_FILES_STEP } from '../sql/destination-files-step.js';
 import { type SharedMigration, renderMigration } from '../sql/shared-migration.js';
+import { PLANS_MIGRATION } from '../sql/plans-migration.js';
 import { LOCK_NS } from './pool.js';
 import { ENSURE_EVENT_PARTITION, POSTGRES_OWN_SCHEMA } from './schema.js';
 
@@ -248,9 +249,8 @@ ${ENSURE_EVENT_PARTITION}  `,
   UPDATE destinations SET config = jsonb_strip_nulls(jsonb_build_object('url', url, 'table', table_name, 'secret', secret))::text;
   ALTER TABLE destinations ALTER COLUMN config DROP DEFAULT, DROP COLUMN url, DROP COLUMN table_name, DROP COLUMN secret;
   `,
-  // Version 16: another change of this round, on its own branch; this
-  // placeholder gives way to it when the branches meet.
-  '',
+  // Version 16: tracking plans, their versions, and each source's plan (sql/plans-migration.ts).
+  PLANS_MIGRATION,
   // Version 17: paused_reason and file_plan (sql/destination-files-step.ts).
   DESTINATION_FILES_STEP,
 ];

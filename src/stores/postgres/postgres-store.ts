@@ -1,3 +1,4 @@
+import { AUTH_PLAN_COLUMNS, type AuthPlanRow, authPlan } from '../sql/auth-plan.js';
 import type pg from 'pg';
 import type { Kysely } from 'kysely';
 import type {
@@ -36,7 +37,8 @@ const AUTH_SQL = `SELECT k.id AS "keyId", k.hash, k.expires_at AS "expiresAt", k
     json_build_object('id', s.id, 'projectId', s.project_id, 'name', s.name, 'filterBots', s.filter_bots,
       'recordIp', s.record_ip, 'createdAt', s.created_at) AS source,
     json_build_object('id', p.id, 'orgId', p.org_id, 'name', p.name, 'apiEnabled', p.api_enabled,
-      'monthlyEventLimit', p.monthly_event_limit, 'retentionDays', p.retention_days, 'createdAt', p.created_at) AS project
+      'monthlyEventLimit', p.monthly_event_limit, 'retentionDays', p.retention_days, 'createdAt', p.created_at) AS project,
+    ${AUTH_PLAN_COLUMNS}
   FROM ${LIVE_KEYS} WHERE k.hash = ANY($1::bytea[])`;
 
 /**
@@ -92,8 +94,11 @@ class PostgresEngine implements Engine {
   }
 
   async lookUpKeys(hashes: Buffer[]): Promise<Map<string, AuthRecord>> {
-    const rows = await rowsOf<AuthRecord>(this.pool, AUTH_SQL, [hashes]);
-    return new Map(rows.map((r) => [r.hash.toString('hex'), r]));
+    const rows = await rowsOf<Omit<AuthRecord, 'plan'> & AuthPlanRow>(this.pool, AUTH_SQL, [hashes]);
+    return new Map(rows.map((r) => {
+      const { keyId, hash, expiresAt, revokedAt, source, project } = r;
+      return [hash.toString('hex'), { keyId, hash, expiresAt, revokedAt, source, project, plan: authPlan(r) }];
+    }));
   }
 
   /** One statement, outside any transaction. */

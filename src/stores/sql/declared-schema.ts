@@ -1,5 +1,6 @@
 import { type ColumnDefinitionBuilder, type Compilable, type CreateTableBuilder, sql } from 'kysely';
 import type { SchemaContext, SharedMigration } from './shared-migration.js';
+import { planTables } from './plans-migration.js';
 
 type Table = CreateTableBuilder<string, string>;
 const notNull = (c: ColumnDefinitionBuilder): ColumnDefinitionBuilder => c.notNull();
@@ -34,7 +35,11 @@ export const DECLARED_SCHEMA: SharedMigration = {
       schema.createTable('sources')
         .addColumn('id', text, (c) => c.primaryKey()).addColumn('project_id', text, notNull).addColumn('name', text, notNull)
         .addColumn('filter_bots', flag, notNull).addColumn('record_ip', flag, notNull)
-        .addColumn('created_at', int, notNull).addColumn('deleted_at', int),
+        .addColumn('created_at', int, notNull).addColumn('deleted_at', int)
+        .addColumn('plan_id', text).addColumn('plan_version', 'integer')
+        .addColumn('plan_mode', text, (c) => c.notNull().defaultTo('off')).addColumn('unplanned_events', text),
+      schema.createIndex('sources_plan').on('sources').column('plan_id').where(sql.ref('plan_id'), 'is not', null),
+      ...planTables({ schema, types, byKey, dialect }),
       schema.createTable('api_keys')
         .addColumn('id', text, (c) => c.primaryKey()).addColumn('source_id', text, notNull)
         .addColumn('hash', bytes, (c) => c.notNull().unique()).addColumn('last_four', text, notNull)

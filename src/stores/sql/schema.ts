@@ -31,7 +31,15 @@ export interface Database {
     id: string; org_id: string; name: string; api_enabled: Flag; monthly_event_limit: number | null;
     retention_days: Generated<number>; created_at: Ms; deleted_at: Ms | null;
   };
-  sources: { id: string; project_id: string; name: string; filter_bots: Flag; record_ip: Flag; created_at: Ms; deleted_at: Ms | null };
+  sources: {
+    id: string; project_id: string; name: string; filter_bots: Flag; record_ip: Flag; created_at: Ms; deleted_at: Ms | null;
+    plan_id: ColumnType<string | null, string | null | undefined, string | null>;
+    plan_version: ColumnType<number | null, number | null | undefined, number | null>;
+    plan_mode: ColumnType<string, string | undefined, string>;
+    unplanned_events: ColumnType<string | null, string | null | undefined, string | null>;
+  };
+  plans: { id: string; project_id: string; name: string; created_at: Ms };
+  plan_versions: { plan_id: string; version: number; rules: string; created_at: Ms };
   api_keys: {
     id: string; source_id: string; hash: Buffer; last_four: string; created_at: Ms;
     last_used_at: Ms | null; expires_at: Ms | null; revoked_at: Ms | null;

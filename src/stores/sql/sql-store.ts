@@ -13,6 +13,7 @@ import { SqlListings } from './listings.js';
 import { SqlOutcomes } from './outcomes.js';
 import { SqlReads } from './reads.js';
 import { SqlGroups } from './groups.js';
+import { SqlPlans } from './plans.js';
 
 /**
  * A Store from an engine: the request path, the deletion of events and the
@@ -29,6 +30,7 @@ export class SqlStore implements Store {
   readonly eventPages: SqlEventPages;
   readonly outcomes: SqlOutcomes;
   readonly destinations: SqlDestinations;
+  readonly plans: SqlPlans;
   private readonly reads: SqlReads;
   private readonly groups: SqlGroups;
   readonly backup?: (toFile: string) => Promise<number>;
@@ -51,6 +53,7 @@ export class SqlStore implements Store {
     this.reads = new SqlReads(sql, this.eventPages);
     this.destinations = new SqlDestinations(sql, engine.destinations, tuned.destinationWrite ?? write, tuned, reads);
     this.groups = new SqlGroups(sql);
+    this.plans = new SqlPlans(sql, write);
     if (engine.backup !== undefined) this.backup = (toFile) => engine.backup!(toFile);
   }
 

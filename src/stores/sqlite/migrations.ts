@@ -1,5 +1,6 @@
 import { DESTINATION_FILES_STEP } from '../sql/destination-files-step.js';
 import type { SharedMigration } from '../sql/shared-migration.js';
+import { PLANS_MIGRATION } from '../sql/plans-migration.js';
 import { moveToInsertIdSlots } from './migration-v2.js';
 import type { Db } from './open.js';
 
@@ -261,9 +262,8 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   ALTER TABLE destinations DROP COLUMN table_name;
   ALTER TABLE destinations DROP COLUMN secret;
   `,
-  // Version 20: another change of this round, on its own branch; this
-  // placeholder gives way to it when the branches meet.
-  '',
+  // Version 20: tracking plans, their versions, and each source's plan (sql/plans-migration.ts).
+  PLANS_MIGRATION,
   // Version 21: paused_reason and file_plan (sql/destination-files-step.ts).
   DESTINATION_FILES_STEP,
 ];

@@ -23,6 +23,7 @@ import { SqlitePageReader } from './page-reader.js';
 import { bindable, sqliteEngine } from './sql-engine.js';
 import { storeError } from './store-error.js';
 import { LIVE_KEYS, toProject, toSource } from '../sql/rows.js';
+import { AUTH_PLAN_COLUMNS, authPlan } from '../sql/auth-plan.js';
 
 /** For tests: a short WAL without writing hundreds of megabytes. */
 export interface WalTuning {
@@ -141,6 +142,7 @@ class SqliteEngine implements Engine {
     this.authStmt = db.prepare(
       `SELECT k.id AS key_id, k.hash, k.expires_at, k.revoked_at,
               s.id AS s_id, s.project_id AS s_project_id, s.name AS s_name, s.filter_bots, s.record_ip, s.created_at AS s_created_at,
+              ${AUTH_PLAN_COLUMNS},
               p.id, p.org_id, p.name, p.api_enabled, p.monthly_event_limit, p.retention_days, p.created_at
        FROM ${LIVE_KEYS} WHERE k.hash = ?`,
     );
@@ -319,5 +321,6 @@ function authFromRow(r: Record<string, never>): AuthRecord {
       id: r.s_id, project_id: r.s_project_id, name: r.s_name, filter_bots: r.filter_bots, record_ip: r.record_ip, created_at: r.s_created_at,
     }),
     project: toProject(r as never),
+    plan: authPlan(r as never),
   };
 }

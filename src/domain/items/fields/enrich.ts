@@ -11,6 +11,12 @@ export interface UserAgentEnrichment {
   $device_type: string;
 }
 
+/** Every key enrichment adds to a stored event's properties: what the sender did not send. */
+export const ENRICHMENT_KEYS: readonly string[] = [
+  ...Object.keys({ $browser: true, $browser_version: true, $os: true, $os_version: true, $device_type: true } satisfies Record<keyof UserAgentEnrichment, true>),
+  '$source_id',
+];
+
 export interface ParsedUserAgent {
   enrichment: UserAgentEnrichment;
   isBot: boolean;

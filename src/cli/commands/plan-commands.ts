@@ -1,0 +1,172 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { AdminError } from '../../domain/admin.js';
+import { parsePlanRef, planAdmin } from '../../domain/plans/plan-admin.js';
+import { formatCount } from '../numbers.js';
+import { PlanRefused } from '../../domain/plans/rules.js';
+import { fromSegment } from '../../domain/plans/segment-import.js';
+import { testLines } from '../../pipeline/plan-test.js';
+import { setExitCode } from '../io.js';
+import { cliIo } from '../io.js';
+import { UsageError, parseTime, parseWhole, runWithStore, table, withCommon } from '../context.js';
+import { compilePlan } from '../../domain/plans/compile.js';
+import { checkPeriod } from '../../domain/plans/plan-check.js';
+import type { PlanRule } from '../../domain/plans/rules.js';
+
+const VERSION = { min: 1, max: 999_999_999 };
+
+/** A JSON file named on the command line, read from the command's directory. */
+export function readJsonFile(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(resolve(cliIo().cwd, file), 'utf8');
+  } catch (e) {
+    throw new UsageError(`Cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}.`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`${file} is not JSON: ${(e as Error).message}`);
+  }
+}
+
+const version = (v: string | undefined, flag: string): number | undefined => (v === undefined ? undefined : parseWhole(v, flag, VERSION));
+
+/** `inlet plan …`: tracking plans, their versions, and what they would refuse (docs/plans.md). */
+export function registerPlanCommands(program: Command): void {
+  const plan = program.command('plan').description('tracking plans: what each event must look like');
+  withCommon(plan.command('create').description('create a plan in a project (no version until a push)').requiredOption('--project <project>', 'project id').requiredOption('--name <name>', 'its name')).action((o) =>
+    runWithStore(o, ({ store }) => planAdmin(store, Date.now).create(o.project, o.name), (r) => `created plan ${r.id} (${r.name}) in ${r.project_id}`),
+  );
+  withCommon(plan.command('push').description('push a file of rules as the next version').argument('<plan>').argument('<file>', '{"rules": [...]}')).action((id, file, o) =>
+    runWithStore(
+      o,
+      ({ store }) => planAdmin(store, Date.now).push(id, readJsonFile(file)),
+      (r) => `plan ${r.id}: version ${r.version}, ${r.rules} rules (${r.changes.added.length} added, ${r.changes.changed.length} changed, ${r.changes.removed.length} removed)`,
+    ),
+  );
+  withCommon(
+    plan.command('pull').description("a version's rules, as push reads them").argument('<plan>').option('--version <v>', 'version (default: the latest)').option('--out <file>', 'write them to this file'),
+  ).action((id, o) =>
+    runWithStore(
+      o,
+      async ({ store }) => {
+        const r = await planAdmin(store, Date.now).pull(id, version(o.version, '--version'));
+        if (o.out !== undefined) writeFileSync(resolve(cliIo().cwd, o.out), `${JSON.stringify(r, null, 2)}\n`);
+        return r;
+      },
+      (r) => (o.out !== undefined ? `wrote ${r.rules.length} rules to ${o.out}` : JSON.stringify(r, null, 2)),
+    ),
+  );
+  withCommon(plan.command('list').description("a project's plans, with the sources using each").requiredOption('--project <project>', 'project id')).action((o) =>
+    runWithStore(
+      o,
+      ({ store }) => planAdmin(store, Date.now).list(o.project),
+      (rows) => table([['ID', 'NAME', 'LATEST', 'SOURCES'], ...rows.map((p) => [p.id, p.name, p.latest_version === null ? '-' : String(p.latest_version), p.sources.join(', ') || '-'])]),
+    ),
+  );
+  withCommon(plan.command('show').description('one version of a plan').argument('<plan>').option('--version <v>', 'version (default: the latest)')).action((id, o) =>
+    runWithStore(
+      o,
+      ({ store }) => planAdmin(store, Date.now).show(id, version(o.version, '--version')),
+      (r) => [`plan ${r.id} (${r.name}), version ${r.version} of ${r.latest_version}, pushed ${r.created_at}`, ...r.rules.map((x) => `  ${x.type} ${x.type === 'track' ? x.event : x.type === 'group' ? x.group_type : ''}`.trimEnd())].join('\n'),
+    ),
+  );
+  withCommon(plan.command('diff').description('the rules added, changed and removed from one version to another').argument('<plan>').argument('<v1>').argument('<v2>')).action((id, v1, v2, o) =>
+    runWithStore(
+      o,
+      ({ store }) => planAdmin(store, Date.now).diff(id, version(v1, 'V1')!, version(v2, 'V2')!),
+      (r) => [`plan ${r.id}, version ${r.from} to ${r.to}:`, ...r.added.map((k) => `  + ${k}`), ...r.changed.map((k) => `  ~ ${k}`), ...r.removed.map((k) => `  - ${k}`)].join('\n'),
+    ),
+  );
+  withCommon(plan.command('delete').description('delete a plan and its versions (refused while a source uses it)').argument('<plan>')).action((id, o) =>
+    runWithStore(o, ({ store }) => planAdmin(store, Date.now).delete(id), () => `deleted plan ${id}`),
+  );
+  withCommon(
+    plan.command('test').description('check NDJSON items offline against a plan: what enforce would do with each line').argument('<plan>').argument('<file>', 'NDJSON, one item a line').option('--version <v>', 'version (default: the latest)'),
+  ).action((id, file, o) =>
+    runWithStore(
+      o,
+      async ({ store }) => {
+        const admin = planAdmin(store, Date.now);
+        const shown = await admin.show(id, version(o.version, '--version'));
+        let text: string;
+        try {
+          text = readFileSync(resolve(cliIo().cwd, file), 'utf8');
+        } catch (e) {
+          throw new UsageError(`Cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}.`);
+        }
+        const verdicts = testLines(text, { key: `${shown.id}@${shown.version}`, rules: JSON.stringify(shown.rules), unplanned: 'refuse' }, Date.now());
+        if (verdicts.some((v) => v.outcome === 'refused')) setExitCode(1);
+        return verdicts;
+      },
+      (rows) => rows.map((r) => `line ${r.line}: ${r.outcome}${r.errors.map((e) => `\n  ${e.code} ${e.field}: ${e.message}`).join('')}`).join('\n') || 'no items',
+    ),
+  );
+  withCommon(
+    plan
+      .command('import')
+      .description("make a plan from a Segment Protocols tracking plan's rules, as version 1")
+      .requiredOption('--from <tool>', 'segment')
+      .argument('<file>', '{"data": {"rules": [...]}} or {"rules": [...]}')
+      .requiredOption('--project <project>', 'project id')
+      .requiredOption('--name <name>', "the plan's name"),
+  ).action((file, o) =>
+    runWithStore(
+      o,
+      async ({ store }) => {
+        if (o.from !== 'segment') throw new UsageError(`--from takes segment, not "${o.from}".`);
+        let imported: ReturnType<typeof fromSegment>;
+        try {
+          imported = fromSegment(readJsonFile(file));
+        } catch (e) {
+          if (e instanceof PlanRefused) throw new AdminError(`Nothing was imported: ${e.message}`);
+          throw e;
+        }
+        const admin = planAdmin(store, Date.now);
+        // Checked before the plan is made, so that a refused import leaves nothing behind.
+        admin.check({ rules: imported.rules });
+        const made = await admin.create(o.project, o.name);
+        const pushed = await admin.push(made.id, { rules: imported.rules });
+        if (imported.skipped.length > 0) cliIo().stderr.write(`inlet: left out (no Inlet item for them): ${imported.skipped.join(', ')}\n`);
+        return { ...made, latest_version: pushed.version };
+      },
+      (r) => `imported plan ${r.id} (${r.name}) in ${r.project_id}: version ${r.latest_version}`,
+    ),
+  );
+  withCommon(
+    plan
+      .command('check')
+      .description("check a source's stored events and kept items of a period against a plan: what enforce would have refused")
+      .requiredOption('--source <source>', 'source id')
+      .requiredOption('--since <time>', 'ISO 8601 or epoch ms')
+      .option('--until <time>', 'ISO 8601 or epoch ms (default: now)')
+      .option('--plan <plan>', "plan id, or id@version (default: the source's plan)"),
+  ).action((o) =>
+    runWithStore(
+      o,
+      async ({ store }) => {
+        const since = parseTime(o.since, '--since');
+        const until = o.until === undefined ? Date.now() : parseTime(o.until, '--until');
+        const admin = planAdmin(store, Date.now);
+        const setting = await admin.sourcePlan(o.source);
+        const ref = o.plan !== undefined ? parsePlanRef(o.plan) : setting.id === null ? null : { planId: setting.id, version: setting.version };
+        if (ref === null) throw new UsageError(`Source ${o.source} has no plan: name one with --plan P[@V].`);
+        const shown = await admin.show(ref.planId, ref.version ?? undefined);
+        const err = cliIo().stderr;
+        // A progress line on a terminal, for long periods; nothing on a pipe.
+        const progress = err.isTTY ? (n: number) => err.write(`\rchecked ${formatCount(n)} items`) : undefined;
+        const report = await checkPeriod(store, { sourceId: o.source, since, until, plan: compilePlan(shown.rules as PlanRule[]), unplanned: setting.mode === 'enforce' && o.plan === undefined ? setting.unplanned_events : 'refuse', progress });
+        if (progress !== undefined) err.write('\n');
+        return report;
+      },
+      (r) =>
+        [
+          `checked ${formatCount(r.checked)} items: enforce would have refused ${formatCount(r.would_refuse)}`,
+          ...Object.entries(r.by_code).map(([code, n]) => `  ${code}: ${formatCount(n)}`),
+          ...Object.entries(r.by_event).map(([event, n]) => `  ${event}: ${formatCount(n)}`),
+        ].join('\n'),
+    ),
+  );
+}
