@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createTestDatabase } from '../conformance/stores.js';
 import { tempDir } from '../helpers/fixture.js';
 import { describeWith } from '../helpers/needs-services.js';
-import { BIN, runCliAsIs, startServer, stopServer } from '../helpers/process.js';
+import { runCliAsIs } from '../helpers/cli.js';
+import { BIN, startServer, stopServer } from '../helpers/process.js';
 
 const tmp = tempDir('inlet-where-');
 afterAll(() => tmp.remove());

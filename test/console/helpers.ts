@@ -1,3 +1,4 @@
+import { randomBytes, scryptSync } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { Fixture } from '../helpers/fixture.js';
 import { createAccounts } from '../../src/domain/accounts/accounts.js';
@@ -10,15 +11,27 @@ export async function makeUser(store: Pick<Store, 'accounts' | 'admin'>, clock: 
   return createAccounts(store, clock).createUser({ email, password: PASSWORD, admin: opts.admin ?? false, orgIds: opts.orgIds ?? [] });
 }
 
-/** Makes n accounts `${prefix}${i}@acme.test` with PASSWORD, hashed once for all of them (fast). */
-export async function makeUsers(store: Pick<Store, 'accounts' | 'admin'>, clock: () => number, prefix: string, n: number): Promise<string[]> {
+/**
+ * Makes n accounts `${prefix}${i}@acme.test` with PASSWORD, hashed once for all of them (fast).
+ * `light`: for accounts only ever tried with wrong passwords, where what is counted matters and not
+ * what a check costs. Their hash is the same self-describing scrypt hash with a smaller N (1 MiB, not
+ * 32), which sign-in checks as it checks any stored hash: each wrong guess costs a few ms, not a
+ * full check's tens (a hundred guesses took most of a minute on a busy machine).
+ */
+export async function makeUsers(store: Pick<Store, 'accounts' | 'admin'>, clock: () => number, prefix: string, n: number, opts: { light?: boolean } = {}): Promise<string[]> {
   const emails = Array.from({ length: n }, (_, i) => `${prefix}${i}@acme.test`);
-  const first = await makeUser(store, clock, emails[0]!);
-  const { passwordHash } = (await store.accounts.getUser(first.id))!;
+  const passwordHash = opts.light ? lightHash(PASSWORD) : (await store.accounts.getUser((await makeUser(store, clock, emails[0]!)).id))!.passwordHash;
   for (const [i, email] of emails.entries()) {
-    if (i > 0) await store.accounts.createUser({ id: `usr_${prefix}${i}`, email, passwordHash, admin: false, disabled: false, createdAt: clock() }, []);
+    if (i > 0 || opts.light) await store.accounts.createUser({ id: `usr_${prefix}${i}`, email, passwordHash, admin: false, disabled: false, createdAt: clock() }, []);
   }
   return emails;
+}
+
+/** `password`'s hash as sign-in reads it (`scrypt$N$r$p$salt$key`, passwords.ts), with N = 2^10. */
+function lightHash(password: string): string {
+  const salt = randomBytes(16);
+  const [N, r, p] = [1024, 8, 1];
+  return ['scrypt', N, r, p, salt.toString('base64'), scryptSync(password.normalize('NFC'), salt, 32, { N, r, p }).toString('base64')].join('$');
 }
 
 /** A form body. */

@@ -1,5 +1,6 @@
 import { tempDir } from './fixture.js';
-import { cliJson, provision, type Server, startServer, stopServer } from './process.js';
+import { cliJson } from './cli.js';
+import { provision, type Server, startServer, stopServer } from './process.js';
 
 /** A real `inlet serve` on a fresh data directory, with a project (API on), source and key. */
 export interface LiveServer {
@@ -9,7 +10,7 @@ export interface LiveServer {
   sourceId: string;
   projectId: string;
   env: Record<string, string>;
-  /** Stored events of the source, newest first, as `inlet events list --json` prints them. */
+  /** Stored events of the source, newest first, as `inlet events list --json` prints them (the command run in this process). */
   events(limit?: number): Promise<{ event: string; insert_id: string | null; distinct_id: string | null; anonymous_id: string | null; timestamp: string; properties: Record<string, unknown> }[]>;
   person(distinctId: string): Promise<{ id: string; traits: Record<string, unknown>; distinct_ids: string[]; groups: { group_type: string; group_key: string }[] }>;
   /** A group, as `inlet group show --json` prints it. */

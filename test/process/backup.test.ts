@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, expect, it } from 'vitest';
 import { tempDir } from '../helpers/fixture.js';
-import { cliJson, provision, startServer, stopServer } from '../helpers/process.js';
+import { cliJson } from '../helpers/cli.js';
+import { provision, startServer, stopServer } from '../helpers/process.js';
 
 const tmp = tempDir('inlet-backup-');
 afterAll(() => tmp.remove());

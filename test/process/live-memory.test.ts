@@ -4,7 +4,7 @@ import { type Socket, connect } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { LIVE_BUFFER_BYTES } from '../../src/edge/connection-limits.js';
 import { type LiveServer, startLiveServer } from '../helpers/live-server.js';
-import { runCli } from '../helpers/process.js';
+import { runCli } from '../helpers/cli.js';
 import { rawRequest } from '../helpers/raw-http.js';
 
 /**

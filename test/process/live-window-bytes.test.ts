@@ -10,7 +10,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { tempDir } from '../helpers/fixture.js';
-import { type Server, provision, runCli, startServer, stopServer } from '../helpers/process.js';
+import { runCli } from '../helpers/cli.js';
+import { type Server, provision, startServer, stopServer } from '../helpers/process.js';
 import { type RawConnection, rawRequest } from '../helpers/raw-http.js';
 
 const MIB = 1024 * 1024;

@@ -9,7 +9,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../conformance/stores.js';
 import { orgJson, projectJson, sourceJson } from '../../src/cli/views.js';
-import { type Server, cliJson, startServer, stopServer, withAdmin } from '../helpers/process.js';
+import { cliJson } from '../helpers/cli.js';
+import { type Server, startServer, stopServer, withAdmin } from '../helpers/process.js';
 import { describeWith } from '../helpers/needs-services.js';
 import { TEST_REDIS_URL, requireRedis } from '../helpers/services.js';
 

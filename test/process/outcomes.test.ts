@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { tempDir } from '../helpers/fixture.js';
 import { Expected } from '../helpers/outcomes.js';
-import { cliJson, provision, runCli, startServer, stopServer } from '../helpers/process.js';
+import { cliJson, runCli } from '../helpers/cli.js';
+import { provision, startServer, stopServer } from '../helpers/process.js';
 
 const tmp = tempDir('inlet-outcomes-');
 // Two servers and six commands, each a process of its own: on a busy machine each takes seconds to start.

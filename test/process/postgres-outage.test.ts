@@ -18,7 +18,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestDatabase } from '../conformance/stores.js';
 import { describeWith } from '../helpers/needs-services.js';
-import { type Server, cliJson, startServer, stopServer } from '../helpers/process.js';
+import { cliJson } from '../helpers/cli.js';
+import { type Server, startServer, stopServer } from '../helpers/process.js';
 import { type ProxyMode, TcpProxy } from '../helpers/tcp-proxy.js';
 
 const BATCH = 10;

@@ -7,7 +7,8 @@
  */
 import { afterAll, expect, it, vi } from 'vitest';
 import { tempDir } from '../helpers/fixture.js';
-import { cliJson, freePort, provision, readingBytes, startServer, stopServer } from '../helpers/process.js';
+import { cliJson } from '../helpers/cli.js';
+import { freePort, provision, readingBytes, startServer, stopServer } from '../helpers/process.js';
 import { type RawAnswer, type RawConnection, rawRequest } from '../helpers/raw-http.js';
 
 const tmp = tempDir('inlet-project-share-');

@@ -7,7 +7,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../conformance/stores.js';
 import { tempDir } from '../helpers/fixture.js';
-import { type Server, cliJson, freePort, provision, startServer, stopServer } from '../helpers/process.js';
+import { cliJson } from '../helpers/cli.js';
+import { type Server, freePort, provision, startServer, stopServer } from '../helpers/process.js';
 import { describeWith } from '../helpers/needs-services.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 

@@ -8,7 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, expect, it } from 'vitest';
 import { tempDir } from '../helpers/fixture.js';
-import { cliJson, provision, startServer, stopServer } from '../helpers/process.js';
+import { cliJson } from '../helpers/cli.js';
+import { provision, startServer, stopServer } from '../helpers/process.js';
 import { type RawAnswer, type RawConnection, rawRequest } from '../helpers/raw-http.js';
 
 const tmp = tempDir('inlet-slow-bodies-');

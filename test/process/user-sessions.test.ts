@@ -1,15 +1,16 @@
 /**
  * Console accounts had no life cycle: a stolen cookie worked for up to 7
- * days. Here `inlet user update` and `inlet user delete` run as processes of
- * their own on the store a live `inlet serve` uses (SQLite, and PostgreSQL),
- * and the server's very next console request with the old cookie is sent
- * to the sign-in page.
+ * days. Here `inlet user update` and `inlet user delete` run outside the
+ * process of a live `inlet serve` (in this one, through the entry bin/inlet
+ * runs), on the store it uses (SQLite, and PostgreSQL), and the server's very
+ * next console request with the old cookie is sent to the sign-in page.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../conformance/stores.js';
 import { tempDir } from '../helpers/fixture.js';
 import { describeWith } from '../helpers/needs-services.js';
-import { type Server, cliJson, runCli, startServer, stopServer, withAdmin } from '../helpers/process.js';
+import { cliJson, runCli } from '../helpers/cli.js';
+import { type Server, startServer, stopServer, withAdmin } from '../helpers/process.js';
 
 const PASSWORD = 'correct horse battery staple';
 const NEW_PASSWORD = 'another horse, another staple';

@@ -16,20 +16,26 @@ async function sendAll(live: LiveServer, count: number, opts: Partial<InletOptio
   return { report, rateLimited: retries.filter((r) => r.status === 429).length };
 }
 
-describe('pacing within the server limits', () => {
+/**
+ * The two suites run side by side, each on a server of its own: the second
+ * mostly waits for its windows to pass. The first one's tests stay one after
+ * the other: each of their clients must go as fast as it can, not share its
+ * server with the other.
+ */
+describe.concurrent('pacing within the server limits', () => {
   let live: LiveServer;
   beforeAll(async () => {
     live = await startLiveServer();
   });
   afterAll(async () => live.stop());
 
-  it('a default client sending 30,000 items as fast as it can against default limits is never answered 429', async () => {
+  it.sequential('a default client sending 30,000 items as fast as it can against default limits is never answered 429', async () => {
     const { report, rateLimited } = await sendAll(live, 30_000);
     expect(rateLimited).toBe(0);
     expect(report).toMatchObject({ accepted: 30_000, failed: 0 });
   });
 
-  it('small batches sent as fast as they come keep under the per-key requests per second, so none is answered 429', async () => {
+  it.sequential('small batches sent as fast as they come keep under the per-key requests per second, so none is answered 429', async () => {
     // 300 requests: with two in flight and no pacing, far more than 100 a second reach the server.
     // A key of its own: the previous test's client may have used the shared key's last second, and this client cannot know.
     const { key } = await withAdmin(live.env, undefined, (admin) => admin.createKey(live.sourceId));
@@ -44,7 +50,7 @@ describe('pacing within the server limits', () => {
  * side on one server, each on a project of its own (the windows are per
  * project, so neither counts in the other's).
  */
-describe('pacing on the RateLimit answers, and when the oldest count in the window is small', () => {
+describe.concurrent('pacing on the RateLimit answers, and when the oldest count in the window is small', () => {
   let live: LiveServer;
   beforeAll(async () => {
     live = await startLiveServer({ INLET_LIMIT_BURST: '1500' });
