@@ -9,6 +9,7 @@ import { checkBatch, readBatch } from '../pipeline/checked-batch.js';
 import { packBatch, packItems } from '../pipeline/item-transfer.js';
 import type { WireMap } from '../pipeline/foreign-body.js';
 import { isRefusal } from '../domain/intake/refusal.js';
+import { loadPlanCompiler } from '../domain/plans/check.js';
 import type { CheckReply, CheckRequest } from './check-threads.js';
 
 const port = parentPort!;
@@ -30,6 +31,7 @@ port.on('message', async (m: CheckRequest) => {
   const transfer: ArrayBuffer[] = [];
   try {
     if (m.kind !== 'batch') foreign ??= await loadForeign();
+    if (m.kind !== 'key' && m.ctx.plan !== undefined) await loadPlanCompiler();
     reply = answer(m, transfer);
   } catch {
     // The main thread checks the body itself, and fails there as it would have (or refuses it, its key unknown).

@@ -41,6 +41,22 @@ afterEach(async () => {
 });
 
 describe('checks on threads', () => {
+  it('a small body whose plan is not compiled on the main thread yet goes to a thread, and stays here once it is', async () => {
+    threads = new CheckThreads(1);
+    const rules = [{ type: 'track', event: 'paid', json_schema: { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] } }];
+    const ctx: BatchContext = { ...CTX, plan: { key: 'pln_threads@1', rules: JSON.stringify(rules), unplanned: 'refuse' } };
+    const small = Buffer.from(JSON.stringify({ items: [{ event: 'paid', distinct_id: 'u', properties: { amount: 'ten' } }, { event: 'unplanned', distinct_id: 'u' }] }));
+    expect(small.length).toBeLessThan(OFF_THREAD_MIN_BYTES);
+    const first = (await threads.check(small, ctx, admitAll)) as CheckedBatch;
+    expect(threads.stats.offThread).toBe(1);
+    // The main thread compiled the version after the turn that asked, while the thread answered.
+    const second = (await threads.check(small, ctx, admitAll)) as CheckedBatch;
+    expect(threads.stats.offThread).toBe(1);
+    const codes = (b: CheckedBatch) => b.planFaults!.map((f) => [f.index, f.code, f.field]);
+    expect(codes(first)).toEqual([[0, 'plan_violation', 'properties.amount'], [1, 'unplanned_event', 'event']]);
+    expect(codes(second)).toEqual(codes(first));
+  });
+
   it('give what the main thread gives, for bodies good and bad', async () => {
     threads = new CheckThreads(2);
     const bodies = [

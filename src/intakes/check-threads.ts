@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { BearerResult } from '../domain/keys.js';
 import { type Admit, type BatchContext, type CheckedBatch, checkBatchBody } from '../pipeline/checked-batch.js';
+import { compiledHere } from '../domain/plans/check.js';
 import { type CheckedMessages, type KeyFound, type WireShape, checkForeignBody } from '../pipeline/foreign-body.js';
 import { type ItemTuple, type TransferBatch, unpackBatch, unpackItems } from '../pipeline/item-transfer.js';
 import { KeylessGate } from '../pipeline/keyless-gate.js';
@@ -160,7 +161,7 @@ export class CheckThreads {
   /** The body checked, on a thread if it is large and there are threads, else here; `admit` runs here in between. */
   async check(bytes: Uint8Array, ctx: BatchContext, admit: Admit): Promise<CheckedBatch | Refusal> {
     const here = () => checkBatchBody(bytes, ctx, admit);
-    if (!this.offThread(bytes, false)) return here();
+    if (!this.offThread(bytes, false, ctx)) return here();
     const reply = await this.ask(this.keyed, { id: this.nextId++, kind: 'batch', bytes: ownCopy(bytes), ctx });
     if (reply === null || !('batch' in reply || 'refusal' in reply)) return this.retryHere(here);
     this.stats.offThread++;
@@ -177,7 +178,7 @@ export class CheckThreads {
    */
   async checkMessages(bytes: Uint8Array, shape: WireShape, ctx: BatchContext, admit: Admit, keyInBody: boolean): Promise<CheckedMessages | Refusal> {
     const here = () => checkForeignBody(bytes, wireOf(shape.intake), shape, ctx, admit);
-    if (!this.offThread(bytes, keyInBody)) return here();
+    if (!this.offThread(bytes, keyInBody, ctx)) return here();
     const slots = keyInBody ? this.slots.length : this.keyed;
     const reply = await this.ask(slots, { id: this.nextId++, kind: 'messages', bytes: ownCopy(bytes), shape, ctx });
     if (reply === null || !('messages' in reply || 'refusal' in reply)) return this.retryHere(here);
@@ -217,8 +218,11 @@ export class CheckThreads {
     await Promise.all(this.slots.map((t) => t?.worker.terminate()));
   }
 
-  private offThread(bytes: Uint8Array, keyInBody: boolean): boolean {
-    return !this.closed && (keyInBody || (this.keyed > 0 && bytes.length >= this.minBytes));
+  /** Whether a body goes to a thread: its key is inside it, or it is large, or its source's plan is not compiled here yet (compiledHere). */
+  private offThread(bytes: Uint8Array, keyInBody: boolean, ctx: BatchContext): boolean {
+    if (this.closed) return false;
+    if (keyInBody) return true;
+    return this.keyed > 0 && (bytes.length >= this.minBytes || (ctx.plan !== undefined && !compiledHere(ctx.plan)));
   }
 
   private retryHere<T>(here: () => Promise<T>): Promise<T> {

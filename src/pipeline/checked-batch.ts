@@ -3,7 +3,7 @@ import type { ItemContext } from '../domain/items/kind.js';
 import type { EnrichedItem, PolicyDrop } from '../domain/items/enriched-item.js';
 import type { ItemError } from '../domain/items/fields/field-error.js';
 import { parseJsonBody } from './parse-body.js';
-import { checkPlanItems } from '../domain/plans/check.js';
+import { checkPlanItems, loadPlanCompiler } from '../domain/plans/check.js';
 import { cutText } from '../domain/echo.js';
 import { type Refusal, isRefusal } from '../domain/intake/refusal.js';
 import { SAMPLES_PER_CODE } from '../domain/outcomes/ledger.js';
@@ -33,7 +33,9 @@ export async function checkBatchBody(bytes: Uint8Array, ctx: BatchContext, admit
   const batch = readBatch(bytes);
   if (isRefusal(batch)) return batch;
   const refused = await admit(batch.items.length);
-  return refused ?? checkBatch(batch.items, batch.droppedKeys, ctx);
+  if (refused !== null) return refused;
+  if (ctx.plan !== undefined) await loadPlanCompiler();
+  return checkBatch(batch.items, batch.droppedKeys, ctx);
 }
 
 /** Items already read and admitted: each item checked and enriched. */

@@ -17,6 +17,7 @@ import { gunzipSync } from 'node:zlib';
 import { BROKEN_GZIP, MAX_BODY_BYTES, bodyTooLarge, parseJsonBody } from './parse-body.js';
 import { type Refusal, isRefusal } from '../domain/intake/refusal.js';
 import { isPlainObject } from '../domain/items/fields/text.js';
+import { loadPlanCompiler } from '../domain/plans/check.js';
 
 /**
  * Which intake's shape a body is in, by the intake's name (it crosses to a
@@ -113,7 +114,10 @@ export function readMessages(bytes: Uint8Array, wire: WireMap, shape: WireShape,
 export async function checkForeignBody(bytes: Uint8Array, wire: WireMap, shape: WireShape, ctx: BatchContext, admit: Admit): Promise<CheckedMessages | Refusal> {
   const mapped = readMessages(bytes, wire, shape, ctx.now);
   if (isRefusal(mapped)) return mapped;
-  return (await admit(mapped.items.length)) ?? checkMessages(mapped, ctx);
+  const refused = await admit(mapped.items.length);
+  if (refused !== null) return refused;
+  if (ctx.plan !== undefined) await loadPlanCompiler();
+  return checkMessages(mapped, ctx);
 }
 
 /** Where an identify's fields came from in the message: its person operations. */

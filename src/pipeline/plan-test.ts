@@ -1,7 +1,7 @@
 import type { ItemError } from '../domain/items/fields/field-error.js';
 import type { PlanContext } from '../domain/plans/check.js';
 import { checkItems } from './check-batch.js';
-import { checkPlanItems } from '../domain/plans/check.js';
+import { checkPlanItems, loadPlanCompiler } from '../domain/plans/check.js';
 
 /** One line of `inlet plan test`: what a source enforcing the plan would answer for it. */
 export interface LineVerdict {
@@ -17,7 +17,8 @@ export interface LineVerdict {
  * malformed item keeps its own code), then the plan's. Blank lines are
  * skipped; a line that is not JSON is refused as `invalid_item`.
  */
-export function testLines(text: string, plan: PlanContext, now: number): LineVerdict[] {
+export async function testLines(text: string, plan: PlanContext, now: number): Promise<LineVerdict[]> {
+  await loadPlanCompiler();
   const out: LineVerdict[] = [];
   const ctx = { now, recordIp: false, source: { id: 'plan-test', filterBots: false }, plan };
   text.split('\n').forEach((raw, i) => {

@@ -97,7 +97,7 @@ export function registerPlanCommands(program: Command): void {
         } catch (e) {
           throw new UsageError(`Cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}.`);
         }
-        const verdicts = testLines(text, { key: `${shown.id}@${shown.version}`, rules: JSON.stringify(shown.rules), unplanned: 'refuse' }, Date.now());
+        const verdicts = await testLines(text, { key: `${shown.id}@${shown.version}`, rules: JSON.stringify(shown.rules), unplanned: 'refuse' }, Date.now());
         if (verdicts.some((v) => v.outcome === 'refused')) setExitCode(1);
         return verdicts;
       },

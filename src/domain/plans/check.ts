@@ -1,7 +1,7 @@
 import type { ItemError } from '../items/fields/field-error.js';
 import type { ShownItem } from '../items/enriched-item.js';
 import { quoted } from '../echo.js';
-import { type CompiledPlan, type CompiledRule, compilePlan, violationMessage, violationPath } from './compile.js';
+import type { CompiledPlan, CompiledRule } from './compile.js';
 import type { PlanRule, UnplannedEvents } from './rules.js';
 
 /**
@@ -13,6 +13,29 @@ export interface PlanContext {
   key: string;
   rules: string;
   unplanned: UnplannedEvents;
+}
+
+/**
+ * The compiler (ajv and its formats, re2js), loaded the first time a plan is
+ * checked on a thread, never before: loaded up front, its code and tables
+ * made a check thread's garbage collector take about four times as long on
+ * the batches of a server with no plan (CPU profiles of `npm run bench`'s
+ * big: 4.1–4.6 s of a 25 s run against 1.1–1.2 s).
+ */
+let compiler: typeof import('./compile.js') | undefined;
+let loading: Promise<void> | undefined;
+
+/** Loads the compiler once; every path that checks a plan awaits it first (checkPlanItems throws without it). */
+export function loadPlanCompiler(): Promise<void> {
+  loading ??= import('./compile.js').then((m) => {
+    compiler = m;
+  });
+  return loading;
+}
+
+function loaded(): typeof import('./compile.js') {
+  if (compiler === undefined) throw new Error('The tracking plan compiler is not loaded: await loadPlanCompiler() before checking a plan.');
+  return compiler;
 }
 
 /** Versions compiled, by key, on each thread: a version never changes, so it is compiled once. */
@@ -29,11 +52,37 @@ export function compiledPlan(plan: PlanContext): CompiledPlan {
     compiled.set(plan.key, c);
     return c;
   }
-  c = compilePlan(JSON.parse(plan.rules) as PlanRule[]);
+  c = loaded().compilePlan(JSON.parse(plan.rules) as PlanRule[]);
   if (compiled.size >= KEEP_COMPILED) compiled.delete(compiled.keys().next().value!);
   compiled.set(plan.key, c);
   return c;
 }
+
+/**
+ * Whether this thread has the version compiled; if not, it is compiled here
+ * soon, after the current turn, so that a request never waits on it where
+ * it is asked (the main thread sends that request to a check thread, which
+ * compiles its own, meanwhile). A version is compiled once per thread.
+ */
+export function compiledHere(plan: PlanContext): boolean {
+  if (compiled.has(plan.key)) return true;
+  if (!soon.has(plan.key)) {
+    soon.add(plan.key);
+    const compile = () => {
+      soon.delete(plan.key);
+      try {
+        compiledPlan(plan);
+      } catch {
+        // A version that cannot be compiled faults each item it checks (checkPlanItems), where it is asked.
+      }
+    };
+    loadPlanCompiler().then(() => setImmediate(compile), () => soon.delete(plan.key));
+  }
+  return false;
+}
+
+/** Versions whose compiling is due after the current turn. */
+const soon = new Set<string>();
 
 /**
  * Each item that passed its own checks, held to the plan: an `unplanned_event`
@@ -89,7 +138,7 @@ function violation(index: number, rule: CompiledRule, data: Record<string, unkno
   return {
     index,
     code: 'plan_violation',
-    field: first === undefined ? 'properties' : violationPath('properties', first),
-    message: violationMessage('properties', errors, what),
+    field: first === undefined ? 'properties' : loaded().violationPath('properties', first),
+    message: loaded().violationMessage('properties', errors, what),
   };
 }

@@ -1,8 +1,11 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { compilePlan } from './compile.js';
-import { checkPlanItem } from './check.js';
+import { checkPlanItem, loadPlanCompiler } from './check.js';
 import { PlanRefused, diffRules, readRules } from './rules.js';
 import type { ShownItem } from '../items/enriched-item.js';
+
+// The checks read their messages through the compiler the threads load on first use.
+beforeAll(loadPlanCompiler);
 
 const track = (event: string, json_schema: Record<string, unknown>) => ({ type: 'track', event, json_schema });
 const refusal = (rules: unknown[]): string => {
