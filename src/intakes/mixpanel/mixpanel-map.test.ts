@@ -71,6 +71,18 @@ describe('mixpanelItems', () => {
     expect(mapped.refusals!.get(2)).toEqual([expect.objectContaining({ code: 'unsupported_operation', field: '$merge' })]);
   });
 
+  it('a message naming another token than the first message\'s is refused, never stored in the first one\'s project', () => {
+    const mapped = mixpanelItems([
+      { event: 'a', properties: { token: 'k1', distinct_id: 'u' } },
+      { event: 'b', properties: { token: 'k2', distinct_id: 'u' } },
+      { event: 'c', properties: { distinct_id: 'u' } },
+    ], 'track');
+    expect([...mapped.refusals!.keys()]).toEqual([1]);
+    expect(mapped.refusals!.get(1)).toEqual([expect.objectContaining({ index: 1, code: 'token_mismatch', field: 'properties.token' })]);
+    expect(mixpanelItems([{ $token: 'k1', $distinct_id: 'u', $set: { a: 1 } }, { $token: 'k2', $distinct_id: 'v', $set: { a: 1 } }], 'engage').refusals!.get(1))
+      .toEqual([expect.objectContaining({ code: 'token_mismatch', field: '$token' })]);
+  });
+
   it('groups: $set as a group', () => {
     expect(mixpanelItems([{ $group_key: 'company', $group_id: 5, $set: { s: 1 } }], 'groups').items[0]).toEqual({ type: 'group', group_type: 'company', group_key: '5', properties: { s: 1 } });
     expect(mixpanelItems([{ $group_key: 'company', $group_id: 5, $set_once: { s: 1 } }], 'groups').refusals!.size).toBe(1);

@@ -142,8 +142,15 @@ function idText(v: unknown): unknown {
 /** Items for the messages, one per message at its index, and the messages refused for an operation Inlet does not keep. */
 export function mixpanelItems(messages: unknown[], kind: MixpanelKind): MappedMessages {
   const refusals = new Map<number, ItemError[]>();
+  const first = tokenOf(messages);
   const items = messages.map((m, i) => {
     if (!isPlainObject(m)) return m;
+    const own = tokenOf(m);
+    // The request's key is its first message's token: a message naming another belongs to another project, and would be stored in this one.
+    if (first.kind === 'token' && own.kind === 'token' && own.token !== first.token) {
+      refusals.set(i, [tokenMismatch(i, kind)]);
+      return {};
+    }
     if (kind === 'track' || kind === 'import') return eventItem(m);
     const kept = kind === 'engage' ? KEPT_PEOPLE : KEPT_GROUPS;
     const unkept = Object.keys(m).filter((k) => k.startsWith('$') && !kept.has(k));
@@ -154,6 +161,13 @@ export function mixpanelItems(messages: unknown[], kind: MixpanelKind): MappedMe
     return kind === 'engage' ? personItem(m) : groupItem(m);
   });
   return { items, ownEvents: new Set(), updates: [], refusals };
+}
+
+function tokenMismatch(index: number, kind: MixpanelKind): ItemError {
+  return {
+    index, code: 'token_mismatch', field: kind === 'track' || kind === 'import' ? 'properties.token' : '$token',
+    message: "This message names another token than the request's first message, whose token is the request's key; send each token's messages in a request of their own. Nothing of this message was stored.",
+  };
 }
 
 function unsupported(index: number, op: string, kind: MixpanelKind): ItemError {
