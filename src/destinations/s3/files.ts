@@ -50,7 +50,10 @@ export async function parquetFile(events: readonly DeliveryEvent[], projectId: s
       { name: 'timestamp', data: col((e) => new Date(e.timestamp)), type: 'TIMESTAMP' },
       { name: 'received_at', data: col((e) => new Date(e.receivedAt)), type: 'TIMESTAMP' },
       { name: 'insert_id', data: col((e) => e.insertId), type: 'STRING' },
-      { name: 'properties', data: col((e) => e.properties), type: 'JSON' },
+      // The writer encodes a JSON column's values itself: given the stored text, it wrote a JSON string
+      // holding the text, which DuckDB and pyarrow read as a string literal rather than the object.
+      // The stored text is JSON.stringify's own (bodies are parsed on intake), so this gives it back unchanged.
+      { name: 'properties', data: col((e) => JSON.parse(e.properties) as unknown), type: 'JSON' },
     ],
   });
   return Buffer.from(out);
