@@ -34,7 +34,7 @@ export class AddressRefused extends Error {
 export function refusedMessage(host: string): string {
   return (
     `Refused: ${host} is, or resolves to, an address destinations may not reach (loopback, private, link-local, reserved, or this server's own); ` +
-    'an operator can allow them with INLET_DESTINATIONS_ALLOW_PRIVATE=true.'
+    'an operator can allow them by starting the servers (inlet serve) with INLET_DESTINATIONS_ALLOW_PRIVATE=true, and making the destination with it set too.'
   );
 }
 

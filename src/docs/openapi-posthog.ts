@@ -68,7 +68,8 @@ export function postHogPaths(baseUrl: string, errorResponses: Record<string, Sch
         summary: `Send PostHog events to ${path}/`,
         description:
           `For code written for posthog-node or PostHog's capture API: change its host to this server. The path is answered with and without its trailing slash. The same checks, limits, idempotency and metering as ${BATCH_PATH}. ` +
-          'The key may be sent as api_key (or token) in the body, or as a Bearer token; gzip is read from Content-Encoding or from ?compression=gzip-js, and a gzip body needs no Content-Type.',
+          'The key may be sent as api_key (or token) in the body, or as a Bearer token; gzip is read from Content-Encoding or from ?compression=gzip-js, and a gzip body needs no Content-Type.' +
+          (path === '/batch' ? ' At /batch (without the slash), a body with an events array and no batch, its key in api_key, is Amplitude\'s batch API body, and is read and answered as at /2/batch.' : ''),
         externalDocs: { url: `${baseUrl}${DOCS_PATH}#posthog` },
         security: [{ serverKey: [] }, {}],
         parameters: [

@@ -19,6 +19,7 @@ import type { CheckedBatch } from '../domain/intake/checked.js';
 import type { CheckThreads } from '../intakes/check-threads.js';
 import type { KeyFound } from '../pipeline/foreign-body.js';
 import type { AnswerTarget, BodyEncoding, EndpointProfile, Intake, QueryOptions } from '../intakes/intake.js';
+import { intakeNamed } from '../intakes/registry.js';
 import type { AuthRecord } from '../stores/port.js';
 import { type IntakeRun, type RunDeps, type RunRequest, admitItems, admitKey, settle, writeUpdates } from '../domain/intake/run.js';
 import { planContext, warningsOf } from '../domain/intake/plan.js';
@@ -161,8 +162,13 @@ export async function readIntakeBody(r: IntakeRequest): Promise<Result> {
     const found = await keyInBody(r);
     if (found === null) return GONE;
     if (isRefusal(found)) return found;
+    // A body another intake claims at this path (Amplitude's batch API at /batch) is that intake's from here on.
+    if (found.intake !== undefined) {
+      const other = intakeNamed(found.intake);
+      if (other?.claims?.path === r.path) r.intake = other;
+    }
     const auth = await admitKey(r, found.key);
-    if (isRefusal(auth)) return auth.code === 'missing_key' ? { ...auth, message: intake.key.inBody!.missingKey } : auth;
+    if (isRefusal(auth)) return auth.code === 'missing_key' ? { ...auth, message: r.intake.key.inBody!.missingKey } : auth;
     const release = await admitBody(deps, found.json.length, { projectId: auth.project.id });
     if (isRefusal(release)) return release;
     r.auth = auth;

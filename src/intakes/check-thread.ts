@@ -60,7 +60,7 @@ function answer(m: CheckRequest, transfer: ArrayBuffer[]): CheckReply {
       const whole = found.json.byteOffset === 0 && found.json.byteLength === found.json.buffer.byteLength;
       const json = whole ? found.json : new Uint8Array(found.json);
       transfer.push(json.buffer as ArrayBuffer);
-      return { id, key: found.key, json };
+      return found.intake === undefined ? { id, key: found.key, json } : { id, key: found.key, json, intake: found.intake };
     }
   }
 }

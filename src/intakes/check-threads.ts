@@ -57,7 +57,7 @@ export interface TransferMessages {
 export type CheckReply = { id: number } & (
   | { batch: TransferBatch }
   | { messages: TransferMessages }
-  | { key: BearerResult; json: Uint8Array }
+  | { key: BearerResult; json: Uint8Array; intake?: string }
   | { refusal: Refusal }
   | { failed: true }
 );
@@ -201,7 +201,8 @@ export class CheckThreads {
       const reply = await this.ask(this.slots.length, { id: this.nextId++, kind: 'key', bytes: ownCopy(bytes), shape, gzip });
       if (reply === null || !('key' in reply || 'refusal' in reply)) return this.keylessRefused();
       this.keylessStats.read++;
-      return 'refusal' in reply ? reply.refusal : { key: reply.key, json: reply.json };
+      if ('refusal' in reply) return reply.refusal;
+      return reply.intake === undefined ? { key: reply.key, json: reply.json } : { key: reply.key, json: reply.json, intake: reply.intake };
     } finally {
       leave();
     }

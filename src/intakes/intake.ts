@@ -125,4 +125,11 @@ export interface Intake {
   /** Its bodies when they are in another API's shape: mapped to items, one per message; null for the batch API's own `{items: [...]}`. */
   wire: { map: WireMap; shape(path: string): WireShape } | null;
   answers: IntakeAnswering;
+  /**
+   * A path another intake's route owns that this intake's API also uses, and
+   * how its bodies are told apart there (Amplitude's batch API at PostHog's
+   * /batch): such a body, once its key is found in it, is taken by this
+   * intake from then on. Absent: its paths are its own.
+   */
+  claims?: { path: string; isMine(json: unknown): boolean };
 }

@@ -20,7 +20,19 @@ export const INTAKES: readonly Intake[] = [
   AMPLITUDE_INTAKE,
 ];
 
-const WIRES: ReadonlyMap<string, WireMap> = new Map(INTAKES.flatMap((i) => (i.wire === null ? [] : [[i.name, i.wire.map] as const])));
+/** The intake named so. */
+export function intakeNamed(name: string): Intake | undefined {
+  return INTAKES.find((i) => i.name === name);
+}
+
+/** An intake's WireMap, telling apart the bodies other intakes claim at its paths (Intake.claims). */
+function withClaims(owner: Intake, map: WireMap): WireMap {
+  const theirs = INTAKES.filter((i) => i !== owner && i.claims !== undefined && owner.route.owns(i.claims.path));
+  if (theirs.length === 0) return map;
+  return { ...map, otherIntake: (json) => theirs.find((i) => i.claims!.isMine(json))?.name };
+}
+
+const WIRES: ReadonlyMap<string, WireMap> = new Map(INTAKES.flatMap((i) => (i.wire === null ? [] : [[i.name, withClaims(i, i.wire.map)] as const])));
 
 /** The WireMap of the intake named so: a body in its shape is one it sent (check-threads.ts), so it has one. */
 export function wireOf(intake: string): WireMap {

@@ -37,6 +37,12 @@ export interface WireMap {
   read(json: unknown, shape: WireShape, arrival: number): MappedMessages | Refusal;
   /** A body that is not JSON as sent (Mixpanel's form or query `data=<base64>`) as its JSON's bytes; absent: the body is JSON. */
   decode?(bytes: Uint8Array): Uint8Array | Refusal;
+  /**
+   * The intake whose body this is when it is in another's shape at a path
+   * both name (Amplitude's batch API at PostHog's /batch): found with its key,
+   * and taken by that intake if that intake names the path too.
+   */
+  otherIntake?(json: unknown): string | undefined;
 }
 
 /** An event's person operations as the identify they make, answered with the message that carried them. */
@@ -71,6 +77,8 @@ export interface CheckedMessages {
 export interface KeyFound {
   key: BearerResult;
   json: Uint8Array;
+  /** The intake whose shape the body is in, when not the one whose path it came to (WireMap.otherIntake). */
+  intake?: string;
 }
 
 /**
@@ -86,7 +94,9 @@ export function findKey(bytes: Uint8Array, gzip: boolean, wire: WireMap): KeyFou
   // A body that cannot be decoded has no key to find either.
   if (isRefusal(json)) return { key: { kind: 'missing' }, json: inflated };
   const parsed = parseJsonBody(json);
-  return { key: isRefusal(parsed) ? { kind: 'missing' } : wire.keyOf(parsed.json), json };
+  if (isRefusal(parsed)) return { key: { kind: 'missing' }, json };
+  const other = wire.otherIntake?.(parsed.json);
+  return other === undefined ? { key: wire.keyOf(parsed.json), json } : { key: wire.keyOf(parsed.json), json, intake: other };
 }
 
 /**

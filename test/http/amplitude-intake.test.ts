@@ -39,6 +39,19 @@ describe('/2/httpapi and /2/batch', () => {
     expect(await events()).toHaveLength(1);
   });
 
+  it('/batch, the batch API\'s own path, which PostHog\'s route owns: a body with "events" is Amplitude\'s there, one with "batch" still PostHog\'s', async () => {
+    const body = { api_key: f.key, events: [event('ordered', { insert_id: 'amp-b1' }), event('$reserved')] };
+    const res = await post('/batch', body);
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ code: 400, events_ingested: 1, events_with_invalid_fields: { event_type: [1] } });
+    expect((await events()).map((e) => e.insertId)).toEqual(['amp-b1']);
+    const posthog = await post('/batch', { api_key: f.key, batch: [{ event: 'ph', distinct_id: 'p1', uuid: '0190a6f0-0000-7000-8000-0000000000b1', properties: {} }] });
+    expect(posthog.statusCode).toBe(200);
+    expect(posthog.json()).toMatchObject({ accepted: 1 });
+    // Only /batch is Amplitude's: at /batch/ (PostHog's own spelling) such a body is PostHog's, and refused as one.
+    expect((await post('/batch/', body)).json()).toMatchObject({ error: { code: 'invalid_body' } });
+  });
+
   it('$identify: $set, $setOnce, $unset; user_properties on an event update the person too; $groupidentify is a group', async () => {
     await post('/2/httpapi', { api_key: f.key, events: [event('$identify', { user_properties: { $set: { plan: 'pro', temp: 1 }, $setOnce: { first: 'a' } } })] });
     await post('/2/httpapi', { api_key: f.key, events: [event('$identify', { user_properties: { $unset: { temp: '-' }, $setOnce: { first: 'b' } } })] });

@@ -52,6 +52,16 @@ it('analytics-node, through its own code: track, identify, groupIdentify, setGro
   expect(await live.group('company', 'acme')).toMatchObject({ traits: { seats: 40 } });
 });
 
+it('analytics-node pointed at /batch, Amplitude\'s batch API path, which PostHog\'s route also owns: its bodies are Amplitude\'s there', async () => {
+  const amp = await client('/batch', { useBatch: true });
+  const user = { user_id: 'amp_batch_user' };
+  const results = await Promise.all([amp.track('paid', { total: 3 }, user).promise, amp.track('$reserved', {}, user).promise]);
+  expect(results.map((r) => r.code)).toEqual([200, 400]);
+  expect(results[1]!.message).toMatch(/^reserved_event_name: /);
+  const events = (await live.events(1000)).filter((e) => e.distinct_id === 'amp_batch_user');
+  expect(events.map((e) => e.event)).toEqual(['paid']);
+});
+
 it('analytics-node: a wrong key is reported at once, in its words', async () => {
   const amp = createInstance();
   await amp.init('srv_live_00000000000000000000000000000000', { serverUrl: `${live.url}/2/httpapi`, flushIntervalMillis: 20, logLevel: Types.LogLevel.None }).promise;

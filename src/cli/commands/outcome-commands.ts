@@ -18,7 +18,7 @@ export function registerOutcomeCommands(program: Command): void {
   withCommon(
     program
       .command('outcomes')
-      .description("what became of a source's or project's items, counted per minute, hour or day: accepted, duplicate, dropped or refused, by code")
+      .description("what became of a source's or project's items, counted per minute, hour or day: accepted, duplicate, dropped, refused or warned (by a tracking plan a source observes), by code")
       .option('--source <source>', 'source id')
       .option('--project <project>', 'project id: each of its sources')
       .option('--since <time>', 'from this time (ISO 8601 or epoch ms; default 24 hours ago)')

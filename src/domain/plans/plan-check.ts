@@ -4,7 +4,7 @@ import type { ShownItem } from '../items/enriched-item.js';
 import { ENRICHMENT_KEYS } from '../items/fields/enrich.js';
 import { isPlainObject } from '../items/fields/text.js';
 import type { CompiledPlan } from './compile.js';
-import { checkPlanItem } from './check.js';
+import { checkPlanItem, loadPlanCompiler } from './check.js';
 import type { UnplannedEvents } from './rules.js';
 
 /** Faults `plan check` lists at most, the first found. */
@@ -31,6 +31,7 @@ export async function checkPeriod(
   store: Store,
   q: { sourceId: string; since: number; until: number; plan: CompiledPlan; unplanned: UnplannedEvents; progress?: (checked: number) => void },
 ): Promise<PlanCheckReport> {
+  await loadPlanCompiler();
   const report: PlanCheckReport = { checked: 0, would_refuse: 0, by_code: {}, by_event: {}, samples: [] };
   const count = (from: 'event' | 'sample', id: string, event: string | null, fault: ItemError | null) => {
     report.checked++;

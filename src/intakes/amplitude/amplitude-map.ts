@@ -15,6 +15,13 @@ import { identity, insertIdFor } from '../segment/segment-map.js';
 
 /** The endpoints: HTTP V2 and the batch API. */
 export const AMPLITUDE_PATHS: ReadonlySet<string> = new Set(['/2/httpapi', '/2/batch'].flatMap((p) => [p, `${p}/`]));
+/**
+ * Amplitude's batch API's own path, which PostHog's /batch also is: its route
+ * is PostHog's, and a body in Amplitude's shape that comes there (an
+ * `events` array, no `batch`) is handed to this intake once its key is found
+ * (POSTHOG_WIRE.otherIntake).
+ */
+export const AMPLITUDE_SHARED_PATH = '/batch';
 
 /** Events in one request at most: Amplitude's own bound for its batch API. */
 export const MAX_EVENTS = 2000;

@@ -11,7 +11,8 @@ import type { Refusal } from '../../domain/intake/refusal.js';
 import { LIVE } from '../batch/endpoints.js';
 import type { Intake } from '../intake.js';
 import { AMPLITUDE_ANSWERS } from './answers.js';
-import { AMPLITUDE_PATHS, AMPLITUDE_WIRE } from './amplitude-map.js';
+import { AMPLITUDE_PATHS, AMPLITUDE_SHARED_PATH, AMPLITUDE_WIRE } from './amplitude-map.js';
+import { isPlainObject } from '../../domain/items/fields/text.js';
 
 const MISSING_KEY = 'Send your Inlet server key as "api_key" in the body (what the Amplitude SDKs do with their API key), or as "Authorization: Bearer <key>".';
 
@@ -37,4 +38,6 @@ export const AMPLITUDE_INTAKE: Intake = {
   profile: () => LIVE,
   wire: { map: AMPLITUDE_WIRE, shape: () => SHAPE },
   answers: { okStatus: 200, refuseAllInvalid: false, shape: AMPLITUDE_ANSWERS },
+  // Amplitude's batch API is at /batch, which PostHog's route owns: its bodies there have "events", never "batch".
+  claims: { path: AMPLITUDE_SHARED_PATH, isMine: (json) => isPlainObject(json) && Array.isArray(json.events) && !Object.hasOwn(json, 'batch') },
 };
