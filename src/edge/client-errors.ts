@@ -6,6 +6,8 @@ import { DEFAULT_RETRY_AFTER, REQUEST_ERRORS } from '../errors/codes.js';
 import type { EdgeCounters } from './edge-counters.js';
 import { envelope } from './envelope.js';
 import type { Refusal } from './request-checks.js';
+import type { ShapedAnswer } from '../intakes/intake.js';
+import { INTAKES } from '../intakes/registry.js';
 
 /**
  * What Node's parser and timeouts refuse, before any route: said in the
@@ -31,12 +33,35 @@ export function clientErrorRefusal(err: NodeJS.ErrnoException): Refusal {
   }
 }
 
-/** The raw HTTP/1.1 answer for a refusal on a connection no request object owns. */
-export function rawAnswer(baseUrl: string, requestId: string, r: Refusal): string {
+/**
+ * The refusal in the shape of the intake whose route the request was for,
+ * when that intake has one (Mixpanel's, Amplitude's SDKs read only theirs):
+ * its target read from what the parser had of the request line (its path
+ * comes first, so a target cut short by the header limit still names it).
+ */
+export function shapedFor(rawPacket: Buffer | undefined, r: Refusal): ShapedAnswer | undefined {
+  if (rawPacket === undefined) return undefined;
+  const line = /^([A-Z]+) ([^\s]+)/.exec(rawPacket.toString('latin1', 0, Math.min(rawPacket.length, 4096)));
+  if (line === null) return undefined;
+  const [, method, url] = line as unknown as [string, string, string];
+  const shape = INTAKES.find((i) => i.route.owns(url))?.answers.shape;
+  if (shape === undefined) return undefined;
+  const q = url.indexOf('?');
   const spec = REQUEST_ERRORS[r.code];
-  const body = JSON.stringify(envelope(baseUrl, requestId, r));
+  return shape.refused(
+    { code: r.code, status: spec.status, message: r.message ?? spec.message },
+    { method, path: q === -1 ? url : url.slice(0, q), query: q === -1 ? '' : url.slice(q + 1), contentType: undefined },
+  );
+}
+
+/** The raw HTTP/1.1 answer for a refusal on a connection no request object owns; in an intake's own shape when given one. */
+export function rawAnswer(baseUrl: string, requestId: string, r: Refusal, shaped?: ShapedAnswer): string {
+  const spec = REQUEST_ERRORS[r.code];
+  const text = shaped !== undefined && typeof shaped.body === 'string';
+  const body = shaped === undefined ? JSON.stringify(envelope(baseUrl, requestId, r)) : text ? (shaped.body as string) : JSON.stringify(shaped.body);
+  const status = shaped?.status ?? spec.status;
   const headers: Record<string, string> = {
-    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Type': text ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8',
     'Content-Length': String(Buffer.byteLength(body)),
     'Request-Id': requestId,
     Connection: 'close',
@@ -45,7 +70,7 @@ export function rawAnswer(baseUrl: string, requestId: string, r: Refusal): strin
   if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
   Object.assign(headers, r.headers);
   const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-  return `HTTP/1.1 ${spec.status} ${STATUS_CODES[spec.status]}\r\n${lines}\r\n${body}`;
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines}\r\n${body}`;
 }
 
 /** Fastify's clientErrorHandler: our envelope and a Request-Id instead of Fastify's own body. */
@@ -62,7 +87,8 @@ export function clientErrorHandler(counters: EdgeCounters) {
     this.log.info({ reqId: requestId, status: REQUEST_ERRORS[refusal.code].status, code: refusal.code, parser: err.code }, 'request refused before routing');
     // A request already answered in part (headers sent) cannot get a second answer.
     const inProgress = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-    if (socket.writable && inProgress?.headersSent !== true) socket.write(rawAnswer(this.inletBaseUrl, requestId, refusal));
+    const shaped = shapedFor((err as NodeJS.ErrnoException & { rawPacket?: Buffer }).rawPacket, refusal);
+    if (socket.writable && inProgress?.headersSent !== true) socket.write(rawAnswer(this.inletBaseUrl, requestId, refusal, shaped));
     socket.destroySoon();
   };
 }

@@ -191,4 +191,15 @@ it('a request refused before any route (HTTP/1.1 without Host) is answered in th
   expect(bodyOf(amplitude)).toEqual({ code: 400, error: expect.stringMatching(/^bad_request: /) });
   const mixpanel = await raw('GET /track?data=e30 HTTP/1.1\r\nConnection: close\r\n\r\n');
   expect(bodyOf(mixpanel)).toEqual({ status: 0, error: expect.stringMatching(/^bad_request: /) });
+  // Refused by Node's parser before any request object: headers over the limit, a Mixpanel GET's data= among them.
+  const big = 'A'.repeat(20_000);
+  const overflow = await raw(`POST /2/httpapi HTTP/1.1\r\nHost: x\r\nX-Padding: ${big}\r\n\r\n`);
+  expect(overflow.slice(0, 12)).toBe('HTTP/1.1 431');
+  expect(bodyOf(overflow)).toEqual({ code: 431, error: expect.stringMatching(/^headers_too_large: /) });
+  const longGet = await raw(`GET /track?data=${big} HTTP/1.1\r\nHost: x\r\n\r\n`);
+  expect(longGet.slice(0, 12)).toBe('HTTP/1.1 431');
+  expect(bodyOf(longGet)).toEqual({ status: 0, error: expect.stringMatching(/^headers_too_large: /) });
+  // Any other route keeps the envelope.
+  const ours = await raw(`POST /api/v1/batch HTTP/1.1\r\nHost: x\r\nX-Padding: ${big}\r\n\r\n`);
+  expect(bodyOf(ours)).toMatchObject({ error: { code: 'headers_too_large' } });
 });
