@@ -39,11 +39,17 @@ export function clientErrorRefusal(err: NodeJS.ErrnoException): Refusal {
  * its target read from what the parser had of the request line (its path
  * comes first, so a target cut short by the header limit still names it).
  */
-export function shapedFor(rawPacket: Buffer | undefined, r: Refusal): ShapedAnswer | undefined {
-  if (rawPacket === undefined) return undefined;
-  const line = /^([A-Z]+) ([^\s]+)/.exec(rawPacket.toString('latin1', 0, Math.min(rawPacket.length, 4096)));
-  if (line === null) return undefined;
-  const [, method, url] = line as unknown as [string, string, string];
+export function shapedFor(rawPacket: Buffer | undefined, r: Refusal, parsed?: { method?: string; url?: string }): ShapedAnswer | undefined {
+  let method: string;
+  let url: string;
+  if (parsed?.method !== undefined && parsed.url !== undefined) {
+    ({ method, url } = parsed as { method: string; url: string });
+  } else {
+    if (rawPacket === undefined) return undefined;
+    const line = /^([A-Z]+) ([^\s]+)/.exec(rawPacket.toString('latin1', 0, Math.min(rawPacket.length, 4096)));
+    if (line === null) return undefined;
+    [, method, url] = line as unknown as [string, string, string];
+  }
   const shape = INTAKES.find((i) => i.route.owns(url))?.answers.shape;
   if (shape === undefined) return undefined;
   const q = url.indexOf('?');
@@ -87,7 +93,9 @@ export function clientErrorHandler(counters: EdgeCounters) {
     this.log.info({ reqId: requestId, status: REQUEST_ERRORS[refusal.code].status, code: refusal.code, parser: err.code }, 'request refused before routing');
     // A request already answered in part (headers sent) cannot get a second answer.
     const inProgress = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-    const shaped = shapedFor((err as NodeJS.ErrnoException & { rawPacket?: Buffer }).rawPacket, refusal);
+    // A request whose headers were read but not its body in time (408) has no packet to read its target from: Node's parser holds it.
+    const incoming = (socket as Socket & { parser?: { incoming?: { method?: string; url?: string } } }).parser?.incoming;
+    const shaped = shapedFor((err as NodeJS.ErrnoException & { rawPacket?: Buffer }).rawPacket, refusal, incoming ?? undefined);
     if (socket.writable && inProgress?.headersSent !== true) socket.write(rawAnswer(this.inletBaseUrl, requestId, refusal, shaped));
     socket.destroySoon();
   };

@@ -78,6 +78,15 @@ describe("answers outside the envelope: Node's and Fastify's own refusals", () =
     expect(await f.collector.store.listEvents(f.sourceId, 10)).toEqual([]);
   });
 
+  it('a body that never finishes on an intake with its own shape (Amplitude\'s): 408 in that shape, which its SDK reads', async () => {
+    await listening({ requestTimeoutMs: 300 });
+    const c = rawRequest(port, batchRequest({ line: 'POST /2/httpapi HTTP/1.1', body: BODY.slice(0, 10), extra: `Content-Length: ${BODY.length}\r\n` }));
+    const a = await c.answer;
+    expect(a.status).toBe(408);
+    expect(JSON.parse(a.body)).toEqual({ code: 408, error: expect.stringMatching(/^request_timeout: /) });
+    await c.closed;
+  });
+
   it('CONNECT, which Node would close without a word: 405 method_not_allowed in the envelope', async () => {
     await listening();
     const a = await rawRequest(port, 'CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\n\r\n').answer;
