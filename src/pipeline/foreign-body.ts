@@ -64,7 +64,14 @@ export interface MappedMessages {
   updates: PersonUpdate[];
   /** Messages the map refuses itself, by index (an operation Inlet does not keep): answered with these errors, never checked. */
   refusals?: ReadonlyMap<number, ItemError[]>;
+  /** Where an update's identify fields came from in its message, when not PostHog's `properties.$set` and the like (OPERATION_FIELDS). */
+  operationFields?: readonly OperationField[];
+  /** An error's field as the message at `index` sent it, when its item's field is named otherwise there (an Amplitude $identify's traits are its user_properties.$set). */
+  sentField?(index: number, field: string): string;
 }
+
+/** An identify's field, and where it came from in a message. */
+export type OperationField = readonly [identify: string, message: string];
 
 /** The messages checked: one verdict per message, and the person updates of the messages kept, to be written with them. */
 export interface CheckedMessages {
@@ -131,15 +138,15 @@ export async function checkForeignBody(bytes: Uint8Array, wire: WireMap, shape: 
 }
 
 /** Where an identify's fields came from in the message: its person operations. */
-const OPERATION_FIELDS: [identify: string, message: string][] = [
+const OPERATION_FIELDS: readonly OperationField[] = [
   ['properties', 'properties.$set'],
   ['set_once', 'properties.$set_once'],
   ['unset', 'properties.$unset'],
 ];
 
 /** An identify's error field as the message's field, or null when it is not one of the person operations'. */
-function operationField(field: string): string | null {
-  for (const [own, sent] of OPERATION_FIELDS) {
+export function operationField(field: string, fields: readonly OperationField[] = OPERATION_FIELDS): string | null {
+  for (const [own, sent] of fields) {
     if (field === own || field.startsWith(`${own}.`)) return sent + field.slice(own.length);
   }
   return null;
@@ -203,7 +210,7 @@ function checkMapped(mapped: MappedMessages, ctx: BatchContext): CheckedMessages
     const own = errorsAt.get(n + k);
     if (own !== undefined) {
       for (const e of own) {
-        const field = operationField(e.field);
+        const field = operationField(e.field, mapped.operationFields);
         // Its other fields are the event's, already answered for when the event was refused.
         if (field !== null || !eventRefused) moved.push({ ...e, index: u.message, field: field ?? e.field });
       }
@@ -220,7 +227,9 @@ function checkMapped(mapped: MappedMessages, ctx: BatchContext): CheckedMessages
   });
   const own = (index: number) => index < n && !refusedForUpdate.has(index);
   // Sorted by index only (a stable sort): each message's own errors stay before those of its operations.
-  const errors = mapped.updates.length === 0 ? checked.errors : [...checked.errors.filter((e) => e.index < n), ...moved].sort((a, b) => a.index - b.index);
+  const ordered = mapped.updates.length === 0 ? checked.errors : [...checked.errors.filter((e) => e.index < n), ...moved].sort((a, b) => a.index - b.index);
+  const sent = mapped.sentField;
+  const errors = sent === undefined ? ordered : ordered.map((e) => ({ ...e, field: sent(e.index, e.field) }));
   const batch: CheckedBatch = {
     count: n,
     droppedKeys: [],

@@ -52,6 +52,17 @@ describe('/2/httpapi and /2/batch', () => {
     expect((await post('/batch/', body)).json()).toMatchObject({ error: { code: 'invalid_body' } });
   });
 
+  it('a refusal names the field as the event sent it: an $identify\'s or an event\'s user_properties, a $groupidentify\'s group_properties, an event\'s event_properties', async () => {
+    const res = await post('/2/httpapi', { api_key: f.key, events: [
+      event('$identify', { user_properties: { $set: { $bogus: 1 } } }),
+      event('clicked', { user_properties: { $setOnce: { $bogus: 1 } } }),
+      event('$groupidentify', { groups: { company: 'acme' }, group_properties: { $set: { $bogus: 1 } } }),
+      event('viewed', { event_properties: { $bogus: 1 } }),
+    ] });
+    expect(res.json(), res.body).toMatchObject({ code: 400 });
+    expect(res.json().events_with_invalid_fields).toEqual({ user_properties: [0, 1], group_properties: [2], event_properties: [3] });
+  });
+
   it('$identify: $set, $setOnce, $unset; user_properties on an event update the person too; $groupidentify is a group', async () => {
     await post('/2/httpapi', { api_key: f.key, events: [event('$identify', { user_properties: { $set: { plan: 'pro', temp: 1 }, $setOnce: { first: 'a' } } })] });
     await post('/2/httpapi', { api_key: f.key, events: [event('$identify', { user_properties: { $unset: { temp: '-' }, $setOnce: { first: 'b' } } })] });

@@ -8,7 +8,7 @@
 import type { BearerResult } from '../../domain/keys.js';
 import type { ItemError } from '../../domain/items/fields/field-error.js';
 import { isPlainObject } from '../../domain/items/fields/text.js';
-import type { MappedMessages, PersonUpdate, WireMap } from '../../pipeline/foreign-body.js';
+import { type MappedMessages, type OperationField, type PersonUpdate, type WireMap, operationField } from '../../pipeline/foreign-body.js';
 import { type Refusal, isRefusal } from '../../domain/intake/refusal.js';
 import { personUpdateOf } from '../posthog/posthog-map.js';
 import { identity, insertIdFor } from '../segment/segment-map.js';
@@ -67,6 +67,8 @@ function idText(v: unknown): unknown {
 export function amplitudeItems(events: unknown[]): MappedMessages {
   const updates: PersonUpdate[] = [];
   const refusals = new Map<number, ItemError[]>();
+  /** The messages whose own item is a person's or a group's update, not an event: their fields are named otherwise in the message. */
+  const updatesAt = new Map<number, 'identify' | 'group'>();
   const items = events.map((m, i) => {
     if (!isPlainObject(m)) return m;
     const base = baseOf(m);
@@ -81,12 +83,14 @@ export function amplitudeItems(events: unknown[]): MappedMessages {
     }
     if (group) {
       // The SDK's groupIdentify may name several groups of its type: each is given the traits, the first as the message's own item.
+      updatesAt.set(i, 'group');
       const [first, ...rest] = groupsOf(m.groups);
       for (const g of rest) updates.push({ message: i, item: groupItem(m, { timestamp: base.timestamp }, g), operations: { groups: m.groups } });
       return groupItem(m, base, first);
     }
     const operations = isPlainObject(m.user_properties) ? personOperations(m.user_properties) : {};
     if (m.event_type === '$identify') {
+      updatesAt.set(i, 'identify');
       for (const g of groupsOf(m.groups)) updates.push({ message: i, item: { type: 'group', distinct_id: base.distinct_id, ...g }, operations: { groups: m.groups } });
       return { type: 'identify', ...base, ...operations };
     }
@@ -98,8 +102,19 @@ export function amplitudeItems(events: unknown[]): MappedMessages {
     if (isPlainObject(m.groups) && Object.keys(m.groups).length > 0) item.properties = { ...(isPlainObject(props) ? props : {}), $groups: m.groups };
     return item;
   });
-  return { items, ownEvents: new Set(), updates, refusals };
+  const sentField = (index: number, field: string): string => {
+    const kind = updatesAt.get(index);
+    if (kind === 'identify') return operationField(field, USER_PROPERTY_FIELDS) ?? field;
+    if (kind === 'group') return operationField(field, GROUP_PROPERTY_FIELDS) ?? field;
+    return field;
+  };
+  return { items, ownEvents: new Set(), updates, refusals, operationFields: USER_PROPERTY_FIELDS, sentField };
 }
+
+/** Where a person update's fields are in an Amplitude event: its user_properties' operations. */
+const USER_PROPERTY_FIELDS: readonly OperationField[] = [['properties', 'user_properties.$set'], ['set_once', 'user_properties.$setOnce'], ['unset', 'user_properties.$unset']];
+/** Where a $groupidentify's traits are. */
+const GROUP_PROPERTY_FIELDS: readonly OperationField[] = [['properties', 'group_properties.$set']];
 
 function unsupported(index: number, field: string, op: string, group: boolean): ItemError {
   const kept = group ? '$set' : '$set, $setOnce and $unset';
