@@ -189,8 +189,11 @@ it('SIGKILL mid-upload (before and after the store has the object) and just as i
   // File ranges do not overlap.
   const ranges = (await w.s3.keys('events/')).map((k) => k.split('/').at(-1)!.split('.')[0]!.split('-').map(Number) as [number, number]).sort((x, y) => x[0] - y[0]);
   for (let i = 1; i < ranges.length; i++) expect(ranges[i]![0]).toBeGreaterThan(ranges[i - 1]![1]);
-  const [listed] = await cliJson(['destination', 'list', '--project', w.project.id, ...w.dd]);
-  expect(listed).toMatchObject({ id: d.id, kind: 's3', status: 'active', lag_events: 0, last_error: null, paused_reason: null });
+  // The cursor moves once the last upload is answered, a moment after its file is in the store.
+  await vi.waitFor(async () => {
+    const [listed] = await cliJson(['destination', 'list', '--project', w.project.id, ...w.dd]);
+    expect(listed).toMatchObject({ id: d.id, kind: 's3', status: 'active', lag_events: 0, last_error: null, paused_reason: null });
+  }, { timeout: 30_000, interval: 200 });
 }, 300_000);
 
 it('status, lag and the last error; pause, resume and replay --since through the CLI; the key is never shown', async () => {
@@ -225,8 +228,11 @@ it('status, lag and the last error; pause, resume and replay --since through the
   const [first] = await w.s3.keys('events/');
   expect(first).toMatch(/\.parquet$/);
   expect((await w.s3.events(first!)).map((e) => e.event)).toEqual(batch('p', 20));
-  [listed] = await cliJson(['destination', 'list', '--project', w.project.id, ...w.dd]);
-  expect(listed).toMatchObject({ status: 'active', delivered: 20, lag_events: 0 });
+  // Counted once the upload is answered and the cursor moves, a moment after the file is in the store.
+  await vi.waitFor(async () => {
+    [listed] = await cliJson(['destination', 'list', '--project', w.project.id, ...w.dd]);
+    expect(listed).toMatchObject({ status: 'active', delivered: 20, lag_events: 0 });
+  }, { timeout: 30_000, interval: 100 });
 
   // A replay writes the same events again, from the time given; the file of the same range has the same name.
   expect(await cliJson(['destination', 'replay', d.id, '--since', since, ...w.dd])).toEqual({ id: d.id, replay_from: since });
