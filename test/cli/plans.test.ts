@@ -100,6 +100,9 @@ it('plan test checks NDJSON items offline, line by line, and exits 1 when enforc
   ]);
   const ok = await runCli(['plan', 'test', plan.id, file('ok.ndjson', lines.split('\n')[0]!), '--json'], env);
   expect(ok.code).toBe(0);
+  // Without --json: each line, then what they came to.
+  const plain = await runCli(['plan', 'test', plan.id, file('items-plain.ndjson', lines)], env);
+  expect(plain.stdout.trim().split('\n').at(-1)).toBe('5 items: 1 accepted, 4 refused');
 });
 
 it('plan check holds the stored events of a period to a plan: what enforce would have refused, by code and event', async () => {
@@ -124,6 +127,8 @@ it('plan check holds the stored events of a period to a plan: what enforce would
     const r = await cliJson(['plan', 'check', '--source', p.source.id, '--since', new Date(now - 3_600_000).toISOString(), '--plan', `${plan.id}@1`], denv);
     expect(r).toMatchObject({ checked: 4, would_refuse: 2, by_code: { plan_violation: 1, unplanned_event: 1 }, by_event: { order_completed: 1, unplanned: 1 } });
     expect(r.samples.map((s: { from: string; code: string; field: string }) => [s.from, s.code, s.field])).toEqual([['event', 'plan_violation', 'properties.amount'], ['event', 'unplanned_event', 'event']]);
+    const plain = await runCli(['plan', 'check', '--source', p.source.id, '--since', new Date(now - 3_600_000).toISOString(), '--plan', `${plan.id}@1`], denv);
+    expect(plain.stdout.trim().split('\n')).toEqual(['checked 4 items: enforce would have refused 2', 'by code:', '  plan_violation: 1', '  unplanned_event: 1', 'by event:', '  order_completed: 1', '  unplanned: 1']);
     const none = await runCli(['plan', 'check', '--source', p.source.id, '--since', '0', '--json'], denv);
     expect(none.stderr).toContain('has no plan');
   } finally {

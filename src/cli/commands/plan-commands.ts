@@ -101,7 +101,12 @@ export function registerPlanCommands(program: Command): void {
         if (verdicts.some((v) => v.outcome === 'refused')) setExitCode(1);
         return verdicts;
       },
-      (rows) => rows.map((r) => `line ${r.line}: ${r.outcome}${r.errors.map((e) => `\n  ${e.code} ${e.field}: ${e.message}`).join('')}`).join('\n') || 'no items',
+      (rows) => {
+        if (rows.length === 0) return 'no items';
+        const refused = rows.filter((r) => r.outcome === 'refused').length;
+        const lines = rows.map((r) => `line ${r.line}: ${r.outcome}${r.errors.map((e) => `\n  ${e.code} ${e.field}: ${e.message}`).join('')}`);
+        return [...lines, `${formatCount(rows.length)} items: ${formatCount(rows.length - refused)} accepted, ${formatCount(refused)} refused`].join('\n');
+      },
     ),
   );
   withCommon(
@@ -164,8 +169,8 @@ export function registerPlanCommands(program: Command): void {
       (r) =>
         [
           `checked ${formatCount(r.checked)} items: enforce would have refused ${formatCount(r.would_refuse)}`,
-          ...Object.entries(r.by_code).map(([code, n]) => `  ${code}: ${formatCount(n)}`),
-          ...Object.entries(r.by_event).map(([event, n]) => `  ${event}: ${formatCount(n)}`),
+          ...(r.would_refuse === 0 ? [] : ['by code:', ...Object.entries(r.by_code).map(([code, n]) => `  ${code}: ${formatCount(n)}`)]),
+          ...(r.would_refuse === 0 ? [] : ['by event:', ...Object.entries(r.by_event).map(([event, n]) => `  ${event}: ${formatCount(n)}`)]),
         ].join('\n'),
     ),
   );

@@ -40,6 +40,11 @@ describe('a push is refused, naming the rule and why', () => {
     expect(refusal([track('a', { properties: { s: { type: 'string', pattern: '^(a)\\1$' } } })])).toMatch(/pattern at \/properties\/s\/pattern cannot run in linear time/);
     expect(refusal([track('a', { patternProperties: { '^(?=x)': {} } })])).toMatch(/cannot run in linear time/);
   });
+
+  it('naming every rule refused, so that one push shows all there is to fix', () => {
+    const text = refusal([track('a', { properties: { s: { pattern: '^(a)\\1$' } } }), track('ok', {}), track('b', { $ref: 'https://example.com/x.json' })]);
+    expect(text).toMatch(/^2 rules are refused:\n- rule 1 \(track "a"\): the pattern .* cannot run in linear time.*\n- rule 3 \(track "b"\): .*points outside the schema/s);
+  });
 });
 
 describe('rules that compile', () => {

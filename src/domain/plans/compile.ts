@@ -52,15 +52,25 @@ export interface CompiledPlan {
 }
 
 /**
- * Compiles every rule of a version. Throws PlanRefused, naming the rule and
- * why, for a schema over MAX_SCHEMA_BYTES, with `$data` or a reference outside
- * itself, a pattern re2js cannot run, or one ajv cannot compile.
+ * Compiles every rule of a version. Throws PlanRefused, naming each rule
+ * refused and why (so that one push shows all there is to fix), for a schema
+ * over MAX_SCHEMA_BYTES, with `$data` or a reference outside itself, a
+ * pattern re2js cannot run, or one ajv cannot compile.
  */
 export function compilePlan(rules: PlanRule[]): CompiledPlan {
   const plan: CompiledPlan = { track: new Map(), identify: null, group: new Map() };
   const engines: { draft7?: Ajv; draft2020?: Ajv2020 } = {};
+  const refused: string[] = [];
   rules.forEach((rule, at) => {
-    const compiled = { rule, validate: compileRule(rule, at, engines) };
+    let validate: ValidateFunction;
+    try {
+      validate = compileRule(rule, at, engines);
+    } catch (e) {
+      if (!(e instanceof PlanRefused)) throw e;
+      refused.push(e.message);
+      return;
+    }
+    const compiled = { rule, validate };
     const newer = (old: CompiledRule | null | undefined) => old == null || (old.rule.version ?? 0) < (rule.version ?? 0);
     if (rule.type === 'track') {
       if (newer(plan.track.get(rule.event))) plan.track.set(rule.event, compiled);
@@ -68,6 +78,8 @@ export function compilePlan(rules: PlanRule[]): CompiledPlan {
       if (newer(plan.group.get(rule.group_type))) plan.group.set(rule.group_type, compiled);
     } else if (newer(plan.identify)) plan.identify = compiled;
   });
+  if (refused.length === 1) throw new PlanRefused(refused[0]);
+  if (refused.length > 1) throw new PlanRefused(`${refused.length} rules are refused:\n- ${refused.join('\n- ')}`);
   return plan;
 }
 
