@@ -94,6 +94,25 @@ it('fails on any answer but 2xx, a redirect included (not followed), with Retry-
   expect(r.seen.map((s) => s.url)).toEqual(['/in', '/in', '/in']);
 });
 
+it('an attempt asked to stop before it starts is failed as stopped, and its destroyed request ends nothing else (no unheard error)', async () => {
+  const r = await receiver((_, res) => res.writeHead(200).end());
+  const sender = new WebhookSender(`http://127.0.0.1:${r.port}/in`, 's', OPEN);
+  const stopped = new AbortController();
+  stopped.abort();
+  const errors: unknown[] = [];
+  const unheard = (e: unknown) => errors.push(e);
+  process.on('uncaughtException', unheard);
+  try {
+    expect(await sender.send(batch(1), stopped.signal)).toEqual({ ok: false, error: 'Stopped.', retryAfterMs: null });
+    // The destroyed request's error, if any, is emitted on a later turn: a send that works after it comes after that turn.
+    expect(await sender.send(batch(1), never)).toEqual({ ok: true });
+  } finally {
+    process.off('uncaughtException', unheard);
+    await sender.close();
+  }
+  expect(errors).toEqual([]);
+});
+
 it('fails an attempt nobody answers in time, and one stopped, at once and without the password', async () => {
   let arrived = (): void => undefined;
   const second = new Promise<void>((resolve) => (arrived = resolve));

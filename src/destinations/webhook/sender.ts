@@ -134,6 +134,9 @@ export class WebhookSender implements DeliverySender {
         });
         res.on('error', (e) => settle(this.unreachable(e)));
       });
+      // Listened to before anything may destroy the request (a stop already asked for, below): a
+      // destroyed request emits its error ("socket hang up"), which unheard would end the thread.
+      req.on('error', (e) => settle(this.unreachable(e)));
       const timer = setTimeout(() => {
         settle({ ok: false, error: `The receiver did not answer within ${this.timeoutMs / 1000} s.`, retryAfterMs: null });
         req.destroy();
@@ -144,7 +147,6 @@ export class WebhookSender implements DeliverySender {
       };
       if (signal.aborted) return onAbort();
       signal.addEventListener('abort', onAbort, { once: true });
-      req.on('error', (e) => settle(this.unreachable(e)));
       req.end(body);
     });
   }
