@@ -62,15 +62,17 @@ export const program = makeProgram(processIo());
  * status; nothing of it outlives the command but what it wrote.
  */
 export async function runCommand(args: string[], io: CliIo): Promise<number> {
-  return withIo(io, async () => {
-    try {
-      await makeProgram(io).parseAsync(args, { from: 'user' });
-    } catch (e) {
-      // Help, --version and usage errors: commander has written what it had to say.
-      if (!(e instanceof CommanderError)) throw e;
-      setExitCode(e.exitCode);
-    }
-  });
+  return withIo(io, () => parseLine(args, io));
+}
+
+async function parseLine(args: string[], io: CliIo): Promise<void> {
+  try {
+    await makeProgram(io).parseAsync(args, { from: 'user' });
+  } catch (e) {
+    // Help, --version and usage errors: commander has written what it had to say.
+    if (!(e instanceof CommanderError)) throw e;
+    setExitCode(e.exitCode);
+  }
 }
 
 /** Runs the command line of this process; bin/inlet calls it. */
@@ -80,5 +82,7 @@ export async function run(): Promise<void> {
   process.stdout.on('error', (e) => {
     if (!isClosedPipe(e)) throw e;
   });
-  process.exitCode = await runCommand(process.argv.slice(2), processIo());
+  // Not through withIo: an AsyncLocalStorage in use turns on Node's promise hooks, and `inlet serve`
+  // would pay for them on every promise of every request. Outside withIo, commands use the process's io.
+  await parseLine(process.argv.slice(2), processIo());
 }
