@@ -1,10 +1,10 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { FileSender, OutgoingFile, SendOutcome } from '../../stores/port-destinations.js';
+import type { FileMaker, FileSender, OutgoingFile, SendOutcome } from '../../stores/port-destinations.js';
 import { AddressRefused, type DestinationReach, guardedLookup, literalRefusal } from '../reach.js';
 import { portOf } from '../urls.js';
-import { objectKey, ndjsonFile, parquetFile } from './files.js';
+import { fileMaker, objectKey } from './files.js';
 import type { FileFormat, S3Place } from './settings.js';
 
 /** A file not stored within this long has failed the attempt (64 MiB at 2 MB/s). */
@@ -79,6 +79,10 @@ export class S3Sender implements FileSender {
     return this.client;
   }
 
+  newFile(projectId: string): Promise<FileMaker> {
+    return fileMaker(this.target.format, projectId);
+  }
+
   async writeFile(file: OutgoingFile, signal: AbortSignal): Promise<SendOutcome> {
     if (signal.aborted) return { ok: false, error: 'Stopped.', retryAfterMs: null };
     const refused = literalRefusal(this.host, this.port, this.reach);
@@ -86,7 +90,7 @@ export class S3Sender implements FileSender {
     const t = this.target;
     const ndjson = t.format === 'ndjson';
     const aws = await loadSdk();
-    const body = ndjson ? ndjsonFile(file.eventJson) : await parquetFile(file.events, file.projectId);
+    const body = file.body;
     const command = new aws.PutObjectCommand({
       Bucket: t.bucket, Key: objectKey(t.prefix, file.projectId, file.plan, t.format), Body: body, ContentLength: body.length,
       ContentType: ndjson ? 'application/x-ndjson' : 'application/vnd.apache.parquet',
