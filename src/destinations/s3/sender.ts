@@ -60,6 +60,10 @@ export class S3Sender implements FileSender {
   private clientOf(aws: Sdk): S3Client {
     if (this.client !== null) return this.client;
     const t = this.target;
+    // The SDK warns once per process, on stderr, that its releases after January 2027 will need Node 22; Inlet's
+    // supported versions are its own to say (package.json, docs). Turned off the way the SDK's maintainers give
+    // (aws/aws-sdk-js-v3#7983), read as the client is made; an operator who set it otherwise is left as they set it.
+    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
     this.client = new aws.S3Client({
       region: t.region,
       ...(t.endpoint === null ? {} : { endpoint: t.endpoint, forcePathStyle: true }),
