@@ -11,7 +11,7 @@ const READ_EVENTS = 5_000;
 /** How long a destination whose file is not due waits at most before it looks again (it may have filled meanwhile). */
 export const FILE_LOOK_MS = 1_000;
 
-/** A file made and not yet written: kept between the turn that plans it and the turn that writes it (FileTurns). */
+/** A file made and not yet written: kept between the turn that plans it and the turn that writes it. */
 export interface MadeFile {
   plan: FilePlan;
   body: Buffer;
