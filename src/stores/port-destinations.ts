@@ -175,14 +175,29 @@ export interface DeliverySender {
   close(): Promise<void>;
 }
 
-/** A file on its way to a destination that writes files: the events of its plan still stored, in position order. */
+/**
+ * A file being made, for a destination that writes files: its events added
+ * one at a time, in position order, then its bytes. A maker holds only what
+ * its format needs (NDJSON: the gzipped lines so far; Parquet: the row
+ * groups written so far and the columns of the next), so a file of
+ * 100,000 events never has them all in memory as objects.
+ */
+export interface FileMaker {
+  /** Adds an event; `json` is the event as a batch carries it (OutgoingBatch.eventJson). */
+  add(e: DeliveryEvent, json: string): void;
+  /** The file's bytes; nothing may be added after. */
+  finish(): Promise<Buffer>;
+}
+
+/** A file on its way to a destination that writes files: made from the events of its plan still stored, in position order. */
 export interface OutgoingFile {
   destinationId: string;
   projectId: string;
   plan: FilePlan;
-  events: DeliveryEvent[];
-  /** Each event as a batch carries it (OutgoingBatch.eventJson). */
-  eventJson: string[];
+  /** The file as it is written (FileSender.newFile made it). */
+  body: Buffer;
+  /** How many events it holds. */
+  events: number;
 }
 
 /**
@@ -194,6 +209,8 @@ export interface OutgoingFile {
 export interface FileSender {
   /** How long events may wait before a file that is not full is written (--every). */
   readonly everyMs: number;
+  /** A maker of one file of the project's events, in the destination's format. */
+  newFile(projectId: string): Promise<FileMaker>;
   writeFile(file: OutgoingFile, signal: AbortSignal): Promise<SendOutcome>;
   close(): Promise<void>;
 }

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import type { DeliveryEvent } from '../../stores/port-destinations.js';
-import { parquetFile } from './files.js';
+import { fileMaker } from './files.js';
 
 const READ = `
 import json, sys
@@ -43,7 +43,9 @@ const event = (n: number, over: Partial<DeliveryEvent> = {}): DeliveryEvent => (
 it.skipIf(versions === null)(`pyarrow and DuckDB (${versions ?? `skipped: ${why}`}) read every row and typed column of an s3 Parquet file`, async () => {
   const events = [event(1), event(2, { sessionId: null, anonymousId: 'anon', insertId: null }), event(3, { event: 'ünïcode ✓' })];
   const path = join(dir, 'events.parquet');
-  writeFileSync(path, await parquetFile(events, 'prj_1'));
+  const file = await fileMaker('parquet', 'prj_1');
+  for (const e of events) file.add(e, '');
+  writeFileSync(path, await file.finish());
   const run = spawnSync('python3', ['-c', READ, path], { encoding: 'utf8', timeout: 60_000 });
   expect(run.status, run.stderr).toBe(0);
   const out = JSON.parse(run.stdout) as { types: Record<string, string>; ids: string[]; sessions: (string | null)[]; duck: unknown[][]; duck_types: Record<string, string> };

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type LocalS3, S3_KEYS, startS3 } from '../../../test/helpers/s3.js';
 import type { DestinationReach, OutgoingFile } from '../../stores/port-destinations.js';
@@ -14,8 +15,7 @@ afterAll(async () => s3?.close());
 const never = new AbortController().signal;
 const file = (first: number): OutgoingFile => ({
   destinationId: 'dst_1', projectId: 'prj_1', plan: { generation: 0, after: first - 1, through: first, first, last: first, at: Date.UTC(2026, 10, 30, 23, 59) },
-  events: [{ seq: first, id: `id-${first}`, sourceId: 'src_1', event: 'paid', distinctId: 'u', anonymousId: null, personId: 'per_1', sessionId: null, timestamp: 1, receivedAt: 2, insertId: null, properties: '{}' }],
-  eventJson: [`{"id":"id-${first}"}`],
+  body: gzipSync(`{"id":"id-${first}"}\n`), events: 1,
 });
 const target = (endpoint: string): S3Target => ({ bucket: 'guarded', prefix: 'p/q', endpoint, region: 'us-east-1', ...S3_KEYS, format: 'ndjson', everyMs: 1000 });
 

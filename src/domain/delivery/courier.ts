@@ -1,5 +1,5 @@
 import { type DestinationRecord, type DestinationSender, type DestinationStore, type FilePlan, type SendOutcome, writesFiles } from '../../stores/port-destinations.js';
-import { fileTurn } from './file-turn.js';
+import { type MadeFiles, fileTurn } from './file-turn.js';
 import { BATCH_EVENTS, batchId, planBatch } from './batch.js';
 
 /** What one turn of a destination came to: the batches delivered, and the failure it ended on, if any. */
@@ -66,6 +66,8 @@ export type CourierReads = Pick<DestinationStore, 'get' | 'read' | 'countPast' |
 export class LocalCourier implements Courier {
   /** One sender per destination, kept while it is delivered here (a kept-alive connection, a pool). */
   private readonly senders = new Map<string, { sender: DestinationSender; config: string }>();
+  /** Files made and planned, kept for the turn that writes them (file-turn.ts). */
+  private readonly made: MadeFiles = new Map();
 
   constructor(
     private readonly reads: CourierReads,
@@ -77,7 +79,7 @@ export class LocalCourier implements Courier {
     const sender = this.sender(d);
     if (writesFiles(sender)) {
       if (!(await this.owed(d))) return { through: after, batches: 0, events: 0, failure: null };
-      return fileTurn(this.reads, sender, d, after, upTo, this.clock, signal);
+      return fileTurn(this.reads, sender, d, after, upTo, this.clock, signal, this.made);
     }
     const began = this.clock();
     const turn: CourierTurn = { through: after, batches: 0, events: 0, failure: null };
@@ -128,6 +130,8 @@ export class LocalCourier implements Courier {
     const kept = this.senders.get(d.id);
     if (kept !== undefined && kept.config === config) return kept.sender;
     if (kept !== undefined) void kept.sender.close().catch(() => undefined);
+    // A file made for the old config (another format, another bucket) is made again.
+    this.made.delete(d.id);
     const sender = this.senderFor(d);
     this.senders.set(d.id, { sender, config });
     return sender;
@@ -136,6 +140,7 @@ export class LocalCourier implements Courier {
   async release(destinationId: string): Promise<void> {
     const kept = this.senders.get(destinationId);
     this.senders.delete(destinationId);
+    this.made.delete(destinationId);
     await kept?.sender.close();
   }
 
