@@ -80,4 +80,20 @@ describe('a file', () => {
     expect(await fileTurn(r, s, d(planned), 20, 30, late, never, made)).toMatchObject({ through: 30, events: 9 });
     expect(written.pop()!.ids).not.toContain('evt_25');
   });
+
+  it('is not held past a failed write: the retry makes it again from its recorded range', async () => {
+    const { r, reads } = store(30);
+    const { s, written } = sender();
+    let down = true;
+    const flaky: FileSender = { ...s, writeFile: async (f) => (down ? ({ ok: false, error: 'store down', retryAfterMs: null } as const) : s.writeFile(f)) };
+    const made: MadeFiles = new Map();
+    const planned = (await fileTurn(r, flaky, d(), 0, 30, late, never, made)).planned!;
+    expect((await fileTurn(r, flaky, d(planned), 0, 30, late, never, made)).failure).not.toBeNull();
+    expect(made.size).toBe(0);
+    down = false;
+    const before = reads.events;
+    expect(await fileTurn(r, flaky, d(planned), 0, 30, late, never, made)).toMatchObject({ through: 30, events: 30, failure: null });
+    expect(reads.events - before).toBe(30);
+    expect(written.pop()!.ids).toHaveLength(30);
+  });
 });
