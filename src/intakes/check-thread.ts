@@ -2,14 +2,16 @@
  * A check thread (check-threads.ts): reads, checks and enriches each body the
  * main thread sends, or finds the key of one whose key is inside it, and
  * sends back what it made of it, packed for the way back. It keeps nothing
- * between bodies.
+ * between bodies but the plan versions it compiled (domain/plans/check.ts),
+ * which the main thread may also ask it to compile ahead of any body
+ * (`prepare`).
  */
 import { parentPort } from 'node:worker_threads';
-import { checkBatch, readBatch } from '../pipeline/checked-batch.js';
+import { checkBatch, readBatch, readyContext } from '../pipeline/checked-batch.js';
 import { packBatch, packItems } from '../pipeline/item-transfer.js';
 import type { WireMap } from '../pipeline/foreign-body.js';
 import { isRefusal } from '../domain/intake/refusal.js';
-import { loadPlanCompiler } from '../domain/plans/check.js';
+import { compiledKeys, compiledPlanFor } from '../domain/plans/check.js';
 import type { CheckReply, CheckRequest } from './check-threads.js';
 
 const port = parentPort!;
@@ -30,9 +32,7 @@ port.on('message', async (m: CheckRequest) => {
   let reply: CheckReply;
   const transfer: ArrayBuffer[] = [];
   try {
-    if (m.kind !== 'batch') foreign ??= await loadForeign();
-    if (m.kind !== 'key' && m.ctx.plan !== undefined) await loadPlanCompiler();
-    reply = answer(m, transfer);
+    reply = await answer(m, transfer);
   } catch {
     // The main thread checks the body itself, and fails there as it would have (or refuses it, its key unknown).
     reply = { id: m.id, failed: true };
@@ -40,21 +40,31 @@ port.on('message', async (m: CheckRequest) => {
   port.postMessage(reply, transfer);
 });
 
-function answer(m: CheckRequest, transfer: ArrayBuffer[]): CheckReply {
-  const { id, bytes } = m;
+async function answer(m: CheckRequest, transfer: ArrayBuffer[]): Promise<CheckReply> {
+  const { id } = m;
   switch (m.kind) {
+    case 'prepare':
+      await compiledPlanFor(m.plan);
+      return { id, prepared: compiledKeys() };
+    case 'held':
+      return { id, prepared: compiledKeys() };
     case 'batch': {
-      const batch = readBatch(bytes);
-      return isRefusal(batch) ? { id, refusal: batch } : { id, batch: packBatch(checkBatch(batch.items, batch.droppedKeys, m.ctx)) };
+      const batch = readBatch(m.bytes);
+      if (isRefusal(batch)) return { id, refusal: batch };
+      const ctx = readyContext(m.ctx);
+      return { id, batch: packBatch(checkBatch(batch.items, batch.droppedKeys, ctx instanceof Promise ? await ctx : ctx)) };
     }
     case 'messages': {
-      const mapped = foreign!.body.readMessages(bytes, foreign!.wireOf(m.shape.intake), m.shape, m.ctx.now);
+      const { body, wireOf } = (foreign ??= await loadForeign());
+      const mapped = body.readMessages(m.bytes, wireOf(m.shape.intake), m.shape, m.ctx.now);
       if (isRefusal(mapped)) return { id, refusal: mapped };
-      const checked = foreign!.body.checkMessages(mapped, m.ctx);
+      const ctx = readyContext(m.ctx);
+      const checked = body.checkMessages(mapped, ctx instanceof Promise ? await ctx : ctx);
       return { id, messages: { batch: packBatch(checked.batch), updates: packItems(checked.updates) } };
     }
     case 'key': {
-      const found = foreign!.body.findKey(bytes, m.gzip, foreign!.wireOf(m.shape.intake));
+      const { body, wireOf } = (foreign ??= await loadForeign());
+      const found = body.findKey(m.bytes, m.gzip, wireOf(m.shape.intake));
       if (isRefusal(found)) return { id, refusal: found };
       // The JSON goes back without a copy when it is alone in its buffer (a small gunzip output may share Node's pool).
       const whole = found.json.byteOffset === 0 && found.json.byteLength === found.json.buffer.byteLength;
