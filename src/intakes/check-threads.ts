@@ -217,8 +217,8 @@ export class CheckThreads {
 
   /**
    * Compiles a plan version ahead of the bodies held to it, wherever they may
-   * be checked: here (a few rules a turn) and on every thread running; a
-   * thread started later compiles it before its first body. Resolves once
+   * be checked: here (a few rules a turn) and on every thread (a thread
+   * started later, or again, compiles it before its first body). Resolves once
    * all have (a thread that fails or stops is passed over); rejects when the
    * version does not compile.
    */
@@ -226,6 +226,8 @@ export class CheckThreads {
     this.prepared.delete(plan.key);
     this.prepared.set(plan.key, plan);
     if (this.prepared.size > KEEP_COMPILED) this.prepared.delete(this.prepared.keys().next().value!);
+    // The threads bodies with their key in a header go to are started for it (one started now compiles every version prepared, first).
+    if (!this.closed) this.leastBusy(this.keyed);
     const threads = this.closed ? [] : this.slots.filter((t): t is Thread => t !== null);
     await Promise.all([compiledPlanFor(plan), ...threads.map((t) => ask(t, { id: this.nextId++, kind: 'prepare', plan }, []))]);
   }

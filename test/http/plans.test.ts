@@ -220,6 +220,30 @@ describe.each(STORES)('tracking plans at intake on $name', (engine) => {
     }
   });
 
+  it("a source's new version is compiled ahead on the main thread and every check thread once the server refreshes, before any request meets it", async () => {
+    const threads = new CheckThreads(2, { minBytes: 0 });
+    try {
+      const f = await fresh({ checks: threads });
+      const plan = await withPlan(f, f.collector.store, 'enforce');
+      const v1 = `${plan.id}@1`;
+      expect((await threads.held()).here).not.toContain(v1);
+      await f.collector.plans.refresh();
+      const held = await threads.held();
+      expect(held.here).toContain(v1);
+      expect(held.threads).toHaveLength(2);
+      for (const t of held.threads) expect(t).toContain(v1);
+      // A version pushed later (the source takes the latest) is compiled at the next refresh, as is a pinned one.
+      await planAdmin(f.collector.store, f.clock.now).push(plan.id, { rules: [...CHECKOUT_PLAN.rules, { type: 'track', event: 'refunded', json_schema: { type: 'object' } }] });
+      await f.collector.plans.refresh();
+      for (const t of (await threads.held()).threads) expect(t).toContain(`${plan.id}@2`);
+      const res = (await send(f, { items: [{ event: 'refunded', distinct_id: 'u_1' }, order({ amount: 'x', currency: 'EUR' })] })).json();
+      expect(res.errors.map((e: { index: number; code: string }) => [e.index, e.code])).toEqual([[1, 'plan_violation']]);
+      expect(threads.stats).toEqual({ offThread: 1, retried: 0 });
+    } finally {
+      await threads.close();
+    }
+  });
+
   it.runIf(engine.name === 'postgres')('a change made through one server is seen by another on its next request', async () => {
     const clock = new TestClock();
     const a = await fixture({ clock });
