@@ -97,6 +97,55 @@ describe.each(STORES)('tracking plans at intake on $name', (engine) => {
     expect(res.body).not.toContain('secret');
   });
 
+  it('context.plan_version picks a rule version (default: the highest); a version the plan does not have is a plan_violation at context.plan_version, on the main thread and a check thread', async () => {
+    const money = (type: string) => ({ type: 'object', required: ['amount'], properties: { amount: { type } } });
+    const rules = {
+      rules: [
+        { type: 'track', event: 'order_completed', version: 1, json_schema: money('string') },
+        { type: 'track', event: 'order_completed', version: 2, json_schema: money('number') },
+        { type: 'track', event: 'signed_up', json_schema: { type: 'object', required: ['via'] } },
+        { type: 'identify', version: 1, json_schema: { type: 'object', properties: { plan: { type: 'string' } } } },
+        { type: 'identify', version: 3, json_schema: { type: 'object', properties: { plan: { enum: ['free', 'pro'] } } } },
+      ],
+    };
+    const items = [
+      order({ amount: 12 }),
+      order({ amount: '12' }),
+      order({ amount: '12' }, { context: { plan_version: 1 } }),
+      order({ amount: 12 }, { context: { plan_version: 1 } }),
+      order({ amount: 12 }, { context: { plan_version: 2 } }),
+      order({ amount: 12 }, { context: { plan_version: 7 } }),
+      order({ amount: 12 }, { context: { plan_version: '2' } }),
+      // An event whose rule names no version has that one rule, whatever the item asks.
+      { event: 'signed_up', distinct_id: 'u_1', properties: { via: 'mail' }, context: { plan_version: 9 } },
+      { type: 'identify', distinct_id: 'u_1', properties: { plan: 'enterprise' } },
+      { type: 'identify', distinct_id: 'u_1', properties: { plan: 'enterprise' }, context: { plan_version: 1 } },
+      { type: 'identify', distinct_id: 'u_1', properties: { plan: 'pro' }, context: { plan_version: 2 } },
+    ];
+    const expected = [
+      [1, 'plan_violation', 'properties.amount'],
+      [3, 'plan_violation', 'properties.amount'],
+      [5, 'plan_violation', 'context.plan_version'],
+      [6, 'plan_violation', 'context.plan_version'],
+      [8, 'plan_violation', 'properties.plan'],
+      [10, 'plan_violation', 'context.plan_version'],
+    ];
+    const threads = new CheckThreads(1, { minBytes: 0 });
+    try {
+      for (const f of [await fresh(), await fresh({ checks: threads })]) {
+        await withPlan(f, f.collector.store, 'enforce', { rules });
+        const body = (await send(f, { items })).json();
+        expect(body.errors.map((e: { index: number; code: string; field: string }) => [e.index, e.code, e.field])).toEqual(expected);
+        expect(body.accepted).toBe(items.length - expected.length);
+        expect(body.errors[2].message).toContain('it has versions 1, 2');
+        expect(body.errors[5].message).toContain('it has versions 1, 3');
+      }
+      expect(threads.stats.offThread).toBe(1);
+    } finally {
+      await threads.close();
+    }
+  });
+
   it('enforce: an item that fails its own checks keeps its own code; strict=true refuses the batch; a dry run shows the refusals', async () => {
     const f = await fresh();
     await withPlan(f, f.collector.store, 'enforce');

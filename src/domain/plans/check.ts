@@ -99,16 +99,16 @@ export class ReadyPlan {
   }
 
   private held(index: number, versions: RuleVersions, asked: unknown, data: Record<string, unknown>, what: string): ItemError | null {
-    if (asked === undefined) return this.violation(index, versions.latest, data, what);
+    // An event whose rules name no version has one rule, whatever the item asks: a sender may set one plan_version for all it sends.
+    if (asked === undefined || versions.byVersion.size === 0) return this.violation(index, versions.latest, data, what);
     const rule = typeof asked === 'number' ? versions.byVersion.get(asked) : undefined;
     if (rule !== undefined) return this.violation(index, rule, data, what);
     const has = [...versions.byVersion.keys()].sort((a, b) => a - b);
-    const known = has.length === 0 ? 'its rule names no version' : `its rule has version${has.length === 1 ? '' : 's'} ${has.join(', ')}`;
     return {
       index,
       code: 'plan_violation',
       field: 'context.plan_version',
-      message: `${what} names a rule version the tracking plan does not have (${known}); send one of those as a whole number, or leave context.plan_version out for the highest.`,
+      message: `${what} asks for a rule version the tracking plan does not have (it has version${has.length === 1 ? '' : 's'} ${has.join(', ')}); send one of those as a whole number, or leave context.plan_version out for the highest.`,
     };
   }
 
