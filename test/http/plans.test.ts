@@ -2,6 +2,7 @@
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planAdmin } from '../../src/domain/plans/plan-admin.js';
+import { planViolations } from '../../src/domain/plans/violations.js';
 import { CheckThreads } from '../../src/intakes/check-threads.js';
 import { PostgresStore } from '../../src/stores/postgres/postgres-store.js';
 import type { Store } from '../../src/stores/port.js';
@@ -190,6 +191,38 @@ describe.each(STORES)('tracking plans at intake on $name', (engine) => {
     expect(JSON.parse(samples[0]!.item).event).toBe('order_completed');
     const line = logs.split('\n').filter((l) => l.includes('"warned"')).map((l) => JSON.parse(l))[0];
     expect(line.items.warnings).toEqual({ plan_violation: 1 });
+  });
+
+  it('outcomes count the refused (enforce) and warned (observe) items per event and code, from every request, strict ones too; the source page reads them by event', async () => {
+    const f = await fresh();
+    await withPlan(f, f.collector.store, 'enforce');
+    const bad = order({ amount: 'x', currency: 'EUR' });
+    await send(f, { items: [bad, bad, { event: 'page_viewed', distinct_id: 'u_1' }, { type: 'identify', distinct_id: 'u_1', properties: { plan: 'gold' } }, order({ amount: 1, currency: 'EUR' })] });
+    // Refused whole (strict): its plan-refused items count by event all the same; a dry run counts nothing.
+    expect((await send(f, { items: [bad, { event: 'page_viewed', distinct_id: 'u_1' }] }, { query: 'strict=true' })).statusCode).toBe(400);
+    await send(f, { items: [bad] }, { query: 'validate=true' });
+    await withPlan(f, f.collector.store, 'observe');
+    await send(f, { items: [bad, { event: 'page_viewed', distinct_id: 'u_1' }] });
+    await f.collector.outcomes.flush();
+    const day = { since: f.clock.ms - 86_400_000, until: f.clock.ms + 86_400_000 };
+    const rows = await f.collector.store.outcomes.eventOutcomeCounts({ sourceId: f.sourceId, ...day });
+    expect(rows.map((r) => [r.outcome, r.code, r.event, r.count])).toEqual([
+      ['refused', 'plan_violation', '(identify)', 1],
+      ['refused', 'plan_violation', 'order_completed', 3],
+      ['refused', 'unplanned_event', 'page_viewed', 2],
+      ['warned', 'plan_violation', 'order_completed', 1],
+    ]);
+    // The by-code counts agree with the by-event ones.
+    const byCode = await f.collector.store.outcomes.outcomeCounts({ sourceId: f.sourceId, ...day, bucketMs: 86_400_000 });
+    expect(byCode.filter((r) => r.code === 'plan_violation' || r.code === 'unplanned_event').map((r) => [r.outcome, r.code, r.count]))
+      .toEqual([['refused', 'plan_violation', 4], ['refused', 'unplanned_event', 2], ['warned', 'plan_violation', 1]]);
+    const v = await planViolations(f.collector.store.outcomes, f.sourceId, f.clock.ms);
+    expect(v.violations.map((r) => [r.event, r.code, r.outcome, r.count, r.latest === null ? null : JSON.parse(r.latest.item).event ?? JSON.parse(r.latest.item).type])).toEqual([
+      ['order_completed', 'plan_violation', 'refused', 3, 'order_completed'],
+      ['page_viewed', 'unplanned_event', 'refused', 2, 'page_viewed'],
+      ['(identify)', 'plan_violation', 'refused', 1, 'identify'],
+      ['order_completed', 'plan_violation', 'warned', 1, 'order_completed'],
+    ]);
   });
 
   it('off: no check and no warnings; a pinned version holds while newer ones are pushed', async () => {
