@@ -11,7 +11,7 @@ import { checkBatch, readBatch, readyContext } from '../pipeline/checked-batch.j
 import { packBatch, packItems } from '../pipeline/item-transfer.js';
 import type { WireMap } from '../pipeline/foreign-body.js';
 import { isRefusal } from '../domain/intake/refusal.js';
-import { compiledKeys, compiledPlanFor } from '../domain/plans/check.js';
+import { compiledKeys, compiledKeysSettled, compiledPlanFor } from '../domain/plans/check.js';
 import type { CheckReply, CheckRequest } from './check-threads.js';
 
 const port = parentPort!;
@@ -47,7 +47,7 @@ async function answer(m: CheckRequest, transfer: ArrayBuffer[]): Promise<CheckRe
       await compiledPlanFor(m.plan);
       return { id, prepared: compiledKeys() };
     case 'held':
-      return { id, prepared: compiledKeys() };
+      return { id, prepared: await compiledKeysSettled() };
     case 'batch': {
       const batch = readBatch(m.bytes);
       if (isRefusal(batch)) return { id, refusal: batch };

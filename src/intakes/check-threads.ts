@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { BearerResult } from '../domain/keys.js';
 import { type Admit, type BatchContext, type CheckedBatch, checkBatchBody } from '../pipeline/checked-batch.js';
-import { KEEP_COMPILED, type PlanContext, compiledHere, compiledKeys, compiledPlanFor } from '../domain/plans/check.js';
+import { KEEP_COMPILED, type PlanContext, compiledHere, compiledKeysSettled, compiledPlanFor } from '../domain/plans/check.js';
 import { type CheckedMessages, type KeyFound, type WireShape, checkForeignBody } from '../pipeline/foreign-body.js';
 import { type ItemTuple, type TransferBatch, unpackBatch, unpackItems } from '../pipeline/item-transfer.js';
 import { KeylessGate } from '../pipeline/keyless-gate.js';
@@ -62,7 +62,7 @@ export type CheckReply = { id: number } & (
   | { messages: TransferMessages }
   | { key: BearerResult; json: Uint8Array; intake?: string }
   | { refusal: Refusal }
-  /** To `prepare` and `held`: the keys of the versions the thread holds compiled. */
+  /** To `prepare` and `held`: the keys of the versions the thread holds compiled (for `held`, once those under way are). */
   | { prepared: string[] }
   | { failed: true }
 );
@@ -232,11 +232,12 @@ export class CheckThreads {
     await Promise.all([compiledPlanFor(plan), ...threads.map((t) => ask(t, { id: this.nextId++, kind: 'prepare', plan }, []))]);
   }
 
-  /** The keys of the plan versions held compiled here, then on each thread running (null for one that stopped first). */
+  /** The keys of the plan versions held compiled here, then on each thread running (null for one that stopped first), once the compiles under way have ended. */
   async held(): Promise<{ here: string[]; threads: (string[] | null)[] }> {
     const threads = this.slots.filter((t): t is Thread => t !== null);
-    const replies = await Promise.all(threads.map((t) => ask(t, { id: this.nextId++, kind: 'held' }, [])));
-    return { here: compiledKeys(), threads: replies.map((r) => (r !== null && 'prepared' in r ? r.prepared : null)) };
+    const replies = Promise.all(threads.map((t) => ask(t, { id: this.nextId++, kind: 'held' }, [])));
+    const here = await compiledKeysSettled();
+    return { here, threads: (await replies).map((r) => (r !== null && 'prepared' in r ? r.prepared : null)) };
   }
 
   /** Bodies whose key is unknown on a thread, and waiting for one (for tests and metrics). */

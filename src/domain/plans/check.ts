@@ -202,6 +202,12 @@ export function compiledKeys(): string[] {
   return [...compiled.keys()];
 }
 
+/** compiledKeys once the compiles under way on this thread have ended. */
+export async function compiledKeysSettled(): Promise<string[]> {
+  await Promise.allSettled([...compiling.values()]);
+  return compiledKeys();
+}
+
 /**
  * A version's rules compiled apart from any cache, for a command that holds
  * items to a plan or a draft once (plan test, plan check). Throws PlanRefused

@@ -41,3 +41,25 @@ it('reads a version once, then gives it at once; a version not there yet, or a f
   // A plan with no version yet checks nothing.
   expect(book.contextNow(plan(null))).toBeNull();
 });
+
+it('compiles ahead each version it reads, once, whether a request or the refresh read it; the refresh reads the versions in use', async () => {
+  const s = versions({ 'pln_1@1': '[]', 'pln_1@2': '[]', 'pln_2@1': '[]' });
+  (s.store as { versionsInUse?: () => Promise<{ planId: string; version: number }[]> }).versionsInUse = async () => [{ planId: 'pln_1', version: 2 }, { planId: 'pln_2', version: 1 }];
+  const book = new PlanBook(s.store);
+  const prepared: string[] = [];
+  let done = 0;
+  book.prepareWith(async (p) => {
+    prepared.push(p.key);
+    await Promise.resolve();
+    done++;
+  });
+  await book.contextFor(plan(1));
+  await book.contextFor(plan(1));
+  expect(prepared).toEqual(['pln_1@1']);
+  await book.refresh();
+  // The refresh waits for the versions' compiles.
+  expect(prepared).toEqual(['pln_1@1', 'pln_1@2', 'pln_2@1']);
+  expect(done).toBe(3);
+  await book.refresh();
+  expect(prepared).toHaveLength(3);
+});
