@@ -28,49 +28,57 @@ async function loadForeign(): Promise<NonNullable<typeof foreign>> {
   return { body, wireOf: registry.wireOf };
 }
 
-port.on('message', async (m: CheckRequest) => {
-  let reply: CheckReply;
+port.on('message', (m: CheckRequest) => {
   const transfer: ArrayBuffer[] = [];
+  let reply: CheckReply | Promise<CheckReply>;
   try {
-    reply = await answer(m, transfer);
+    reply = answer(m, transfer);
   } catch {
-    // The main thread checks the body itself, and fails there as it would have (or refuses it, its key unknown).
     reply = { id: m.id, failed: true };
   }
-  port.postMessage(reply, transfer);
+  // A body whose checks need nothing loaded or compiled is answered in this turn, without a promise.
+  if (!(reply instanceof Promise)) port.postMessage(reply, transfer);
+  else reply.catch((): CheckReply => ({ id: m.id, failed: true })).then((r) => port.postMessage(r, transfer));
 });
 
-async function answer(m: CheckRequest, transfer: ArrayBuffer[]): Promise<CheckReply> {
+/** `value`, or what it resolves to, given to `f`: at once when it is no promise. */
+function then<T, R>(value: T | Promise<T>, f: (v: T) => R | Promise<R>): R | Promise<R> {
+  return value instanceof Promise ? value.then(f) : f(value);
+}
+
+/** The reply to a request; a failure (thrown or rejected) is answered `failed`: the main thread checks the body itself, and fails there as it would have (or refuses it, its key unknown). */
+function answer(m: CheckRequest, transfer: ArrayBuffer[]): CheckReply | Promise<CheckReply> {
   const { id } = m;
   switch (m.kind) {
     case 'prepare':
-      await compiledPlanFor(m.plan);
-      return { id, prepared: compiledKeys() };
+      return compiledPlanFor(m.plan).then(() => ({ id, prepared: compiledKeys() }));
     case 'held':
-      return { id, prepared: await compiledKeysSettled() };
+      return compiledKeysSettled().then((keys) => ({ id, prepared: keys }));
     case 'batch': {
       const batch = readBatch(m.bytes);
       if (isRefusal(batch)) return { id, refusal: batch };
-      const ctx = readyContext(m.ctx);
-      return { id, batch: packBatch(checkBatch(batch.items, batch.droppedKeys, ctx instanceof Promise ? await ctx : ctx)) };
+      return then(readyContext(m.ctx), (ctx) => ({ id, batch: packBatch(checkBatch(batch.items, batch.droppedKeys, ctx)) }));
     }
-    case 'messages': {
-      const { body, wireOf } = (foreign ??= await loadForeign());
-      const mapped = body.readMessages(m.bytes, wireOf(m.shape.intake), m.shape, m.ctx.now);
-      if (isRefusal(mapped)) return { id, refusal: mapped };
-      const ctx = readyContext(m.ctx);
-      const checked = body.checkMessages(mapped, ctx instanceof Promise ? await ctx : ctx);
-      return { id, messages: { batch: packBatch(checked.batch), updates: packItems(checked.updates) } };
-    }
-    case 'key': {
-      const { body, wireOf } = (foreign ??= await loadForeign());
-      const found = body.findKey(m.bytes, m.gzip, wireOf(m.shape.intake));
-      if (isRefusal(found)) return { id, refusal: found };
-      // The JSON goes back without a copy when it is alone in its buffer (a small gunzip output may share Node's pool).
-      const whole = found.json.byteOffset === 0 && found.json.byteLength === found.json.buffer.byteLength;
-      const json = whole ? found.json : new Uint8Array(found.json);
-      transfer.push(json.buffer as ArrayBuffer);
-      return found.intake === undefined ? { id, key: found.key, json } : { id, key: found.key, json, intake: found.intake };
-    }
+    case 'messages':
+      return then(foreign ?? loadForeign(), (f) => {
+        foreign = f;
+        const mapped = f.body.readMessages(m.bytes, f.wireOf(m.shape.intake), m.shape, m.ctx.now);
+        if (isRefusal(mapped)) return { id, refusal: mapped };
+        return then(readyContext(m.ctx), (ctx) => {
+          const checked = f.body.checkMessages(mapped, ctx);
+          return { id, messages: { batch: packBatch(checked.batch), updates: packItems(checked.updates) } };
+        });
+      });
+    case 'key':
+      return then(foreign ?? loadForeign(), (f): CheckReply => {
+        foreign = f;
+        const found = f.body.findKey(m.bytes, m.gzip, f.wireOf(m.shape.intake));
+        if (isRefusal(found)) return { id, refusal: found };
+        // The JSON goes back without a copy when it is alone in its buffer (a small gunzip output may share Node's pool).
+        const whole = found.json.byteOffset === 0 && found.json.byteLength === found.json.buffer.byteLength;
+        const json = whole ? found.json : new Uint8Array(found.json);
+        transfer.push(json.buffer as ArrayBuffer);
+        return found.intake === undefined ? { id, key: found.key, json } : { id, key: found.key, json, intake: found.intake };
+      });
   }
 }

@@ -63,3 +63,24 @@ it('compiles ahead each version it reads, once, whether a request or the refresh
   await book.refresh();
   expect(prepared).toHaveLength(3);
 });
+
+it('refreshes again and again until stopped, reporting a store that is away once, not every pass', async () => {
+  const s = versions({});
+  let calls = 0;
+  let fourth!: () => void;
+  const reached = new Promise<void>((resolve) => (fourth = resolve));
+  (s.store as { versionsInUse?: () => Promise<{ planId: string; version: number }[]> }).versionsInUse = async () => {
+    calls++;
+    if (calls === 4) fourth();
+    if (calls <= 3) throw new Error('store away');
+    return [];
+  };
+  const reported: unknown[] = [];
+  const stop = new PlanBook(s.store).startRefresh(0, (e) => reported.push(e));
+  await reached;
+  await stop();
+  expect(reported).toHaveLength(1);
+  const after = calls;
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(calls).toBe(after);
+});

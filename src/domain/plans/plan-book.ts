@@ -96,17 +96,26 @@ export class PlanBook {
 
   /**
    * Refreshes now, then every `everyMs` (none at once: a slow store delays
-   * the next); `failed` hears of a refresh that failed. Stops with the
-   * function it returns.
+   * the next); `failed` hears of the first refresh that failed after one
+   * that did not (a store that is away is reported once, not every pass).
+   * Stops with the function it returns.
    */
   startRefresh(everyMs: number, failed: (e: unknown) => void): () => Promise<void> {
     let timer: NodeJS.Timeout | null = null;
     let stopped = false;
+    let failing = false;
     let running: Promise<void> = Promise.resolve();
     const pass = () => {
-      running = this.refresh().catch(failed).finally(() => {
-        if (!stopped) timer = setTimeout(pass, everyMs).unref();
-      });
+      running = this.refresh()
+        .then(() => {
+          failing = false;
+        }, (e: unknown) => {
+          if (!failing) failed(e);
+          failing = true;
+        })
+        .finally(() => {
+          if (!stopped) timer = setTimeout(pass, everyMs).unref();
+        });
     };
     pass();
     return async () => {
