@@ -73,7 +73,7 @@ export interface SchemaKit {
   orNull(schema: Schema): Schema;
   /** A name or id under the name rules, with its description. */
   name(description: string): Schema;
-  /** The fields most types share (anonymous_id, session_id, insert_id, timestamp, properties), each as the server reads it. */
+  /** The fields most types share (anonymous_id, session_id, insert_id, timestamp, properties, context), each as the server reads it. */
   common(): Record<string, Schema>;
   /** A field the type does not read: ignored, unchecked, and listed in a dry run's dropped_keys. */
   ignored(what: string): Schema;
