@@ -3,6 +3,8 @@ import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planAdmin } from '../../src/domain/plans/plan-admin.js';
 import { planViolations } from '../../src/domain/plans/violations.js';
+import { sourceOutcomes } from '../../src/domain/outcomes/reports.js';
+import { outcomesSection } from '../../src/console/views/outcomes.js';
 import { CheckThreads } from '../../src/intakes/check-threads.js';
 import { PostgresStore } from '../../src/stores/postgres/postgres-store.js';
 import type { Store } from '../../src/stores/port.js';
@@ -226,6 +228,14 @@ describe.each(STORES)('tracking plans at intake on $name', (engine) => {
       ['(identify)', 'plan_violation', 'refused', 1, 'identify'],
       ['order_completed', 'plan_violation', 'warned', 1, 'order_completed'],
     ]);
+    // The source page's Item outcomes names the events under each of the plan's codes.
+    const o = await sourceOutcomes(f.collector.store.outcomes, f.sourceId, f.clock.ms);
+    expect(o.codes.filter((c) => c.events !== undefined).map((c) => [c.outcome, c.code, c.events])).toEqual([
+      ['refused', 'plan_violation', [{ event: 'order_completed', count: 3 }, { event: '(identify)', count: 1 }]],
+      ['refused', 'unplanned_event', [{ event: 'page_viewed', count: 2 }]],
+      ['warned', 'plan_violation', [{ event: 'order_completed', count: 1 }]],
+    ]);
+    expect(outcomesSection(o, f.sourceId).value).toMatch(/<div><code>plan_violation<\/code><ul class="meta code-events"><li><code>order_completed<\/code> 3<\/li>/);
   });
 
   it('off: no check and no warnings; a pinned version holds while newer ones are pushed', async () => {
