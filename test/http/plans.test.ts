@@ -145,8 +145,22 @@ describe.each(STORES)('tracking plans at intake on $name', (engine) => {
         // Read, so not among what a dry run says was not kept (nor is it stored).
         const dry = (await send(f, { items: [items[2]] }, { query: 'validate=true' })).json();
         expect(dry.items[0].dropped_keys).toEqual([]);
+        // A Segment message names its rule version in its context the same way.
+        const segment = await f.app.inject({
+          method: 'POST', url: '/v1/batch', headers: { 'content-type': 'application/json' },
+          payload: JSON.stringify({
+            writeKey: f.key,
+            batch: [
+              { type: 'track', event: 'order_completed', userId: 'u_1', messageId: 'm-1', properties: { amount: '12' }, context: { plan_version: 1, ip: '10.0.0.1' } },
+              { type: 'track', event: 'order_completed', userId: 'u_1', messageId: 'm-2', properties: { amount: '12' } },
+              { type: 'track', event: 'order_completed', userId: 'u_1', messageId: 'm-3', properties: { amount: 12 }, context: { plan_version: 7 } },
+            ],
+          }),
+        });
+        expect(segment.json().errors.map((e: { index: number; code: string; field: string }) => [e.index, e.code, e.field])).toEqual([[1, 'plan_violation', 'properties.amount'], [2, 'plan_violation', 'context.plan_version']]);
       }
-      expect(threads.stats.offThread).toBe(2);
+      // The batch, the dry run and the Segment body (its key inside it) on the thread.
+      expect(threads.stats.offThread).toBe(3);
     } finally {
       await threads.close();
     }
