@@ -26,6 +26,7 @@ import { Metrics } from './metrics/metrics.js';
 import { startMetricsServer, stopMetricsServer } from './metrics/metrics-server.js';
 import { observedCollector } from './metrics/observed-collector.js';
 import { CheckThreads } from './intakes/check-threads.js';
+import { PLAN_REFRESH_MS } from './domain/plans/plan-book.js';
 import { ConfigError, SETTINGS, type SettingSpec, settingName } from './settings.js';
 import type { DestinationReach } from './stores/port-destinations.js';
 import { DESTINATION_KINDS, checkDestination } from './destinations/registry.js';
@@ -154,6 +155,9 @@ async function start(cfg: Config, hooks: StartHooks, cleanups: (() => Promise<vo
   collector = composed.collector;
   warn = (msg) => app.log.warn(msg);
   cleanups.push(() => app.close());
+  // The plan versions the sources check, compiled from start-up on and as they change, before the requests that meet them where it can.
+  const stopPlanRefresh = composed.collector.plans.startRefresh(PLAN_REFRESH_MS, (err) => app.log.warn({ err }, 'reading the tracking plans in use failed; the next refresh tries again'));
+  cleanups.push(stopPlanRefresh);
   // The metrics listener first: a start that fails on its port has not told anyone it listens.
   let metricsServer: http.Server | null = null;
   if (cfg.metricsPort !== 0) {
@@ -223,6 +227,7 @@ async function start(cfg: Config, hooks: StartHooks, cleanups: (() => Promise<vo
     clearInterval(sweep);
     clearTimeout(deadline);
     await retention.stop();
+    await stopPlanRefresh();
     await delivery.stop();
     await courier.close();
     await checks.close();

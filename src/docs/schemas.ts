@@ -66,6 +66,17 @@ function commonFields(): Record<string, Schema> {
       ],
     },
     properties: orNull(ref('Properties')),
+    context: orNull({
+      type: 'object',
+      description: 'Read only for plan_version, on a source that checks a tracking plan (docs/plans.md); not stored.',
+      properties: {
+        plan_version: {
+          type: 'integer',
+          minimum: 1,
+          description: "The version of the event's rule in the source's tracking plan the item was written to (default: the highest). One the event's rules do not have is a plan_violation at context.plan_version.",
+        },
+      },
+    }),
   };
 }
 

@@ -202,6 +202,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // No threads of its own but the one bodies with their key inside need, started with the first.
   const checks = deps.checks ?? new CheckThreads(0);
   if (deps.checks === undefined) app.addHook('onClose', () => checks.close());
+  // Each plan version this server reads is compiled ahead wherever its items may be checked (domain/plans/plan-book.ts).
+  deps.collector.plans.prepareWith((plan) => checks.prepare(plan));
   const routeDeps = {
     ...deps,
     admission,

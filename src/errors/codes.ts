@@ -242,7 +242,7 @@ export const ITEM_ERRORS = {
     when: 'The source enforces a tracking plan that names no rule for this track event, and refuses unplanned events (the default in enforce). With the plan observed it is a warning instead. See docs/plans.md.',
   },
   plan_violation: {
-    when: 'The item\'s properties (an identify\'s traits, a group\'s traits) fail its rule in the tracking plan the source enforces; `field` is the path of the first violation and the message lists up to five (path, keyword, what the rule expects), never the value sent. With the plan observed it is a warning instead. See docs/plans.md.',
+    when: 'The item\'s properties (an identify\'s traits, a group\'s traits) fail its rule in the tracking plan the source enforces; `field` is the path of the first violation and the message lists up to five (path, keyword, what the rule expects), never the value sent. `field` is `context.plan_version` when the item asks for a rule version the plan does not have for its event. With the plan observed it is a warning instead. See docs/plans.md.',
   },
 } as const satisfies Record<string, ItemErrorSpec>;
 

@@ -81,6 +81,24 @@ describe('checks on threads', () => {
     expect(threads.stats.offThread).toBe(0);
   });
 
+  it('prepare compiles a version here and on every thread; a thread started after (as after one that died) compiles it before its first body', async () => {
+    const failures: Error[] = [];
+    threads = new CheckThreads(2, { heap: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 12 }, onError: (e) => failures.push(e) });
+    const plan = { key: 'pln_prepare@1', rules: JSON.stringify([{ type: 'track', event: 'paid', json_schema: { type: 'object' } }]), unplanned: 'refuse' as const };
+    await threads.prepare(plan);
+    const held = await threads.held();
+    expect(held.here).toContain(plan.key);
+    expect(held.threads).toHaveLength(2);
+    for (const t of held.threads) expect(t).toEqual([plan.key]);
+    // A body too large for a thread's heap kills it; the next body starts a new one, which holds the version before it checks anything.
+    const huge = Buffer.from(`{"items":[{"event":"e","distinct_id":"u","properties":{"a":[${Array(340_000).fill('{}').join(',')}]}}]}`);
+    await threads.check(huge, CTX, admitAll);
+    await threads.check(huge, CTX, admitAll);
+    expect(failures.length).toBeGreaterThan(0);
+    await threads.check(body(300), CTX, admitAll);
+    for (const t of (await threads.held()).threads) expect(t).toEqual([plan.key]);
+  });
+
   it('check a body here when its thread dies, and start a new thread for the next', async () => {
     // A heap that takes a 300-item body but not a 1 MiB body of empty objects: ERR_WORKER_OUT_OF_MEMORY.
     // 8 MiB of old space was too tight for the 300 items on a busy machine (the thread died on them too).

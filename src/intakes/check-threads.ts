@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { BearerResult } from '../domain/keys.js';
 import { type Admit, type BatchContext, type CheckedBatch, checkBatchBody } from '../pipeline/checked-batch.js';
-import { compiledHere } from '../domain/plans/check.js';
+import { KEEP_COMPILED, type PlanContext, compiledHere, compiledKeysSettled, compiledPlanFor } from '../domain/plans/check.js';
 import { type CheckedMessages, type KeyFound, type WireShape, checkForeignBody } from '../pipeline/foreign-body.js';
 import { type ItemTuple, type TransferBatch, unpackBatch, unpackItems } from '../pipeline/item-transfer.js';
 import { KeylessGate } from '../pipeline/keyless-gate.js';
@@ -40,13 +40,16 @@ export const KEYLESS_WAITING_PER_ADDRESS = 4;
 
 /**
  * To a thread: a batch body to check; a body in another API's shape to check
- * (its key known); or such a body whose key is not in a header, to decompress
- * and parse only to find its key.
+ * (its key known); such a body whose key is not in a header, to decompress
+ * and parse only to find its key; or a plan version to compile ahead of the
+ * bodies that will be held to it.
  */
-export type CheckRequest = { id: number; bytes: Uint8Array } & (
-  | { kind: 'batch'; ctx: BatchContext }
-  | { kind: 'messages'; shape: WireShape; ctx: BatchContext }
-  | { kind: 'key'; shape: WireShape; gzip: boolean }
+export type CheckRequest = { id: number } & (
+  | { kind: 'batch'; bytes: Uint8Array; ctx: BatchContext }
+  | { kind: 'messages'; bytes: Uint8Array; shape: WireShape; ctx: BatchContext }
+  | { kind: 'key'; bytes: Uint8Array; shape: WireShape; gzip: boolean }
+  | { kind: 'prepare'; plan: PlanContext }
+  | { kind: 'held' }
 );
 
 /** Checked messages as they cross. */
@@ -61,6 +64,8 @@ export type CheckReply = { id: number } & (
   | { messages: TransferMessages }
   | { key: BearerResult; json: Uint8Array; intake?: string }
   | { refusal: Refusal }
+  /** To `prepare` and `held`: the keys of the versions the thread holds compiled (for `held`, once those under way are). */
+  | { prepared: string[] }
   | { failed: true }
 );
 
@@ -145,6 +150,8 @@ export class CheckThreads {
   private readonly onError: (err: Error) => void;
   private readonly newWorker: NonNullable<CheckThreadOptions['newWorker']>;
   private readonly clock: () => number;
+  /** The plan versions every thread is to hold compiled (prepare), the most recently asked last: a thread that starts compiles them first. */
+  private readonly prepared = new Map<string, PlanContext>();
   readonly stats: CheckThreadStats = { offThread: 0, retried: 0 };
   readonly keylessStats: KeylessStats = { read: 0, refused: 0 };
 
@@ -210,6 +217,31 @@ export class CheckThreads {
     }
   }
 
+  /**
+   * Compiles a plan version ahead of the bodies held to it, wherever they may
+   * be checked: here (a few rules a turn) and on every thread (a thread
+   * started later, or again, compiles it before its first body). Resolves once
+   * all have (a thread that fails or stops is passed over); rejects when the
+   * version does not compile.
+   */
+  async prepare(plan: PlanContext): Promise<void> {
+    this.prepared.delete(plan.key);
+    this.prepared.set(plan.key, plan);
+    if (this.prepared.size > KEEP_COMPILED) this.prepared.delete(this.prepared.keys().next().value!);
+    // The threads bodies with their key in a header go to are started for it (one started now compiles every version prepared, first).
+    if (!this.closed) this.leastBusy(this.keyed);
+    const threads = this.closed ? [] : this.slots.filter((t): t is Thread => t !== null);
+    await Promise.all([compiledPlanFor(plan), ...threads.map((t) => ask(t, { id: this.nextId++, kind: 'prepare', plan }, []))]);
+  }
+
+  /** The keys of the plan versions held compiled here, then on each thread running (null for one that stopped first), once the compiles under way have ended. */
+  async held(): Promise<{ here: string[]; threads: (string[] | null)[] }> {
+    const threads = this.slots.filter((t): t is Thread => t !== null);
+    const replies = Promise.all(threads.map((t) => ask(t, { id: this.nextId++, kind: 'held' }, [])));
+    const here = await compiledKeysSettled();
+    return { here, threads: (await replies).map((r) => (r !== null && 'prepared' in r ? r.prepared : null)) };
+  }
+
   /** Bodies whose key is unknown on a thread, and waiting for one (for tests and metrics). */
   get keylessInHand(): { running: number; waiting: number } {
     return this.keyless.counts;
@@ -242,7 +274,7 @@ export class CheckThreads {
   private ask(slots: number, m: CheckRequest): Promise<CheckReply | null> {
     const thread = this.closed ? null : this.leastBusy(slots);
     // A copy in an ArrayBuffer of its own moves to the thread without a second copy.
-    return thread === null ? Promise.resolve(null) : ask(thread, m, [m.bytes.buffer as ArrayBuffer]);
+    return thread === null ? Promise.resolve(null) : ask(thread, m, 'bytes' in m ? [m.bytes.buffer as ArrayBuffer] : []);
   }
 
   /** The thread with the fewest bodies waiting among the first `count` slots, starting those not running; null if none runs. */
@@ -285,6 +317,8 @@ export class CheckThreads {
       for (const settle of thread.waiting.values()) settle(null);
       thread.waiting.clear();
     });
+    // Before any body: the thread's queue is in order, so a body held to one of these waits at most for the rest of its compile.
+    for (const plan of this.prepared.values()) void ask(thread, { id: this.nextId++, kind: 'prepare', plan }, []);
     return thread;
   }
 }

@@ -1,13 +1,13 @@
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import type { BatchContext } from '../pipeline/checked-batch.js';
+import type { CheckContext } from '../pipeline/checked-batch.js';
 import { type CheckedMessages, checkMessages, findKey, readMessages } from '../pipeline/foreign-body.js';
 import type { Refusal } from '../domain/intake/refusal.js';
 import { POSTHOG_WIRE } from './posthog/posthog-map.js';
 import { SEGMENT_WIRE } from './segment/segment-map.js';
 
 const NOW = Date.UTC(2026, 10, 24, 12);
-const CTX: BatchContext = { now: NOW, recordIp: true, source: { id: 'src_1', filterBots: true } };
+const CTX: CheckContext = { now: NOW, recordIp: true, source: { id: 'src_1', filterBots: true } };
 const BOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
 const LONG_KEY = 'k'.repeat(300);
 const json = (x: unknown) => Buffer.from(JSON.stringify(x));

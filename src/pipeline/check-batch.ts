@@ -11,7 +11,7 @@ export const MAX_ITEMS = 500;
 
 /** Field order (docs/design.md, "Validation"): the order errors of one item are listed in. */
 export const FIELD_ORDER = [
-  'item', 'type', 'event', 'group_type', 'group_key', 'distinct_id', 'previous_id', 'anonymous_id', 'session_id', 'insert_id', 'timestamp', 'properties', 'set_once', 'unset',
+  'item', 'type', 'event', 'group_type', 'group_key', 'distinct_id', 'previous_id', 'anonymous_id', 'session_id', 'insert_id', 'timestamp', 'properties', 'set_once', 'unset', 'context',
 ];
 const rank = (field: string): number => FIELD_ORDER.indexOf(field.split('.')[0]!);
 

@@ -3,7 +3,7 @@ import type { ItemContext } from '../domain/items/kind.js';
 import type { EnrichedItem, PolicyDrop } from '../domain/items/enriched-item.js';
 import type { ItemError } from '../domain/items/fields/field-error.js';
 import { parseJsonBody } from './parse-body.js';
-import { checkPlanItems, loadPlanCompiler } from '../domain/plans/check.js';
+import { type PlanContext, type ReadyPlan, compiledPlanFor, compiledPlanNow } from '../domain/plans/check.js';
 import { cutText } from '../domain/echo.js';
 import { type Refusal, isRefusal } from '../domain/intake/refusal.js';
 import { SAMPLES_PER_CODE } from '../domain/outcomes/ledger.js';
@@ -13,8 +13,32 @@ import type { CheckedBatch, RefusedItem } from '../domain/intake/checked.js';
 
 export type { CheckedBatch, RefusedItem };
 
-/** What item checks and enrichment need to know of the request. */
-export type BatchContext = ItemContext;
+/**
+ * What item checks and enrichment need to know of the request, as it crosses
+ * to a check thread: its source's plan as data (PlanContext), which is not
+ * yet one a check can take.
+ */
+export type BatchContext = ItemContext & {
+  /** The source's tracking plan, when it checks one: each valid item is held to it after its own checks (domain/plans). */
+  plan?: PlanContext;
+};
+
+/** A request's context on the thread that checks its items: its plan, if any, compiled there (readyContext). */
+export type CheckContext = ItemContext & { plan?: ReadyPlan };
+
+/**
+ * The context with its plan compiled on this thread: the only way from a
+ * request's context to one the checks take. At once (no turn of the event
+ * loop) when the source checks no plan or this thread holds its version
+ * already; else once the version is compiled here (compiledPlanFor).
+ */
+export function readyContext(ctx: BatchContext): CheckContext | Promise<CheckContext> {
+  const { plan } = ctx;
+  if (plan === undefined) return ctx as ItemContext;
+  const now = compiledPlanNow(plan);
+  if (now !== undefined) return { ...ctx, plan: now };
+  return compiledPlanFor(plan).then((ready) => ({ ...ctx, plan: ready }));
+}
 
 /**
  * The project's windows, between reading a batch and checking its items: counts its items
@@ -34,20 +58,24 @@ export async function checkBatchBody(bytes: Uint8Array, ctx: BatchContext, admit
   if (isRefusal(batch)) return batch;
   const refused = await admit(batch.items.length);
   if (refused !== null) return refused;
-  if (ctx.plan !== undefined) await loadPlanCompiler();
-  return checkBatch(batch.items, batch.droppedKeys, ctx);
+  const ready = readyContext(ctx);
+  return checkBatch(batch.items, batch.droppedKeys, ready instanceof Promise ? await ready : ready);
 }
 
 /** Items already read and admitted: each item checked and enriched. */
-export function checkBatch(items: unknown[], droppedKeys: string[], ctx: BatchContext): CheckedBatch {
+export function checkBatch(items: unknown[], droppedKeys: string[], ctx: CheckContext): CheckedBatch {
   const checked = checkItems(items, ctx);
   const refused = refusedItems(checked.errors, items);
-  return withPlan({ count: items.length, droppedKeys, errors: checked.errors, items: checked.items, dropped: checked.dropped, refused }, ctx);
+  return withPlan({ count: items.length, droppedKeys, errors: checked.errors, items: checked.items, dropped: checked.dropped, refused }, ctx, items);
 }
 
-/** The batch with its plan's faults, when the source checks a plan: after the items' own checks, on the thread that made them. */
-export function withPlan(batch: CheckedBatch, ctx: BatchContext): CheckedBatch {
-  if (ctx.plan !== undefined) batch.planFaults = checkPlanItems(batch.items, ctx.plan);
+/**
+ * The batch with its plan's faults, when the source checks a plan: after the
+ * items' own checks, on the thread that made them. `raws` are the items as
+ * sent, by index (where an item names its rule version).
+ */
+export function withPlan(batch: CheckedBatch, ctx: CheckContext, raws: readonly unknown[]): CheckedBatch {
+  if (ctx.plan !== undefined) batch.planFaults = ctx.plan.checkItems(batch.items, raws);
   return batch;
 }
 

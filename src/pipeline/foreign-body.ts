@@ -10,14 +10,13 @@
  */
 import type { BearerResult } from '../domain/keys.js';
 import { checkItems } from './check-batch.js';
-import { type Admit, type BatchContext, type CheckedBatch, refusedItems, withPlan } from './checked-batch.js';
+import { type Admit, type BatchContext, type CheckContext, type CheckedBatch, readyContext, refusedItems, withPlan } from './checked-batch.js';
 import type { EnrichedItem } from '../domain/items/enriched-item.js';
 import type { ItemError } from '../domain/items/fields/field-error.js';
 import { gunzipSync } from 'node:zlib';
 import { BROKEN_GZIP, MAX_BODY_BYTES, bodyTooLarge, parseJsonBody } from './parse-body.js';
 import { type Refusal, isRefusal } from '../domain/intake/refusal.js';
 import { isPlainObject } from '../domain/items/fields/text.js';
-import { loadPlanCompiler } from '../domain/plans/check.js';
 
 /**
  * Which intake's shape a body is in, by the intake's name (it crosses to a
@@ -133,8 +132,8 @@ export async function checkForeignBody(bytes: Uint8Array, wire: WireMap, shape: 
   if (isRefusal(mapped)) return mapped;
   const refused = await admit(mapped.items.length);
   if (refused !== null) return refused;
-  if (ctx.plan !== undefined) await loadPlanCompiler();
-  return checkMessages(mapped, ctx);
+  const ready = readyContext(ctx);
+  return checkMessages(mapped, ready instanceof Promise ? await ready : ready);
 }
 
 /** Where an identify's fields came from in the message: its person operations. */
@@ -160,7 +159,7 @@ export function operationField(field: string, fields: readonly OperationField[] 
  * fields it sent them in (`properties.$set.<key>`); a message dropped (the bot
  * filter) drops its update too; a kept message's update is written with it.
  */
-export function checkMessages(mapped: MappedMessages, ctx: BatchContext): CheckedMessages {
+export function checkMessages(mapped: MappedMessages, ctx: CheckContext): CheckedMessages {
   const checked = checkMapped(mapped, ctx);
   if (mapped.refusals === undefined || mapped.refusals.size === 0) return checked;
   return withMapRefusals(checked, mapped.refusals, mapped.items);
@@ -185,7 +184,7 @@ function withMapRefusals(checked: CheckedMessages, refusals: ReadonlyMap<number,
   };
 }
 
-function checkMapped(mapped: MappedMessages, ctx: BatchContext): CheckedMessages {
+function checkMapped(mapped: MappedMessages, ctx: CheckContext): CheckedMessages {
   const n = mapped.items.length;
   const all = mapped.updates.length === 0 ? mapped.items : [...mapped.items, ...mapped.updates.map((u) => u.item)];
   const checked = checkItems(all, { ...ctx, ownEvents: mapped.ownEvents });
@@ -238,7 +237,7 @@ function checkMapped(mapped: MappedMessages, ctx: BatchContext): CheckedMessages
     dropped: checked.dropped.filter((d) => own(d.index)),
     refused: refusedItems(errors, raws),
   };
-  return { batch: withPlan(batch, ctx), updates };
+  return { batch: withPlan(batch, ctx, mapped.items), updates };
 }
 
 /** An event's item as mapped, its person operations put back in its properties: what its errors' fields name. */

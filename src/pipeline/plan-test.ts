@@ -1,7 +1,6 @@
 import type { ItemError } from '../domain/items/fields/field-error.js';
-import type { PlanContext } from '../domain/plans/check.js';
+import type { ReadyPlan } from '../domain/plans/check.js';
 import { checkItems } from './check-batch.js';
-import { checkPlanItems, loadPlanCompiler } from '../domain/plans/check.js';
 
 /** One line of `inlet plan test`: what a source enforcing the plan would answer for it. */
 export interface LineVerdict {
@@ -17,10 +16,9 @@ export interface LineVerdict {
  * malformed item keeps its own code), then the plan's. Blank lines are
  * skipped; a line that is not JSON is refused as `invalid_item`.
  */
-export async function testLines(text: string, plan: PlanContext, now: number): Promise<LineVerdict[]> {
-  await loadPlanCompiler();
+export function testLines(text: string, plan: ReadyPlan, now: number): LineVerdict[] {
   const out: LineVerdict[] = [];
-  const ctx = { now, recordIp: false, source: { id: 'plan-test', filterBots: false }, plan };
+  const ctx = { now, recordIp: false, source: { id: 'plan-test', filterBots: false } };
   text.split('\n').forEach((raw, i) => {
     if (raw.trim() === '') return;
     let item: unknown;
@@ -31,7 +29,7 @@ export async function testLines(text: string, plan: PlanContext, now: number): P
       return;
     }
     const checked = checkItems([item], ctx);
-    const errors = checked.errors.length > 0 ? checked.errors : checkPlanItems(checked.items, plan);
+    const errors = checked.errors.length > 0 ? checked.errors : plan.checkItems(checked.items, [item]);
     out.push({ line: i + 1, outcome: errors.length === 0 ? 'accepted' : 'refused', errors: errors.map(({ index: _index, ...e }) => e) });
   });
   return out;

@@ -31,6 +31,41 @@ export interface OutcomeCount {
   count: number;
 }
 
+/**
+ * Items of one source in one hour that a tracking plan warned or refused,
+ * with one code and one event: the event as the item named it ("(identify)",
+ * "(group)" for those), or OTHER_EVENTS for the events past the source's
+ * cap in that hour.
+ */
+export interface EventOutcomeCount {
+  projectId: string;
+  sourceId: string;
+  /** Epoch ms, the start of the hour. */
+  hour: number;
+  outcome: 'refused' | 'warned';
+  code: string;
+  event: string;
+  count: number;
+}
+
+/** Where the events of a source's hour past its cap are counted: a sender naming ever new events adds to this row, not new ones. */
+export const OTHER_EVENTS = '(other)';
+
+/** A plan's counts by event, as `addOutcomes` adds them: the rows, and how many distinct events (OTHER_EVENTS aside) a source's hour holds at most. */
+export interface EventCounts {
+  rows: EventOutcomeCount[];
+  perHour: number;
+}
+
+/** Counts by event summed over a range of hours: one source's, or each of a project's sources'. */
+export interface EventOutcomeRow {
+  sourceId: string;
+  outcome: 'refused' | 'warned';
+  code: string;
+  event: string;
+  count: number;
+}
+
 /** An item refused or dropped, kept to be looked at and sent again; or one kept with a tracking plan's warning, to be looked at. */
 export interface KeptSample {
   projectId: string;
@@ -99,15 +134,22 @@ export interface SampleBounds {
 }
 
 export interface OutcomeStore {
-  /** Adds counts and samples in one transaction, then trims samples as the bounds say (see the contract). */
-  addOutcomes(counts: OutcomeCount[], samples: KeptSample[], bounds: SampleBounds): Promise<void>;
+  /**
+   * Adds counts, samples and a plan's counts by event in one transaction,
+   * then trims samples as the bounds say (see the contract). An event new to
+   * its source's hour once that hour holds `events.perHour` events is added
+   * to OTHER_EVENTS instead.
+   */
+  addOutcomes(counts: OutcomeCount[], samples: KeptSample[], bounds: SampleBounds, events?: EventCounts): Promise<void>;
   outcomeCounts(q: OutcomeQuery): Promise<OutcomeRow[]>;
+  /** A plan's counts by event of the hours that start in [since, until), summed per source, outcome, code and event. */
+  eventOutcomeCounts(q: { sourceId?: string; projectId?: string; since: number; until: number }): Promise<EventOutcomeRow[]>;
   samples(q: SampleQuery): Promise<StoredSample[]>;
   /** Each project's items by outcome since `since` (the projects list's refusal share). */
   projectOutcomeTotals(projectIds: string[], since: number): Promise<Map<string, Map<Outcome, number>>>;
   /** Deletes samples received before each project's cutoff; returns how many went. */
   expireSamples(cutoffs: { projectId: string; before: number }[]): Promise<number>;
-  /** Deletes counts of minutes before each project's cutoff; returns how many rows went. */
+  /** Deletes counts of minutes (and counts by event of hours) before each project's cutoff; returns how many rows went. */
   expireCounts(cutoffs: { projectId: string; before: number }[]): Promise<number>;
 }
 

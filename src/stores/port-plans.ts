@@ -50,5 +50,11 @@ export interface PlanStore {
   /** Deletes the plan and its versions, unless a live source uses it: then the sources' ids. */
   deletePlan(id: string): Promise<{ deleted: boolean; usedBy: string[] }>;
   getSourcePlan(sourceId: string): Promise<SourcePlanSetting | null>;
+  /**
+   * The versions live sources check now (mode observe or enforce: the pinned
+   * version, or the plan's latest), each once: what a server compiles ahead
+   * of the requests held to them.
+   */
+  versionsInUse(): Promise<{ planId: string; version: number }[]>;
   setSourcePlan(sourceId: string, setting: SourcePlanSetting): Promise<void>;
 }

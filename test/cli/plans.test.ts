@@ -131,6 +131,18 @@ it('plan check holds the stored events of a period to a plan: what enforce would
     expect(plain.stdout.trim().split('\n')).toEqual(['checked 4 items: enforce would have refused 2', 'by code:', '  plan_violation: 1', '  unplanned_event: 1', 'by event:', '  order_completed: 1', '  unplanned: 1']);
     const none = await runCli(['plan', 'check', '--source', p.source.id, '--since', '0', '--json'], denv);
     expect(none.stderr).toContain('has no plan');
+    // A draft file instead of a stored plan, as pull writes one: here one that also plans "unplanned" and takes amount as text.
+    const draft = file('draft.json', { rules: [...V1.rules.slice(1), { type: 'track', event: 'order_completed', json_schema: { type: 'object' } }, { type: 'track', event: 'unplanned', json_schema: { type: 'object' } }] });
+    expect(await cliJson(['plan', 'check', '--source', p.source.id, '--since', new Date(now - 3_600_000).toISOString(), '--file', draft], denv)).toMatchObject({ checked: 4, would_refuse: 0 });
+    const strict = file('strict.json', V2);
+    expect(await cliJson(['plan', 'check', '--source', p.source.id, '--since', new Date(now - 3_600_000).toISOString(), '--file', strict], denv))
+      .toMatchObject({ checked: 4, would_refuse: 4, by_code: { plan_violation: 2, unplanned_event: 2 } });
+    const both = await runCli(['plan', 'check', '--source', p.source.id, '--since', '0', '--file', strict, '--plan', plan.id], denv);
+    expect(both.stderr).toContain('not both');
+    const broken = await runCli(['plan', 'check', '--source', p.source.id, '--since', '0', '--file', file('broken.json', { rules: [{ type: 'track', json_schema: {} }] })], denv);
+    expect(broken.stderr).toMatch(/rule 1 .*names its "event"/);
+    const uncompiled = await runCli(['plan', 'check', '--source', p.source.id, '--since', '0', '--file', file('nope.json', { rules: [{ type: 'track', event: 'e', json_schema: { type: 'nope' } }] })], denv);
+    expect(uncompiled.stderr).toMatch(/does not compile/);
   } finally {
     dir.remove();
   }
@@ -171,4 +183,22 @@ it('plan import --from segment reads a Protocols plan as its Public API returns 
   expect(pulled.rules[0].json_schema).toMatchObject({ required: ['revenue'], definitions: { money: { type: 'number', minimum: 0 } } });
   const test = await runCli(['plan', 'test', made.id, file('seg.ndjson', JSON.stringify({ event: 'Order Completed', distinct_id: 'u', properties: { revenue: -1 } })), '--json'], env);
   expect(JSON.parse(test.stdout)[0].errors[0]).toMatchObject({ code: 'plan_violation', field: 'properties.revenue' });
+});
+
+it("outcomes --by-event lists a tracking plan's warned and refused items by event and code over the period", async () => {
+  const store = SqliteStore.open(tmp.dir);
+  const hour = Date.now() - (Date.now() % 3_600_000);
+  const row = { projectId: ids.project.id, sourceId: ids.source.id, hour, outcome: 'refused' as const, code: 'plan_violation', count: 2 };
+  await store.outcomes.addOutcomes([], [], { keepPerCode: 100, projectBytes: 1 << 20 }, {
+    rows: [{ ...row, event: 'order_completed' }, { ...row, hour: hour - 3_600_000, event: 'order_completed', count: 1_500 }, { ...row, outcome: 'warned', code: 'unplanned_event', event: 'page_viewed' }],
+    perHour: 100,
+  });
+  await store.close();
+  expect(await cliJson(['outcomes', '--source', ids.source.id, '--by-event'], env)).toEqual([
+    { source_id: ids.source.id, outcome: 'refused', code: 'plan_violation', event: 'order_completed', count: 1_502 },
+    { source_id: ids.source.id, outcome: 'warned', code: 'unplanned_event', event: 'page_viewed', count: 2 },
+  ]);
+  const plain = await runCli(['outcomes', '--project', ids.project.id, '--by-event', '--since', new Date(hour).toISOString()], env);
+  expect(plain.stdout).toMatch(/SOURCE +OUTCOME +CODE +EVENT +COUNT/);
+  expect(plain.stdout).toMatch(/refused +plan_violation +order_completed +2\n/);
 });

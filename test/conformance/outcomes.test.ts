@@ -7,7 +7,7 @@ import { createAdmin } from '../../src/domain/admin.js';
 import type { Collector } from '../../src/domain/collector.js';
 import { erasePerson } from '../../src/domain/erasure.js';
 import { expireSamples } from '../../src/domain/retention.js';
-import { type KeptSample, sampleBytes } from '../../src/stores/port-outcomes.js';
+import { type EventOutcomeCount, type KeptSample, sampleBytes } from '../../src/stores/port-outcomes.js';
 import { TestClock } from '../helpers/fixture.js';
 import { RECEIVED_AT, ingestJob } from '../helpers/items.js';
 import { STORES, type StoreUnderTest } from './stores.js';
@@ -56,6 +56,30 @@ for (const engine of STORES) {
       expect(rows[0]!.at).toBe(MINUTE - (MINUTE % 3_600_000));
       const totals = await collector.store.outcomes.projectOutcomeTotals([projectId], MINUTE - 1);
       expect(Object.fromEntries(totals.get(projectId)!)).toEqual({ accepted: 15, refused: 7 });
+    });
+
+    it("a tracking plan's counts by event add up across servers, hold a source's hour to its cap of events (the rest under (other)), and follow retention", async () => {
+      const { projectId, sourceId } = await world();
+      const other = await sut.another();
+      const HOUR = RECEIVED_AT - (RECEIVED_AT % 3_600_000);
+      const row = (event: string, count: number, over: Partial<EventOutcomeCount> = {}): EventOutcomeCount => ({ projectId, sourceId, hour: HOUR, outcome: 'refused', code: 'plan_violation', event, count, ...over });
+      const read = async (since = HOUR, until = HOUR + 3_600_000) =>
+        (await collector.store.outcomes.eventOutcomeCounts({ sourceId, since, until })).map((r) => [r.outcome, r.code, r.event, r.count]);
+      await collector.store.outcomes.addOutcomes([], [], BOUNDS, { rows: [row('a', 2), row('b', 1), row('a', 1, { outcome: 'warned' })], perHour: 3 });
+      await other.store.outcomes.addOutcomes([], [], BOUNDS, { rows: [row('a', 5), row('c', 1, { code: 'unplanned_event' })], perHour: 3 });
+      expect(await read()).toEqual([['refused', 'plan_violation', 'a', 7], ['refused', 'plan_violation', 'b', 1], ['refused', 'unplanned_event', 'c', 1], ['warned', 'plan_violation', 'a', 1]]);
+      // The hour holds 3 events: a new one goes under (other), an event it holds still counts under its own name.
+      await collector.store.outcomes.addOutcomes([], [], BOUNDS, { rows: [row('d', 4), row('e', 1), row('b', 1)], perHour: 3 });
+      expect(await read()).toEqual([
+        ['refused', 'plan_violation', '(other)', 5], ['refused', 'plan_violation', 'a', 7], ['refused', 'plan_violation', 'b', 2],
+        ['refused', 'unplanned_event', 'c', 1], ['warned', 'plan_violation', 'a', 1],
+      ]);
+      // The next hour has room of its own; a project's sources are read together.
+      await collector.store.outcomes.addOutcomes([], [], BOUNDS, { rows: [row('d', 1, { hour: HOUR + 3_600_000 })], perHour: 3 });
+      expect((await collector.store.outcomes.eventOutcomeCounts({ projectId, since: HOUR, until: HOUR + 2 * 3_600_000 })).find((r) => r.event === 'd')).toEqual({ sourceId, outcome: 'refused', code: 'plan_violation', event: 'd', count: 1 });
+      await admin.updateProject(projectId, { retentionDays: 1 });
+      await collector.store.outcomes.expireCounts([{ projectId, before: HOUR + 3_600_000 }]);
+      expect(await read(0, HOUR + 2 * 3_600_000)).toEqual([['refused', 'plan_violation', 'd', 1]]);
     });
 
     it('keeps the newest samples of each source and code, and no more bytes per project than its bound', async () => {

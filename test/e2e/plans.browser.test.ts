@@ -79,8 +79,11 @@ describe.skipIf(NO_CHROMIUM)('tracking plans in the console, in chromium', () =>
     expect(totals).toContain('1,200 warned plan_violation');
     expect(totals).toContain('1,200 warned unplanned_event');
     const rows = await page.locator('table.violations tbody tr').allTextContents();
-    expect(rows.some((r) => r.includes('order_completed') && r.includes('plan_violation'))).toBe(true);
-    expect(rows.some((r) => r.includes('signed_up') && r.includes('unplanned_event'))).toBe(true);
+    // Counted by event from every item (1,200 each), not only from the 100 kept of each code.
+    expect(rows.some((r) => r.includes('order_completed') && r.includes('plan_violation') && r.includes('1,200'))).toBe(true);
+    expect(rows.some((r) => r.includes('signed_up') && r.includes('unplanned_event') && r.includes('1,200'))).toBe(true);
+    // Item outcomes names the events under each of the plan's codes too.
+    expect(await page.locator('#outcome-codes tr[data-code="plan_violation"] .code-events').textContent()).toContain('order_completed 1,200');
     await page.locator('table.violations details summary').first().click();
     await expect.poll(() => page.locator('table.violations details pre').first().textContent()).toContain('"event"');
     await page.screenshot({ path: `${SHOTS}/source-plan-375.png`, fullPage: true });

@@ -2,6 +2,9 @@
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planAdmin } from '../../src/domain/plans/plan-admin.js';
+import { planViolations } from '../../src/domain/plans/violations.js';
+import { sourceOutcomes } from '../../src/domain/outcomes/reports.js';
+import { outcomesSection } from '../../src/console/views/outcomes.js';
 import { CheckThreads } from '../../src/intakes/check-threads.js';
 import { PostgresStore } from '../../src/stores/postgres/postgres-store.js';
 import type { Store } from '../../src/stores/port.js';
@@ -97,6 +100,72 @@ describe.each(STORES)('tracking plans at intake on $name', (engine) => {
     expect(res.body).not.toContain('secret');
   });
 
+  it('context.plan_version picks a rule version (default: the highest); a version the plan does not have is a plan_violation at context.plan_version, on the main thread and a check thread', async () => {
+    const money = (type: string) => ({ type: 'object', required: ['amount'], properties: { amount: { type } } });
+    const rules = {
+      rules: [
+        { type: 'track', event: 'order_completed', version: 1, json_schema: money('string') },
+        { type: 'track', event: 'order_completed', version: 2, json_schema: money('number') },
+        { type: 'track', event: 'signed_up', json_schema: { type: 'object', required: ['via'] } },
+        { type: 'identify', version: 1, json_schema: { type: 'object', properties: { plan: { type: 'string' } } } },
+        { type: 'identify', version: 3, json_schema: { type: 'object', properties: { plan: { enum: ['free', 'pro'] } } } },
+      ],
+    };
+    const items = [
+      order({ amount: 12 }),
+      order({ amount: '12' }),
+      order({ amount: '12' }, { context: { plan_version: 1 } }),
+      order({ amount: 12 }, { context: { plan_version: 1 } }),
+      order({ amount: 12 }, { context: { plan_version: 2 } }),
+      order({ amount: 12 }, { context: { plan_version: 7 } }),
+      order({ amount: 12 }, { context: { plan_version: '2' } }),
+      // An event whose rule names no version has that one rule, whatever the item asks.
+      { event: 'signed_up', distinct_id: 'u_1', properties: { via: 'mail' }, context: { plan_version: 9 } },
+      { type: 'identify', distinct_id: 'u_1', properties: { plan: 'enterprise' } },
+      { type: 'identify', distinct_id: 'u_1', properties: { plan: 'enterprise' }, context: { plan_version: 1 } },
+      { type: 'identify', distinct_id: 'u_1', properties: { plan: 'pro' }, context: { plan_version: 2 } },
+    ];
+    const expected = [
+      [1, 'plan_violation', 'properties.amount'],
+      [3, 'plan_violation', 'properties.amount'],
+      [5, 'plan_violation', 'context.plan_version'],
+      [6, 'plan_violation', 'context.plan_version'],
+      [8, 'plan_violation', 'properties.plan'],
+      [10, 'plan_violation', 'context.plan_version'],
+    ];
+    const threads = new CheckThreads(1, { minBytes: 0 });
+    try {
+      for (const f of [await fresh(), await fresh({ checks: threads })]) {
+        await withPlan(f, f.collector.store, 'enforce', { rules });
+        const body = (await send(f, { items })).json();
+        expect(body.errors.map((e: { index: number; code: string; field: string }) => [e.index, e.code, e.field])).toEqual(expected);
+        expect(body.accepted).toBe(items.length - expected.length);
+        expect(body.errors[2].message).toContain('it has versions 1, 2');
+        expect(body.errors[5].message).toContain('it has versions 1, 3');
+        // Read, so not among what a dry run says was not kept (nor is it stored).
+        const dry = (await send(f, { items: [items[2]] }, { query: 'validate=true' })).json();
+        expect(dry.items[0].dropped_keys).toEqual([]);
+        // A Segment message names its rule version in its context the same way.
+        const segment = await f.app.inject({
+          method: 'POST', url: '/v1/batch', headers: { 'content-type': 'application/json' },
+          payload: JSON.stringify({
+            writeKey: f.key,
+            batch: [
+              { type: 'track', event: 'order_completed', userId: 'u_1', messageId: 'm-1', properties: { amount: '12' }, context: { plan_version: 1, ip: '10.0.0.1' } },
+              { type: 'track', event: 'order_completed', userId: 'u_1', messageId: 'm-2', properties: { amount: '12' } },
+              { type: 'track', event: 'order_completed', userId: 'u_1', messageId: 'm-3', properties: { amount: 12 }, context: { plan_version: 7 } },
+            ],
+          }),
+        });
+        expect(segment.json().errors.map((e: { index: number; code: string; field: string }) => [e.index, e.code, e.field])).toEqual([[1, 'plan_violation', 'properties.amount'], [2, 'plan_violation', 'context.plan_version']]);
+      }
+      // The batch, the dry run and the Segment body (its key inside it) on the thread.
+      expect(threads.stats.offThread).toBe(3);
+    } finally {
+      await threads.close();
+    }
+  });
+
   it('enforce: an item that fails its own checks keeps its own code; strict=true refuses the batch; a dry run shows the refusals', async () => {
     const f = await fresh();
     await withPlan(f, f.collector.store, 'enforce');
@@ -141,6 +210,46 @@ describe.each(STORES)('tracking plans at intake on $name', (engine) => {
     expect(JSON.parse(samples[0]!.item).event).toBe('order_completed');
     const line = logs.split('\n').filter((l) => l.includes('"warned"')).map((l) => JSON.parse(l))[0];
     expect(line.items.warnings).toEqual({ plan_violation: 1 });
+  });
+
+  it('outcomes count the refused (enforce) and warned (observe) items per event and code, from every request, strict ones too; the source page reads them by event', async () => {
+    const f = await fresh();
+    await withPlan(f, f.collector.store, 'enforce');
+    const bad = order({ amount: 'x', currency: 'EUR' });
+    await send(f, { items: [bad, bad, { event: 'page_viewed', distinct_id: 'u_1' }, { type: 'identify', distinct_id: 'u_1', properties: { plan: 'gold' } }, order({ amount: 1, currency: 'EUR' })] });
+    // Refused whole (strict): its plan-refused items count by event all the same; a dry run counts nothing.
+    expect((await send(f, { items: [bad, { event: 'page_viewed', distinct_id: 'u_1' }] }, { query: 'strict=true' })).statusCode).toBe(400);
+    await send(f, { items: [bad] }, { query: 'validate=true' });
+    await withPlan(f, f.collector.store, 'observe');
+    await send(f, { items: [bad, { event: 'page_viewed', distinct_id: 'u_1' }] });
+    await f.collector.outcomes.flush();
+    const day = { since: f.clock.ms - 86_400_000, until: f.clock.ms + 86_400_000 };
+    const rows = await f.collector.store.outcomes.eventOutcomeCounts({ sourceId: f.sourceId, ...day });
+    expect(rows.map((r) => [r.outcome, r.code, r.event, r.count])).toEqual([
+      ['refused', 'plan_violation', '(identify)', 1],
+      ['refused', 'plan_violation', 'order_completed', 3],
+      ['refused', 'unplanned_event', 'page_viewed', 2],
+      ['warned', 'plan_violation', 'order_completed', 1],
+    ]);
+    // The by-code counts agree with the by-event ones.
+    const byCode = await f.collector.store.outcomes.outcomeCounts({ sourceId: f.sourceId, ...day, bucketMs: 86_400_000 });
+    expect(byCode.filter((r) => r.code === 'plan_violation' || r.code === 'unplanned_event').map((r) => [r.outcome, r.code, r.count]))
+      .toEqual([['refused', 'plan_violation', 4], ['refused', 'unplanned_event', 2], ['warned', 'plan_violation', 1]]);
+    const v = await planViolations(f.collector.store.outcomes, f.sourceId, f.clock.ms);
+    expect(v.violations.map((r) => [r.event, r.code, r.outcome, r.count, r.latest === null ? null : JSON.parse(r.latest.item).event ?? JSON.parse(r.latest.item).type])).toEqual([
+      ['order_completed', 'plan_violation', 'refused', 3, 'order_completed'],
+      ['page_viewed', 'unplanned_event', 'refused', 2, 'page_viewed'],
+      ['(identify)', 'plan_violation', 'refused', 1, 'identify'],
+      ['order_completed', 'plan_violation', 'warned', 1, 'order_completed'],
+    ]);
+    // The source page's Item outcomes names the events under each of the plan's codes.
+    const o = await sourceOutcomes(f.collector.store.outcomes, f.sourceId, f.clock.ms);
+    expect(o.codes.filter((c) => c.events !== undefined).map((c) => [c.outcome, c.code, c.events])).toEqual([
+      ['refused', 'plan_violation', [{ event: 'order_completed', count: 3 }, { event: '(identify)', count: 1 }]],
+      ['refused', 'unplanned_event', [{ event: 'page_viewed', count: 2 }]],
+      ['warned', 'plan_violation', [{ event: 'order_completed', count: 1 }]],
+    ]);
+    expect(outcomesSection(o, f.sourceId).value).toMatch(/<div><code>plan_violation<\/code><ul class="meta code-events"><li><code>order_completed<\/code> 3<\/li>/);
   });
 
   it('off: no check and no warnings; a pinned version holds while newer ones are pushed', async () => {
@@ -215,6 +324,30 @@ describe.each(STORES)('tracking plans at intake on $name', (engine) => {
       const hostile = (await send(f, { items: [{ event: 'e', distinct_id: 'u_1', properties: { s: `${'a'.repeat(4000)}!` } }, { event: 'e', distinct_id: 'u_1', properties: { s: 'aaa' } }] })).json();
       expect(hostile.errors.map((e: { index: number; field: string }) => [e.index, e.field])).toEqual([[0, 'properties.s']]);
       expect(threads.stats).toEqual({ offThread: 2, retried: 0 });
+    } finally {
+      await threads.close();
+    }
+  });
+
+  it("a source's new version is compiled ahead on the main thread and every check thread once the server refreshes, before any request meets it", async () => {
+    const threads = new CheckThreads(2, { minBytes: 0 });
+    try {
+      const f = await fresh({ checks: threads });
+      const plan = await withPlan(f, f.collector.store, 'enforce');
+      const v1 = `${plan.id}@1`;
+      expect((await threads.held()).here).not.toContain(v1);
+      await f.collector.plans.refresh();
+      const held = await threads.held();
+      expect(held.here).toContain(v1);
+      expect(held.threads).toHaveLength(2);
+      for (const t of held.threads) expect(t).toContain(v1);
+      // A version pushed later (the source takes the latest) is compiled at the next refresh, as is a pinned one.
+      await planAdmin(f.collector.store, f.clock.now).push(plan.id, { rules: [...CHECKOUT_PLAN.rules, { type: 'track', event: 'refunded', json_schema: { type: 'object' } }] });
+      await f.collector.plans.refresh();
+      for (const t of (await threads.held()).threads) expect(t).toContain(`${plan.id}@2`);
+      const res = (await send(f, { items: [{ event: 'refunded', distinct_id: 'u_1' }, order({ amount: 'x', currency: 'EUR' })] })).json();
+      expect(res.errors.map((e: { index: number; code: string }) => [e.index, e.code])).toEqual([[1, 'plan_violation']]);
+      expect(threads.stats).toEqual({ offThread: 1, retried: 0 });
     } finally {
       await threads.close();
     }

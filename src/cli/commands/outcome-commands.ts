@@ -13,6 +13,26 @@ const BUCKETS: Record<string, number> = { minute: 60_000, hour: HOUR_MS, day: DA
 /** Samples read per page by an export. */
 const EXPORT_PAGE = 500;
 
+/** A line of `inlet outcomes`: counts per bucket, outcome and code. */
+interface CountLine {
+  at: string;
+  source_id: string;
+  outcome: string;
+  code: string | null;
+  count: number;
+}
+
+/** A line of `inlet outcomes --by-event`: a plan's counts per event and code over the period. */
+interface EventLine {
+  source_id: string;
+  outcome: string;
+  code: string;
+  event: string;
+  count: number;
+}
+
+type OutcomeLine = CountLine | EventLine;
+
 /** `inlet outcomes`, `inlet refused list`, `inlet refused export`: what became of every item. */
 export function registerOutcomeCommands(program: Command): void {
   withCommon(
@@ -23,26 +43,37 @@ export function registerOutcomeCommands(program: Command): void {
       .option('--project <project>', 'project id: each of its sources')
       .option('--since <time>', 'from this time (ISO 8601 or epoch ms; default 24 hours ago)')
       .option('--until <time>', 'before this time (ISO 8601 or epoch ms; default now)')
-      .option('--by <bucket>', 'minute, hour or day', 'hour'),
+      .option('--by <bucket>', 'minute, hour or day', 'hour')
+      .option('--by-event', "a tracking plan's warned and refused items (unplanned_event, plan_violation) by event and code, summed over the period (counted per hour)"),
   ).action((o) =>
     runWithStore(
       o,
-      async ({ admin, store }) => {
+      async ({ admin, store }): Promise<OutcomeLine[]> => {
         if ((o.source === undefined) === (o.project === undefined)) throw new UsageError('Give exactly one of --source and --project.');
-        const bucketMs = BUCKETS[o.by as string];
+        const bucketMs = o.byEvent === true ? HOUR_MS : BUCKETS[o.by as string];
         if (!Object.hasOwn(BUCKETS, o.by) || bucketMs === undefined) throw new UsageError(`--by takes minute, hour or day, not "${o.by}".`);
         const until = o.until === undefined ? Date.now() : parseTime(o.until, '--until');
         const since = o.since === undefined ? until - DAY_MS : parseTime(o.since, '--since');
         if (o.source !== undefined) await admin.getSource(o.source);
         else await admin.getProject(o.project);
-        // The buckets start at multiples of their length: the first is the one `since` falls in.
-        const rows = await store.outcomes.outcomeCounts({ sourceId: o.source, projectId: o.project, since: since - (since % bucketMs), until, bucketMs });
+        // The buckets start at multiples of their length: the first is the one `since` falls in (counts by event are kept per hour).
+        const from = since - (since % bucketMs);
+        if (o.byEvent === true) {
+          const byEvent = await store.outcomes.eventOutcomeCounts({ sourceId: o.source, projectId: o.project, since: from, until });
+          return byEvent.map((r) => ({ source_id: r.sourceId, outcome: r.outcome, code: r.code, event: r.event, count: r.count }));
+        }
+        const rows = await store.outcomes.outcomeCounts({ sourceId: o.source, projectId: o.project, since: from, until, bucketMs });
         return rows.map((r) => ({ at: new Date(r.at).toISOString(), source_id: r.sourceId, outcome: r.outcome, code: r.code === '' ? null : r.code, count: r.count }));
       },
-      (rows) =>
-        rows.length === 0
-          ? 'No items in that time.'
-          : table([['AT', 'SOURCE', 'OUTCOME', 'CODE', 'COUNT'], ...rows.map((r) => [r.at, r.source_id, r.outcome, r.code ?? '-', formatCount(r.count)])]),
+      (rows) => {
+        if (rows.length === 0) return o.byEvent === true ? 'No items a tracking plan warned or refused in that time.' : 'No items in that time.';
+        if (o.byEvent === true) {
+          const byEvent = rows as EventLine[];
+          return table([['SOURCE', 'OUTCOME', 'CODE', 'EVENT', 'COUNT'], ...byEvent.map((r) => [r.source_id, r.outcome, r.code, r.event, formatCount(r.count)])]);
+        }
+        const counted = rows as CountLine[];
+        return table([['AT', 'SOURCE', 'OUTCOME', 'CODE', 'COUNT'], ...counted.map((r) => [r.at, r.source_id, r.outcome, r.code ?? '-', formatCount(r.count)])]);
+      },
     ),
   );
 

@@ -10,9 +10,9 @@ import { testLines } from '../../pipeline/plan-test.js';
 import { setExitCode } from '../io.js';
 import { cliIo } from '../io.js';
 import { UsageError, parseTime, parseWhole, runWithStore, table, withCommon } from '../context.js';
-import { compilePlan } from '../../domain/plans/compile.js';
+import { readyPlanOf } from '../../domain/plans/check.js';
 import { checkPeriod } from '../../domain/plans/plan-check.js';
-import type { PlanRule } from '../../domain/plans/rules.js';
+import { type PlanRule, readRules } from '../../domain/plans/rules.js';
 
 const VERSION = { min: 1, max: 999_999_999 };
 
@@ -29,6 +29,23 @@ export function readJsonFile(file: string): unknown {
   } catch (e) {
     throw new UsageError(`${file} is not JSON: ${(e as Error).message}`);
   }
+}
+
+/** A draft's rules, as push would take them (a draft that push would refuse is refused here too, naming the rule). */
+function draftRules(file: string): PlanRule[] {
+  try {
+    return readRules(readJsonFile(file));
+  } catch (e) {
+    if (e instanceof PlanRefused) throw new UsageError(`${file}: ${e.message}`);
+    throw e;
+  }
+}
+
+/** The rules of the plan named (P or P@V), or else of the source's own (its pinned version or the latest). */
+async function storedRules(admin: ReturnType<typeof planAdmin>, source: string, named: string | undefined, setting: { id: string | null; version: number | null }): Promise<PlanRule[]> {
+  const ref = named !== undefined ? parsePlanRef(named) : setting.id === null ? null : { planId: setting.id, version: setting.version };
+  if (ref === null) throw new UsageError(`Source ${source} has no plan: name one with --plan P[@V], or a draft with --file FILE.`);
+  return (await admin.show(ref.planId, ref.version ?? undefined)).rules as PlanRule[];
 }
 
 const version = (v: string | undefined, flag: string): number | undefined => (v === undefined ? undefined : parseWhole(v, flag, VERSION));
@@ -97,7 +114,7 @@ export function registerPlanCommands(program: Command): void {
         } catch (e) {
           throw new UsageError(`Cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}.`);
         }
-        const verdicts = await testLines(text, { key: `${shown.id}@${shown.version}`, rules: JSON.stringify(shown.rules), unplanned: 'refuse' }, Date.now());
+        const verdicts = testLines(text, await readyPlanOf(shown.rules as PlanRule[], 'refuse'), Date.now());
         if (verdicts.some((v) => v.outcome === 'refused')) setExitCode(1);
         return verdicts;
       },
@@ -147,22 +164,31 @@ export function registerPlanCommands(program: Command): void {
       .requiredOption('--source <source>', 'source id')
       .requiredOption('--since <time>', 'ISO 8601 or epoch ms')
       .option('--until <time>', 'ISO 8601 or epoch ms (default: now)')
-      .option('--plan <plan>', "plan id, or id@version (default: the source's plan)"),
+      .option('--plan <plan>', "plan id, or id@version (default: the source's plan)")
+      .option('--file <file>', 'a draft of rules instead of a stored plan, as push reads it and pull writes it'),
   ).action((o) =>
     runWithStore(
       o,
       async ({ store }) => {
         const since = parseTime(o.since, '--since');
         const until = o.until === undefined ? Date.now() : parseTime(o.until, '--until');
+        if (o.plan !== undefined && o.file !== undefined) throw new UsageError('Name a stored plan (--plan) or a draft (--file), not both.');
         const admin = planAdmin(store, Date.now);
         const setting = await admin.sourcePlan(o.source);
-        const ref = o.plan !== undefined ? parsePlanRef(o.plan) : setting.id === null ? null : { planId: setting.id, version: setting.version };
-        if (ref === null) throw new UsageError(`Source ${o.source} has no plan: name one with --plan P[@V].`);
-        const shown = await admin.show(ref.planId, ref.version ?? undefined);
+        const rules = o.file !== undefined ? draftRules(o.file) : await storedRules(admin, o.source, o.plan, setting);
+        // The source's own choice for unplanned events only when its own plan is checked, in enforce; a named plan or draft is held strictly.
+        const unplanned = setting.mode === 'enforce' && o.plan === undefined && o.file === undefined ? setting.unplanned_events : 'refuse';
+        let plan: Awaited<ReturnType<typeof readyPlanOf>>;
+        try {
+          plan = await readyPlanOf(rules, unplanned);
+        } catch (e) {
+          if (e instanceof PlanRefused) throw new AdminError(`The plan does not compile: ${e.message}`);
+          throw e;
+        }
         const err = cliIo().stderr;
         // A progress line on a terminal, for long periods; nothing on a pipe.
         const progress = err.isTTY ? (n: number) => err.write(`\rchecked ${formatCount(n)} items`) : undefined;
-        const report = await checkPeriod(store, { sourceId: o.source, since, until, plan: compilePlan(shown.rules as PlanRule[]), unplanned: setting.mode === 'enforce' && o.plan === undefined ? setting.unplanned_events : 'refuse', progress });
+        const report = await checkPeriod(store, { sourceId: o.source, since, until, plan, progress });
         if (progress !== undefined) err.write('\n');
         return report;
       },

@@ -77,10 +77,19 @@ function codeTable(o: SourceOutcomes): Html {
   return html`<div class="scroll"><table class="codes" id="outcome-codes"><thead><tr><th scope="col">Outcome</th><th scope="col">Code</th><th scope="col">Items</th><th scope="col">Latest kept item</th></tr></thead>
 <tbody>${o.codes.map((c) => html`<tr data-code="${c.code}" data-outcome="${c.outcome}">
 <td data-label="Outcome"><span class="tag ${c.outcome}">${c.outcome}</span></td>
-<td data-label="Code"><code>${c.code}</code></td>
+<td data-label="Code">${c.events === undefined ? html`<code>${c.code}</code>` : html`<div><code>${c.code}</code>${eventList(c.events)}</div>`}</td>
 <td data-label="Items">${formatCount(c.count)}</td>
 <td data-label="Latest kept item">${c.latest === null ? html`<span class="meta">none kept</span>` : sampleDetails(c.latest)}</td>
 </tr>`)}</tbody></table></div>`;
+}
+
+/** Events a code's row names at most; the rest are in the Tracking plan's Plan violations. */
+const EVENTS_LISTED = 5;
+
+/** A tracking plan's code by event: the events with the most items. */
+function eventList(events: { event: string; count: number }[]): Html {
+  const more = events.length - EVENTS_LISTED;
+  return html`<ul class="meta code-events">${events.slice(0, EVENTS_LISTED).map((e) => html`<li><code>${e.event}</code> ${formatCount(e.count)}</li>`)}${more > 0 ? html`<li><a href="#violations-h">${formatCount(more)} more events</a></li>` : ''}</ul>`;
 }
 
 function sampleDetails(s: StoredSample): Html {

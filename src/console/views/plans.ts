@@ -3,7 +3,8 @@ import type { Viewer } from '../../domain/accounts/accounts.js';
 import type { PlanView, SourcePlanView } from '../../domain/plans/plan-admin.js';
 import type { PlanRule, RuleChanges } from '../../domain/plans/rules.js';
 import type { Project } from '../../stores/port.js';
-import type { StoredSample } from '../../stores/port-outcomes.js';
+import { OTHER_EVENTS, type StoredSample } from '../../stores/port-outcomes.js';
+import { PLAN_EVENTS_PER_HOUR } from '../../domain/outcomes/ledger.js';
 import { BASE, csrfField, notice, page, when } from '../layout.js';
 import { formatCount } from './numbers.js';
 
@@ -68,13 +69,13 @@ function diffList(d: { from: number; to: number } & RuleChanges): Html {
 ${none ? '' : html`<ul>${items('Added', d.added)}${items('Changed', d.changed)}${items('Removed', d.removed)}</ul>`}</div>`;
 }
 
-/** One row of Plan violations: an event (or item type) and code, how many were kept in the last 24 hours, and the newest kept. */
+/** One row of Plan violations: an event (or item type) and code, how many in the last 24 hours (every server's), and the newest kept, if any is. */
 export interface ViolationRow {
   event: string;
   code: string;
   outcome: string;
   count: number;
-  latest: StoredSample;
+  latest: StoredSample | null;
 }
 
 /** What the source page's Tracking plan section shows. */
@@ -109,11 +110,11 @@ ${viewer.user.admin ? html`<form method="post" action="${BASE}/sources/${d.sourc
   <button type="submit">Save plan</button>
 </form>` : html`<p class="hint">An admin changes it here, or on the server: <code>inlet source update ${d.sourceId} --plan P --plan-mode observe</code>.</p>`}
 <h3 id="violations-h">Plan violations</h3>
-<p class="hint">Items of the last 24 hours the plan faulted, from every server: warned (kept, in observe) or refused (in enforce). By event and code, as the kept items show them (the newest 100 of each code are kept), with the newest of each.</p>
+<p class="hint">Items of the last 24 hours the plan faulted, from every server: warned (kept, in observe) or refused (in enforce). By event and code, with the newest kept item of each (the newest 100 of each code are kept). A source's hour counts up to ${formatCount(PLAN_EVENTS_PER_HOUR)} events by name; the rest of that hour's are under <code>${OTHER_EVENTS}</code>.</p>
 ${d.totals.length === 0 ? html`<p class="hint">No plan violations in the last 24 hours.</p>` : html`
 <p id="violation-totals">${d.totals.map((t) => html`<span><strong>${formatCount(t.count)}</strong> ${t.outcome} <code>${t.code}</code></span> `)}</p>
-<div class="scroll"><table class="violations"><thead><tr><th scope="col">Event</th><th scope="col">Code</th><th scope="col">Kept</th><th scope="col">Newest</th></tr></thead>
-<tbody>${d.violations.map((v) => html`<tr><td data-label="Event"><code>${v.event}</code></td><td data-label="Code"><code>${v.code}</code> <span class="meta">${v.outcome}</span></td><td data-label="Kept">${formatCount(v.count)}</td><td data-label="Newest"><details><summary>${when(v.latest.receivedAt)} · ${firstMessage(v.latest)}</summary><pre>${v.latest.item}</pre></details></td></tr>`)}</tbody></table></div>`}
+<div class="scroll"><table class="violations"><thead><tr><th scope="col">Event</th><th scope="col">Code</th><th scope="col">Items</th><th scope="col">Newest</th></tr></thead>
+<tbody>${d.violations.map((v) => html`<tr><td data-label="Event"><code>${v.event}</code></td><td data-label="Code"><code>${v.code}</code> <span class="meta">${v.outcome}</span></td><td data-label="Items">${formatCount(v.count)}</td><td data-label="Newest">${v.latest === null ? html`<span class="meta">none kept</span>` : html`<details><summary>${when(v.latest.receivedAt)} · ${firstMessage(v.latest)}</summary><pre>${v.latest.item}</pre></details>`}</td></tr>`)}</tbody></table></div>`}
 </section>`;
 }
 

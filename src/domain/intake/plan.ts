@@ -7,6 +7,7 @@
  * Every intake goes through these steps, as through the others.
  */
 import type { ItemError } from '../items/fields/field-error.js';
+import type { ShownItem } from '../items/enriched-item.js';
 import { sampleText } from '../outcomes/sample-text.js';
 import type { PlanContext } from '../plans/check.js';
 import type { AuthPlan } from '../../stores/port-plans.js';
@@ -21,6 +22,8 @@ interface RunPlan {
   mode: 'observe' | 'enforce';
   /** In observe: the items' warnings, for the answer. */
   warnings: ItemError[];
+  /** The faulted items by code and event, for the counts by event ("code\nevent"). */
+  byEvent: Map<string, number>;
 }
 
 const plans = new WeakMap<IntakeRun, RunPlan>();
@@ -35,7 +38,7 @@ export function findPlan(run: IntakeRun): Refusal | null | Promise<Refusal | nul
   if (plan === null) return null;
   const now = run.deps.collector.plans.contextNow(plan);
   if (now === undefined) return readPlan(run, plan);
-  if (now !== null) plans.set(run, { context: now, mode: plan.mode, warnings: [] });
+  if (now !== null) plans.set(run, { context: now, mode: plan.mode, warnings: [], byEvent: new Map() });
   return null;
 }
 
@@ -46,7 +49,7 @@ async function readPlan(run: IntakeRun, plan: AuthPlan): Promise<Refusal | null>
   } catch (e) {
     return unavailable(run, e);
   }
-  if (context !== null) plans.set(run, { context, mode: plan.mode, warnings: [] });
+  if (context !== null) plans.set(run, { context, mode: plan.mode, warnings: [], byEvent: new Map() });
   return null;
 }
 
@@ -65,9 +68,41 @@ export function applyPlan(run: IntakeRun): null {
   const checked = run.checked!;
   const faults = checked.planFaults ?? [];
   if (plan === undefined || faults.length === 0) return null;
+  plan.byEvent = faultsByEvent(checked.items, faults);
   if (plan.mode === 'observe') plan.warnings = faults;
   else refuseFaulted(checked, faults);
   return null;
+}
+
+/** The faults counted by code and the event of their item ("(identify)", "(group)" for those). */
+function faultsByEvent(items: readonly ShownItem[], faults: ItemError[]): Map<string, number> {
+  const at = new Map(faults.map((f) => [f.index, f.code]));
+  const counts = new Map<string, number>();
+  for (const i of items) {
+    const code = at.get(i.index);
+    if (code === undefined) continue;
+    const key = `${code}\n${i.type === 'track' ? i.event : `(${i.type})`}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/**
+ * The plan's faulted items of a request that was not a dry run, counted by
+ * code and event (warned in observe, refused in enforce), beside the counts
+ * by code that every outcome has. `taken`: the request was written (a request
+ * refused whole kept none of its warned items).
+ */
+export function recordPlanEvents(run: IntakeRun, taken: boolean): void {
+  const plan = plans.get(run);
+  if (plan === undefined || plan.byEvent.size === 0 || run.options.validate) return;
+  if (plan.mode === 'observe' && !taken) return;
+  const auth = run.auth!;
+  const outcome = plan.mode === 'observe' ? 'warned' : 'refused';
+  for (const [key, n] of plan.byEvent) {
+    const cut = key.indexOf('\n');
+    run.deps.collector.outcomes.countEvent(auth.project.id, auth.source.id, run.arrival, outcome, key.slice(0, cut), key.slice(cut + 1), n);
+  }
 }
 
 /** The answer's `warnings`: present only when the source observes a plan. */

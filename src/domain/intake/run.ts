@@ -23,7 +23,7 @@ import { type ItemTally, type RequestFacts, tallyKept, tallyRefused } from './fa
 import { feedLive } from './live-feed.js';
 import { previousIdOf, recordChecked, recordWhole, sendable } from './outcome-records.js';
 import type { Refusal } from './refusal.js';
-import { recordWarnings } from './plan.js';
+import { recordPlanEvents, recordWarnings } from './plan.js';
 
 /** What the rules need of the server: one of each per server. */
 export interface RunDeps {
@@ -263,6 +263,7 @@ function settleRefusedItems(run: IntakeRun): void {
   const passed = checked.items.length + checked.dropped.length;
   const counts = passed === 0 ? tally : { ...tally, refused: new Map([...tally.refused, ['strict_item_invalid', passed]]) };
   recordChecked(deps.collector.outcomes, run.request.id, { projectId: auth!.project.id, sourceId: auth!.source.id }, at, checked, counts, null);
+  recordPlanEvents(run, false);
 }
 
 function settleTaken(run: IntakeRun): void {
@@ -272,6 +273,7 @@ function settleTaken(run: IntakeRun): void {
   // What the store decided (accepted, duplicate, dropped there) was counted with the write; the rest is the ledger's.
   recordChecked(deps.collector.outcomes, run.request.id, { projectId: auth!.project.id, sourceId: auth!.source.id }, run.arrival, checked, notWritten(facts.items!, checked), run.outcomes!);
   recordWarnings(run);
+  recordPlanEvents(run, true);
   feedLive(deps.live, auth!.source.id, run.request.id, deps.clock(), run.intake.answers.okStatus, {
     count: checked.count, refused: checked.refused, errors: checked.errors, stored: { items: checked.items, outcomes: run.kept! }, dropped: checked.dropped,
   });

@@ -26,7 +26,7 @@ export const group: ItemKind<GroupItem> = {
   type: 'group',
   own: { groupType: true, groupKey: true },
   // It names no browser person or session.
-  wireFields: ['type', 'distinct_id', 'insert_id', 'timestamp', 'properties', 'group_type', 'group_key'],
+  wireFields: ['type', 'distinct_id', 'insert_id', 'timestamp', 'properties', 'group_type', 'group_key', 'context'],
   requiredFields: ['type', 'group_type', 'group_key'],
   ignores: ['event', 'anonymous_id', 'session_id'],
   check: {
@@ -49,7 +49,7 @@ export const group: ItemKind<GroupItem> = {
   storeRefuses: ['too_many_group_types'],
   schemaName: 'GroupItem',
   schema: (k) => {
-    const { insert_id: insertId, timestamp, properties: props } = k.common();
+    const { insert_id: insertId, timestamp, properties: props, context } = k.common();
     return {
       type: 'object',
       description: `Sets the traits (its properties) of a group, newest per key by timestamp, and makes the person of distinct_id, when sent, a member. A project has at most ${MAX_GROUP_TYPES} group types (too_many_group_types). Not metered. ${k.itemDescription}`,
@@ -62,6 +62,7 @@ export const group: ItemKind<GroupItem> = {
         insert_id: insertId!,
         timestamp: timestamp!,
         properties: props!,
+        context: context!,
         event: k.ignored('group'),
         anonymous_id: k.ignored('group'),
         session_id: k.ignored('group'),

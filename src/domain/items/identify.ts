@@ -29,7 +29,7 @@ export const identify: ItemKind<IdentifyItem> = {
   type: 'identify',
   own: { setOnce: true, unset: true },
   // It reads "event" only to list it among the keys not kept, first.
-  wireFields: ['type', 'event', 'distinct_id', 'anonymous_id', 'session_id', 'insert_id', 'timestamp', 'properties', 'set_once', 'unset'],
+  wireFields: ['type', 'event', 'distinct_id', 'anonymous_id', 'session_id', 'insert_id', 'timestamp', 'properties', 'set_once', 'unset', 'context'],
   requiredFields: ['type', 'distinct_id'],
   ignores: [],
   check: {

@@ -5,7 +5,6 @@ import type { ItemCheck } from './enriched-item.js';
 import type { FieldError } from './fields/field-error.js';
 import type { JsonObject, NormalisedProperties } from './fields/properties.js';
 import type { ImportWindow } from './fields/timestamp.js';
-import type { PlanContext } from '../plans/check.js';
 
 /** Fields every item has, whatever its type. */
 export interface CommonFields {
@@ -74,7 +73,7 @@ export interface SchemaKit {
   orNull(schema: Schema): Schema;
   /** A name or id under the name rules, with its description. */
   name(description: string): Schema;
-  /** The fields most types share (anonymous_id, session_id, insert_id, timestamp, properties), each as the server reads it. */
+  /** The fields most types share (anonymous_id, session_id, insert_id, timestamp, properties, context), each as the server reads it. */
   common(): Record<string, Schema>;
   /** A field the type does not read: ignored, unchecked, and listed in a dry run's dropped_keys. */
   ignored(what: string): Schema;
@@ -96,8 +95,6 @@ export interface ItemContext {
   ownEvents?: ReadonlySet<number>;
   /** Set on the historical import endpoint: a timestamp is required, and may go back to the retention. */
   importing?: ImportWindow;
-  /** The source's tracking plan, when it checks one: each valid item is held to it after its own checks (domain/plans). */
-  plan?: PlanContext;
 }
 
 /**

@@ -22,7 +22,7 @@ export type TrackItem = ItemOf<{
 export const track: ItemKind<TrackItem> = {
   type: 'track',
   own: { storedJson: true },
-  wireFields: ['type', 'event', 'distinct_id', 'anonymous_id', 'session_id', 'insert_id', 'timestamp', 'properties'],
+  wireFields: ['type', 'event', 'distinct_id', 'anonymous_id', 'session_id', 'insert_id', 'timestamp', 'properties', 'context'],
   requiredFields: ['event'],
   ignores: [],
   check: {

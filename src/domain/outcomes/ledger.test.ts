@@ -94,3 +94,22 @@ it('a SIGKILL right after a burst loses the ledger\'s last refusal counts (regre
   expect(await stored()).toEqual({ '12:00 refused rate_limited': 200, '12:00 refused invalid_event_name': 1 });
   await ledger.stop();
 });
+
+it("counts a plan's items by event, holding a source's hour to its cap of events before they reach the store: a sender naming new events adds to (other)", async () => {
+  const ledger = new OutcomeLedger(store.outcomes, { flushMs: 60_000, eventsPerHour: 2 });
+  for (const event of ['a', 'b', 'c', 'd', 'a']) ledger.countEvent('prj_1', 'src_1', T, 'refused', 'unplanned_event', event, 1);
+  ledger.countEvent('prj_1', 'src_1', T, 'warned', 'plan_violation', 'e', 2);
+  // Another hour has room of its own.
+  ledger.countEvent('prj_1', 'src_1', T + 3_600_000, 'refused', 'unplanned_event', 'c', 1);
+  await ledger.stop();
+  const hour = T - (T % 3_600_000);
+  const rows = await store.outcomes.eventOutcomeCounts({ sourceId: 'src_1', since: hour, until: hour + 3_600_000 });
+  expect(rows.map((r) => [r.outcome, r.code, r.event, r.count])).toEqual([
+    ['refused', 'unplanned_event', '(other)', 2],
+    ['refused', 'unplanned_event', 'a', 2],
+    ['refused', 'unplanned_event', 'b', 1],
+    ['warned', 'plan_violation', '(other)', 2],
+  ]);
+  const next = await store.outcomes.eventOutcomeCounts({ sourceId: 'src_1', since: hour + 3_600_000, until: hour + 2 * 3_600_000 });
+  expect(next.map((r) => r.event)).toEqual(['c']);
+});

@@ -1,4 +1,6 @@
-import { type KeptSample, type Outcome, type OutcomeCount, type OutcomeStore, type SampleBounds, sampleBytes } from '../../stores/port-outcomes.js';
+import {
+  type EventOutcomeCount, type KeptSample, OTHER_EVENTS, type Outcome, type OutcomeCount, type OutcomeStore, type SampleBounds, sampleBytes,
+} from '../../stores/port-outcomes.js';
 
 /** How often counts and samples are written: "at most a second behind" with room for the write itself. */
 export const OUTCOME_FLUSH_MS = 500;
@@ -14,6 +16,12 @@ export const REFUSAL_WRITE_MS = 100;
 export const SAMPLES_PER_CODE = 100;
 /** Bytes of samples a project may hold, everything each stores counted (sampleBytes); the oldest go past it. */
 export const SAMPLE_BYTES_PER_PROJECT = 32 * 1024 * 1024;
+/**
+ * Distinct events a source's hour counts a tracking plan's warned and refused
+ * items under; the rest of that hour's go under OTHER_EVENTS, so that a
+ * sender naming ever new events cannot grow what is stored without bound.
+ */
+export const PLAN_EVENTS_PER_HOUR = 100;
 /** Bytes of samples one server holds between two writes, whatever arrives (a flood of 1 MiB invalid items). */
 export const PENDING_SAMPLE_BYTES = 8 * 1024 * 1024;
 
@@ -49,6 +57,8 @@ export interface LedgerOptions {
   soonMs?: number;
   bounds?: Partial<SampleBounds>;
   pendingBytes?: number;
+  /** PLAN_EVENTS_PER_HOUR unless given. */
+  eventsPerHour?: number;
   /** Told of a write that failed; what it held waits for the next one. */
   onError?: (e: unknown) => void;
 }
@@ -65,6 +75,10 @@ export interface LedgerOptions {
  */
 export class OutcomeLedger {
   private counts = new Map<string, OutcomeCount>();
+  /** A plan's counts by event waiting, by source, hour, outcome, code and event. */
+  private events = new Map<string, EventOutcomeCount>();
+  /** The events waiting of each source's hour: past eventsPerHour, counted under OTHER_EVENTS (the store holds its rows to the same). */
+  private eventNames = new Map<string, Set<string>>();
   /** Samples waiting, by source and code, oldest first: only the newest SAMPLES_PER_CODE of each can stay. */
   private samples = new Map<string, KeptSample[]>();
   private waitingBytes = 0;
@@ -76,6 +90,7 @@ export class OutcomeLedger {
   private lastWrite = -Infinity;
   private readonly bounds: SampleBounds;
   private readonly pendingBytes: number;
+  private readonly eventsPerHour: number;
 
   constructor(
     private readonly store: OutcomeStore,
@@ -83,6 +98,7 @@ export class OutcomeLedger {
   ) {
     this.bounds = { keepPerCode: opts.bounds?.keepPerCode ?? SAMPLES_PER_CODE, projectBytes: opts.bounds?.projectBytes ?? SAMPLE_BYTES_PER_PROJECT };
     this.pendingBytes = opts.pendingBytes ?? PENDING_SAMPLE_BYTES;
+    this.eventsPerHour = opts.eventsPerHour ?? PLAN_EVENTS_PER_HOUR;
     this.timer = setInterval(() => void this.flush(), opts.flushMs ?? OUTCOME_FLUSH_MS).unref();
   }
 
@@ -107,6 +123,27 @@ export class OutcomeLedger {
   count(projectId: string, sourceId: string, at: number, outcome: Outcome, code: string, n: number): void {
     this.add(projectId, sourceId, at, outcome, code, n);
     this.soon();
+  }
+
+  /** Adds `n` items a tracking plan warned or refused under one code to the source's hour, by event (OTHER_EVENTS past the hour's cap). */
+  countEvent(projectId: string, sourceId: string, at: number, outcome: 'refused' | 'warned', code: string, event: string, n: number): void {
+    this.addEvent({ projectId, sourceId, hour: at - (at % 3_600_000), outcome, code, event, count: n });
+    this.soon();
+  }
+
+  private addEvent(e: EventOutcomeCount): void {
+    const hourKey = `${e.sourceId}\n${e.hour}`;
+    let names = this.eventNames.get(hourKey);
+    if (names === undefined) this.eventNames.set(hourKey, (names = new Set()));
+    let event = e.event;
+    if (event !== OTHER_EVENTS && !names.has(event)) {
+      if (names.size < this.eventsPerHour) names.add(event);
+      else event = OTHER_EVENTS;
+    }
+    const key = `${hourKey}\n${e.outcome}\n${e.code}\n${event}`;
+    const c = this.events.get(key);
+    if (c !== undefined) c.count += e.count;
+    else this.events.set(key, { ...e, event });
   }
 
   /** Writes what waits within REFUSAL_WRITE_MS: one write for every request in that window. */
@@ -142,19 +179,23 @@ export class OutcomeLedger {
   }
 
   private async write(): Promise<void> {
-    if (this.counts.size === 0 && this.samples.size === 0) return;
+    if (this.counts.size === 0 && this.samples.size === 0 && this.events.size === 0) return;
     this.lastWrite = performance.now();
     const counts = this.counts;
     const samples = this.samples;
+    const events = this.events;
     this.counts = new Map();
     this.samples = new Map();
+    this.events = new Map();
+    this.eventNames = new Map();
     this.waitingBytes = 0;
     const kept = [...samples.values()].flat();
     try {
-      await this.store.addOutcomes([...counts.values()], kept, this.bounds);
+      await this.store.addOutcomes([...counts.values()], kept, this.bounds, events.size === 0 ? undefined : { rows: [...events.values()], perHour: this.eventsPerHour });
     } catch (e) {
       // Added back for the next write on the timer: a store that is down is not asked again at once.
       for (const c of counts.values()) this.add(c.projectId, c.sourceId, c.minute, c.outcome, c.code, c.count);
+      for (const c of events.values()) this.addEvent(c);
       for (const s of kept) this.keep(s);
       this.opts.onError?.(e);
     }

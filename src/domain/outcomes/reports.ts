@@ -1,3 +1,4 @@
+import { PLAN_CODES } from '../plans/violations.js';
 import type { Outcome, OutcomeStore, StoredSample } from '../../stores/port-outcomes.js';
 
 export const HOUR_MS = 3_600_000;
@@ -18,6 +19,8 @@ export interface CodeRow {
   code: string;
   count: number;
   latest: StoredSample | null;
+  /** A tracking plan's codes: the items by event, most first (none read by sourceOutcomeCounts). */
+  events?: { event: string; count: number }[];
 }
 
 /** What the source page's Item outcomes shows: the last 24 hours by hour, their totals, and the codes. */
@@ -52,13 +55,25 @@ export async function sourceOutcomeCounts(store: OutcomeStore, sourceId: string,
   return { hours, totals, codes };
 }
 
-/** A source's last 24 hours (the current hour included), read from the counts: no event is read; with the newest item kept under each code. */
+/**
+ * A source's last 24 hours (the current hour included), read from the counts:
+ * no event is read; with the newest item kept under each code, and a tracking
+ * plan's codes by event.
+ */
 export async function sourceOutcomes(store: OutcomeStore, sourceId: string, now: number): Promise<SourceOutcomes> {
   const o = await sourceOutcomeCounts(store, sourceId, now);
+  const first = now - (now % HOUR_MS) - 23 * HOUR_MS;
   // One small read per code: a source has a few codes at most.
-  await Promise.all(o.codes.map(async (c) => {
-    c.latest = (await store.samples({ sourceId, code: c.code, limit: 1 }))[0] ?? null;
-  }));
+  const [events] = await Promise.all([
+    o.codes.some((c) => (PLAN_CODES as readonly string[]).includes(c.code)) ? store.eventOutcomeCounts({ sourceId, since: first, until: first + 24 * HOUR_MS }) : [],
+    ...o.codes.map(async (c) => {
+      c.latest = (await store.samples({ sourceId, code: c.code, limit: 1 }))[0] ?? null;
+    }),
+  ]);
+  for (const c of o.codes) {
+    const mine = events.filter((e) => e.outcome === c.outcome && e.code === c.code);
+    if (mine.length > 0) c.events = mine.map((e) => ({ event: e.event, count: e.count })).sort((a, b) => b.count - a.count || (a.event < b.event ? -1 : 1));
+  }
   return o;
 }
 

@@ -1,11 +1,11 @@
-import { beforeAll, describe, expect, it } from 'vitest';
-import { compilePlan } from './compile.js';
-import { checkPlanItem, loadPlanCompiler } from './check.js';
-import { PlanRefused, diffRules, readRules } from './rules.js';
+import { describe, expect, it } from 'vitest';
+import * as compiler from './compile.js';
+import { type CompiledPlan, compilePlan } from './compile.js';
+import { ReadyPlan } from './check.js';
+import { PlanRefused, type UnplannedEvents, diffRules, readRules } from './rules.js';
 import type { ShownItem } from '../items/enriched-item.js';
 
-// The checks read their messages through the compiler the threads load on first use.
-beforeAll(loadPlanCompiler);
+const checkPlanItem = (i: ShownItem, plan: CompiledPlan, unplanned: UnplannedEvents) => new ReadyPlan(compiler, plan, unplanned).check(i, undefined);
 
 const track = (event: string, json_schema: Record<string, unknown>) => ({ type: 'track', event, json_schema });
 const refusal = (rules: unknown[]): string => {

@@ -44,11 +44,19 @@ export interface CompiledRule {
   validate: ValidateFunction;
 }
 
-/** A plan version, compiled: each event's, the identify and each group type's rule (the highest version of each). */
+/** One event's (the identify's, one group type's) rules: the highest version, and each named version by its number. */
+export interface RuleVersions {
+  /** What an item that names no version (`context.plan_version`) is held to: the highest version, or the rule without one. */
+  latest: CompiledRule;
+  /** The rules that name a version; a rule without one is never picked by number. */
+  byVersion: Map<number, CompiledRule>;
+}
+
+/** A plan version, compiled: each event's, the identify's and each group type's rules. */
 export interface CompiledPlan {
-  track: Map<string, CompiledRule>;
-  identify: CompiledRule | null;
-  group: Map<string, CompiledRule>;
+  track: Map<string, RuleVersions>;
+  identify: RuleVersions | null;
+  group: Map<string, RuleVersions>;
 }
 
 /**
@@ -58,29 +66,69 @@ export interface CompiledPlan {
  * pattern re2js cannot run, or one ajv cannot compile.
  */
 export function compilePlan(rules: PlanRule[]): CompiledPlan {
-  const plan: CompiledPlan = { track: new Map(), identify: null, group: new Map() };
-  const engines: { draft7?: Ajv; draft2020?: Ajv2020 } = {};
-  const refused: string[] = [];
-  rules.forEach((rule, at) => {
+  const b = new PlanBuilder();
+  rules.forEach((rule, at) => b.add(rule, at));
+  return b.done();
+}
+
+/** A thread's turn given up this often at least while compiling (compilePlanInTurns). */
+const TURN_MS = 5;
+
+/**
+ * compilePlan, giving up the thread between rules every TURN_MS or so: a rule
+ * takes milliseconds to compile and a 50-rule version up to most of a second
+ * on a busy machine, which would otherwise hold every body on the thread.
+ */
+export async function compilePlanInTurns(rules: PlanRule[]): Promise<CompiledPlan> {
+  const b = new PlanBuilder();
+  let since = performance.now();
+  for (const [at, rule] of rules.entries()) {
+    b.add(rule, at);
+    if (performance.now() - since >= TURN_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      since = performance.now();
+    }
+  }
+  return b.done();
+}
+
+/** A version's rules compiled one by one, and those refused. */
+class PlanBuilder {
+  private readonly plan: CompiledPlan = { track: new Map(), identify: null, group: new Map() };
+  private readonly engines: { draft7?: Ajv; draft2020?: Ajv2020 } = {};
+  private readonly refused: string[] = [];
+
+  add(rule: PlanRule, at: number): void {
     let validate: ValidateFunction;
     try {
-      validate = compileRule(rule, at, engines);
+      validate = compileRule(rule, at, this.engines);
     } catch (e) {
       if (!(e instanceof PlanRefused)) throw e;
-      refused.push(e.message);
+      this.refused.push(e.message);
       return;
     }
     const compiled = { rule, validate };
-    const newer = (old: CompiledRule | null | undefined) => old == null || (old.rule.version ?? 0) < (rule.version ?? 0);
-    if (rule.type === 'track') {
-      if (newer(plan.track.get(rule.event))) plan.track.set(rule.event, compiled);
-    } else if (rule.type === 'group') {
-      if (newer(plan.group.get(rule.group_type))) plan.group.set(rule.group_type, compiled);
-    } else if (newer(plan.identify)) plan.identify = compiled;
-  });
-  if (refused.length === 1) throw new PlanRefused(refused[0]);
-  if (refused.length > 1) throw new PlanRefused(`${refused.length} rules are refused:\n- ${refused.join('\n- ')}`);
-  return plan;
+    const { plan } = this;
+    if (rule.type === 'track') plan.track.set(rule.event, withVersion(plan.track.get(rule.event), compiled));
+    else if (rule.type === 'group') plan.group.set(rule.group_type, withVersion(plan.group.get(rule.group_type), compiled));
+    else plan.identify = withVersion(plan.identify ?? undefined, compiled);
+  }
+
+  done(): CompiledPlan {
+    const { refused } = this;
+    if (refused.length === 1) throw new PlanRefused(refused[0]);
+    if (refused.length > 1) throw new PlanRefused(`${refused.length} rules are refused:\n- ${refused.join('\n- ')}`);
+    return this.plan;
+  }
+}
+
+/** The rules of one event (or identify, or group type) with one more: the highest is the latest, a rule without a version the lowest. */
+function withVersion(versions: RuleVersions | undefined, compiled: CompiledRule): RuleVersions {
+  const v = compiled.rule.version;
+  if (versions === undefined) return { latest: compiled, byVersion: v === undefined ? new Map() : new Map([[v, compiled]]) };
+  if (v !== undefined) versions.byVersion.set(v, compiled);
+  if ((versions.latest.rule.version ?? 0) < (v ?? 0)) versions.latest = compiled;
+  return versions;
 }
 
 function compileRule(rule: PlanRule, at: number, engines: { draft7?: Ajv; draft2020?: Ajv2020 }): ValidateFunction {

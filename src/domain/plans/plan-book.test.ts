@@ -41,3 +41,46 @@ it('reads a version once, then gives it at once; a version not there yet, or a f
   // A plan with no version yet checks nothing.
   expect(book.contextNow(plan(null))).toBeNull();
 });
+
+it('compiles ahead each version it reads, once, whether a request or the refresh read it; the refresh reads the versions in use', async () => {
+  const s = versions({ 'pln_1@1': '[]', 'pln_1@2': '[]', 'pln_2@1': '[]' });
+  (s.store as { versionsInUse?: () => Promise<{ planId: string; version: number }[]> }).versionsInUse = async () => [{ planId: 'pln_1', version: 2 }, { planId: 'pln_2', version: 1 }];
+  const book = new PlanBook(s.store);
+  const prepared: string[] = [];
+  let done = 0;
+  book.prepareWith(async (p) => {
+    prepared.push(p.key);
+    await Promise.resolve();
+    done++;
+  });
+  await book.contextFor(plan(1));
+  await book.contextFor(plan(1));
+  expect(prepared).toEqual(['pln_1@1']);
+  await book.refresh();
+  // The refresh waits for the versions' compiles.
+  expect(prepared).toEqual(['pln_1@1', 'pln_1@2', 'pln_2@1']);
+  expect(done).toBe(3);
+  await book.refresh();
+  expect(prepared).toHaveLength(3);
+});
+
+it('refreshes again and again until stopped, reporting a store that is away once, not every pass', async () => {
+  const s = versions({});
+  let calls = 0;
+  let fourth!: () => void;
+  const reached = new Promise<void>((resolve) => (fourth = resolve));
+  (s.store as { versionsInUse?: () => Promise<{ planId: string; version: number }[]> }).versionsInUse = async () => {
+    calls++;
+    if (calls === 4) fourth();
+    if (calls <= 3) throw new Error('store away');
+    return [];
+  };
+  const reported: unknown[] = [];
+  const stop = new PlanBook(s.store).startRefresh(0, (e) => reported.push(e));
+  await reached;
+  await stop();
+  expect(reported).toHaveLength(1);
+  const after = calls;
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(calls).toBe(after);
+});

@@ -3,9 +3,7 @@ import type { ItemError } from '../items/fields/field-error.js';
 import type { ShownItem } from '../items/enriched-item.js';
 import { ENRICHMENT_KEYS } from '../items/fields/enrich.js';
 import { isPlainObject } from '../items/fields/text.js';
-import type { CompiledPlan } from './compile.js';
-import { checkPlanItem, loadPlanCompiler } from './check.js';
-import type { UnplannedEvents } from './rules.js';
+import { type ReadyPlan, askedVersion } from './check.js';
 
 /** Faults `plan check` lists at most, the first found. */
 const LISTED = 20;
@@ -29,9 +27,8 @@ export interface PlanCheckReport {
  */
 export async function checkPeriod(
   store: Store,
-  q: { sourceId: string; since: number; until: number; plan: CompiledPlan; unplanned: UnplannedEvents; progress?: (checked: number) => void },
+  q: { sourceId: string; since: number; until: number; plan: ReadyPlan; progress?: (checked: number) => void },
 ): Promise<PlanCheckReport> {
-  await loadPlanCompiler();
   const report: PlanCheckReport = { checked: 0, would_refuse: 0, by_code: {}, by_event: {}, samples: [] };
   const count = (from: 'event' | 'sample', id: string, event: string | null, fault: ItemError | null) => {
     report.checked++;
@@ -48,7 +45,7 @@ export async function checkPeriod(
     for (const e of page.events) {
       const properties = { ...e.properties };
       for (const key of ENRICHMENT_KEYS) delete properties[key];
-      count('event', e.id, e.event, checkPlanItem(asItem({ type: 'track', event: e.event, properties }), q.plan, q.unplanned));
+      count('event', e.id, e.event, q.plan.check(asItem({ type: 'track', event: e.event, properties }), undefined));
     }
     q.progress?.(report.checked);
     if (page.next === null) break;
@@ -60,9 +57,9 @@ export async function checkPeriod(
     for (const s of samples) {
       if (s.receivedAt >= q.until || s.cut) continue;
       if (s.outcome === 'refused' && s.code !== 'unplanned_event' && s.code !== 'plan_violation') continue;
-      const item = sampleItem(s.item);
-      if (item === null) continue;
-      count('sample', String(s.id), item.event, checkPlanItem(item, q.plan, q.unplanned));
+      const kept = sampleItem(s.item);
+      if (kept === null) continue;
+      count('sample', String(s.id), kept.item.event, q.plan.check(kept.item, askedVersion(kept.raw)));
     }
     q.progress?.(report.checked);
     if (samples.length < PAGE) break;
@@ -76,8 +73,8 @@ function asItem(i: { type: 'track'; event: string; properties: Record<string, un
   return { index: 0, event: null, ...i } as unknown as ShownItem;
 }
 
-/** A kept item (the batch API's shape, as samples keep it) for the plan's check; null when it is not one a plan checks. */
-function sampleItem(text: string): ShownItem | null {
+/** A kept item (the batch API's shape, as samples keep it) for the plan's check, and as kept; null when it is not one a plan checks. */
+function sampleItem(text: string): { item: ShownItem; raw: unknown } | null {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -88,8 +85,8 @@ function sampleItem(text: string): ShownItem | null {
   const properties = isPlainObject(raw.properties) ? { ...raw.properties } : {};
   delete properties.$user_agent;
   const type = raw.type ?? 'track';
-  if (type === 'track' && typeof raw.event === 'string') return asItem({ type: 'track', event: raw.event, properties });
-  if (type === 'identify') return asItem({ type: 'identify', properties, setOnce: isPlainObject(raw.set_once) ? raw.set_once : null });
-  if (type === 'group' && typeof raw.group_type === 'string') return asItem({ type: 'group', groupType: raw.group_type, properties });
+  if (type === 'track' && typeof raw.event === 'string') return { item: asItem({ type: 'track', event: raw.event, properties }), raw };
+  if (type === 'identify') return { item: asItem({ type: 'identify', properties, setOnce: isPlainObject(raw.set_once) ? raw.set_once : null }), raw };
+  if (type === 'group' && typeof raw.group_type === 'string') return { item: asItem({ type: 'group', groupType: raw.group_type, properties }), raw };
   return null;
 }

@@ -4,21 +4,24 @@ import { HOUR_MS } from '../outcomes/reports.js';
 /** The codes a tracking plan answers with. */
 export const PLAN_CODES = ['plan_violation', 'unplanned_event'] as const;
 
-/** A source's plan faults of the last 24 hours: counted per outcome and code, and the kept items by event and code. */
+/** A source's plan faults of the last 24 hours: counted per outcome and code, and per event and code, each with the newest kept item. */
 export interface PlanViolations {
   totals: { code: string; outcome: string; count: number }[];
-  violations: { event: string; code: string; outcome: string; count: number; latest: StoredSample }[];
+  /** Per event (OTHER_EVENTS: the events past a source's cap in an hour) and code; `latest` null when no item of it is kept. */
+  violations: { event: string; code: string; outcome: string; count: number; latest: StoredSample | null }[];
 }
 
 /**
- * Read from the outcome counts (every server's) and the kept items (the
- * newest 100 of each code): the counts say how many, the kept items which
- * event, each with its newest.
+ * Read from the outcome counts (every server's: per code, and per event and
+ * code) and the kept items (the newest 100 of each code), which give each
+ * event and code its newest.
  */
 export async function planViolations(store: OutcomeStore, sourceId: string, now: number): Promise<PlanViolations> {
   const since = now - (now % HOUR_MS) - 23 * HOUR_MS;
-  const [rows, ...kept] = await Promise.all([
-    store.outcomeCounts({ sourceId, since, until: since + 24 * HOUR_MS, bucketMs: HOUR_MS }),
+  const until = since + 24 * HOUR_MS;
+  const [rows, events, ...kept] = await Promise.all([
+    store.outcomeCounts({ sourceId, since, until, bucketMs: HOUR_MS }),
+    store.eventOutcomeCounts({ sourceId, since, until }),
     ...PLAN_CODES.map((code) => store.samples({ sourceId, code, since, limit: 100 })),
   ]);
   const totals = new Map<string, { code: string; outcome: string; count: number }>();
@@ -29,18 +32,17 @@ export async function planViolations(store: OutcomeStore, sourceId: string, now:
     if (t === undefined) totals.set(key, { code: r.code, outcome: r.outcome, count: r.count });
     else t.count += r.count;
   }
-  const byEvent = new Map<string, PlanViolations['violations'][number]>();
+  const newest = new Map<string, StoredSample>();
   // Newest first: the first of each event and code is its newest.
   for (const s of kept.flat()) {
-    const event = eventOf(s);
-    const key = `${event}\n${s.code}\n${s.outcome}`;
-    const v = byEvent.get(key);
-    if (v === undefined) byEvent.set(key, { event, code: s.code, outcome: s.outcome, count: 1, latest: s });
-    else v.count++;
+    const key = `${eventOf(s)}\n${s.code}\n${s.outcome}`;
+    if (!newest.has(key)) newest.set(key, s);
   }
   return {
     totals: [...totals.values()].sort((a, b) => b.count - a.count),
-    violations: [...byEvent.values()].sort((a, b) => b.count - a.count || (a.event < b.event ? -1 : 1)),
+    violations: events
+      .map((e) => ({ event: e.event, code: e.code, outcome: e.outcome, count: e.count, latest: newest.get(`${e.event}\n${e.code}\n${e.outcome}`) ?? null }))
+      .sort((a, b) => b.count - a.count || (a.event < b.event ? -1 : 1)),
   };
 }
 

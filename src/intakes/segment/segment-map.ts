@@ -88,8 +88,11 @@ export function segmentItem(m: Record<string, unknown>, batchSentAt: unknown, re
   // RudderStack's SDK sends the event time as originalTimestamp.
   const timestamp = correctedTimestamp(m.timestamp ?? m.originalTimestamp, m.sentAt ?? batchSentAt, receivedAt);
   if (timestamp !== undefined) item.timestamp = timestamp;
+  if (type === 'alias') return item;
+  // The rule version a tracking plan holds the message to, as the batch API reads it (the rest of context goes to properties).
+  if (isPlainObject(m.context) && m.context.plan_version !== undefined) item.context = { plan_version: m.context.plan_version };
   // A group's traits are its properties already; an alias has none, and neither says anything of the sender.
-  if (type === 'group' || type === 'alias') return item;
+  if (type === 'group') return item;
   const props = properties(m, type);
   if (props !== undefined) item.properties = props;
   return item;

@@ -4,6 +4,7 @@ import { DECLARED_SCHEMA } from '../sql/declared-schema.js';
 import { DESTINATION_FILES_STEP } from '../sql/destination-files-step.js';
 import { type SharedMigration, renderMigration } from '../sql/shared-migration.js';
 import { PLANS_MIGRATION } from '../sql/plans-migration.js';
+import { OUTCOME_EVENTS_MIGRATION } from '../sql/outcome-events-migration.js';
 import { LOCK_NS } from './pool.js';
 import { ENSURE_EVENT_PARTITION, POSTGRES_OWN_SCHEMA } from './schema.js';
 
@@ -253,6 +254,8 @@ ${ENSURE_EVENT_PARTITION}  `,
   PLANS_MIGRATION,
   // Version 17: paused_reason and file_plan (sql/destination-files-step.ts).
   DESTINATION_FILES_STEP,
+  // Version 18: a tracking plan's warned and refused items by event (sql/outcome-events-migration.ts).
+  OUTCOME_EVENTS_MIGRATION,
 ];
 
 /**

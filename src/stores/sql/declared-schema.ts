@@ -1,6 +1,7 @@
 import { type ColumnDefinitionBuilder, type Compilable, type CreateTableBuilder, sql } from 'kysely';
 import type { SchemaContext, SharedMigration } from './shared-migration.js';
 import { planTables } from './plans-migration.js';
+import { outcomeEventTables } from './outcome-events-migration.js';
 
 type Table = CreateTableBuilder<string, string>;
 const notNull = (c: ColumnDefinitionBuilder): ColumnDefinitionBuilder => c.notNull();
@@ -40,6 +41,7 @@ export const DECLARED_SCHEMA: SharedMigration = {
         .addColumn('plan_mode', text, (c) => c.notNull().defaultTo('off')).addColumn('unplanned_events', text),
       schema.createIndex('sources_plan').on('sources').column('plan_id').where(sql.ref('plan_id'), 'is not', null),
       ...planTables({ schema, types, byKey, dialect }),
+      ...outcomeEventTables({ schema, types, byKey, dialect }),
       schema.createTable('api_keys')
         .addColumn('id', text, (c) => c.primaryKey()).addColumn('source_id', text, notNull)
         .addColumn('hash', bytes, (c) => c.notNull().unique()).addColumn('last_four', text, notNull)

@@ -1,6 +1,6 @@
 import { type Compilable, type Kysely, sql } from 'kysely';
 import {
-  type KeptSample, type Outcome, type OutcomeCount, type OutcomeQuery, type OutcomeRow, type OutcomeStore, type SampleBounds, type SampleQuery,
+  type EventCounts, type EventOutcomeRow, OTHER_EVENTS, type KeptSample, type Outcome, type OutcomeCount, type OutcomeQuery, type OutcomeRow, type OutcomeStore, type SampleBounds, type SampleQuery,
   type StoredSample, sampleBytes, withheld,
 } from '../port-outcomes.js';
 import type { SqlEngine } from '../port.js';
@@ -23,11 +23,23 @@ export class SqlOutcomes extends SqlStorePart implements OutcomeStore {
     super(engine, write);
   }
 
-  addOutcomes(counts: OutcomeCount[], samples: KeptSample[], bounds: SampleBounds): Promise<void> {
+  addOutcomes(counts: OutcomeCount[], samples: KeptSample[], bounds: SampleBounds, events?: EventCounts): Promise<void> {
     return this.write(() => this.db.transaction().execute(async (trx) => {
       await addCounts(trx, counts);
+      if (events !== undefined && events.rows.length > 0) await addEventCounts(trx, events);
       await addSamples(trx, samples, bounds);
     }));
+  }
+
+  async eventOutcomeCounts(q: { sourceId?: string; projectId?: string; since: number; until: number }): Promise<EventOutcomeRow[]> {
+    const rows = await this.scan(this.db.selectFrom('outcome_events')
+      .select(['source_id', 'outcome', 'code', 'event', (eb) => eb.fn.sum<number>('count').as('count')])
+      .$if(q.sourceId !== undefined, (b) => b.where('source_id', '=', q.sourceId!))
+      .$if(q.projectId !== undefined, (b) => b.where('project_id', '=', q.projectId!))
+      .where('hour', '>=', q.since).where('hour', '<', q.until)
+      .groupBy(['source_id', 'outcome', 'code', 'event'])
+      .orderBy(this.engine.dialect.bytewise('source_id')).orderBy('outcome').orderBy(this.engine.dialect.bytewise('code')).orderBy(this.engine.dialect.bytewise('event')));
+    return rows.map((r) => ({ sourceId: r.source_id, outcome: r.outcome as 'refused' | 'warned', code: r.code, event: r.event, count: Number(r.count) }));
   }
 
   async outcomeCounts(q: OutcomeQuery): Promise<OutcomeRow[]> {
@@ -78,8 +90,8 @@ export class SqlOutcomes extends SqlStorePart implements OutcomeStore {
     return this.pageReads.pageRows(query.compile());
   }
 
-  expireCounts(cutoffs: { projectId: string; before: number }[]): Promise<number> {
-    return this.expire('outcome_counts', 'minute', cutoffs);
+  async expireCounts(cutoffs: { projectId: string; before: number }[]): Promise<number> {
+    return (await this.expire('outcome_counts', 'minute', cutoffs)) + (await this.expire('outcome_events', 'hour', cutoffs));
   }
 
   expireSamples(cutoffs: { projectId: string; before: number }[]): Promise<number> {
@@ -87,7 +99,7 @@ export class SqlOutcomes extends SqlStorePart implements OutcomeStore {
   }
 
   /** Deletes each project's rows of `table` whose `time` is before its cutoff, a statement per project. */
-  private async expire(table: 'outcome_counts' | 'item_samples', time: 'minute' | 'received_at', cutoffs: { projectId: string; before: number }[]): Promise<number> {
+  private async expire(table: 'outcome_counts' | 'outcome_events' | 'item_samples', time: 'minute' | 'hour' | 'received_at', cutoffs: { projectId: string; before: number }[]): Promise<number> {
     let deleted = 0;
     for (const c of cutoffs) {
       const r = await this.write(() => this.db.deleteFrom(table)
@@ -106,6 +118,45 @@ async function addCounts(trx: Kysely<Database>, counts: OutcomeCount[]): Promise
     await trx.insertInto('outcome_counts').values(rows.slice(i, i + ROWS_PER_INSERT))
       .onConflict((oc) => oc.columns(['source_id', 'minute', 'outcome', 'code'])
         .doUpdateSet((eb) => ({ count: eb(eb.ref('outcome_counts.count'), '+', eb.ref('excluded.count')) })))
+      .execute();
+  }
+}
+
+/**
+ * A plan's counts by event, each source's hour held to `perHour` distinct
+ * events: an event the hour does not hold yet, once it holds that many, is
+ * added to OTHER_EVENTS. The events an hour holds are read in the write's
+ * transaction: on PostgreSQL, servers writing new events to the same hour at
+ * the same moment each fill the room they saw, so an hour holds at most the
+ * cap times the servers that wrote to it at once (SQLite has one writer).
+ */
+async function addEventCounts(trx: Kysely<Database>, events: EventCounts): Promise<void> {
+  const held = new Map<string, Set<string>>();
+  for (const r of events.rows) held.set(`${r.sourceId}\n${r.hour}`, new Set());
+  for (const key of held.keys()) {
+    const [sourceId, hour] = key.split('\n') as [string, string];
+    const rows = await trx.selectFrom('outcome_events').select('event').distinct().where('source_id', '=', sourceId).where('hour', '=', Number(hour)).execute();
+    for (const r of rows) if (r.event !== OTHER_EVENTS) held.get(key)!.add(r.event);
+  }
+  const summed = new Map<string, { project_id: string; source_id: string; hour: number; outcome: string; code: string; event: string; count: number }>();
+  for (const r of events.rows) {
+    const names = held.get(`${r.sourceId}\n${r.hour}`)!;
+    let event = r.event;
+    if (event !== OTHER_EVENTS && !names.has(event)) {
+      if (names.size < events.perHour) names.add(event);
+      else event = OTHER_EVENTS;
+    }
+    const key = `${r.sourceId}\n${r.hour}\n${r.outcome}\n${r.code}\n${event}`;
+    const s = summed.get(key);
+    if (s !== undefined) s.count += r.count;
+    else summed.set(key, { project_id: r.projectId, source_id: r.sourceId, hour: r.hour, outcome: r.outcome, code: r.code, event, count: r.count });
+  }
+  // In one order on every server, so two servers adding to the same rows at once wait for each other rather than deadlock.
+  const rows = [...summed.values()].sort((a, b) => cmp(a.source_id, b.source_id) || a.hour - b.hour || cmp(a.outcome, b.outcome) || cmp(a.code, b.code) || cmp(a.event, b.event));
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+    await trx.insertInto('outcome_events').values(rows.slice(i, i + ROWS_PER_INSERT))
+      .onConflict((oc) => oc.columns(['source_id', 'hour', 'outcome', 'code', 'event'])
+        .doUpdateSet((eb) => ({ count: eb(eb.ref('outcome_events.count'), '+', eb.ref('excluded.count')) })))
       .execute();
   }
 }

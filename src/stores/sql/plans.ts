@@ -83,6 +83,15 @@ export class SqlPlans extends SqlStorePart implements PlanStore {
     };
   }
 
+  async versionsInUse(): Promise<{ planId: string; version: number }[]> {
+    const rows = await this.db.selectFrom('sources as s')
+      .select('s.plan_id')
+      .select((eb) => eb.fn.coalesce('s.plan_version', eb.selectFrom('plan_versions as v').select(sql<number>`max(v.version)`.as('m')).whereRef('v.plan_id', '=', 's.plan_id')).as('version'))
+      .where('s.deleted_at', 'is', null).where('s.plan_id', 'is not', null).where('s.plan_mode', 'in', ['observe', 'enforce'])
+      .distinct().execute();
+    return rows.flatMap((r) => (r.plan_id === null || r.version === null ? [] : [{ planId: r.plan_id, version: Number(r.version) }]));
+  }
+
   async setSourcePlan(sourceId: string, s: SourcePlanSetting): Promise<void> {
     await this.write(() => this.db.updateTable('sources')
       .set({ plan_id: s.planId, plan_version: s.version, plan_mode: s.mode, unplanned_events: s.unplannedEvents })

@@ -71,6 +71,8 @@ export interface Database {
   pending_erasures: { id: Generated<number>; project_id: string; person_ids: string | string[]; through_seq: number; touched_at: Ms };
   /** Items of a source in a minute by outcome and code ('' for accepted and duplicate); servers add to `count`. */
   outcome_counts: { project_id: string; source_id: string; minute: Ms; outcome: string; code: string; count: number };
+  /** Items a tracking plan warned or refused, of a source in an hour, by outcome, code and event (OTHER_EVENTS past the cap); servers add to `count`. */
+  outcome_events: { project_id: string; source_id: string; hour: Ms; outcome: string; code: string; event: string; count: number };
   /** A refused or dropped item kept as sent (cut past 16 KiB); `codes` and `errors` JSON text; `bytes` what the row weighs (sampleBytes). */
   item_samples: {
     id: Generated<number>; project_id: string; source_id: string; outcome: string; code: string; codes: string; errors: string;

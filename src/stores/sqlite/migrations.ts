@@ -1,6 +1,7 @@
 import { DESTINATION_FILES_STEP } from '../sql/destination-files-step.js';
 import type { SharedMigration } from '../sql/shared-migration.js';
 import { PLANS_MIGRATION } from '../sql/plans-migration.js';
+import { OUTCOME_EVENTS_MIGRATION } from '../sql/outcome-events-migration.js';
 import { moveToInsertIdSlots } from './migration-v2.js';
 import type { Db } from './open.js';
 
@@ -266,4 +267,6 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   PLANS_MIGRATION,
   // Version 21: paused_reason and file_plan (sql/destination-files-step.ts).
   DESTINATION_FILES_STEP,
+  // Version 22: a tracking plan's warned and refused items by event (sql/outcome-events-migration.ts).
+  OUTCOME_EVENTS_MIGRATION,
 ];
