@@ -138,8 +138,8 @@ describe('the inlet command (docs/cli.md)', () => {
       await cliJson(['project', 'update', project.id, '--api-enabled', 'false'], env);
       expect((await post({ items: [{ event: 'x', distinct_id: 'u' }] })).status).toBe(404);
       await cliJson(['project', 'update', project.id, '--api-enabled', 'true'], env);
-      const keys = await cliJson(['key', 'list', '--source', source.id], env);
-      expect(keys[0].last_used_at).not.toBeNull();
+      // Key uses reach the store with the server's once-a-second drain: waited for, not assumed to be there yet.
+      await expect.poll(async () => (await cliJson(['key', 'list', '--source', source.id], env))[0].last_used_at, { timeout: 10_000 }).not.toBeNull();
       await cliJson(['key', 'revoke', key.id], env);
       const revoked = await post({ items: [{ event: 'x', distinct_id: 'u' }] });
       expect(revoked.status).toBe(401);
