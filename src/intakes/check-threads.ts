@@ -19,12 +19,16 @@ export const OFF_THREAD_MIN_BYTES = 32 * 1024;
 /**
  * A thread's heap. It holds one body at a time (a 1 MiB body parses to about
  * 10 MiB), so the old generation's cap bounds a fault rather than sets a size.
- * The young generation is sized for a 500-item body: at 8 MiB what a body
- * parses to outlived the scavenges in it and was promoted, and collecting it
- * cost as much as checking (5.0 against 3.0 µs of CPU per item checked;
- * 16 MiB gains nearly all that 32 or 64 do). V8's default is 48 MiB.
+ * The young generation is sized for a 500-item body and its tracking plan:
+ * smaller, what a body parses to outlives the scavenges in it, V8 then
+ * allocates such objects in the old generation from the start (allocation-site
+ * pretenuring), and collecting them costs as much as checking. Process CPU
+ * per item checked, the big pool alone: 5.0 µs at 8 MiB, 2.9 at 16, 2.7 at
+ * 32; with the bench's 50-event plan 5.8 at 8, 5.4 at 16 and 24, 3.3 at 32
+ * (27 mark-compacts against 4). Each step costs about 12 MiB of RSS; V8's
+ * default is 48 MiB.
  */
-const THREAD_HEAP = { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 64 };
+const THREAD_HEAP = { maxYoungGenerationSizeMb: 32, maxOldGenerationSizeMb: 64 };
 
 /** The thread's file (check-thread.ts), compiled. */
 const THREAD_URL = threadEntry('intakes/check-thread.js');

@@ -15,7 +15,7 @@ export function boundKeywords<A extends Ajv | Ajv2020>(ajv: A): A {
     keyword: 'uniqueItems',
     type: 'array',
     schemaType: 'boolean',
-    compile: (unique: boolean) => failingWith('uniqueItems', 'must NOT have duplicate items', (data: unknown[]) => !unique || new Set(data.map(key)).size === data.length),
+    compile: (unique: boolean) => failingWith('uniqueItems', 'must NOT have duplicate items', (data: unknown[]) => !unique || distinct(data)),
     errors: true,
   });
   ajv.removeKeyword('enum');
@@ -23,8 +23,8 @@ export function boundKeywords<A extends Ajv | Ajv2020>(ajv: A): A {
     keyword: 'enum',
     schemaType: 'array',
     compile: (values: unknown[]) => {
-      const allowed = new Set(values.map(key));
-      return failingWith('enum', `must be equal to one of the ${values.length.toLocaleString('en-US')} allowed values`, (data: unknown) => allowed.has(key(data)));
+      const allowed = new ValueSet(values);
+      return failingWith('enum', `must be equal to one of the ${values.length.toLocaleString('en-US')} allowed values`, (data: unknown) => allowed.has(data));
     },
     errors: true,
   });
@@ -33,14 +33,57 @@ export function boundKeywords<A extends Ajv | Ajv2020>(ajv: A): A {
 
 /** A keyword's check that says, when it fails, what the schema expected (never the value). */
 function failingWith<T>(keyword: string, message: string, test: (data: T) => boolean) {
-  const errors = [{ keyword, message, params: {} }];
+  type Errors = { keyword: string; message: string; params: object }[];
   const check = (data: T): boolean => {
     const ok = test(data);
-    check.errors = ok ? undefined : errors;
+    // New objects each failure: ajv writes the value's path into them, and one kept from an
+    // earlier failure would keep that failure's path (the second item refused named the first's).
+    check.errors = ok ? undefined : [{ keyword, message, params: {} }];
     return ok;
   };
-  check.errors = undefined as typeof errors | undefined;
+  check.errors = undefined as Errors | undefined;
   return check;
+}
+
+/**
+ * Values by JSON Schema's equality. A string, number, boolean or null is its
+ * own key (a Set tells 1 from "1", and 0 from -0 not, as JSON does not): most
+ * enums and arrays are of those, and their checks then allocate nothing. An
+ * object or array is keyed by its JSON, in a set of its own so that no string
+ * can pass for one.
+ */
+class ValueSet {
+  private readonly plain = new Set<unknown>();
+  private readonly shaped = new Set<string>();
+
+  constructor(values: readonly unknown[] = []) {
+    for (const v of values) this.add(v);
+  }
+
+  get size(): number {
+    return this.plain.size + this.shaped.size;
+  }
+
+  add(v: unknown): void {
+    if (isPlain(v)) this.plain.add(v);
+    else this.shaped.add(key(v));
+  }
+
+  has(v: unknown): boolean {
+    return isPlain(v) ? this.plain.has(v) : this.shaped.has(key(v));
+  }
+}
+
+const isPlain = (v: unknown): boolean => v === null || typeof v !== 'object';
+
+/** Whether no two values of the array are equal. */
+function distinct(data: readonly unknown[]): boolean {
+  const seen = new ValueSet();
+  for (const v of data) {
+    if (seen.has(v)) return false;
+    seen.add(v);
+  }
+  return true;
 }
 
 /** A value's key for equality: its JSON, object keys sorted (1 and 1.0 are one number in JSON already). */

@@ -124,6 +124,11 @@ describe('a hostile schema cannot stall a check', () => {
     expect(check({ ys: [1, 2, 9000] })).toMatchObject({ field: 'properties.ys.2' });
     expect(check({ o: { b: [2], a: 1 } })).toBeNull();
     expect(check({ o: { a: 1, b: [3] } })).toMatchObject({ field: 'properties.o' });
+    // Plain values are compared as themselves, objects by their JSON: neither passes for the other.
+    expect(check({ o: '{"a":1,"b":[2]}' })).toMatchObject({ field: 'properties.o' });
+    expect(check({ xs: ['{"a":1}', { a: 1 }, '1', 1, null, 'null', true, 'true'] })).toBeNull();
+    expect(check({ xs: [null, 0, null] })).toMatchObject({ field: 'properties.xs' });
+    expect(check({ ys: ['1'] })).toMatchObject({ field: 'properties.ys.0' });
     expect(check({ xs: [1, 1], o: 'secret' })!.message).toBe(
       'Event "a" does not match the tracking plan: properties.xs: uniqueItems (must NOT have duplicate items); properties.o: enum (must be equal to one of the 1 allowed values).',
     );
