@@ -56,3 +56,11 @@ export async function enforceBenchPlan(checkout: Checkout, store: FreshStore, sc
   }
   log(`  plan: ${store.tenants.length} source(s) enforce a ${PLAN_EVENTS}-event plan`);
 }
+
+/** Every tenant's source set to check the bench plan in `mode` (`off` or `enforce`), once enforceBenchPlan has made it. */
+export async function setBenchPlanMode(checkout: Checkout, store: FreshStore, mode: 'off' | 'enforce'): Promise<void> {
+  const env = serverEnv({ limits: 'off', databaseUrl: store.databaseUrl });
+  for (const t of store.tenants) {
+    await runJson([checkout.bin, 'source', 'update', t.sourceId, '--plan-mode', mode, '--data-dir', store.dataDir, '--json'], env);
+  }
+}

@@ -12,7 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { abRun } from './ab.js';
 import { loadBenchConfig } from './config.js';
 import { keylessFlood } from './keyless-flood.js';
-import { PLAN_EVENTS, enforceBenchPlan } from './plan-workload.js';
+import { PLAN_EVENTS, enforceBenchPlan, setBenchPlanMode } from './plan-workload.js';
 import { type Checkout, Deployment, type Engine, type FreshStore, type LimitsMode, StoreFactory, checkoutAt, startDeployment } from './deploy.js';
 import { type Row, SLO_LOAD, combineHalves, fill, fmt, paced, pacingNote, peak, short, tenantsRun } from './measure.js';
 import { type BodyPool, type PoolSpec, REPEAT_SHARE, USERS, generatePool } from './payloads.js';
@@ -38,6 +38,8 @@ if (busyAtStart > 0.15) log('bench: something else is using the CPUs; figures wi
 // Timestamps are anchored to now (the batch API takes 7 days back at most); all else follows from the seeds.
 const now = Date.now();
 const w = cfg.workloads;
+/** Phases with the bench plan enforced, each between two without it (`plan`). */
+const PLAN_ROUNDS = Number(process.env.BENCH_PLAN_ROUNDS ?? 2);
 const fullStore = cfg.compare === null ? cfg.stored > 0 : cfg.storedGiven && cfg.stored > 0;
 const spec = (name: string, prefix: string, seed: number, bodies: number, itemsPerBody: number, gzip: boolean, spanMs?: number): PoolSpec => ({
   name, prefix, seed, bodies, itemsPerBody, gzip, now, ...(spanMs === undefined ? {} : { spanMs }),
@@ -119,12 +121,24 @@ async function engineRun(engine: Engine, baseUrl: string | null): Promise<void> 
         if (name === 'big') section.rows.push(await paced(d, pool, Math.max(1, row.requestsPerSec * SLO_LOAD), cfg.seconds, log));
       }
       if (w.has('plan')) {
-        // Last on this deployment: from here on its sources enforce the plan.
-        await enforceBenchPlan(A, storeOf.get(d)!, scratch, log);
-        section.rows.push(await peak(d, pools.big, cfg.connections, cfg.seconds, cfg.warmupSeconds, log, { workload: 'big_plan', label: `big, a ${PLAN_EVENTS}-event plan enforced` }));
-        const big = section.rows.find((r) => r.workload === 'big');
-        const withPlan = section.rows[section.rows.length - 1]!;
-        if (big !== undefined && big.eventsPerSec > 0) log(`  plan: ${(withPlan.eventsPerSec / big.eventsPerSec).toFixed(2)}x the events/s of big without a plan`);
+        // Phases with the plan enforced alternate with phases without it on the same server, each plan phase
+        // compared with the mean of the phases either side of it: a drift of the machine or of the store falls on both.
+        const store = storeOf.get(d)!;
+        await enforceBenchPlan(A, store, scratch, log);
+        let before = section.rows.find((r) => r.workload === 'big')!;
+        for (let round = 1; round <= PLAN_ROUNDS; round++) {
+          if (round > 1) await setBenchPlanMode(A, store, 'enforce');
+          const withPlan = await peak(d, pools.big, cfg.connections, cfg.seconds, cfg.warmupSeconds, log, { workload: 'big_plan', label: `big, a ${PLAN_EVENTS}-event plan enforced` });
+          await setBenchPlanMode(A, store, 'off');
+          const after = await peak(d, pools.big, cfg.connections, cfg.seconds, cfg.warmupSeconds, log, { workload: 'big_plan_off', label: 'big, the plan off again' });
+          section.rows.push(withPlan, after);
+          const rate = (withPlan.eventsPerSec * 2) / (before.eventsPerSec + after.eventsPerSec);
+          const cpu = withPlan.serverUsPerEvent - (before.serverUsPerEvent + after.serverUsPerEvent) / 2;
+          const line = `plan round ${round}: ${rate.toFixed(3)}x the events/s without it (mean of the phases either side), ${cpu >= 0 ? '+' : ''}${cpu.toFixed(2)} µs of server CPU per event`;
+          notes.push(`${engine} ${line}`);
+          log(`  ${line}`);
+          before = after;
+        }
       }
       if (w.has('keyless') && engine === 'sqlite') {
         // The keyed batches again, while clients with no key send 1 MB bodies that must be parsed to find one.
