@@ -19,14 +19,15 @@ export const OFF_THREAD_MIN_BYTES = 32 * 1024;
 /**
  * A thread's heap. It holds one body at a time (a 1 MiB body parses to about
  * 10 MiB), so the old generation's cap bounds a fault rather than sets a size.
- * The young generation is sized for a 500-item body and its tracking plan:
- * smaller, what a body parses to outlives the scavenges in it, V8 then
- * allocates such objects in the old generation from the start (allocation-site
- * pretenuring), and collecting them costs as much as checking. Process CPU
- * per item checked, the big pool alone: 5.0 µs at 8 MiB, 2.9 at 16, 2.7 at
- * 32; with the bench's 50-event plan 5.8 at 8, 5.4 at 16 and 24, 3.3 at 32
- * (27 mark-compacts against 4). Each step costs about 12 MiB of RSS; V8's
- * default is 48 MiB.
+ * The young generation is sized for a 500-item body held to a tracking plan:
+ * at 8, 16 or 24 MiB the plan's checks made what a body parses to outlive
+ * the scavenges within it often enough that V8 began to allocate such objects
+ * in the old generation from the start (allocation-site pretenuring), and a
+ * run either stayed at about 4.3 µs of process CPU per item or settled at 6 to
+ * 6.6 (bodies posted to a thread as the server does, the bench's 50-event
+ * plan); at 32 MiB every run stayed low. Without a plan the size changes
+ * little (3.7 to 4.1 µs). It costs about 20 MiB of RSS at the bench's big
+ * batches; V8's default is 48 MiB.
  */
 const THREAD_HEAP = { maxYoungGenerationSizeMb: 32, maxOldGenerationSizeMb: 64 };
 
