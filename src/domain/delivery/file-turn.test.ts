@@ -85,7 +85,7 @@ describe('a file', () => {
     const { r, reads } = store(30);
     const { s, written } = sender();
     let down = true;
-    const flaky: FileSender = { ...s, writeFile: async (f, signal) => (down ? ({ ok: false, error: "store down", retryAfterMs: null } as const) : s.writeFile(f, signal)) };
+    const flaky: FileSender = { ...s, writeFile: async (f, signal) => (down ? ({ ok: false, error: 'store down', retryAfterMs: null } as const) : s.writeFile(f, signal)) };
     const made: MadeFiles = new Map();
     const planned = (await fileTurn(r, flaky, d(), 0, 30, late, never, made)).planned!;
     expect((await fileTurn(r, flaky, d(planned), 0, 30, late, never, made)).failure).not.toBeNull();
