@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { StoreUnavailableError } from '../port.js';
 import { DECLARED_SCHEMA } from '../sql/declared-schema.js';
+import { PERSON_EVENTS_STEP } from '../sql/person-events-step.js';
 import { DESTINATION_FILES_STEP } from '../sql/destination-files-step.js';
 import { type SharedMigration, renderMigration } from '../sql/shared-migration.js';
 import { PLANS_MIGRATION } from '../sql/plans-migration.js';
@@ -253,6 +254,8 @@ ${ENSURE_EVENT_PARTITION}  `,
   PLANS_MIGRATION,
   // Version 17: paused_reason and file_plan (sql/destination-files-step.ts).
   DESTINATION_FILES_STEP,
+  // Version 18: a person's events by person, folded in off the request path (sql/person-events-step.ts).
+  PERSON_EVENTS_STEP,
 ];
 
 /**

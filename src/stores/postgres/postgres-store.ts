@@ -120,10 +120,6 @@ class PostgresEngine implements Engine {
     return opts.transaction === true ? this.sql.db.transaction().execute(fn) : fn(this.sql.db);
   }
 
-  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
-    return this.reads.personEvents(projectId, personId, limit, scan);
-  }
-
   personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]> {
     return this.reads.personPage(projectId, after, limit, ids);
   }

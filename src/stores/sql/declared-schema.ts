@@ -1,6 +1,7 @@
 import { type ColumnDefinitionBuilder, type Compilable, type CreateTableBuilder, sql } from 'kysely';
 import type { SchemaContext, SharedMigration } from './shared-migration.js';
 import { planTables } from './plans-migration.js';
+import { PERSON_EVENTS_STEP } from './person-events-step.js';
 
 type Table = CreateTableBuilder<string, string>;
 const notNull = (c: ColumnDefinitionBuilder): ColumnDefinitionBuilder => c.notNull();
@@ -156,6 +157,7 @@ export const DECLARED_SCHEMA: SharedMigration = {
         .addColumn('timestamp', int, notNull).addColumn('received_at', int, notNull).addColumn('insert_id', text)
         .addColumn('properties', json, notNull)
         .$call((t) => (dialect === 'postgres' ? t.modifyEnd(sql`PARTITION BY RANGE ("timestamp")`) : t)),
+      ...PERSON_EVENTS_STEP.shared({ schema, types, byKey, dialect }),
     ];
   },
 };

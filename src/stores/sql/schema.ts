@@ -68,6 +68,10 @@ export interface Database {
   /** A person id suppressed by the erasure of `erased_person_id` (itself, or the person it was merged into). */
   suppressed_persons: { project_id: string; person_id: string; erased_person_id: string; created_at: Ms };
   /** person_ids: JSON text on SQLite, text[] on PostgreSQL (SqlEngine.idList). */
+  /** A key per event folded in (sql/person-events.ts): the event's person when stored, its timestamp and seq. */
+  person_events: { project_id: string; person_id: string; timestamp: Ms; seq: number };
+  /** Per project, the seq through which its events are in person_events. */
+  person_events_folded: { project_id: string; through: number };
   pending_erasures: { id: Generated<number>; project_id: string; person_ids: string | string[]; through_seq: number; touched_at: Ms };
   /** Items of a source in a minute by outcome and code ('' for accepted and duplicate); servers add to `count`. */
   outcome_counts: { project_id: string; source_id: string; minute: Ms; outcome: string; code: string; count: number };

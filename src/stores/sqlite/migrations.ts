@@ -1,3 +1,4 @@
+import { PERSON_EVENTS_STEP } from '../sql/person-events-step.js';
 import { DESTINATION_FILES_STEP } from '../sql/destination-files-step.js';
 import type { SharedMigration } from '../sql/shared-migration.js';
 import { PLANS_MIGRATION } from '../sql/plans-migration.js';
@@ -266,4 +267,6 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   PLANS_MIGRATION,
   // Version 21: paused_reason and file_plan (sql/destination-files-step.ts).
   DESTINATION_FILES_STEP,
+  // Version 22: a person's events by person, folded in off the request path (sql/person-events-step.ts).
+  PERSON_EVENTS_STEP,
 ];

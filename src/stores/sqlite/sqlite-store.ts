@@ -122,6 +122,7 @@ class SqliteEngine implements Engine {
       countPersons: (projectId) => this.pageReader.countPersons(projectId),
       readPast: (...a) => this.destinations.readPast(...a),
       destinationWrite: (fn) => this.exclusive(fn),
+      foldWrite: (fn) => this.exclusive(fn),
     };
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.totalChanges = db.prepare('SELECT total_changes()').pluck();
@@ -241,11 +242,6 @@ class SqliteEngine implements Engine {
         if ((this.totalChanges.get() as number) !== before) this.keyWrites++;
       }
     });
-  }
-
-  /** On the page-read thread. */
-  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
-    return this.pageReader.personEvents(projectId, personId, limit, scan);
   }
 
   personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]> {

@@ -1,0 +1,130 @@
+import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
+import type { DestinationsEngine, EventRow, SqlEngine } from '../port.js';
+import type { PersonEvents } from '../port-console.js';
+import type { Tuning } from './defaults.js';
+import type { WriteTurn } from './engine.js';
+import { toStoredEvent } from './rows.js';
+import type { Database } from './schema.js';
+
+/**
+ * The persons whose events a person's page shows at most (itself and those
+ * merged into it): each is one range of person_events in the read.
+ */
+export const MERGED_SHOWN = 32;
+
+/**
+ * A person's events, found by person (docs/design.md, "A person's events").
+ *
+ * Why not an index on events by person: every commit would then write at
+ * each of its persons' places in it, a page per distinct person, which cost
+ * ingestion 2.3 to 2.5 times its events/s. Instead the events are folded in
+ * here off the request path, a window of seqs at a time, each window's keys
+ * inserted sorted (project, person, timestamp, seq); a read takes the keys
+ * through the project's mark and the events past the mark from the events
+ * table itself, in one statement, so one snapshot decides which side an
+ * event is on.
+ *
+ * The fold is idempotent and needs no transaction: the keys go in first
+ * (a key already there is left), then the mark moves. Stopped between the
+ * two, the keys past the mark are ignored by reads (which take them from the
+ * table instead) and written again by the next step. Reads join the keys to
+ * the events, so a key whose event was erased or expired shows nothing.
+ */
+export class SqlPersonEvents {
+  private readonly db: Kysely<Database>;
+
+  constructor(
+    private readonly engine: SqlEngine,
+    private readonly heads: Pick<DestinationsEngine, 'head'>,
+    /** The engine's turn for a write that changes no key nor person (Tuning.foldWrite). */
+    private readonly write: WriteTurn,
+    private readonly reads: Pick<Tuning, 'pageRows'>,
+  ) {
+    this.db = engine.db;
+  }
+
+  /** Live projects, whose events are folded in. */
+  async foldProjects(): Promise<string[]> {
+    const rows = await this.db.selectFrom('projects').select('id').where('deleted_at', 'is', null)
+      .orderBy(this.engine.dialect.bytewise('id')).execute();
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Folds the project's events among the next `window` seqs past its mark,
+   * no further than the project's head (every seq up to it committed or
+   * gone, port-destinations.ts). Reads at most `window` events.
+   */
+  async fold(projectId: string, window: number): Promise<{ folded: number; more: boolean }> {
+    const head = await this.heads.head(projectId);
+    return this.write(async () => {
+      const mark = await this.mark(projectId);
+      const through = Math.min(head, mark + window);
+      if (through <= mark) return { folded: 0, more: false };
+      const keys = this.db.selectFrom('events').select(['project_id', 'person_id', 'timestamp', 'seq'])
+        .where('project_id', '=', projectId).where('seq', '>', mark).where('seq', '<=', through)
+        // Sorted as the key: the inserts walk the index once, in order.
+        .orderBy('person_id').orderBy('timestamp').orderBy('seq');
+      const r = await this.db.insertInto('person_events').columns(['project_id', 'person_id', 'timestamp', 'seq']).expression(keys)
+        .onConflict((c) => c.doNothing()).executeTakeFirst();
+      await this.db.insertInto('person_events_folded').values({ project_id: projectId, through })
+        .onConflict((c) => c.column('project_id').doUpdateSet({ through }).where('person_events_folded.through', '<', through)).execute();
+      return { folded: Number(r.numInsertedOrUpdatedRows ?? 0), more: through < head };
+    });
+  }
+
+  /**
+   * The person's newest `limit` events, those of the persons merged into it
+   * included: the keys folded in, then the events past the mark, at most
+   * `tail` of the newest stored (so a fold far behind, as on the first start
+   * after the upgrade, keeps the read bounded: `complete` is then false).
+   */
+  async latest(projectId: string, personId: string, limit: number, tail: number): Promise<PersonEvents> {
+    const { db } = this;
+    const persons = await db.selectFrom('persons').select('id').where('project_id', '=', projectId)
+      .where((eb) => eb.or([eb('id', '=', personId), eb('merged_into', '=', personId)]))
+      .orderBy('created_at', 'desc').limit(MERGED_SHOWN + 1).execute();
+    const ids = persons.slice(0, MERGED_SHOWN).map((p) => p.id);
+    if (ids.length === 0) return { events: [], complete: true };
+    const mark = sql<number>`coalesce((${db.selectFrom('person_events_folded').select('through').where('project_id', '=', projectId)}), 0)`;
+    const newest = this.engine.newestArrival();
+    const lowest = sql<number>`(CASE WHEN ${mark} > ${newest} - ${tail} THEN ${mark} ELSE ${newest} - ${tail} END)`;
+    const columns = [
+      'e.seq', 'e.id', 'e.event', 'e.distinct_id', 'e.anonymous_id', 'e.person_id',
+      'e.session_id', 'e.timestamp', 'e.received_at', 'e.insert_id', this.engine.dialect.jsonText('e.properties').as('properties'),
+    ] as const;
+    // Each person's keys newest first, as a range of the key read backwards; the join skips keys whose event is gone.
+    const folded = ids.map((id, i) => db.selectFrom(
+      db.selectFrom('person_events as k')
+        .innerJoin('events as e', (j) => j.onRef('e.seq', '=', 'k.seq').onRef('e.project_id', '=', 'k.project_id').onRef('e.timestamp', '=', 'k.timestamp'))
+        .select(columns).where('k.project_id', '=', projectId).where('k.person_id', '=', id).where('k.seq', '<=', mark)
+        .orderBy('k.timestamp', 'desc').orderBy('k.seq', 'desc').limit(limit).as(`f${i}`),
+    ).selectAll());
+    let all = db.selectFrom(
+      db.selectFrom('events as e').select(columns).where('e.project_id', '=', projectId).where('e.person_id', 'in', ids).where('e.seq', '>', lowest).as('t'),
+    ).selectAll();
+    for (const f of folded) all = all.unionAll(f);
+    const q = db.selectFrom(all.as('u')).selectAll().orderBy('timestamp', 'desc').orderBy('seq', 'desc').limit(limit);
+    const [rows, caughtUp] = await Promise.all([this.reads.pageRows(q.compile()) as Promise<EventRow[]>, this.caughtUp(projectId, tail)]);
+    return { events: rows.map((r) => ({ ...toStoredEvent(r), personId })), complete: caughtUp && persons.length <= MERGED_SHOWN };
+  }
+
+  /** Forgets the keys of persons whose events are all gone (an erasure's end). */
+  async forget(db: Kysely<Database>, projectId: string, personIds: string[]): Promise<void> {
+    if (personIds.length === 0) return;
+    await db.deleteFrom('person_events').where('project_id', '=', projectId).where('person_id', 'in', personIds).execute();
+  }
+
+  private async caughtUp(projectId: string, tail: number): Promise<boolean> {
+    const r = await this.db.selectNoFrom((eb) => [
+      sql<number>`coalesce((${eb.selectFrom('person_events_folded').select('through').where('project_id', '=', projectId)}), 0)`.as('mark'),
+      sql<number>`${this.engine.newestArrival()}`.as('newest'),
+    ]).executeTakeFirstOrThrow();
+    return Number(r.mark) >= Number(r.newest) - tail;
+  }
+
+  private async mark(projectId: string): Promise<number> {
+    const r = await this.db.selectFrom('person_events_folded').select('through').where('project_id', '=', projectId).executeTakeFirst();
+    return Number(r?.through ?? 0);
+  }
+}

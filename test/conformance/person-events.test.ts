@@ -1,0 +1,130 @@
+/**
+ * Conformance of a person's events found by person (sql/person-events.ts,
+ * domain/people/person-events-fold.ts) on every engine: the keys folded in
+ * off the request path, the events stored since read from the table, merged
+ * persons followed, and keys whose events are gone never shown.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAdmin } from '../../src/domain/admin.js';
+import type { Collector } from '../../src/domain/collector.js';
+import { erasePerson } from '../../src/domain/erasure.js';
+import { foldPass } from '../../src/domain/people/person-events-fold.js';
+import { expireAll } from '../../src/domain/retention.js';
+import type { Store } from '../../src/stores/port.js';
+import { TestClock } from '../helpers/fixture.js';
+import { type ItemSpec, RECEIVED_AT, ingestJob } from '../helpers/items.js';
+import { STORES, type StoreUnderTest } from './stores.js';
+
+const DAY = 86_400_000;
+
+/** Folds until every project is caught up. */
+async function foldAll(store: Store): Promise<number> {
+  let folded = 0;
+  for (;;) {
+    const pass = await foldPass(store);
+    folded += pass.folded;
+    if (pass.caughtUp) return folded;
+  }
+}
+
+for (const engine of STORES) {
+  describe(`${engine.name}: a person's events by person`, () => {
+    let sut: StoreUnderTest;
+    let collector: Collector;
+    let second: Collector;
+    let admin: ReturnType<typeof createAdmin>;
+
+    beforeAll(async () => {
+      sut = await engine.make();
+      collector = sut.collector;
+      second = await sut.another();
+      admin = createAdmin(collector.store, new TestClock(RECEIVED_AT).now);
+    });
+    afterAll(async () => sut?.cleanup());
+
+    async function project(name: string) {
+      const org = await admin.createOrg(name);
+      const projectId = (await admin.createProject({ name, orgId: org.id })).id;
+      const sourceId = (await admin.createSource({ projectId, name: 's' })).id;
+      const keyId = (await admin.createKey(sourceId)).id;
+      const ingest = (items: ItemSpec[]) => collector.ingest(ingestJob(items, { projectId, sourceId, keyId, receivedAt: RECEIVED_AT }));
+      const shown = async (personId: string, limit = 20, by: Collector = collector) => {
+        const r = await by.listings.personEvents(projectId, personId, limit);
+        return { events: r.events.map((e) => e.event), complete: r.complete, personIds: [...new Set(r.events.map((e) => e.personId))] };
+      };
+      const personOf = async (distinctId: string) => (await collector.store.findPerson(projectId, { distinctId }))!.id;
+      return { projectId, ingest, shown, personOf };
+    }
+
+    it('fault: a person with 2 old events, then 25,000 newer events of others, still shows its 2, folded or not', async () => {
+      const p = await project('quiet');
+      const at = RECEIVED_AT - DAY;
+      await p.ingest([{ distinctId: 'quiet_one', event: 'Signed up', timestamp: at }, { distinctId: 'quiet_one', event: 'Upgraded', timestamp: at + 1 }]);
+      for (let b = 0; b < 25; b++) {
+        await p.ingest(Array.from({ length: 1000 }, (_, i) => ({ distinctId: `busy_${i % 250}`, event: 'Viewed', timestamp: at + 10 + b * 1000 + i })));
+      }
+      const quiet = await p.personOf('quiet_one');
+      // Nothing folded yet: all of it read past the mark, from the events table.
+      expect(await p.shown(quiet)).toEqual({ events: ['Upgraded', 'Signed up'], complete: true, personIds: [quiet] });
+      expect(await foldAll(collector.store)).toBeGreaterThanOrEqual(25_002);
+      // Folded: found by the keys alone (the mark is past them), on another server too.
+      expect(await p.shown(quiet, 20, second)).toEqual({ events: ['Upgraded', 'Signed up'], complete: true, personIds: [quiet] });
+      expect((await p.shown(await p.personOf('busy_7'), 3)).events).toEqual(['Viewed', 'Viewed', 'Viewed']);
+      // A fold with nothing new folds nothing.
+      expect(await foldAll(collector.store)).toBe(0);
+    });
+
+    it('shows the events stored since the last fold beside those folded, newest first', async () => {
+      const p = await project('tail');
+      const at = RECEIVED_AT - DAY;
+      await p.ingest([{ distinctId: 'ann', event: 'old', timestamp: at }]);
+      await foldAll(collector.store);
+      await p.ingest([{ distinctId: 'ann', event: 'new', timestamp: at + 5 }, { distinctId: 'bob', event: 'other', timestamp: at + 6 }]);
+      const ann = await p.personOf('ann');
+      expect((await p.shown(ann)).events).toEqual(['new', 'old']);
+      // A step that folds part of what arrived: the rest is still read from the table, nothing twice.
+      await collector.store.foldPersonEvents(p.projectId, 1);
+      expect((await p.shown(ann)).events).toEqual(['new', 'old']);
+      await foldAll(collector.store);
+      expect((await p.shown(ann)).events).toEqual(['new', 'old']);
+      expect((await p.shown(ann, 1)).events).toEqual(['new']);
+    });
+
+    it('follows merges: the events of persons merged into the person, folded and not, are its own', async () => {
+      const p = await project('merged');
+      const at = RECEIVED_AT - DAY;
+      const browser = `per_${'m'.repeat(22)}`;
+      await p.ingest([{ distinctId: 'mia', event: 'server before', timestamp: at }, { anonymousId: browser, event: 'web before', timestamp: at + 1 }]);
+      await foldAll(collector.store);
+      const merged = await admin.browserIdentify(p.projectId, browser, 'mia');
+      await p.ingest([{ distinctId: 'mia', event: 'after', timestamp: at + 2 }]);
+      expect(await p.shown(merged.id)).toEqual({ events: ['after', 'web before', 'server before'], complete: true, personIds: [merged.id] });
+      await foldAll(collector.store);
+      expect(await p.shown(merged.id)).toEqual({ events: ['after', 'web before', 'server before'], complete: true, personIds: [merged.id] });
+    });
+
+    it('never shows an event that is gone: expired events vanish though their keys were folded, and an erasure drops its keys', async () => {
+      const p = await project('gone');
+      const old = RECEIVED_AT - 500 * DAY;
+      await p.ingest([
+        { distinctId: 'eve', event: 'expired', timestamp: old },
+        { distinctId: 'eve', event: 'kept', timestamp: RECEIVED_AT - DAY },
+        { distinctId: 'zed', event: 'erased', timestamp: RECEIVED_AT - DAY },
+      ]);
+      await foldAll(collector.store);
+      const eve = await p.personOf('eve');
+      const zed = await p.personOf('zed');
+      expect((await p.shown(eve)).events).toEqual(['kept', 'expired']);
+      await expireAll(collector.store, RECEIVED_AT);
+      expect((await p.shown(eve)).events).toEqual(['kept']);
+
+      // Person ids are unique across projects: counting by person is this project's.
+      const keysOf = (personId: string) => sut.countRows('person_events', 'person_id', personId);
+      expect(await keysOf(zed)).toBe(1);
+      await erasePerson(collector.store, p.projectId, { distinctId: 'zed' }, { suppress: false, now: RECEIVED_AT });
+      expect(await keysOf(zed)).toBe(0);
+      expect((await p.shown(zed)).events).toEqual([]);
+      expect((await p.shown(eve)).events).toEqual(['kept']);
+    });
+  });
+}
