@@ -523,8 +523,19 @@ export interface RetentionStore {
 export interface PersonEventsFold {
   /** The projects whose events are folded in (live ones). */
   foldProjects(): Promise<string[]>;
-  /** One step for a project: its events among the next `window` seqs past its mark; `more` while its head is further. */
-  foldPersonEvents(projectId: string, window: number): Promise<{ folded: number; more: boolean }>;
+  /**
+   * One step for a project: its events among the next `window` seqs past its
+   * mark; `more` while its head is further; `ms`, how long the step itself
+   * took (not its wait for its turn).
+   */
+  foldPersonEvents(projectId: string, window: number): Promise<FoldStep>;
+}
+
+/** What a step of the fold did (PersonEventsFold.foldPersonEvents). */
+export interface FoldStep {
+  folded: number;
+  more: boolean;
+  ms: number;
 }
 
 // ---- erasure -------------------------------------------------------------------

@@ -1,18 +1,34 @@
 import type { PersonEventsFold } from '../../stores/port.js';
 
 /**
- * Seqs a step of the fold looks through (and so events it reads at most):
- * small enough that a step holds SQLite's one writer for a few milliseconds,
- * large enough that a fold keeps up with ingestion at a step every few
- * thousand events (docs/design.md, "A person's events").
+ * How long a step of the fold should take: on SQLite it holds the one writer
+ * meanwhile, so a request's commit may wait that much longer (docs/design.md,
+ * "A person's events"). The window of seqs a step looks through is sized to
+ * it from the last step, as an erasure's steps are on PostgreSQL.
  */
-export const FOLD_WINDOW = 4096;
+export const FOLD_STEP_MS = 10;
+
+/** The window's bounds, in seqs (and so events read by a step at most); it starts at the least. */
+export const FOLD_WINDOW_MIN = 256;
+export const FOLD_WINDOW_MAX = 16_384;
+
+/** The next step's window after one of `window` seqs took `tookMs`: toward FOLD_STEP_MS, at most doubled or halved at once. */
+export function nextWindow(window: number, tookMs: number): number {
+  const toward = tookMs > 0 ? (window * FOLD_STEP_MS) / tookMs : window * 2;
+  const changed = Math.min(window * 2, Math.max(window / 2, toward));
+  return Math.round(Math.min(FOLD_WINDOW_MAX, Math.max(FOLD_WINDOW_MIN, changed)));
+}
 
 /** Steps a pass takes at most, all projects together: a pass never runs on for long. */
 export const FOLD_STEPS_PER_PASS = 64;
 
 /** How often a server folds what arrived since its last pass. */
 export const FOLD_EVERY_MS = 1000;
+
+/** The window a fold starts from, and keeps from pass to pass. */
+export interface FoldPace {
+  window: number;
+}
 
 /**
  * One pass: for each project, steps until it is caught up with its head,
@@ -22,16 +38,18 @@ export const FOLD_EVERY_MS = 1000;
  */
 export async function foldPass(
   store: PersonEventsFold,
-  opts: { window?: number; steps?: number; stopping?: () => boolean } = {},
+  opts: { pace?: FoldPace; steps?: number; stopping?: () => boolean } = {},
 ): Promise<{ folded: number; caughtUp: boolean }> {
-  const window = opts.window ?? FOLD_WINDOW;
+  const pace = opts.pace ?? { window: FOLD_WINDOW_MIN };
   let steps = opts.steps ?? FOLD_STEPS_PER_PASS;
   let folded = 0;
   for (const projectId of await store.foldProjects()) {
     for (;;) {
       if (steps <= 0 || opts.stopping?.() === true) return { folded, caughtUp: false };
       steps--;
-      const step = await store.foldPersonEvents(projectId, window);
+      const step = await store.foldPersonEvents(projectId, pace.window);
+      // Only a step that read a whole window says how long one takes.
+      if (step.more) pace.window = nextWindow(pace.window, step.ms);
       folded += step.folded;
       await new Promise((resolve) => setImmediate(resolve));
       if (!step.more) break;
@@ -53,6 +71,7 @@ export function startPersonEventsFold(
 ): { stop: () => Promise<void> } {
   let running: Promise<void> | null = null;
   let stopped = false;
+  const pace: FoldPace = { window: FOLD_WINDOW_MIN };
   let timer: NodeJS.Timeout | null = null;
   const schedule = (ms: number): void => {
     if (!stopped) timer = setTimeout(pass, ms).unref();
@@ -62,7 +81,7 @@ export function startPersonEventsFold(
       const began = performance.now();
       let behind = false;
       try {
-        behind = !(await foldPass(store, { stopping: () => stopped })).caughtUp;
+        behind = !(await foldPass(store, { pace, stopping: () => stopped })).caughtUp;
       } catch (e) {
         // An outage of the store must not end the fold for good: the next pass tries again.
         report.failed(e);

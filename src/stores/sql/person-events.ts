@@ -1,5 +1,5 @@
 import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
-import type { DestinationsEngine, EventRow, SqlEngine } from '../port.js';
+import type { DestinationsEngine, EventRow, FoldStep, SqlEngine } from '../port.js';
 import type { PersonEvents } from '../port-console.js';
 import type { Tuning } from './defaults.js';
 import type { WriteTurn } from './engine.js';
@@ -55,21 +55,22 @@ export class SqlPersonEvents {
    * no further than the project's head (every seq up to it committed or
    * gone, port-destinations.ts). Reads at most `window` events.
    */
-  async fold(projectId: string, window: number): Promise<{ folded: number; more: boolean }> {
+  async fold(projectId: string, window: number): Promise<FoldStep> {
     const head = await this.heads.head(projectId);
     return this.write(async () => {
+      const began = performance.now();
       const mark = await this.mark(projectId);
       const through = Math.min(head, mark + window);
-      if (through <= mark) return { folded: 0, more: false };
-      const keys = this.db.selectFrom('events').select(['project_id', 'person_id', 'timestamp', 'seq'])
-        .where('project_id', '=', projectId).where('seq', '>', mark).where('seq', '<=', through)
+      if (through <= mark) return { folded: 0, more: false, ms: performance.now() - began };
+      const keys = this.db.selectFrom(seqRange(this.db, mark, through).select(['e.project_id', 'e.person_id', 'e.timestamp', 'e.seq']).limit(window).as('w'))
+        .select(['project_id', 'person_id', 'timestamp', 'seq']).where('project_id', '=', projectId)
         // Sorted as the key: the inserts walk the index once, in order.
         .orderBy('person_id').orderBy('timestamp').orderBy('seq');
       const r = await this.db.insertInto('person_events').columns(['project_id', 'person_id', 'timestamp', 'seq']).expression(keys)
         .onConflict((c) => c.doNothing()).executeTakeFirst();
       await this.db.insertInto('person_events_folded').values({ project_id: projectId, through })
         .onConflict((c) => c.column('project_id').doUpdateSet({ through }).where('person_events_folded.through', '<', through)).execute();
-      return { folded: Number(r.numInsertedOrUpdatedRows ?? 0), more: through < head };
+      return { folded: Number(r.numInsertedOrUpdatedRows ?? 0), more: through < head, ms: performance.now() - began };
     });
   }
 
@@ -86,9 +87,13 @@ export class SqlPersonEvents {
       .orderBy('created_at', 'desc').limit(MERGED_SHOWN + 1).execute();
     const ids = persons.slice(0, MERGED_SHOWN).map((p) => p.id);
     if (ids.length === 0) return { events: [], complete: true };
-    const mark = sql<number>`coalesce((${db.selectFrom('person_events_folded').select('through').where('project_id', '=', projectId)}), 0)`;
-    const newest = this.engine.newestArrival();
-    const lowest = sql<number>`(CASE WHEN ${mark} > ${newest} - ${tail} THEN ${mark} ELSE ${newest} - ${tail} END)`;
+    // The mark as read here splits the events: keys through it (all written before it moved), the table past it.
+    const at = await db.selectNoFrom((eb) => [
+      sql<number>`coalesce((${eb.selectFrom('person_events_folded').select('through').where('project_id', '=', projectId)}), 0)`.as('mark'),
+      sql<number>`${this.engine.newestArrival()}`.as('newest'),
+    ]).executeTakeFirstOrThrow();
+    const mark = Number(at.mark);
+    const lowest = Math.max(mark, Number(at.newest) - tail);
     const columns = [
       'e.seq', 'e.id', 'e.event', 'e.distinct_id', 'e.anonymous_id', 'e.person_id',
       'e.session_id', 'e.timestamp', 'e.received_at', 'e.insert_id', this.engine.dialect.jsonText('e.properties').as('properties'),
@@ -100,13 +105,13 @@ export class SqlPersonEvents {
         .select(columns).where('k.project_id', '=', projectId).where('k.person_id', '=', id).where('k.seq', '<=', mark)
         .orderBy('k.timestamp', 'desc').orderBy('k.seq', 'desc').limit(limit).as(`f${i}`),
     ).selectAll());
-    let all = db.selectFrom(
-      db.selectFrom('events as e').select(columns).where('e.project_id', '=', projectId).where('e.person_id', 'in', ids).where('e.seq', '>', lowest).as('t'),
-    ).selectAll();
+    const past = seqRange(db, lowest, null).select([...columns, 'e.project_id']).limit(Number.MAX_SAFE_INTEGER).as('t');
+    let all = db.selectFrom(past).select(['seq', 'id', 'event', 'distinct_id', 'anonymous_id', 'person_id', 'session_id', 'timestamp', 'received_at', 'insert_id', 'properties'])
+      .where('project_id', '=', projectId).where('person_id', 'in', ids);
     for (const f of folded) all = all.unionAll(f);
     const q = db.selectFrom(all.as('u')).selectAll().orderBy('timestamp', 'desc').orderBy('seq', 'desc').limit(limit);
-    const [rows, caughtUp] = await Promise.all([this.reads.pageRows(q.compile()) as Promise<EventRow[]>, this.caughtUp(projectId, tail)]);
-    return { events: rows.map((r) => ({ ...toStoredEvent(r), personId })), complete: caughtUp && persons.length <= MERGED_SHOWN };
+    const rows = await this.reads.pageRows(q.compile()) as EventRow[];
+    return { events: rows.map((r) => ({ ...toStoredEvent(r), personId })), complete: lowest === mark && persons.length <= MERGED_SHOWN };
   }
 
   /** Forgets the keys of persons whose events are all gone (an erasure's end). */
@@ -115,16 +120,19 @@ export class SqlPersonEvents {
     await db.deleteFrom('person_events').where('project_id', '=', projectId).where('person_id', 'in', personIds).execute();
   }
 
-  private async caughtUp(projectId: string, tail: number): Promise<boolean> {
-    const r = await this.db.selectNoFrom((eb) => [
-      sql<number>`coalesce((${eb.selectFrom('person_events_folded').select('through').where('project_id', '=', projectId)}), 0)`.as('mark'),
-      sql<number>`${this.engine.newestArrival()}`.as('newest'),
-    ]).executeTakeFirstOrThrow();
-    return Number(r.mark) >= Number(r.newest) - tail;
-  }
-
   private async mark(projectId: string): Promise<number> {
     const r = await this.db.selectFrom('person_events_folded').select('through').where('project_id', '=', projectId).executeTakeFirst();
     return Number(r?.through ?? 0);
   }
+}
+
+/**
+ * The events past `after` (through `through` when given), whatever their
+ * project, read as a range of seqs: SQLite's rowids, PostgreSQL's BRIN index
+ * on seq. The caller ends it with a limit, which keeps a planner from
+ * merging its project's condition into it: PostgreSQL would then read the
+ * project's whole index on (project, timestamp) for it.
+ */
+function seqRange(db: Kysely<Database>, after: number, through: number | null) {
+  return db.selectFrom('events as e').where('e.seq', '>', after).$if(through !== null, (q) => q.where('e.seq', '<=', through!));
 }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type {
-  AuthRecord, Batching, Engine, ErasureTx, ExpiryPlan, ExpiryStep, GroupListQuery, GroupSummary, GroupView, IngestTx, PendingErasure, PersonLookup,
+  AuthRecord, Batching, Engine, ErasureTx, FoldStep, ExpiryPlan, ExpiryStep, GroupListQuery, GroupSummary, GroupView, IngestTx, PendingErasure, PersonLookup,
   PersonView, ProjectRetention, Store, StoredEvent,
 } from '../port.js';
 import { SqlAccounts } from './accounts.js';
@@ -135,7 +135,7 @@ export class SqlStore implements Store {
     return this.personEvents.foldProjects();
   }
 
-  foldPersonEvents(projectId: string, window: number): Promise<{ folded: number; more: boolean }> {
+  foldPersonEvents(projectId: string, window: number): Promise<FoldStep> {
     return this.personEvents.fold(projectId, window);
   }
 
