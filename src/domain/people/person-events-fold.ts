@@ -6,7 +6,7 @@ import type { PersonEventsFold } from '../../stores/port.js';
  * "A person's events"). The window of seqs a step looks through is sized to
  * it from the last step, as an erasure's steps are on PostgreSQL.
  */
-export const FOLD_STEP_MS = 10;
+export const FOLD_STEP_MS = 20;
 
 /** The window's bounds, in seqs (and so events read by a step at most); it starts at the least. */
 export const FOLD_WINDOW_MIN = 256;
@@ -24,6 +24,13 @@ export const FOLD_STEPS_PER_PASS = 64;
 
 /** How often a server folds what arrived since its last pass. */
 export const FOLD_EVERY_MS = 1000;
+
+/**
+ * The share of the time the fold may take, passes and their waits for the
+ * writer included: at a full load of ingestion it takes no more, and falls
+ * behind until the load drops (reads then take more from the events table).
+ */
+export const FOLD_SHARE = 0.25;
 
 /** The window a fold starts from, and keeps from pass to pass. */
 export interface FoldPace {
@@ -60,9 +67,10 @@ export async function foldPass(
 
 /**
  * A server's fold of its projects' events by person, off the request path:
- * a pass now, then every `everyMs` (sooner while a pass did not catch up),
- * never two at once. Several servers on one database may fold at once:
- * a step written twice leaves what one would.
+ * a pass now, then every `everyMs` (sooner while a pass did not catch up,
+ * later when a pass took more than FOLD_SHARE of the time), never two at
+ * once. Several servers on one database may fold at once: a step written
+ * twice leaves what one would.
  */
 export function startPersonEventsFold(
   store: PersonEventsFold,
@@ -86,9 +94,10 @@ export function startPersonEventsFold(
         // An outage of the store must not end the fold for good: the next pass tries again.
         report.failed(e);
       }
-      // Behind (the first start after the upgrade, a burst): the next pass after a pause as long
-      // as this one took, so catching up takes at most about half of the process's time.
-      schedule(behind ? Math.min(everyMs, performance.now() - began) : everyMs);
+      // A pause of three times the pass at least: the fold takes a quarter of the time at most, so
+      // at full load ingestion keeps three quarters of it, and the fold falls behind until load drops.
+      const took = performance.now() - began;
+      schedule(Math.max(behind ? 0 : everyMs - took, (took * (1 - FOLD_SHARE)) / FOLD_SHARE));
     })();
   };
   pass();

@@ -86,6 +86,9 @@ class SqliteEngine implements Engine {
    */
   private inside = false;
   private turn: Promise<unknown> = Promise.resolve();
+  /** Writes queued or running on `turn`; whenIdle's waiters, told when it falls to none. */
+  private queued = 0;
+  private readonly drained: (() => void)[] = [];
   private readonly touchKeys: (uses: Map<string, number>) => void;
   private readonly tx: SqliteIngestTx;
   private readonly pageReader: SqlitePageReader;
@@ -122,7 +125,7 @@ class SqliteEngine implements Engine {
       countPersons: (projectId) => this.pageReader.countPersons(projectId),
       readPast: (...a) => this.destinations.readPast(...a),
       destinationWrite: (fn) => this.exclusive(fn),
-      foldWrite: (fn) => this.exclusive(fn),
+      foldWrite: (fn) => this.whenIdle(fn),
     };
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.totalChanges = db.prepare('SELECT total_changes()').pluck();
@@ -250,9 +253,22 @@ class SqliteEngine implements Engine {
 
   /** Runs `fn` when no write runs, and lets none start before it ends. */
   private exclusive<T>(fn: () => Promise<T> | T): Promise<T> {
+    this.queued++;
     const result = this.turn.then(fn);
-    this.turn = result.catch(() => undefined);
+    this.turn = result.catch(() => undefined).finally(() => {
+      if (--this.queued === 0) for (const resolve of this.drained.splice(0)) resolve();
+    });
     return result;
+  }
+
+  /**
+   * Runs `fn` in its turn once no other write waits: work that may wait
+   * (the fold of events by person) goes after every commit already queued,
+   * so at full load it takes the writer only between bursts.
+   */
+  private async whenIdle<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.queued > 0) await new Promise<void>((resolve) => this.drained.push(resolve));
+    return this.exclusive(fn);
   }
 
   deleteErasedEvents(e: PendingErasure, steps: { touch: () => Promise<void>; stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }> {
