@@ -529,6 +529,13 @@ export interface PersonEventsFold {
    * took (not its wait for its turn).
    */
   foldPersonEvents(projectId: string, window: number): Promise<FoldStep>;
+  /**
+   * One step of retention for the keys: deletes the keys of events before
+   * `before` among the project's persons past `after` (null: from the
+   * first), about `batch` keys read; `next` is where the following step
+   * starts, null once the last person was reached.
+   */
+  expirePersonEventKeys(projectId: string, before: number, after: string | null, batch: number): Promise<{ deleted: number; next: string | null }>;
 }
 
 /** What a step of the fold did (PersonEventsFold.foldPersonEvents). */

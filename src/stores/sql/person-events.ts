@@ -114,6 +114,25 @@ export class SqlPersonEvents {
     return { events: rows.map((r) => ({ ...toStoredEvent(r), personId })), complete: lowest === mark && persons.length <= MERGED_SHOWN };
   }
 
+  /**
+   * Deletes the keys of events before `before` among the persons past
+   * `after`, up to the person found `batch` keys on: each person's oldest
+   * keys lead its range of the key, so a step reads about `batch` keys (and
+   * the last person's). Keys whose events expired would otherwise stay.
+   */
+  async expire(projectId: string, before: number, after: string | null, batch: number): Promise<{ deleted: number; next: string | null }> {
+    return this.write(async () => {
+      const bound = await this.db.selectFrom('person_events').select('person_id').where('project_id', '=', projectId)
+        .$if(after !== null, (q) => q.where('person_id', '>', after!))
+        .orderBy('person_id').orderBy('timestamp').orderBy('seq').limit(1).offset(batch).executeTakeFirst();
+      const upTo = bound?.person_id ?? null;
+      const r = await this.db.deleteFrom('person_events').where('project_id', '=', projectId)
+        .$if(after !== null, (q) => q.where('person_id', '>', after!))
+        .$if(upTo !== null, (q) => q.where('person_id', '<=', upTo!)).where('timestamp', '<', before).executeTakeFirst();
+      return { deleted: Number(r.numDeletedRows), next: upTo };
+    });
+  }
+
   /** Forgets the keys of persons whose events are all gone (an erasure's end). */
   async forget(db: Kysely<Database>, projectId: string, personIds: string[]): Promise<void> {
     if (personIds.length === 0) return;

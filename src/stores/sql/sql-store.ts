@@ -139,6 +139,10 @@ export class SqlStore implements Store {
     return this.personEvents.fold(projectId, window);
   }
 
+  expirePersonEventKeys(projectId: string, before: number, after: string | null, batch: number): Promise<{ deleted: number; next: string | null }> {
+    return this.personEvents.expire(projectId, before, after, batch);
+  }
+
   async prepareToServe(): Promise<void> {
     await this.engine.prepareToServe?.();
   }
