@@ -526,7 +526,7 @@ export interface PersonEventsFold {
   /**
    * One step for a project: its events among the next `window` seqs past its
    * mark; `more` while its head is further; `ms`, how long the step itself
-   * took (not its wait for its turn).
+   * took (not its wait for its turn); `heldWriter`, whether ingestion had to wait meanwhile.
    */
   foldPersonEvents(projectId: string, window: number): Promise<FoldStep>;
   /**
@@ -543,6 +543,11 @@ export interface FoldStep {
   folded: number;
   more: boolean;
   ms: number;
+  /**
+   * Whether the step held what ingestion needs meanwhile (SQLite's one
+   * writer, on the thread that serves requests): the fold then backs off.
+   */
+  heldWriter: boolean;
 }
 
 // ---- erasure -------------------------------------------------------------------

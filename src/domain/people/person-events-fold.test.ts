@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import type { FoldStep, PersonEventsFold } from '../../stores/port.js';
-import { FOLD_STEP_MS, FOLD_WINDOW_MAX, FOLD_WINDOW_MIN, type FoldPace, foldPass, nextWindow } from './person-events-fold.js';
+import { FOLD_SHARE, FOLD_STEP_MS, FOLD_WINDOW_MAX, FOLD_WINDOW_MIN, type FoldPace, backOff, foldPass, nextWindow } from './person-events-fold.js';
 
 /** A store whose projects have `left` seqs to fold each, a step of a window taking `msPerSeq` per seq. */
 function store(left: Record<string, number>, msPerSeq: number) {
@@ -11,7 +11,7 @@ function store(left: Record<string, number>, msPerSeq: number) {
       steps.push({ projectId, window });
       const n = Math.min(window, left[projectId]!);
       left[projectId]! -= n;
-      return { folded: n, more: left[projectId]! > 0, ms: n * msPerSeq };
+      return { folded: n, more: left[projectId]! > 0, ms: n * msPerSeq, heldWriter: false };
     },
   };
   return { fold, steps };
@@ -44,4 +44,10 @@ it('stops a pass after its steps, or when asked to, saying it is behind', async 
   const pass = foldPass(fold, { stopping: () => stop });
   stop = true;
   expect((await pass).caughtUp).toBe(false);
+});
+
+it('after a step that held ingestion\'s writer, pauses so that the fold takes FOLD_SHARE of it', () => {
+  const step = 20;
+  expect(step / (step + backOff(step))).toBeCloseTo(FOLD_SHARE, 10);
+  expect(backOff(0)).toBe(0);
 });

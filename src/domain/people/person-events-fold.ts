@@ -26,11 +26,18 @@ export const FOLD_STEPS_PER_PASS = 64;
 export const FOLD_EVERY_MS = 1000;
 
 /**
- * The share of the time the fold may take, passes and their waits for the
- * writer included: at a full load of ingestion it takes no more, and falls
- * behind until the load drops (reads then take more from the events table).
+ * The share of ingestion's writer the fold takes at most where it holds it
+ * (SQLite: its one writer, on the thread that serves requests): after each
+ * step it pauses, so that ingestion keeps the rest at a full load, and the
+ * fold falls behind until the load drops (reads then take more from the
+ * events table). On PostgreSQL a step holds nothing ingestion waits for.
  */
 export const FOLD_SHARE = 0.25;
+
+/** The pause after a step of `ms` that held ingestion's writer. */
+export function backOff(ms: number): number {
+  return (ms * (1 - FOLD_SHARE)) / FOLD_SHARE;
+}
 
 /** The window a fold starts from, and keeps from pass to pass. */
 export interface FoldPace {
@@ -58,7 +65,8 @@ export async function foldPass(
       // Only a step that read a whole window says how long one takes.
       if (step.more) pace.window = nextWindow(pace.window, step.ms);
       folded += step.folded;
-      await new Promise((resolve) => setImmediate(resolve));
+      // It held ingestion's writer: a pause, so that the fold takes FOLD_SHARE of it at most.
+      await new Promise((resolve) => (step.heldWriter ? setTimeout(resolve, backOff(step.ms)) : setImmediate(resolve)));
       if (!step.more) break;
     }
   }
@@ -67,9 +75,8 @@ export async function foldPass(
 
 /**
  * A server's fold of its projects' events by person, off the request path:
- * a pass now, then every `everyMs` (sooner while a pass did not catch up,
- * later when a pass took more than FOLD_SHARE of the time), never two at
- * once. Several servers on one database may fold at once: a step written
+ * a pass now, then every `everyMs` (at once while a pass did not catch up:
+ * its steps pace themselves), never two at once. Several servers on one database may fold at once: a step written
  * twice leaves what one would.
  */
 export function startPersonEventsFold(
@@ -94,10 +101,7 @@ export function startPersonEventsFold(
         // An outage of the store must not end the fold for good: the next pass tries again.
         report.failed(e);
       }
-      // A pause of three times the pass at least: the fold takes a quarter of the time at most, so
-      // at full load ingestion keeps three quarters of it, and the fold falls behind until load drops.
-      const took = performance.now() - began;
-      schedule(Math.max(behind ? 0 : everyMs - took, (took * (1 - FOLD_SHARE)) / FOLD_SHARE));
+      schedule(behind ? 0 : Math.max(0, everyMs - (performance.now() - began)));
     })();
   };
   pass();

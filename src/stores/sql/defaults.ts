@@ -47,6 +47,12 @@ export interface Tuning {
    */
   foldWrite: WriteTurn;
   /**
+   * Whether a fold step holds what ingestion needs while it runs: SQLite's
+   * one writer, on the thread that serves requests (FoldStep.heldWriter).
+   * Not by default: writers run at once, on the database server.
+   */
+  foldHoldsWriter: boolean;
+  /**
    * The project's events past `after` up to `upTo`, in position order,
    * `limit` at most: delivery's hot read (every event passes through it),
    * hand-written where the engine's driver makes the shared query cost more.

@@ -24,11 +24,12 @@ export const MERGED_SHOWN = 32;
  * table itself, in one statement, so one snapshot decides which side an
  * event is on.
  *
- * The fold is idempotent and needs no transaction: the keys go in first
- * (a key already there is left), then the mark moves. Stopped between the
- * two, the keys past the mark are ignored by reads (which take them from the
- * table instead) and written again by the next step. Reads join the keys to
- * the events, so a key whose event was erased or expired shows nothing.
+ * A step writes the keys, then moves the mark; a key already there is left,
+ * so a step run twice, or stopped between the two, leaves what one would
+ * (reads take nothing past the mark from the keys), and servers sharing a
+ * PostgreSQL database skip a project another is folding (its mark's row
+ * locked). Reads join the keys to the events, so a key whose event was
+ * erased or expired shows nothing.
  */
 export class SqlPersonEvents {
   private readonly db: Kysely<Database>;
@@ -36,8 +37,8 @@ export class SqlPersonEvents {
   constructor(
     private readonly engine: SqlEngine,
     private readonly heads: Pick<DestinationsEngine, 'head'>,
-    /** The engine's turn for a write that changes no key nor person (Tuning.foldWrite). */
-    private readonly write: WriteTurn,
+    /** The engine's turn for a write that changes no key nor person, and whether a step holds ingestion's writer (Tuning). */
+    private readonly turn: { write: WriteTurn; holdsWriter: boolean },
     private readonly reads: Pick<Tuning, 'pageRows'>,
   ) {
     this.db = engine.db;
@@ -57,21 +58,36 @@ export class SqlPersonEvents {
    */
   async fold(projectId: string, window: number): Promise<FoldStep> {
     const head = await this.heads.head(projectId);
-    return this.write(async () => {
+    return this.turn.write(async () => {
       const began = performance.now();
-      const mark = await this.mark(projectId);
-      const through = Math.min(head, mark + window);
-      if (through <= mark) return { folded: 0, more: false, ms: performance.now() - began };
-      const keys = this.db.selectFrom(seqRange(this.db, mark, through).select(['e.project_id', 'e.person_id', 'e.timestamp', 'e.seq']).limit(window).as('w'))
-        .select(['project_id', 'person_id', 'timestamp', 'seq']).where('project_id', '=', projectId)
-        // Sorted as the key: the inserts walk the index once, in order.
-        .orderBy('person_id').orderBy('timestamp').orderBy('seq');
-      const r = await this.db.insertInto('person_events').columns(['project_id', 'person_id', 'timestamp', 'seq']).expression(keys)
-        .onConflict((c) => c.doNothing()).executeTakeFirst();
-      await this.db.insertInto('person_events_folded').values({ project_id: projectId, through })
-        .onConflict((c) => c.column('project_id').doUpdateSet({ through }).where('person_events_folded.through', '<', through)).execute();
-      return { folded: Number(r.numInsertedOrUpdatedRows ?? 0), more: through < head, ms: performance.now() - began };
+      // A transaction where rows are locked (PostgreSQL), for the mark's lock; on SQLite each
+      // statement commits on its own, which spares the journal a statement in a transaction
+      // keeps (that doubled the step's writes), and the order of the two keeps reads right.
+      const step = this.engine.dialect.rowLocks
+        ? await this.db.transaction().execute((trx) => this.step(trx, projectId, window, head))
+        : await this.step(this.db, projectId, window, head);
+      return { ...step, ms: performance.now() - began, heldWriter: this.turn.holdsWriter };
     });
+  }
+
+  /** A step: the keys of the window, then the mark (after them: keys past the mark are never read). */
+  private async step(trx: Kysely<Database>, projectId: string, window: number, head: number): Promise<Pick<FoldStep, 'folded' | 'more'>> {
+    // Servers sharing a database share the work: one whose step finds the mark locked leaves the project to the other.
+    const row = await trx.selectFrom('person_events_folded').select('through').where('project_id', '=', projectId)
+      .$if(this.engine.dialect.rowLocks, (q) => q.forUpdate().skipLocked()).executeTakeFirst();
+    if (row === undefined && (await this.mark(trx, projectId)) !== null) return { folded: 0, more: false };
+    const mark = Number(row?.through ?? 0);
+    const through = Math.min(head, mark + window);
+    if (through <= mark) return { folded: 0, more: false };
+    const keys = trx.selectFrom(seqRange(trx, mark, through).select(['e.project_id', 'e.person_id', 'e.timestamp', 'e.seq']).limit(window).as('w'))
+      .select(['project_id', 'person_id', 'timestamp', 'seq']).where('project_id', '=', projectId)
+      // Sorted as the key: the inserts walk the index once, in order.
+      .orderBy('person_id').orderBy('timestamp').orderBy('seq');
+    const r = await trx.insertInto('person_events').columns(['project_id', 'person_id', 'timestamp', 'seq']).expression(keys)
+      .onConflict((c) => c.doNothing()).executeTakeFirst();
+    await trx.insertInto('person_events_folded').values({ project_id: projectId, through })
+      .onConflict((c) => c.column('project_id').doUpdateSet({ through }).where('person_events_folded.through', '<', through)).execute();
+    return { folded: Number(r.numInsertedOrUpdatedRows ?? 0), more: through < head };
   }
 
   /**
@@ -121,7 +137,7 @@ export class SqlPersonEvents {
    * the last person's). Keys whose events expired would otherwise stay.
    */
   async expire(projectId: string, before: number, after: string | null, batch: number): Promise<{ deleted: number; next: string | null }> {
-    return this.write(async () => {
+    return this.turn.write(async () => {
       const bound = await this.db.selectFrom('person_events').select('person_id').where('project_id', '=', projectId)
         .$if(after !== null, (q) => q.where('person_id', '>', after!))
         .orderBy('person_id').orderBy('timestamp').orderBy('seq').limit(1).offset(batch).executeTakeFirst();
@@ -139,9 +155,10 @@ export class SqlPersonEvents {
     await db.deleteFrom('person_events').where('project_id', '=', projectId).where('person_id', 'in', personIds).execute();
   }
 
-  private async mark(projectId: string): Promise<number> {
-    const r = await this.db.selectFrom('person_events_folded').select('through').where('project_id', '=', projectId).executeTakeFirst();
-    return Number(r?.through ?? 0);
+  /** The project's mark, read without a lock; null before its first fold. */
+  private async mark(db: Kysely<Database>, projectId: string): Promise<number | null> {
+    const r = await db.selectFrom('person_events_folded').select('through').where('project_id', '=', projectId).executeTakeFirst();
+    return r === undefined ? null : Number(r.through);
   }
 }
 

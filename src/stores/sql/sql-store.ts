@@ -50,7 +50,7 @@ export class SqlStore implements Store {
     this.admin = new SqlAdmin(sql, write);
     this.accounts = new SqlAccounts(sql, write);
     this.outcomes = new SqlOutcomes(sql, write, reads);
-    this.personEvents = new SqlPersonEvents(sql, engine.destinations, tuned.foldWrite ?? write, reads);
+    this.personEvents = new SqlPersonEvents(sql, engine.destinations, { write: tuned.foldWrite ?? write, holdsWriter: tuned.foldHoldsWriter ?? false }, reads);
     this.listings = new SqlListings(sql, reads, this.personEvents);
     this.eventPages = new SqlEventPages(sql, reads);
     this.reads = new SqlReads(sql, this.eventPages);

@@ -126,6 +126,7 @@ class SqliteEngine implements Engine {
       readPast: (...a) => this.destinations.readPast(...a),
       destinationWrite: (fn) => this.exclusive(fn),
       foldWrite: (fn) => this.whenIdle(fn),
+      foldHoldsWriter: true,
     };
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.totalChanges = db.prepare('SELECT total_changes()').pluck();
