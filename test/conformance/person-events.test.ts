@@ -74,6 +74,17 @@ for (const engine of STORES) {
       expect(await foldAll(collector.store)).toBe(0);
     });
 
+    it('a new project\'s fold starts past the events stored before it was made, none of which are its own', async () => {
+      const before = await project('before');
+      await before.ingest(Array.from({ length: 50 }, (_, i) => ({ distinctId: `x_${i}` })));
+      const fresh = await project('fresh');
+      // A window of one seq: from 0, it would have 50 and more to read before reaching its head.
+      expect(await collector.store.foldPersonEvents(fresh.projectId, 1)).toMatchObject({ folded: 0, more: false });
+      await fresh.ingest([{ distinctId: 'first', event: 'hello' }]);
+      expect(await collector.store.foldPersonEvents(fresh.projectId, 1)).toMatchObject({ folded: 1, more: false });
+      expect((await fresh.shown(await fresh.personOf('first'))).events).toEqual(['hello']);
+    });
+
     it('shows the events stored since the last fold beside those folded, newest first', async () => {
       const p = await project('tail');
       const at = RECEIVED_AT - DAY;
