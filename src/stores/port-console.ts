@@ -145,13 +145,20 @@ export interface GroupListing {
   moreMembers: boolean;
 }
 
+/**
+ * The persons a read of a person's events looks in at most: itself and
+ * those merged into it (each one range of the store's keys); past that,
+ * PersonEvents.complete is false.
+ */
+export const MERGED_READ = 32;
+
 /** A person's newest events, and whether they are surely its newest. */
 export interface PersonEvents {
   events: StoredEvent[];
   /**
    * False while the fold is far behind (the first start after the upgrade
    * folds the events already stored) or the person has more merged persons
-   * than are read: newer events may then exist beyond those shown.
+   * than are read (MERGED_READ): newer events may then exist beyond those shown.
    */
   complete: boolean;
 }

@@ -9,6 +9,7 @@ import { createAdmin } from '../../src/domain/admin.js';
 import type { Collector } from '../../src/domain/collector.js';
 import { erasePerson } from '../../src/domain/erasure.js';
 import { foldPass } from '../../src/domain/people/person-events-fold.js';
+import { MERGED_READ } from '../../src/stores/port-console.js';
 import { expireAll, expirePersonEventKeys } from '../../src/domain/retention.js';
 import type { Store } from '../../src/stores/port.js';
 import { TestClock } from '../helpers/fixture.js';
@@ -112,6 +113,17 @@ for (const engine of STORES) {
       expect(await p.shown(merged.id)).toEqual({ events: ['after', 'web before', 'server before'], complete: true, personIds: [merged.id] });
       await foldAll(collector.store);
       expect(await p.shown(merged.id)).toEqual({ events: ['after', 'web before', 'server before'], complete: true, personIds: [merged.id] });
+    });
+
+    it('says its events may be incomplete when more persons were merged into it than a read looks in', async () => {
+      const p = await project('many');
+      const browser = `per_${'n'.repeat(22)}`;
+      await p.ingest([{ anonymousId: browser, event: 'web' }, ...Array.from({ length: MERGED_READ }, (_, i) => ({ distinctId: `m_${i}`, event: 'server' }))]);
+      for (let i = 0; i < MERGED_READ - 1; i++) await admin.browserIdentify(p.projectId, browser, `m_${i}`);
+      expect((await p.shown(browser, 50)).events).toHaveLength(MERGED_READ);
+      expect((await p.shown(browser)).complete).toBe(true);
+      await admin.browserIdentify(p.projectId, browser, `m_${MERGED_READ - 1}`);
+      expect(await p.shown(browser, 50)).toMatchObject({ complete: false });
     });
 
     it('never shows an event that is gone: expired events vanish though their keys were folded, retention sweeps their keys, an erasure drops its own', async () => {

@@ -1,16 +1,10 @@
-import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DestinationsEngine, EventRow, FoldStep, SqlEngine } from '../port.js';
-import type { PersonEvents } from '../port-console.js';
+import { MERGED_READ, type PersonEvents } from '../port-console.js';
 import type { Tuning } from './defaults.js';
 import type { WriteTurn } from './engine.js';
 import { toStoredEvent } from './rows.js';
 import type { Database } from './schema.js';
-
-/**
- * The persons whose events a person's page shows at most (itself and those
- * merged into it): each is one range of person_events in the read.
- */
-export const MERGED_SHOWN = 32;
 
 /**
  * A person's events, found by person (docs/design.md, "A person's events").
@@ -19,10 +13,9 @@ export const MERGED_SHOWN = 32;
  * each of its persons' places in it, a page per distinct person, which cost
  * ingestion 2.3 to 2.5 times its events/s. Instead the events are folded in
  * here off the request path, a window of seqs at a time, each window's keys
- * inserted sorted (project, person, timestamp, seq); a read takes the keys
- * through the project's mark and the events past the mark from the events
- * table itself, in one statement, so one snapshot decides which side an
- * event is on.
+ * inserted sorted (project, person, timestamp, seq); a read takes the
+ * project's mark, then the keys through it (every one written before the
+ * mark moved past it) and the events past it from the events table itself.
  *
  * A step writes the keys, then moves the mark; a key already there is left,
  * so a step run twice, or stopped between the two, leaves what one would
@@ -98,11 +91,10 @@ export class SqlPersonEvents {
    */
   async latest(projectId: string, personId: string, limit: number, tail: number): Promise<PersonEvents> {
     const { db } = this;
-    const persons = await db.selectFrom('persons').select('id').where('project_id', '=', projectId)
-      .where((eb) => eb.or([eb('id', '=', personId), eb('merged_into', '=', personId)]))
-      .orderBy('created_at', 'desc').limit(MERGED_SHOWN + 1).execute();
-    const ids = persons.slice(0, MERGED_SHOWN).map((p) => p.id);
-    if (ids.length === 0) return { events: [], complete: true };
+    // The persons merged into it, through persons_merged_into (one more than read tells that more exist).
+    const merged = await db.selectFrom('persons').select('id').where('project_id', '=', projectId).where('merged_into', '=', personId)
+      .limit(MERGED_READ).execute();
+    const ids = [personId, ...merged.slice(0, MERGED_READ - 1).map((p) => p.id)];
     // The mark as read here splits the events: keys through it (all written before it moved), the table past it.
     const at = await db.selectNoFrom((eb) => [
       sql<number>`coalesce((${eb.selectFrom('person_events_folded').select('through').where('project_id', '=', projectId)}), 0)`.as('mark'),
@@ -127,7 +119,7 @@ export class SqlPersonEvents {
     for (const f of folded) all = all.unionAll(f);
     const q = db.selectFrom(all.as('u')).selectAll().orderBy('timestamp', 'desc').orderBy('seq', 'desc').limit(limit);
     const rows = await this.reads.pageRows(q.compile()) as EventRow[];
-    return { events: rows.map((r) => ({ ...toStoredEvent(r), personId })), complete: lowest === mark && persons.length <= MERGED_SHOWN };
+    return { events: rows.map((r) => ({ ...toStoredEvent(r), personId })), complete: lowest === mark && merged.length < MERGED_READ };
   }
 
   /**
