@@ -1,6 +1,6 @@
 import { type Html, html } from '../../docs/html.js';
 import type { Viewer } from '../../domain/accounts/accounts.js';
-import type { PersonView, Project, StoredEvent } from '../../stores/port.js';
+import type { PersonView, Project } from '../../stores/port.js';
 import type { PersonCursor, PersonEvents, PersonListing } from '../../stores/port-console.js';
 import { BASE, notice, page, when } from '../layout.js';
 import { formatCount } from './numbers.js';

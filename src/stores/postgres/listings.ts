@@ -1,5 +1,5 @@
 import { CompiledQuery, type Kysely } from 'kysely';
-import type { PersonPageRow, SqlEngine, StoredEvent } from '../port.js';
+import type { PersonPageRow, SqlEngine } from '../port.js';
 import type { PersonCursor } from '../port-console.js';
 import { PageReadGate } from '../page-read-gate.js';
 import type { TunedReads } from '../sql/defaults.js';

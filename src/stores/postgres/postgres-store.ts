@@ -2,7 +2,7 @@ import { AUTH_PLAN_COLUMNS, type AuthPlanRow, authPlan } from '../sql/auth-plan.
 import type pg from 'pg';
 import type { Kysely } from 'kysely';
 import type {
-  AuthRecord, Batching, DestinationsEngine, Engine, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure, PersonPageRow, SqlEngine, StoredEvent,
+  AuthRecord, Batching, DestinationsEngine, Engine, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure, PersonPageRow, SqlEngine,
 } from '../port.js';
 import type { PersonCursor } from '../port-console.js';
 import type { Tuned } from '../sql/defaults.js';

@@ -41,9 +41,8 @@ export interface Tuning {
   destinationWrite: WriteTurn;
   /**
    * The turn of the fold of a person's events (sql/person-events.ts), which
-   * changes no key nor person and may wait: on SQLite, once no other write
-   * waits, without the mark that empties its cache of keys. Engine.write by
-   * default.
+   * changes no key nor person: SQLite's queue without the mark that empties
+   * its cache of keys. Engine.write by default.
    */
   foldWrite: WriteTurn;
   /**

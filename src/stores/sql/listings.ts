@@ -1,4 +1,4 @@
-import type { Org, Project, Source, SqlEngine, StoredEvent } from '../port.js';
+import type { Org, Project, Source, SqlEngine } from '../port.js';
 import type { GroupListing, GroupPageQuery, ListingStore, PersonCursor, PersonEvents, PersonListing } from '../port-console.js';
 import type { TunedReads } from './defaults.js';
 import { groupPage, groupTypes } from './group-pages.js';

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import {
   type AuthRecord, type Batching, type Engine, type ExpiryPlan, type ExpiryStep, type IngestTx, type PendingErasure, type PersonPageRow, type SqlEngine,
-  type StoredEvent, StoreUnavailableError,
+  StoreUnavailableError,
 } from '../port.js';
 import type { PersonCursor } from '../port-console.js';
 import type { Tuned } from '../sql/defaults.js';
@@ -86,9 +86,6 @@ class SqliteEngine implements Engine {
    */
   private inside = false;
   private turn: Promise<unknown> = Promise.resolve();
-  /** Writes queued or running on `turn`; whenIdle's waiters, told when it falls to none. */
-  private queued = 0;
-  private readonly drained: (() => void)[] = [];
   private readonly touchKeys: (uses: Map<string, number>) => void;
   private readonly tx: SqliteIngestTx;
   private readonly pageReader: SqlitePageReader;
@@ -125,7 +122,7 @@ class SqliteEngine implements Engine {
       countPersons: (projectId) => this.pageReader.countPersons(projectId),
       readPast: (...a) => this.destinations.readPast(...a),
       destinationWrite: (fn) => this.exclusive(fn),
-      foldWrite: (fn) => this.whenIdle(fn),
+      foldWrite: (fn) => this.exclusive(fn),
       foldHoldsWriter: true,
     };
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
@@ -254,22 +251,9 @@ class SqliteEngine implements Engine {
 
   /** Runs `fn` when no write runs, and lets none start before it ends. */
   private exclusive<T>(fn: () => Promise<T> | T): Promise<T> {
-    this.queued++;
     const result = this.turn.then(fn);
-    this.turn = result.catch(() => undefined).finally(() => {
-      if (--this.queued === 0) for (const resolve of this.drained.splice(0)) resolve();
-    });
+    this.turn = result.catch(() => undefined);
     return result;
-  }
-
-  /**
-   * Runs `fn` in its turn once no other write waits: work that may wait
-   * (the fold of events by person) goes after every commit already queued,
-   * so at full load it takes the writer only between bursts.
-   */
-  private async whenIdle<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.queued > 0) await new Promise<void>((resolve) => this.drained.push(resolve));
-    return this.exclusive(fn);
   }
 
   deleteErasedEvents(e: PendingErasure, steps: { touch: () => Promise<void>; stopping?: () => boolean }): Promise<{ eventsDeleted: number; done: boolean }> {
