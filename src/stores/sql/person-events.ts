@@ -17,11 +17,10 @@ import type { Database } from './schema.js';
  * project's mark, then the keys through it (every one written before the
  * mark moved past it) and the events past it from the events table itself.
  *
- * A step writes the keys, then moves the mark; a key already there is left,
- * so a step run twice, or stopped between the two, leaves what one would
- * (reads take nothing past the mark from the keys), and servers sharing a
- * PostgreSQL database skip a project another is folding (its mark's row
- * locked). Reads join the keys to the events, so a key whose event was
+ * A step writes the keys and moves the mark in one transaction; a key
+ * already there is left, so a step run twice leaves what one would, and
+ * servers sharing a PostgreSQL database skip a project another is folding
+ * (its mark's row locked). Reads join the keys to the events, so a key whose event was
  * erased or expired shows nothing.
  */
 export class SqlPersonEvents {
@@ -53,17 +52,12 @@ export class SqlPersonEvents {
     const head = await this.heads.head(projectId);
     return this.turn.write(async () => {
       const began = performance.now();
-      // A transaction where rows are locked (PostgreSQL), for the mark's lock; on SQLite each
-      // statement commits on its own, which spares the journal a statement in a transaction
-      // keeps (that doubled the step's writes), and the order of the two keeps reads right.
-      const step = this.engine.dialect.rowLocks
-        ? await this.db.transaction().execute((trx) => this.step(trx, projectId, window, head))
-        : await this.step(this.db, projectId, window, head);
+      const step = await this.db.transaction().execute((trx) => this.step(trx, projectId, window, head));
       return { ...step, ms: performance.now() - began, heldWriter: this.turn.holdsWriter };
     });
   }
 
-  /** A step: the keys of the window, then the mark (after them: keys past the mark are never read). */
+  /** A step, in one transaction: the keys of the window, then the mark. */
   private async step(trx: Kysely<Database>, projectId: string, window: number, head: number): Promise<Pick<FoldStep, 'folded' | 'more'>> {
     // Servers sharing a database share the work: one whose step finds the mark locked leaves the project to the other.
     const row = await trx.selectFrom('person_events_folded').select('through').where('project_id', '=', projectId)
@@ -76,8 +70,8 @@ export class SqlPersonEvents {
       .select(['project_id', 'person_id', 'timestamp', 'seq']).where('project_id', '=', projectId)
       // Sorted as the key: the inserts walk the index once, in order.
       .orderBy('person_id').orderBy('timestamp').orderBy('seq');
-    const r = await trx.insertInto('person_events').columns(['project_id', 'person_id', 'timestamp', 'seq']).expression(keys)
-      .onConflict((c) => c.doNothing()).executeTakeFirst();
+    const r = await this.engine.dialect.insertIgnoring(trx.insertInto('person_events').columns(['project_id', 'person_id', 'timestamp', 'seq']).expression(keys))
+      .executeTakeFirst();
     await trx.insertInto('person_events_folded').values({ project_id: projectId, through })
       .onConflict((c) => c.column('project_id').doUpdateSet({ through }).where('person_events_folded.through', '<', through)).execute();
     return { folded: Number(r.numInsertedOrUpdatedRows ?? 0), more: through < head };
