@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { PERSON_ID } from '../domain/items/fields/ids.js';
-import type { PersonCursor } from '../stores/port-console.js';
+import { PERSON_EVENTS_KEPT, type PersonCursor } from '../stores/port-console.js';
 import { sendPage } from './guard.js';
 import { html } from '../docs/html.js';
 import { isStorableText } from '../domain/storable.js';
@@ -14,7 +14,7 @@ const MATCHES = 20;
 /** People listed a page. */
 const PAGE = 20;
 /** Latest events shown for a person (found by person: docs/design.md, "A person's events"). */
-const EVENTS = 20;
+const EVENTS = PERSON_EVENTS_KEPT;
 
 /** The cursor a Next link carries ("<created at>.<person id>"); anything else starts from the newest. */
 export function readCursor(v: unknown): PersonCursor | null {

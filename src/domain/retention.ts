@@ -91,7 +91,7 @@ export const KEY_EXPIRY_EVERY_MS = 86_400_000;
 /**
  * Deletes the keys of a person's events (stores/sql/person-events.ts) whose
  * events have outlived their project's retention: a sweep of each project's
- * keys person by person, a short step at a time. Reads skip keys whose
+ * keys run by run and person by person, a short step at a time. Reads skip keys whose
  * events are gone; this keeps them from piling up.
  */
 export async function expirePersonEventKeys(

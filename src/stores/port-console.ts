@@ -152,6 +152,12 @@ export interface GroupListing {
  */
 export const MERGED_READ = 32;
 
+/**
+ * The newest events kept by person, for each person, in the store's keys:
+ * what the console shows. A read asking for more may miss older ones.
+ */
+export const PERSON_EVENTS_KEPT = 20;
+
 /** A person's newest events, and whether they are surely its newest. */
 export interface PersonEvents {
   events: StoredEvent[];

@@ -530,10 +530,18 @@ export interface PersonEventsFold {
    */
   foldPersonEvents(projectId: string, window: number): Promise<FoldStep>;
   /**
+   * One step of merging a project's runs of keys (the store keeps them as
+   * sorted runs, one a fold step: docs/design.md, "A person's events"):
+   * continues the merge under way, or starts the one its runs call for;
+   * about `batch` keys read. `folded` counts the keys read; `more` while a
+   * merge is under way or another is called for.
+   */
+  mergePersonEventRuns(projectId: string, batch: number): Promise<FoldStep>;
+  /**
    * One step of retention for the keys: deletes the keys of events before
-   * `before` among the project's persons past `after` (null: from the
-   * first), about `batch` keys read; `next` is where the following step
-   * starts, null once the last person was reached.
+   * `before` from where `after` says (null: the start; else a cursor the
+   * last step returned, opaque), about `batch` keys read; `next` is where
+   * the following step starts, null once the last key was reached.
    */
   expirePersonEventKeys(projectId: string, before: number, after: string | null, batch: number): Promise<{ deleted: number; next: string | null }>;
 }
@@ -548,6 +556,8 @@ export interface FoldStep {
    * writer, on the thread that serves requests): the fold then backs off.
    */
   heldWriter: boolean;
+  /** Whether the project's runs of keys call for a merge (mergePersonEventRuns) now. */
+  merge: boolean;
 }
 
 // ---- erasure -------------------------------------------------------------------

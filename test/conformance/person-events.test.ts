@@ -9,7 +9,8 @@ import { createAdmin } from '../../src/domain/admin.js';
 import type { Collector } from '../../src/domain/collector.js';
 import { erasePerson } from '../../src/domain/erasure.js';
 import { foldPass } from '../../src/domain/people/person-events-fold.js';
-import { MERGED_READ } from '../../src/stores/port-console.js';
+import { MERGED_READ, PERSON_EVENTS_KEPT } from '../../src/stores/port-console.js';
+import { MERGE_LEAST } from '../../src/stores/sql/person-event-runs.js';
 import { expireAll, expirePersonEventKeys } from '../../src/domain/retention.js';
 import type { Store } from '../../src/stores/port.js';
 import { TestClock } from '../helpers/fixture.js';
@@ -54,8 +55,66 @@ for (const engine of STORES) {
         return { events: r.events.map((e) => e.event), complete: r.complete, personIds: [...new Set(r.events.map((e) => e.personId))] };
       };
       const personOf = async (distinctId: string) => (await collector.store.findPerson(projectId, { distinctId }))!.id;
-      return { projectId, ingest, shown, personOf };
+      // Person ids are unique across projects: counting by person is this project's.
+      const keysOf = (personId: string) => sut.countRows('person_events', 'person_id', personId);
+      const runs = () => sut.countRows('person_event_runs', 'project_id', projectId);
+      return { projectId, ingest, shown, personOf, keysOf, runs };
     }
+
+    it('finds a person\'s events across several runs of keys, and an erasure removes its keys from every one', async () => {
+      const p = await project('runs');
+      const at = RECEIVED_AT - DAY;
+      for (let i = 0; i < MERGE_LEAST - 1; i++) {
+        await p.ingest([{ distinctId: 'rae', event: `e${i}`, timestamp: at + i }, { distinctId: 'ray', event: `r${i}`, timestamp: at + i }]);
+        await foldAll(collector.store);
+      }
+      // A run a fold step, too few to merge.
+      expect(await p.runs()).toBe(MERGE_LEAST - 1);
+      const rae = await p.personOf('rae');
+      const ray = await p.personOf('ray');
+      expect(await p.keysOf(rae)).toBe(MERGE_LEAST - 1);
+      expect(await p.shown(rae)).toEqual({ events: ['e2', 'e1', 'e0'], complete: true, personIds: [rae] });
+      expect((await p.shown(rae, 2, second)).events).toEqual(['e2', 'e1']);
+      await erasePerson(collector.store, p.projectId, { distinctId: 'rae' }, { suppress: false, now: RECEIVED_AT });
+      expect(await p.keysOf(rae)).toBe(0);
+      expect(await p.keysOf(ray)).toBe(MERGE_LEAST - 1);
+      expect((await p.shown(ray)).events).toEqual(['r2', 'r1', 'r0']);
+    });
+
+    it('merges runs as they pile up: after many fold steps a project keeps few, and every event is still found', async () => {
+      const p = await project('piling');
+      const at = RECEIVED_AT - DAY;
+      let most = 0;
+      for (let i = 0; i < 40; i++) {
+        await p.ingest([{ distinctId: `u_${i % 7}`, event: `e${i}`, timestamp: at + i }]);
+        await foldAll(collector.store);
+        most = Math.max(most, await p.runs());
+      }
+      // 40 runs written, all small: merged whenever MERGE_LEAST of them exist.
+      expect(most).toBe(MERGE_LEAST - 1);
+      expect(await p.keysOf(await p.personOf('u_0'))).toBe(6);
+      expect((await p.shown(await p.personOf('u_0'))).events).toEqual(['e35', 'e28', 'e21', 'e14', 'e7', 'e0']);
+      expect((await p.shown(await p.personOf('u_6'), 2)).events).toEqual(['e34', 'e27']);
+    });
+
+    it('a run keeps each person\'s newest PERSON_EVENTS_KEPT keys, and so does a merge of runs', async () => {
+      const p = await project('heavy');
+      const at = RECEIVED_AT - DAY;
+      await p.ingest(Array.from({ length: PERSON_EVENTS_KEPT + 10 }, (_, i) => ({ distinctId: 'hal', event: `a${i}`, timestamp: at + i })));
+      await foldAll(collector.store);
+      const hal = await p.personOf('hal');
+      const newest = (prefix: string, from: number, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${from - i}`);
+      expect(await p.keysOf(hal)).toBe(PERSON_EVENTS_KEPT);
+      expect((await p.shown(hal)).events).toEqual(newest('a', PERSON_EVENTS_KEPT + 9, PERSON_EVENTS_KEPT));
+      // Three more runs of 15 keys each: four runs, merged into one.
+      for (let r = 0; r < MERGE_LEAST - 1; r++) {
+        await p.ingest(Array.from({ length: 15 }, (_, i) => ({ distinctId: 'hal', event: `b${r}_${i}`, timestamp: at + 100 * (r + 1) + i })));
+        await foldAll(collector.store);
+      }
+      expect(await p.runs()).toBe(1);
+      expect(await p.keysOf(hal)).toBe(PERSON_EVENTS_KEPT);
+      expect((await p.shown(hal)).events).toEqual([...newest('b2_', 14, 15), ...newest('b1_', 14, 5)]);
+    });
 
     it('fault: a person with 2 old events, then 25,000 newer events of others, still shows its 2, folded or not', async () => {
       const p = await project('quiet');
@@ -67,7 +126,8 @@ for (const engine of STORES) {
       const quiet = await p.personOf('quiet_one');
       // Nothing folded yet: all of it read past the mark, from the events table.
       expect(await p.shown(quiet)).toEqual({ events: ['Upgraded', 'Signed up'], complete: true, personIds: [quiet] });
-      expect(await foldAll(collector.store)).toBeGreaterThanOrEqual(25_002);
+      // Keys written: each run keeps a busy person's newest PERSON_EVENTS_KEPT only.
+      expect(await foldAll(collector.store)).toBeGreaterThan(0);
       // Folded: found by the keys alone (the mark is past them), on another server too.
       expect(await p.shown(quiet, 20, second)).toEqual({ events: ['Upgraded', 'Signed up'], complete: true, personIds: [quiet] });
       expect((await p.shown(await p.personOf('busy_7'), 3)).events).toEqual(['Viewed', 'Viewed', 'Viewed']);
@@ -141,8 +201,7 @@ for (const engine of STORES) {
       await expireAll(collector.store, RECEIVED_AT);
       expect((await p.shown(eve)).events).toEqual(['kept']);
 
-      // Person ids are unique across projects: counting by person is this project's.
-      const keysOf = (personId: string) => sut.countRows('person_events', 'person_id', personId);
+      const keysOf = p.keysOf;
       // Retention's sweep of the keys, a person or so a step: the expired event's key goes, the rest stay.
       expect(await keysOf(eve)).toBe(2);
       expect(await expirePersonEventKeys(collector.store, RECEIVED_AT, { batch: 1 })).toBeGreaterThanOrEqual(1);

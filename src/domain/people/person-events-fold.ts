@@ -1,4 +1,5 @@
-import type { PersonEventsFold } from '../../stores/port.js';
+import { type EventLoopUtilization, performance } from 'node:perf_hooks';
+import type { FoldStep, PersonEventsFold } from '../../stores/port.js';
 
 /**
  * How long a step of the fold should take: on SQLite it holds the one writer
@@ -28,27 +29,42 @@ export const FOLD_EVERY_MS = 1000;
 /**
  * The share of ingestion's writer the fold takes at most where it holds it
  * (SQLite: its one writer, on the thread that serves requests): after each
- * step it pauses, so that ingestion keeps the rest at a full load, and the
+ * step it pauses, so that ingestion keeps the rest. The share shrinks as the
+ * thread is busier between steps, to FOLD_SHARE_LOADED when it was busy all
+ * the time (a full load, which the fold then costs next to nothing): the
  * fold falls behind until the load drops (reads then take more from the
  * events table). On PostgreSQL a step holds nothing ingestion waits for.
  */
 export const FOLD_SHARE = 0.25;
+export const FOLD_SHARE_LOADED = 0.02;
 
-/** The pause after a step of `ms` that held ingestion's writer. */
-export function backOff(ms: number): number {
-  return (ms * (1 - FOLD_SHARE)) / FOLD_SHARE;
+/** The pause after a step of `ms` that held ingestion's writer, the thread busy `busy` (0 to 1) of the time since the last pause began. */
+export function backOff(ms: number, busy = 0): number {
+  const share = Math.max(FOLD_SHARE_LOADED, FOLD_SHARE * (1 - busy));
+  return (ms * (1 - share)) / share;
 }
 
-/** The window a fold starts from, and keeps from pass to pass. */
+/**
+ * The window a fold starts from, and keeps from pass to pass; `merge`, the
+ * keys a merge step reads (sized the same way); `pausedAt`, the event
+ * loop's use when the last pause began (how busy the thread was since says
+ * how long the next pause is).
+ */
 export interface FoldPace {
   window: number;
+  merge?: number;
+  pausedAt?: EventLoopUtilization;
 }
 
 /**
  * One pass: for each project, steps until it is caught up with its head,
- * FOLD_STEPS_PER_PASS steps at most in all. Between two steps the event loop
- * turns, so requests and commits queued meanwhile go first (on SQLite a step
- * waits its turn behind the commits queued before it).
+ * FOLD_STEPS_PER_PASS steps at most in all. Each fold step writes a run of
+ * keys; when the project's runs call for a merge, merge steps follow before
+ * the next fold step, so that a read's runs stay few while the fold catches
+ * up. Between two steps the event loop turns, so requests and commits
+ * queued meanwhile go first (on SQLite a step waits its turn behind the
+ * commits queued before it), and a step that held ingestion's writer is
+ * followed by its pause.
  */
 export async function foldPass(
   store: PersonEventsFold,
@@ -61,16 +77,39 @@ export async function foldPass(
     for (;;) {
       if (steps <= 0 || opts.stopping?.() === true) return { folded, caughtUp: false };
       steps--;
+      let busy = busySince(pace);
       const step = await store.foldPersonEvents(projectId, pace.window);
       // Only a step that read a whole window says how long one takes.
       if (step.more) pace.window = nextWindow(pace.window, step.ms);
       folded += step.folded;
-      // It held ingestion's writer: a pause, so that the fold takes FOLD_SHARE of it at most.
-      await new Promise((resolve) => (step.heldWriter ? setTimeout(resolve, backOff(step.ms)) : setImmediate(resolve)));
+      await turn(step, busy, pace);
+      let merging = step.merge;
+      while (merging) {
+        if (steps <= 0 || opts.stopping?.() === true) return { folded, caughtUp: false };
+        steps--;
+        const batch = pace.merge ?? FOLD_WINDOW_MIN;
+        busy = busySince(pace);
+        const merged = await store.mergePersonEventRuns(projectId, batch);
+        if (merged.folded >= batch) pace.merge = nextWindow(batch, merged.ms);
+        await turn(merged, busy, pace);
+        merging = merged.more;
+      }
       if (!step.more) break;
     }
   }
   return { folded, caughtUp: true };
+}
+
+/** How busy the thread was since the last pause began: the pause, and the step's wait for its turn. */
+function busySince(pace: FoldPace): number {
+  return pace.pausedAt === undefined ? 0 : performance.eventLoopUtilization(pace.pausedAt).utilization;
+}
+
+/** The event loop's turn after a step; after one that held ingestion's writer, a pause (backOff). */
+function turn(step: FoldStep, busy: number, pace: FoldPace): Promise<unknown> {
+  if (!step.heldWriter) return new Promise((resolve) => setImmediate(resolve));
+  pace.pausedAt = performance.eventLoopUtilization();
+  return new Promise((resolve) => setTimeout(resolve, backOff(step.ms, busy)));
 }
 
 /**

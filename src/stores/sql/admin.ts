@@ -51,7 +51,7 @@ export class SqlAdmin extends SqlStorePart implements AdminStore {
       }).execute();
       // No event stored so far is the new project's: its fold of events by person (person-events.ts)
       // starts past them rather than reading every one for nothing. Without the row, it starts at 0.
-      await this.db.insertInto('person_events_folded').values({ project_id: p.id, through: this.engine.newestArrival() })
+      await this.db.insertInto('person_events_folded').values({ project_id: p.id, through: this.engine.newestArrival(), last_run: 0 })
         .onConflict((c) => c.doNothing()).execute();
     });
   }

@@ -139,6 +139,10 @@ export class SqlStore implements Store {
     return this.personEvents.fold(projectId, window);
   }
 
+  mergePersonEventRuns(projectId: string, batch: number): Promise<FoldStep> {
+    return this.personEvents.merge(projectId, batch);
+  }
+
   expirePersonEventKeys(projectId: string, before: number, after: string | null, batch: number): Promise<{ deleted: number; next: string | null }> {
     return this.personEvents.expire(projectId, before, after, batch);
   }
