@@ -90,7 +90,8 @@ export async function foldPass(
         const batch = pace.merge ?? FOLD_WINDOW_MIN;
         busy = busySince(pace);
         const merged = await store.mergePersonEventRuns(projectId, batch);
-        if (merged.folded >= batch) pace.merge = nextWindow(batch, merged.ms);
+        // A step that did not end its merge read about a whole batch.
+        if (merged.more && merged.folded > 0) pace.merge = nextWindow(batch, merged.ms);
         await turn(merged, busy, pace);
         merging = merged.more;
       }
