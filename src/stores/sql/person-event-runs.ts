@@ -5,12 +5,14 @@
  * MERGE_MOST at once; runs under MERGE_FLOOR keys count as that size, so the
  * small runs of a fold that keeps up (a pass a second) merge among
  * themselves. No size band then holds MERGE_LEAST runs, so a project has at
- * most about (MERGE_LEAST - 1) × (log4(its keys / MERGE_FLOOR) + 1) runs,
- * each probed by a read.
+ * most about (MERGE_LEAST - 1) × (log8(its keys / MERGE_FLOOR) + 1) runs,
+ * each probed by a read, and a key is rewritten about log8 of that many
+ * times. Merging 4 runs within a factor of 4 rewrote each key 3.1 times by a
+ * million keys (7.2 µs of CPU per event folded on SQLite, against 4.2 with 8).
  */
-export const MERGE_LEAST = 4;
-export const MERGE_MOST = 8;
-export const MERGE_SIMILAR = 4;
+export const MERGE_LEAST = 8;
+export const MERGE_MOST = 16;
+export const MERGE_SIMILAR = 8;
 export const MERGE_FLOOR = 4096;
 
 export interface RunSize {
