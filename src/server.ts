@@ -16,6 +16,7 @@ import { ThreadCourier } from './domain/delivery/courier-thread.js';
 import { DeliveryService } from './domain/delivery/delivery-service.js';
 import { type LimitSettings, RateLimits } from './domain/limits/policies.js';
 import { startRetention } from './domain/retention.js';
+import { startPersonEventsFold } from './domain/people/person-events-fold.js';
 import { Admission } from './edge/admission.js';
 import { type AppDeps, buildApp } from './edge/app.js';
 import { EdgeCounters } from './edge/edge-counters.js';
@@ -187,6 +188,8 @@ async function start(cfg: Config, hooks: StartHooks, cleanups: (() => Promise<vo
     },
     failed: (err) => app.log.warn({ err }, 'retention pass failed; the next one tries again'),
   });
+  // A person's events by person (docs/design.md, "A person's events"), folded in off the request path.
+  const fold = startPersonEventsFold(store, { failed: (err) => app.log.warn({ err }, 'folding events by person failed; the next pass tries again') });
   // Destinations: delivered beside ingestion, each in a loop of its own (docs/destinations.md).
   const lease = cfg.destinationLeaseMs;
   const courier = new ThreadCourier(() => new Worker(DELIVERY_THREAD_URL, { workerData: { dataDir: cfg.dataDir, databaseUrl: cfg.databaseUrl, reach: { ...destinationReach, selfPort: port } } satisfies DeliveryThreadData }));
@@ -228,6 +231,7 @@ async function start(cfg: Config, hooks: StartHooks, cleanups: (() => Promise<vo
     clearTimeout(deadline);
     await retention.stop();
     await stopPlanRefresh();
+    await fold.stop();
     await delivery.stop();
     await courier.close();
     await checks.close();

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { PERSON_ID } from '../domain/items/fields/ids.js';
-import type { PersonCursor } from '../stores/port-console.js';
+import { PERSON_EVENTS_KEPT, type PersonCursor } from '../stores/port-console.js';
 import { sendPage } from './guard.js';
 import { html } from '../docs/html.js';
 import { isStorableText } from '../domain/storable.js';
@@ -13,10 +13,8 @@ import { peoplePage } from './views/people.js';
 const MATCHES = 20;
 /** People listed a page. */
 const PAGE = 20;
-/** Latest events shown for a person… */
-const EVENTS = 20;
-/** …looked for among this many of the most recently stored events (bounded work on any store). */
-const SCAN = 20_000;
+/** Latest events shown for a person (found by person: docs/design.md, "A person's events"). */
+const EVENTS = PERSON_EVENTS_KEPT;
 
 /** The cursor a Next link carries ("<created at>.<person id>"); anything else starts from the newest. */
 export function readCursor(v: unknown): PersonCursor | null {
@@ -45,12 +43,12 @@ export function peopleRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       const lookup = personId !== null ? { personId } : query !== '' ? { distinctId: query } : null;
       const person = lookup === null ? null : await deps.collector.store.findPerson(projectId, lookup);
       const matches = query === '' || person !== null ? [] : await deps.collector.listings.searchDistinctIds(projectId, query, MATCHES).catch(busyAsNull);
-      const events = person === null ? [] : await deps.collector.listings.personEvents(projectId, person.id, EVENTS, SCAN).catch(busyAsNull);
+      const events = person === null ? { events: [], complete: true } : await deps.collector.listings.personEvents(projectId, person.id, EVENTS).catch(busyAsNull);
       const after = readCursor(q.after);
       const [listing, total] = lookup === null
         ? await Promise.all([deps.collector.listings.listPersons(projectId, PAGE, after), deps.collector.listings.countPersons(projectId).catch(busyAsNull)])
         : [null, null];
-      return sendPage(reply, 200, peoplePage(viewer, { project: found.project, query, matches, person, events, scanned: SCAN, listing, total, paged: after !== null }));
+      return sendPage(reply, 200, peoplePage(viewer, { project: found.project, query, matches, person, events, listing, total, paged: after !== null }));
     }),
   );
 }

@@ -102,3 +102,41 @@ it('an erasure that fails holds up neither the others nor expiry, and is reporte
   await expect(finishErasures(spy, 0)).rejects.toThrow('day too big');
   expect(finished).toEqual([1, 2]);
 });
+
+it('sweeps the keys of a person\'s events past each project\'s retention at the first pass, then once a day, a step at a time', async () => {
+  const swept: { projectId: string; before: number; after: string | null }[] = [];
+  let now = 1_000 * DAY;
+  const store = {
+    ...erasures({}),
+    projectRetentions: async () => [{ projectId: 'prj_a', retentionDays: 30 }],
+    expireEvents: async (): Promise<ExpiryStep> => ({ deleted: 0, dropped: 0, more: false }),
+    // Two steps a sweep: one to per_m, one from there to the end.
+    expirePersonEventKeys: async (projectId: string, before: number, after: string | null) => {
+      swept.push({ projectId, before, after });
+      return { deleted: 1, next: after === null ? 'per_m' : null };
+    },
+  };
+  let passes = 0;
+  const failures: unknown[] = [];
+  let enough!: () => void;
+  const ran = new Promise<void>((r) => (enough = r));
+  const r = startRetention(store, () => now, {
+    done: () => {
+      // Each pass half a day after the one before.
+      now += DAY / 2;
+      if (++passes === 3) enough();
+    },
+    failed: (e) => failures.push(e),
+  }, 1);
+  await ran;
+  await r.stop();
+  expect(failures).toEqual([]);
+  const first = retentionCutoff(1_000 * DAY, 30);
+  expect(swept.slice(0, 4)).toEqual([
+    { projectId: 'prj_a', before: first, after: null },
+    { projectId: 'prj_a', before: first, after: 'per_m' },
+    // Not at the second pass (half a day on); at the third (a day on).
+    { projectId: 'prj_a', before: first + DAY, after: null },
+    { projectId: 'prj_a', before: first + DAY, after: 'per_m' },
+  ]);
+});

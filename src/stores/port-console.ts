@@ -145,6 +145,30 @@ export interface GroupListing {
   moreMembers: boolean;
 }
 
+/**
+ * The persons a read of a person's events looks in at most: itself and
+ * those merged into it (each one range of the store's keys); past that,
+ * PersonEvents.complete is false.
+ */
+export const MERGED_READ = 32;
+
+/**
+ * The newest events kept by person, for each person, in the store's keys:
+ * what the console shows. A read asking for more may miss older ones.
+ */
+export const PERSON_EVENTS_KEPT = 20;
+
+/** A person's newest events, and whether they are surely its newest. */
+export interface PersonEvents {
+  events: StoredEvent[];
+  /**
+   * False while the fold is far behind (the first start after the upgrade
+   * folds the events already stored) or the person has more merged persons
+   * than are read (MERGED_READ): newer events may then exist beyond those shown.
+   */
+  complete: boolean;
+}
+
 /** Read-only lists and summaries. */
 export interface ListingStore {
   /** Live organizations, by name then id. */
@@ -164,12 +188,12 @@ export interface ListingStore {
    */
   listPersons(projectId: string, limit: number, after: PersonCursor | null): Promise<{ persons: PersonListing[]; next: PersonCursor | null }>;
   /**
-   * A person's newest events (merged persons' included), looked for among the
-   * project's `scan` most recently stored events: bounded work on any store
-   * size, with no index by person to keep up on every write (one cost SQLite's
-   * ingestion twice over: docs/design.md, "A person's events").
+   * A person's newest events (merged persons' included), found by person:
+   * the events folded into the store's keys by person off the request path
+   * (PersonEventsFold), and those stored since, read from the events table
+   * (docs/design.md, "A person's events").
    */
-  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]>;
+  personEvents(projectId: string, personId: string, limit: number): Promise<PersonEvents>;
   /**
    * How many people the project has, merged persons left out (they read as
    * the one they joined), as listPersons lists them: counted from an index

@@ -513,6 +513,53 @@ export interface RetentionStore {
   expireEvents(plan: ExpiryPlan, batch: number): Promise<ExpiryStep>;
 }
 
+/**
+ * The keys of a person's events, folded in off the request path
+ * (docs/design.md, "A person's events"): the domain's job
+ * (domain/people/person-events-fold.ts) decides when and how much; a step
+ * is short, reads at most `window` events, and may run again or on several
+ * servers at once without harm.
+ */
+export interface PersonEventsFold {
+  /** The projects whose events are folded in (live ones). */
+  foldProjects(): Promise<string[]>;
+  /**
+   * One step for a project: its events among the next `window` seqs past its
+   * mark; `more` while its head is further; `ms`, how long the step itself
+   * took (not its wait for its turn); `heldWriter`, whether ingestion had to wait meanwhile.
+   */
+  foldPersonEvents(projectId: string, window: number): Promise<FoldStep>;
+  /**
+   * One step of merging a project's runs of keys (the store keeps them as
+   * sorted runs, one a fold step: docs/design.md, "A person's events"):
+   * continues the merge under way, or starts the one its runs call for;
+   * about `batch` keys read. `folded` counts the keys read; `more` while a
+   * merge is under way or another is called for.
+   */
+  mergePersonEventRuns(projectId: string, batch: number): Promise<FoldStep>;
+  /**
+   * One step of retention for the keys: deletes the keys of events before
+   * `before` from where `after` says (null: the start; else a cursor the
+   * last step returned, opaque), about `batch` keys read; `next` is where
+   * the following step starts, null once the last key was reached.
+   */
+  expirePersonEventKeys(projectId: string, before: number, after: string | null, batch: number): Promise<{ deleted: number; next: string | null }>;
+}
+
+/** What a step of the fold did (PersonEventsFold.foldPersonEvents). */
+export interface FoldStep {
+  folded: number;
+  more: boolean;
+  ms: number;
+  /**
+   * Whether the step held what ingestion needs meanwhile (SQLite's one
+   * writer, on the thread that serves requests): the fold then backs off.
+   */
+  heldWriter: boolean;
+  /** Whether the project's runs of keys call for a merge (mergePersonEventRuns) now. */
+  merge: boolean;
+}
+
 // ---- erasure -------------------------------------------------------------------
 
 /** An erasure whose events are not all deleted yet. */
@@ -706,8 +753,8 @@ export interface Lifecycle {
 }
 
 /**
- * What an engine provides (see the contract above): 15 members, with the 3
- * of IngestTx, the 5 of SqlEngine and the 2 of DestinationsEngine, 25 in
+ * What an engine provides (see the contract above): 14 members, with the 3
+ * of IngestTx, the 5 of SqlEngine and the 2 of DestinationsEngine, 24 in
  * all. What it may tune beyond these (the reads it shapes to its own indexes
  * and threads, delivery's turns, its key lookup's time limit) is not part of
  * the contract: each has a default in stores/sql/defaults.ts, and an
@@ -725,8 +772,6 @@ export interface Engine extends HotPath, Lifecycle {
    * keys and person links) learns here that it may have changed.
    */
   write<T>(fn: (db: Kysely<Database>) => Promise<T>, opts?: { transaction?: boolean }): Promise<T>;
-  /** A person's latest events (merges followed), among the project's newest `scan`. */
-  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]>;
   /** Up to `limit` people newest first, after the cursor, each with up to `ids` of its distinct ids. */
   personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]>;
   /** ErasureStore.deleteErasedEvents, `touch` called before each step (it touches the record). */
@@ -832,7 +877,7 @@ export interface PersonPageRow {
 // ---- the store -----------------------------------------------------------------
 
 /** What the rest of Inlet uses: an engine's request path, with everything off it built once. */
-export interface Store extends HotPath, Lifecycle, ReadStore, RetentionStore, ErasureStore {
+export interface Store extends HotPath, Lifecycle, ReadStore, RetentionStore, ErasureStore, PersonEventsFold {
   /** The longest a key lookup may take, waiting included, before it counts as failed. */
   readonly keyLookupLimitMs: number;
   readonly admin: AdminStore;

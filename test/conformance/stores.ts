@@ -4,6 +4,7 @@ import { Collector } from '../../src/domain/collector.js';
 import type { Store } from '../../src/stores/port.js';
 import { PostgresStore } from '../../src/stores/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/stores/sqlite/sqlite-store.js';
+import { openSqlite } from '../../src/stores/sqlite/open.js';
 import { tempDir } from '../helpers/fixture.js';
 import { type Service, TEST_DATABASE_URL } from '../helpers/services.js';
 
@@ -13,6 +14,12 @@ export interface StoreUnderTest {
   collector: Collector;
   /** Another server on the same database; closed by cleanup. */
   another(): Promise<Collector>;
+  /**
+   * The rows of `table` whose `column` holds `value`, counted on another
+   * connection to the database (what no port read shows, as the keys an
+   * erasure must leave none of): the store's own is not reached into.
+   */
+  countRows(table: string, column: string, value: string): Promise<number>;
   /** Closes every server opened here and removes the database. */
   cleanup(): Promise<void>;
 }
@@ -23,7 +30,7 @@ interface EngineDef {
   /** Services the engine needs running; outside CI its suites are skipped without them. */
   needs?: Service[];
   /** Makes the database; `open` opens a store on it (each call another server); `drop` removes it. */
-  database(): Promise<{ open: () => Promise<Store>; drop: () => Promise<void> }>;
+  database(): Promise<{ open: () => Promise<Store>; drop: () => Promise<void>; count: StoreUnderTest['countRows'] }>;
 }
 
 /** One engine of the conformance suite. */
@@ -55,6 +62,7 @@ function engine(def: EngineDef): Engine {
       return {
         collector: opened[0]!,
         another: open,
+        countRows: db.count,
         cleanup: async () => {
           for (const c of opened) await c.close();
           await db.drop();
@@ -72,14 +80,38 @@ const ALL: Engine[] = [
   engine({ name: 'postgres', needs: ['postgres'], database: postgresDatabase }),
 ];
 
+/** Names of tables and columns go into the SQL text: only plain ones are taken. */
+function plain(...names: string[]): void {
+  for (const n of names) if (!/^[a-z_]+$/.test(n)) throw new Error(`Not a plain name: ${n}`);
+}
+
 function sqliteDatabase() {
   const tmp = tempDir('inlet-conformance-');
-  return { open: async () => SqliteStore.open(tmp.dir), drop: async () => tmp.remove() };
+  const count = async (table: string, column: string, value: string) => {
+    plain(table, column);
+    const db = openSqlite(tmp.dir);
+    try {
+      return db.prepare(`SELECT count(*) FROM ${table} WHERE ${column} = ?`).pluck().get(value) as number;
+    } finally {
+      db.close();
+    }
+  };
+  return { open: async () => SqliteStore.open(tmp.dir), drop: async () => tmp.remove(), count };
 }
 
 async function postgresDatabase() {
   const db = await createTestDatabase();
-  return { open: () => PostgresStore.connect(db.url), drop: db.drop };
+  const count = async (table: string, column: string, value: string) => {
+    plain(table, column);
+    const c = new pg.Client({ connectionString: db.url, connectionTimeoutMillis: 5000 });
+    await c.connect();
+    try {
+      return Number((await c.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE ${column} = $1`, [value])).rows[0]!.n);
+    } finally {
+      await c.end();
+    }
+  };
+  return { open: () => PostgresStore.connect(db.url), drop: db.drop, count };
 }
 
 /**

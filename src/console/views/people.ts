@@ -1,7 +1,7 @@
 import { type Html, html } from '../../docs/html.js';
 import type { Viewer } from '../../domain/accounts/accounts.js';
-import type { PersonView, Project, StoredEvent } from '../../stores/port.js';
-import type { PersonCursor, PersonListing } from '../../stores/port-console.js';
+import type { PersonView, Project } from '../../stores/port.js';
+import type { PersonCursor, PersonEvents, PersonListing } from '../../stores/port-console.js';
 import { BASE, notice, page, when } from '../layout.js';
 import { formatCount } from './numbers.js';
 
@@ -13,11 +13,9 @@ export interface PeoplePageData {
   matches: { distinctId: string; personId: string }[] | null;
   person: PersonView | null;
   /** Null when the server was too busy reading other pages to read them. */
-  events: StoredEvent[] | null;
+  events: PersonEvents | null;
   /** The project's people, newest first, when no one was asked for. */
   listing: { persons: PersonListing[]; next: PersonCursor | null } | null;
-  /** How many of the newest stored events the person's events were looked for among. */
-  scanned: number;
   /** How many people the project has, beside the listing; null when not counted (the server was too busy reading other pages). */
   total: number | null;
   /** Whether the listing is a later page (a link back to the first is shown). */
@@ -76,9 +74,11 @@ ${p.groups.length === 0
 <h3>Latest events</h3>
 ${d.events === null
   ? html`<p class="hint">Not shown: the server is busy reading other pages. Reload in a moment.</p>`
-  : d.events.length === 0
-  ? html`<p class="hint">None among the project's ${formatCount(d.scanned)} most recent events stored. Older ones: <code>inlet events list --source SOURCE --distinct-id ID</code>.</p>`
-  : html`<div class="scroll"><table><thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Distinct id</th><th scope="col">Properties</th></tr></thead><tbody>${d.events.map((e) => html`<tr><td>${when(e.timestamp)}</td><td>${e.event}</td><td>${e.distinctId ?? '—'}</td><td><code>${JSON.stringify(e.properties)}</code></td></tr>`)}</tbody></table></div>`}
+  : html`${d.events.events.length === 0
+  ? html`<p class="hint">None stored.</p>`
+  : html`<div class="scroll"><table><thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Distinct id</th><th scope="col">Properties</th></tr></thead><tbody>${d.events.events.map((e) => html`<tr><td>${when(e.timestamp)}</td><td>${e.event}</td><td>${e.distinctId ?? '—'}</td><td><code>${JSON.stringify(e.properties)}</code></td></tr>`)}</tbody></table></div>`}${d.events.complete
+  ? ''
+  : html`<p class="hint" id="person-events-partial">The server is still indexing events by person: newer ones may not be shown yet. All of them: <code>inlet events list --source SOURCE --distinct-id ID</code>.</p>`}`}
 </section>`}`,
     viewer,
   );

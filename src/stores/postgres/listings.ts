@@ -1,5 +1,5 @@
 import { CompiledQuery, type Kysely } from 'kysely';
-import type { PersonPageRow, SqlEngine, StoredEvent } from '../port.js';
+import type { PersonPageRow, SqlEngine } from '../port.js';
 import type { PersonCursor } from '../port-console.js';
 import { PageReadGate } from '../page-read-gate.js';
 import type { TunedReads } from '../sql/defaults.js';
@@ -41,7 +41,7 @@ const PAGE_READS_WAITING = 8;
  * and array_agg, which Kysely would only wrap as raw SQL). All run through
  * the engine's Kysely instance, so failures are mapped there (sql-engine.ts).
  */
-export class PgListingReads implements Pick<TunedReads, 'pageRows' | 'personPage' | 'personEvents' | 'searchDistinctIds'> {
+export class PgListingReads implements Pick<TunedReads, 'pageRows' | 'personPage' | 'searchDistinctIds'> {
   readonly gate = new PageReadGate(PAGE_READS_RUNNING, PAGE_READS_WAITING);
 
   private readonly db: Kysely<Database>;
@@ -60,20 +60,6 @@ export class PgListingReads implements Pick<TunedReads, 'pageRows' | 'personPage
       [projectId, after?.createdAt ?? Number.MAX_SAFE_INTEGER, after?.id ?? '', limit, ids],
     );
     return rows.map((r) => ({ id: r.id, createdAt: r.created_at, ids: r.ids }));
-  }
-
-  async personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
-    // Rows come out in the port's shape, as the store's listEvents returns them.
-    return this.gate.run(`personEvents:${projectId}:${personId}:${limit}:${scan}`, () => this.rows<StoredEvent>(
-      `SELECT e.id, e.event, e.distinct_id AS "distinctId", e.anonymous_id AS "anonymousId",
-         coalesce(p.merged_into, e.person_id) AS "personId", e.session_id AS "sessionId", e."timestamp",
-         e.received_at AS "receivedAt", e.insert_id AS "insertId", e.properties
-       FROM (SELECT * FROM events WHERE project_id = $1 ORDER BY "timestamp" DESC LIMIT $4) e
-       LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
-       WHERE coalesce(p.merged_into, e.person_id) = $2
-       ORDER BY e."timestamp" DESC, e.seq DESC LIMIT $3`,
-      [projectId, personId, limit, scan],
-    ));
   }
 
   searchDistinctIds(projectId: string, prefix: string, limit: number): Promise<{ distinct_id: string; person_id: string }[]> {

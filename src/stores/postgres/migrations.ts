@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { StoreUnavailableError } from '../port.js';
 import { DECLARED_SCHEMA } from '../sql/declared-schema.js';
+import { PERSON_EVENTS_STEP } from '../sql/person-events-step.js';
 import { DESTINATION_FILES_STEP } from '../sql/destination-files-step.js';
 import { type SharedMigration, renderMigration } from '../sql/shared-migration.js';
 import { PLANS_MIGRATION } from '../sql/plans-migration.js';
@@ -256,6 +257,8 @@ ${ENSURE_EVENT_PARTITION}  `,
   DESTINATION_FILES_STEP,
   // Version 18: a tracking plan's warned and refused items by event (sql/outcome-events-migration.ts).
   OUTCOME_EVENTS_MIGRATION,
+  // Version 19: a person's events by person, folded in off the request path (sql/person-events-step.ts).
+  PERSON_EVENTS_STEP,
 ];
 
 /**

@@ -2,7 +2,7 @@ import { AUTH_PLAN_COLUMNS, type AuthPlanRow, authPlan } from '../sql/auth-plan.
 import type pg from 'pg';
 import type { Kysely } from 'kysely';
 import type {
-  AuthRecord, Batching, DestinationsEngine, Engine, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure, PersonPageRow, SqlEngine, StoredEvent,
+  AuthRecord, Batching, DestinationsEngine, Engine, ExpiryPlan, ExpiryStep, IngestTx, PendingErasure, PersonPageRow, SqlEngine,
 } from '../port.js';
 import type { PersonCursor } from '../port-console.js';
 import type { Tuned } from '../sql/defaults.js';
@@ -118,10 +118,6 @@ class PostgresEngine implements Engine {
   /** Writers run at once; a change of keys is seen by the next lookup, which always reads the database. */
   write<T>(fn: (db: Kysely<Database>) => Promise<T>, opts: { transaction?: boolean } = {}): Promise<T> {
     return opts.transaction === true ? this.sql.db.transaction().execute(fn) : fn(this.sql.db);
-  }
-
-  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
-    return this.reads.personEvents(projectId, personId, limit, scan);
   }
 
   personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]> {

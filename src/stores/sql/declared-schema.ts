@@ -2,6 +2,7 @@ import { type ColumnDefinitionBuilder, type Compilable, type CreateTableBuilder,
 import type { SchemaContext, SharedMigration } from './shared-migration.js';
 import { planTables } from './plans-migration.js';
 import { outcomeEventTables } from './outcome-events-migration.js';
+import { PERSON_EVENTS_STEP } from './person-events-step.js';
 
 type Table = CreateTableBuilder<string, string>;
 const notNull = (c: ColumnDefinitionBuilder): ColumnDefinitionBuilder => c.notNull();
@@ -158,6 +159,7 @@ export const DECLARED_SCHEMA: SharedMigration = {
         .addColumn('timestamp', int, notNull).addColumn('received_at', int, notNull).addColumn('insert_id', text)
         .addColumn('properties', json, notNull)
         .$call((t) => (dialect === 'postgres' ? t.modifyEnd(sql`PARTITION BY RANGE ("timestamp")`) : t)),
+      ...PERSON_EVENTS_STEP.shared({ schema, types, byKey, dialect }),
     ];
   },
 };

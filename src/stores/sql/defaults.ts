@@ -40,6 +40,18 @@ export interface Tuning {
    */
   destinationWrite: WriteTurn;
   /**
+   * The turn of the fold of a person's events (sql/person-events.ts), which
+   * changes no key nor person: SQLite's queue without the mark that empties
+   * its cache of keys. Engine.write by default.
+   */
+  foldWrite: WriteTurn;
+  /**
+   * Whether a fold step holds what ingestion needs while it runs: SQLite's
+   * one writer, on the thread that serves requests (FoldStep.heldWriter).
+   * Not by default: writers run at once, on the database server.
+   */
+  foldHoldsWriter: boolean;
+  /**
    * The project's events past `after` up to `upTo`, in position order,
    * `limit` at most: delivery's hot read (every event passes through it),
    * hand-written where the engine's driver makes the shared query cost more.
@@ -54,13 +66,13 @@ export type Tuned = Partial<Tuning>;
 
 /** Every read the store makes of an engine beyond the contract's own, answered. */
 export type TunedReads = Pick<Tuning, 'eventPage' | 'eventPosition' | 'pageRows' | 'countPersons' | 'searchDistinctIds'> &
-  Pick<Engine, 'personEvents' | 'personPage'>;
+  Pick<Engine, 'personPage'>;
 
 /**
  * The reads an engine tunes, its own where it gave one, else the default:
  * an engine overrides only what it must.
  */
-export function tunedReads(sql: SqlEngine, engine: Pick<Engine, 'personEvents' | 'personPage'>, tuned: Tuned = {}): TunedReads {
+export function tunedReads(sql: SqlEngine, engine: Pick<Engine, 'personPage'>, tuned: Tuned = {}): TunedReads {
   const pageRows: TunedReads['pageRows'] = tuned.pageRows !== undefined
     ? (query) => tuned.pageRows!(query)
     : async (query) => (await sql.db.executeQuery(query)).rows;
@@ -68,7 +80,6 @@ export function tunedReads(sql: SqlEngine, engine: Pick<Engine, 'personEvents' |
     eventPage: tuned.eventPage?.bind(tuned) ?? ((q) => eventPage(sql, q)),
     eventPosition: tuned.eventPosition?.bind(tuned) ?? ((sourceId, eventId) => eventPosition(sql, sourceId, eventId)),
     pageRows,
-    personEvents: engine.personEvents.bind(engine),
     personPage: engine.personPage.bind(engine),
     countPersons: tuned.countPersons?.bind(tuned) ?? (async (projectId) => {
       const [r] = await pageRows(sql.db.selectFrom('persons').select((eb) => eb.fn.countAll<number>().as('n'))

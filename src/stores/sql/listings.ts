@@ -1,11 +1,19 @@
-import type { Org, Project, Source, SqlEngine, StoredEvent } from '../port.js';
-import type { GroupListing, GroupPageQuery, ListingStore, PersonCursor, PersonListing } from '../port-console.js';
+import type { Org, Project, Source, SqlEngine } from '../port.js';
+import type { GroupListing, GroupPageQuery, ListingStore, PersonCursor, PersonEvents, PersonListing } from '../port-console.js';
 import type { TunedReads } from './defaults.js';
 import { groupPage, groupTypes } from './group-pages.js';
+import type { SqlPersonEvents } from './person-events.js';
 import { toOrg, toProject, toSource } from './rows.js';
 
 /** Distinct ids a listed person shows. */
 const SHOWN_IDS = 3;
+
+/**
+ * Of the events stored past the fold's mark, a person's read looks among at
+ * most this many of the newest: the fold keeps within a few thousand of the
+ * head, so this binds only while it catches up (sql/person-events.ts).
+ */
+const PAST_MARK_READ = 100_000;
 
 
 /** A project's distinct ids that start with `prefix`, in byte order, with their persons (the plan tests read it). */
@@ -23,6 +31,7 @@ export class SqlListings implements ListingStore {
   constructor(
     private readonly engine: SqlEngine,
     private readonly reads: TunedReads,
+    private readonly persons: Pick<SqlPersonEvents, 'latest'>,
   ) {}
 
   async listOrgs(): Promise<Org[]> {
@@ -60,8 +69,8 @@ export class SqlListings implements ListingStore {
     return { persons, next: rows.length > limit && last !== undefined ? { createdAt: last.createdAt, id: last.id } : null };
   }
 
-  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
-    return this.reads.personEvents(projectId, personId, limit, scan);
+  personEvents(projectId: string, personId: string, limit: number): Promise<PersonEvents> {
+    return this.persons.latest(projectId, personId, limit, PAST_MARK_READ);
   }
 
   countPersons(projectId: string): Promise<number> {

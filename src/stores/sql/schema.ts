@@ -67,6 +67,20 @@ export interface Database {
   suppressed_ids: { project_id: string; distinct_id: string; created_at: Ms; person_id: string | null };
   /** A person id suppressed by the erasure of `erased_person_id` (itself, or the person it was merged into). */
   suppressed_persons: { project_id: string; person_id: string; erased_person_id: string; created_at: Ms };
+  /**
+   * A key per event folded in (sql/person-events.ts), in sorted runs: `run`
+   * the run that holds it, then the event's person when stored, its
+   * timestamp and seq. A run holds a person's newest keys only (PERSON_EVENTS_KEPT).
+   */
+  person_events: { project_id: string; run: number; person_id: string; timestamp: Ms; seq: number };
+  /** Per project, the seq through which its events are in person_events, and the number of the last run made. */
+  person_events_folded: { project_id: string; through: number; last_run: number };
+  /**
+   * A project's runs of person_events and their keys when written. While a
+   * merge is under way its runs say which run they go into (`merging_into`),
+   * and that run the person through which they went (`merged_through`).
+   */
+  person_event_runs: { project_id: string; run: number; keys: number; merging_into: number | null; merged_through: string | null };
   /** person_ids: JSON text on SQLite, text[] on PostgreSQL (SqlEngine.idList). */
   pending_erasures: { id: Generated<number>; project_id: string; person_ids: string | string[]; through_seq: number; touched_at: Ms };
   /** Items of a source in a minute by outcome and code ('' for accepted and duplicate); servers add to `count`. */

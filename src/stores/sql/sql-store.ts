@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type {
-  AuthRecord, Batching, Engine, ErasureTx, ExpiryPlan, ExpiryStep, GroupListQuery, GroupSummary, GroupView, IngestTx, PendingErasure, PersonLookup,
+  AuthRecord, Batching, Engine, ErasureTx, FoldStep, ExpiryPlan, ExpiryStep, GroupListQuery, GroupSummary, GroupView, IngestTx, PendingErasure, PersonLookup,
   PersonView, ProjectRetention, Store, StoredEvent,
 } from '../port.js';
 import { SqlAccounts } from './accounts.js';
@@ -14,6 +14,7 @@ import { SqlOutcomes } from './outcomes.js';
 import { SqlReads } from './reads.js';
 import { SqlGroups } from './groups.js';
 import { SqlPlans } from './plans.js';
+import { SqlPersonEvents } from './person-events.js';
 
 /**
  * A Store from an engine: the request path, the deletion of events and the
@@ -33,6 +34,7 @@ export class SqlStore implements Store {
   readonly plans: SqlPlans;
   private readonly reads: SqlReads;
   private readonly groups: SqlGroups;
+  private readonly personEvents: SqlPersonEvents;
   readonly backup?: (toFile: string) => Promise<number>;
 
   constructor(
@@ -48,7 +50,8 @@ export class SqlStore implements Store {
     this.admin = new SqlAdmin(sql, write);
     this.accounts = new SqlAccounts(sql, write);
     this.outcomes = new SqlOutcomes(sql, write, reads);
-    this.listings = new SqlListings(sql, reads);
+    this.personEvents = new SqlPersonEvents(sql, engine.destinations, { write: tuned.foldWrite ?? write, holdsWriter: tuned.foldHoldsWriter ?? false }, reads);
+    this.listings = new SqlListings(sql, reads, this.personEvents);
     this.eventPages = new SqlEventPages(sql, reads);
     this.reads = new SqlReads(sql, this.eventPages);
     this.destinations = new SqlDestinations(sql, engine.destinations, tuned.destinationWrite ?? write, tuned, reads);
@@ -119,7 +122,29 @@ export class SqlStore implements Store {
   }
 
   async endErasure(id: number): Promise<void> {
-    await this.engine.write((db) => db.deleteFrom('pending_erasures').where('id', '=', id).execute(), { transaction: true });
+    const { dialect } = this.engine.sql;
+    await this.engine.write(async (db) => {
+      // The keys of the persons' events go too: their events are all deleted by now.
+      const e = await db.selectFrom('pending_erasures').select(['project_id', 'person_ids']).where('id', '=', id).executeTakeFirst();
+      if (e !== undefined) await this.personEvents.forget(db, e.project_id, dialect.idsOf(e.person_ids));
+      await db.deleteFrom('pending_erasures').where('id', '=', id).execute();
+    }, { transaction: true });
+  }
+
+  foldProjects(): Promise<string[]> {
+    return this.personEvents.foldProjects();
+  }
+
+  foldPersonEvents(projectId: string, window: number): Promise<FoldStep> {
+    return this.personEvents.fold(projectId, window);
+  }
+
+  mergePersonEventRuns(projectId: string, batch: number): Promise<FoldStep> {
+    return this.personEvents.merge(projectId, batch);
+  }
+
+  expirePersonEventKeys(projectId: string, before: number, after: string | null, batch: number): Promise<{ deleted: number; next: string | null }> {
+    return this.personEvents.expire(projectId, before, after, batch);
   }
 
   async prepareToServe(): Promise<void> {

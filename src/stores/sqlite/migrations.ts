@@ -1,3 +1,4 @@
+import { PERSON_EVENTS_STEP } from '../sql/person-events-step.js';
 import { DESTINATION_FILES_STEP } from '../sql/destination-files-step.js';
 import type { SharedMigration } from '../sql/shared-migration.js';
 import { PLANS_MIGRATION } from '../sql/plans-migration.js';
@@ -269,4 +270,6 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   DESTINATION_FILES_STEP,
   // Version 22: a tracking plan's warned and refused items by event (sql/outcome-events-migration.ts).
   OUTCOME_EVENTS_MIGRATION,
+  // Version 23: a person's events by person, folded in off the request path (sql/person-events-step.ts).
+  PERSON_EVENTS_STEP,
 ];

@@ -44,10 +44,6 @@ export class SqlitePageReader implements Async<PageReads> {
     return this.read({ read: 'rows', args }) as never;
   }
 
-  personEvents(...args: Parameters<PageReads['personEvents']>): Promise<ReturnType<PageReads['personEvents']>> {
-    return this.read({ read: 'personEvents', args }) as never;
-  }
-
   countPersons(...args: Parameters<PageReads['countPersons']>): Promise<ReturnType<PageReads['countPersons']>> {
     return this.read({ read: 'countPersons', args }) as never;
   }

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import {
   type AuthRecord, type Batching, type Engine, type ExpiryPlan, type ExpiryStep, type IngestTx, type PendingErasure, type PersonPageRow, type SqlEngine,
-  type StoredEvent, StoreUnavailableError,
+  StoreUnavailableError,
 } from '../port.js';
 import type { PersonCursor } from '../port-console.js';
 import type { Tuned } from '../sql/defaults.js';
@@ -122,6 +122,8 @@ class SqliteEngine implements Engine {
       countPersons: (projectId) => this.pageReader.countPersons(projectId),
       readPast: (...a) => this.destinations.readPast(...a),
       destinationWrite: (fn) => this.exclusive(fn),
+      foldWrite: (fn) => this.exclusive(fn),
+      foldHoldsWriter: true,
     };
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.totalChanges = db.prepare('SELECT total_changes()').pluck();
@@ -241,11 +243,6 @@ class SqliteEngine implements Engine {
         if ((this.totalChanges.get() as number) !== before) this.keyWrites++;
       }
     });
-  }
-
-  /** On the page-read thread. */
-  personEvents(projectId: string, personId: string, limit: number, scan: number): Promise<StoredEvent[]> {
-    return this.pageReader.personEvents(projectId, personId, limit, scan);
   }
 
   personPage(projectId: string, after: PersonCursor | null, limit: number, ids: number): Promise<PersonPageRow[]> {
