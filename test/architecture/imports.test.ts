@@ -38,6 +38,8 @@ export function layerOf(path: string): Layer | null {
   // Where a thread's compiled code is: asked by threads' owners in every layer, adapters included,
   // and importing nothing of the project.
   if (top === 'thread-entry.ts') return 'base';
+  // A thread's scheduling priority: asked by threads in any layer, importing nothing of the project.
+  if (top === 'thread-priority.ts') return 'base';
   // Rate limiters, out of stores/ (which holds the data's engines): the same shape, the limiter
   // port beside one folder per engine (local/, redis/) and open-limiter.ts choosing. The rules
   // that use them stay in domain/limits/.
