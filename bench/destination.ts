@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { closedLoop, type LoadFigures } from './load.js';
 import { constantRate } from './paced-load.js';
 import { BodyCursor, generatePool } from './payloads.js';
-import { cpuSeconds } from './proc-stats.js';
+import { type ThreadCpu, cpuSeconds, threadCpu, threadShares } from './proc-stats.js';
 import { ROOT, runJson, startListening, stopProcess } from './processes.js';
 import S3rver from 's3rver';
 
@@ -169,12 +169,27 @@ async function serve(receiver: Receiver | null, probe: Buffer): Promise<Side> {
   };
 }
 
-async function peak(side: Side, cursor: BodyCursor): Promise<{ load: LoadFigures; cpuPerEventUs: number }> {
+interface Figures {
+  load: LoadFigures;
+  cpuPerEventUs: number;
+  /** Per event, in µs: the thread that answers requests, the delivery thread, the others. */
+  threads: string;
+}
+
+/** The server's CPU per event between two readings of its threads, split by thread. */
+function threadLine(before: Map<string, ThreadCpu>, pid: number, events: number): string {
+  const t = threadShares(before, threadCpu(pid), events);
+  return `request thread ${t.busiest.toFixed(1)}, delivery ${t.lowered.toFixed(1)}, others ${t.rest.toFixed(1)} µs/ev`;
+}
+
+async function peak(side: Side, cursor: BodyCursor): Promise<Figures> {
   await closedLoop(side, cursor, CONNECTIONS, 2);
   const cpu0 = cpuSeconds(side.pid);
+  const threads0 = threadCpu(side.pid);
   const load = await closedLoop(side, cursor, CONNECTIONS, SECONDS);
   const cpu = cpuSeconds(side.pid) - cpu0;
-  return { load, cpuPerEventUs: (cpu / (load.eventsPerSec * load.seconds)) * 1e6 };
+  const events = load.eventsPerSec * load.seconds;
+  return { load, cpuPerEventUs: (cpu / events) * 1e6, threads: threadLine(threads0, side.pid, events) };
 }
 
 async function main(): Promise<void> {
@@ -184,7 +199,7 @@ async function main(): Promise<void> {
   const probe = generatePool({ name: 'probe', prefix: 'q', seed: 2, bodies: 1, itemsPerBody: 500, gzip: false, now: Date.now() }).raw[0]!;
   for (let round = 1; round <= ROUNDS; round++) {
     const receiver = new Receiver();
-    const got: Record<'without' | 'with', { load: LoadFigures; cpuPerEventUs: number }> = {} as never;
+    const got: Record<'without' | 'with', Figures> = {} as never;
     const order = round % 2 === 1 ? (['without', 'with'] as const) : (['with', 'without'] as const);
     for (const which of order) {
       const side = await serve(which === 'with' ? receiver : null, probe);
@@ -209,18 +224,20 @@ async function main(): Promise<void> {
       await side.drained();
       paced.reset();
       const began = Date.now();
+      const threads0 = threadCpu(side.pid);
       const load = await constantRate(side, cursor, rate, SECONDS, 64);
+      const pacedThreads = threadLine(threads0, side.pid, load.eventsPerSec * load.seconds);
       const ended = Date.now();
       await side.drained();
       const drainMs = Date.now() - ended;
       lagMax.push(Math.max(...paced.lagsMs));
-      lagLine = `paced ${rate.toFixed(1)} req/s (${Math.round(load.eventsPerSec)} ev/s, p99 ${load.p99Ms} ms): delivery lag p50 ${median(paced.lagsMs)} ms, p99 ${pct(paced.lagsMs, 0.99)} ms, max ${Math.max(...paced.lagsMs)} ms; every event delivered ${drainMs} ms after the last batch; max lag by 2 s of the phase: ${lagByTime(paced, began).join(', ')} ms`;
+      lagLine = `paced ${rate.toFixed(1)} req/s (${Math.round(load.eventsPerSec)} ev/s, p99 ${load.p99Ms} ms): delivery lag p50 ${median(paced.lagsMs)} ms, p99 ${pct(paced.lagsMs, 0.99)} ms, max ${Math.max(...paced.lagsMs)} ms; every event delivered ${drainMs} ms after the last batch; max lag by 2 s of the phase: ${lagByTime(paced, began).join(', ')} ms; ${pacedThreads}`;
     } finally {
       await side.stop();
       await paced.close();
       await receiver.close();
     }
-    const f = (x: { load: LoadFigures; cpuPerEventUs: number }) => `${Math.round(x.load.eventsPerSec)} ev/s, ${x.cpuPerEventUs.toFixed(1)} µs/ev, p99 ${x.load.p99Ms} ms`;
+    const f = (x: Figures) => `${Math.round(x.load.eventsPerSec)} ev/s, ${x.cpuPerEventUs.toFixed(1)} µs/ev (${x.threads}), p99 ${x.load.p99Ms} ms`;
     console.log(`round ${round} (${order.join(' first, ')} second): without ${f(got.without)}; with ${f(got.with)}; with/without ${ratio.toFixed(3)}`);
     console.log(`round ${round} ${lagLine}`);
   }

@@ -25,6 +25,43 @@ function statusKiB(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   return m === null ? 0 : Number(m[1]);
 }
 
+/** A thread's CPU so far: user plus system seconds, and its nice value (19 for the delivery thread). */
+export interface ThreadCpu {
+  seconds: number;
+  nice: number;
+}
+
+/** Each thread of a process, by thread id: its CPU seconds so far and nice value (Linux /proc). */
+export function threadCpu(pid: number): Map<string, ThreadCpu> {
+  const out = new Map<string, ThreadCpu>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(tid, { seconds: (Number(f[11]) + Number(f[12])) / TICKS, nice: Number(f[16]) });
+    } catch {
+      // A thread that ended while listed.
+    }
+  }
+  return out;
+}
+
+/**
+ * Where a process's CPU went between two readings, per event: the busiest
+ * thread (the one that answers requests), the lowered threads (nice > 0:
+ * delivery), and the rest (check threads, V8's helpers, checkpoints), in µs.
+ */
+export function threadShares(before: Map<string, ThreadCpu>, after: Map<string, ThreadCpu>, events: number): { busiest: number; lowered: number; rest: number } {
+  const used = [...after].map(([tid, t]) => ({ nice: t.nice, s: t.seconds - (before.get(tid)?.seconds ?? 0) }));
+  const normal = used.filter((u) => u.nice <= 0).sort((a, b) => b.s - a.s);
+  const us = (s: number) => (s / events) * 1e6;
+  return {
+    busiest: us(normal[0]?.s ?? 0),
+    lowered: us(used.filter((u) => u.nice > 0).reduce((a, u) => a + u.s, 0)),
+    rest: us(normal.slice(1).reduce((a, u) => a + u.s, 0)),
+  };
+}
+
 /**
  * Samples a process's resident memory every 100 ms. VmHWM (the kernel's own
  * high-water mark) covers the whole life of the process; the samples give the
