@@ -6,8 +6,8 @@ import { NdjsonGzipFile } from './ndjson-file.js';
 const ev = { seq: 1 } as DeliveryEvent;
 const lines = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ id: `evt_${i}`, note: i % 7 === 0 ? 'ünïcode ✓ 😀' : 'plain', n: i }));
 
-async function made(partChars: number): Promise<Buffer> {
-  const file = new NdjsonGzipFile(partChars);
+async function made(partBytes: number): Promise<Buffer> {
+  const file = new NdjsonGzipFile(partBytes);
   for (const l of lines) file.add(ev, l);
   return file.finish();
 }

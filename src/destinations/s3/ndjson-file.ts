@@ -3,14 +3,19 @@ import type { DeliveryEvent, FileMaker } from '../../stores/port-destinations.js
 
 /** A gzip member's header: deflate, no name or time, made on Unix (as gzipSync writes it). */
 const HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]);
-/** The lines zipped at a time: each part is compressed on its own, so a part shorter than this costs ratio. */
-export const PART_CHARS = 1024 * 1024;
+/** The bytes of lines zipped at a time: each part is compressed on its own, so a part shorter than this costs ratio. */
+export const PART_BYTES = 1024 * 1024;
 const LEVEL = 6;
+const NEWLINE = 0x0a;
 
 /**
  * NDJSON, gzipped as it is made: one event a line, as webhook requests
- * carry them, zipped a part (about PART_CHARS of lines) at a time, so only
+ * carry them, zipped a part (about PART_BYTES of lines) at a time, so only
  * the zipped bytes of the file so far and the lines of one part are held.
+ * Each line is written into the part's buffer as it is added, so its text
+ * dies young: lines held as strings until their part was full outlived the
+ * young generation, and V8's helper threads, which collect every thread's
+ * garbage at normal priority, marked them beside ingestion.
  *
  * Each part is deflated on its own and ended with a sync flush (which ends
  * on a byte boundary and leaves the stream open), the last one followed by
@@ -23,17 +28,27 @@ const LEVEL = 6;
  */
 export class NdjsonGzipFile implements FileMaker {
   private readonly parts: Buffer[] = [HEADER];
-  private lines: string[] = [];
-  private chars = 0;
+  /** The part being filled, reused for every part: deflateRawSync is done with it when it returns. */
+  private readonly part: Buffer;
+  private used = 0;
   private crc = 0;
   private length = 0;
 
-  constructor(private readonly partChars = PART_CHARS) {}
+  constructor(partBytes = PART_BYTES) {
+    this.part = Buffer.allocUnsafe(partBytes);
+  }
 
   add(_e: DeliveryEvent, json: string): void {
-    this.lines.push(json);
-    this.chars += json.length + 1;
-    if (this.chars >= this.partChars) this.zipPart();
+    // A UTF-16 unit takes at most 3 bytes in UTF-8: with that much room the line fits whole.
+    const most = json.length * 3 + 1;
+    if (most > this.part.length - this.used) this.zipPart();
+    if (most > this.part.length) {
+      this.zip(Buffer.from(`${json}\n`));
+      return;
+    }
+    this.used += this.part.write(json, this.used);
+    this.part[this.used++] = NEWLINE;
+    if (this.used === this.part.length) this.zipPart();
   }
 
   async finish(): Promise<Buffer> {
@@ -46,10 +61,12 @@ export class NdjsonGzipFile implements FileMaker {
   }
 
   private zipPart(): void {
-    if (this.lines.length === 0) return;
-    const text = Buffer.from(`${this.lines.join('\n')}\n`);
-    this.lines = [];
-    this.chars = 0;
+    if (this.used === 0) return;
+    this.zip(this.part.subarray(0, this.used));
+    this.used = 0;
+  }
+
+  private zip(text: Buffer): void {
     this.crc = crc32(text, this.crc);
     this.length += text.length;
     this.parts.push(deflateRawSync(text, { level: LEVEL, finishFlush: constants.Z_SYNC_FLUSH }));
