@@ -8,48 +8,44 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 
-/** What a thread got: Linux's idle class, a nice value, or nothing (not Linux, or not allowed). */
-export type ThreadPriority = 'idle' | 'nice' | 'unchanged';
+/** SCHED_IDLE's number in a task's stat line (its policy field). */
+export const SCHED_IDLE = 5;
 
-/** SCHED_IDLE's number in /proc/<pid>/task/<tid>/stat (field 41, the policy). */
-const SCHED_IDLE = 5;
-
-/** The calling thread's id, from /proc/thread-self (a link to `<pid>/task/<tid>`). */
-function threadId(): string {
-  return readlinkSync('/proc/thread-self').split('/').at(-1)!;
+/** A task's scheduling, from its stat line (`/proc/<pid>/task/<tid>/stat`): its policy (0 normal, 5 idle) and nice value. */
+export function taskSchedule(statPath = '/proc/thread-self/stat'): { policy: number; nice: number } {
+  const stat = readFileSync(statPath, 'utf8');
+  // The command name may hold spaces and parentheses; the fields after it do not. Nice is field 19 of
+  // the line (16 after the name), the policy field 41 (38).
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { policy: Number(f[38]), nice: Number(f[16]) };
 }
 
-/** The scheduling policy of the calling thread (0 normal, 5 idle), from its stat line. */
-export function threadPolicy(): number {
-  const stat = readFileSync('/proc/thread-self/stat', 'utf8');
-  // The command name may hold spaces and parentheses; the fields after it do not. Policy is field 41 of the line, 39 after the name.
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38]);
+/** Sets the calling thread's nice value, on Linux only; where it is not allowed (a sandbox), the thread keeps the server's. */
+export function lowerNice(nice: number): void {
+  if (process.platform !== 'linux') return;
+  try {
+    setPriority(nice);
+  } catch {
+    // Not allowed here: the server's priority stays.
+  }
 }
 
 /**
- * Runs the calling thread only on CPU time no other thread wants: nice
- * `nice` first, then Linux's idle class (SCHED_IDLE) through util-linux's
- * `chrt`, which Node cannot ask for itself. Nice 19 alone was not enough:
- * the scheduler counts a core running a nice-19 thread as busy, so a thread
- * that takes batches in, woken, often queued behind another on the other
- * core instead of taking that one at once; a core running only idle-class
- * threads counts as free (bench/README.md, "Destinations beside
- * ingestion"). Without `chrt`, or where it is refused, the nice value stays.
+ * Runs the calling thread only on CPU time no other thread wants: nice 19
+ * first, then Linux's idle class (SCHED_IDLE) through util-linux's `chrt`,
+ * which Node cannot ask for itself. Nice 19 alone was not enough beside
+ * ingestion: when the scheduler places a woken thread it counts a core
+ * running a nice-19 thread as busy and one running only idle-class threads
+ * as free (bench/README.md, "Destinations beside ingestion"). Without
+ * `chrt`, or where it is refused, the nice value stays.
  */
-export function lowestPriority(nice = 19): ThreadPriority {
-  if (process.platform !== 'linux') return 'unchanged';
-  let got: ThreadPriority = 'unchanged';
+export function lowestPriority(): void {
+  if (process.platform !== 'linux') return;
+  lowerNice(19);
   try {
-    setPriority(nice);
-    got = 'nice';
-  } catch {
-    // Not allowed here (a sandbox).
-  }
-  try {
-    execFileSync('chrt', ['--idle', '--pid', '0', threadId()], { stdio: 'ignore', timeout: 5_000 });
-    if (threadPolicy() === SCHED_IDLE) got = 'idle';
+    const tid = readlinkSync('/proc/thread-self').split('/').at(-1)!;
+    execFileSync('chrt', ['--idle', '--pid', '0', tid], { stdio: 'ignore', timeout: 5_000 });
   } catch {
     // No chrt (a minimal image), or not allowed: the nice value stays.
   }
-  return got;
 }

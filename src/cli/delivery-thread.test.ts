@@ -1,22 +1,19 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { expect, it } from 'vitest';
 import { sqliteTestDir } from '../../test/helpers/sqlite.js';
-import { threadPolicy } from '../thread-priority.js';
+import { SCHED_IDLE, taskSchedule } from '../thread-priority.js';
 import { DELIVERY_THREAD_URL, type DeliveryThreadData } from './delivery-thread.js';
 
 const dir = sqliteTestDir('inlet-delivery-thread-');
 
-/** The scheduling policy (0 normal, 5 idle) and nice value of each of this process's threads, by thread id. */
+/** The scheduling of each of this process's threads, by thread id. */
 function schedules(): Map<string, { policy: number; nice: number }> {
   const out = new Map<string, { policy: number; nice: number }>();
   for (const tid of readdirSync('/proc/self/task')) {
     try {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-      // Fields after the command name: nice is the 19th of the line (16 here), the policy the 41st (38).
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(tid, { policy: Number(f[38]), nice: Number(f[16]) });
+      out.set(tid, taskSchedule(`/proc/self/task/${tid}/stat`));
     } catch {
       // A thread that ended while listed.
     }
@@ -33,10 +30,10 @@ it.runIf(process.platform === 'linux')('runs in the idle scheduling class (nice 
   expect([...before.values()].every((s) => s.policy === 0)).toBe(true);
   const data: DeliveryThreadData = { dataDir: dir.dir, databaseUrl: null, reach: { allowPrivate: false, ownDatabaseUrl: null, selfPort: null } };
   const worker = new Worker(DELIVERY_THREAD_URL, { workerData: data });
-  const lowered = (s: { policy: number; nice: number }) => (hasChrt ? s.policy === 5 : s.nice === 19);
+  const lowered = (s: { policy: number; nice: number }) => (hasChrt ? s.policy === SCHED_IDLE : s.nice === 19);
   try {
     await expect.poll(() => [...schedules()].filter(([tid, s]) => lowered(s) && !before.has(tid)).length, { timeout: 15_000 }).toBe(1);
-    expect(threadPolicy()).toBe(0);
+    expect(taskSchedule().policy).toBe(0);
     for (const [tid, s] of schedules()) if (before.has(tid)) expect(s).toEqual(before.get(tid));
   } finally {
     await worker.terminate();

@@ -20,9 +20,8 @@ export interface DeliveryThreadData extends DeliveryReadsSettings {
 }
 
 // A PostgreSQL connection that drops is replaced at the next read; the read that found it gone fails and is tried again.
-// The lowest priority: when the cores are all busy, the threads that take batches in go first,
-// and delivery uses what they leave (bench/README.md, "Destinations beside ingestion").
 if (parentPort !== null) {
+  // When the cores are all busy, the threads that take batches in go first, and delivery uses what they leave.
   lowestPriority();
   const data = workerData as DeliveryThreadData;
   serveCourier(parentPort, new LocalCourier(openDeliveryReads(data, () => undefined), (d) => senderFor(d, data.reach)));

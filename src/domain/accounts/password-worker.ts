@@ -4,8 +4,8 @@
  * shared threads. It keeps nothing between requests.
  */
 import { scryptSync } from 'node:crypto';
-import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
+import { lowerNice } from '../../thread-priority.js';
 import type { DeriveReply, DeriveRequest } from './password-thread.js';
 
 const port = parentPort!;
@@ -18,13 +18,7 @@ const port = parentPort!;
  * to spare, hashes run at full speed all the same.
  */
 const NICE = 10;
-if (process.platform === 'linux') {
-  try {
-    setPriority(NICE);
-  } catch {
-    // Not allowed here (a sandbox): hashes run at the server's priority.
-  }
-}
+lowerNice(NICE);
 
 port.on('message', ({ id, password, salt, keyLength, options }: DeriveRequest) => {
   let reply: DeriveReply;
