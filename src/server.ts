@@ -121,6 +121,7 @@ async function start(cfg: Config, hooks: StartHooks, cleanups: (() => Promise<vo
   // the app's log through this late-bound function.
   let warn = (msg: string): void => void process.stderr.write(`${msg}\n`);
   const limiter = openLimiter(cfg.redisUrl, {
+    timeoutMs: cfg.redisTimeoutMs,
     onError: (err) => warn(`Redis unavailable for rate limits; each server counts alone until it answers again: ${err.message}`),
   });
   cleanups.push(() => limiter.close());

@@ -9,6 +9,7 @@ const REFUSED: Record<keyof typeof SETTINGS, string> = {
   baseUrl: 'inlet.example.com',
   databaseUrl: 'mysql://db/inlet',
   redisUrl: 'notaurl',
+  redisTimeoutMs: '0',
   trackerHosts: 'https://t.example.com',
   trustedProxies: '10.0.0.0/33',
   retiredVersions: 'v1beta',
@@ -59,7 +60,7 @@ describe('settings', () => {
     expect(readSettings({ INLET_PORT: '9000' }, { port: '9001' }).port).toBe(9001);
     expect(readSettings({ INLET_PORT: '  ' }).port).toBe(8080);
     const d = readSettings({});
-    expect(d).toMatchObject({ port: 8080, host: '127.0.0.1', dataDir: './data', baseUrl: null, metricsPort: 9464, metricsHost: '127.0.0.1', logLevel: 'info', stopDrainMs: 0 });
+    expect(d).toMatchObject({ port: 8080, host: '127.0.0.1', dataDir: './data', baseUrl: null, metricsPort: 9464, metricsHost: '127.0.0.1', logLevel: 'info', stopDrainMs: 0, redisTimeoutMs: 300 });
     expect(readSettings({ INLET_METRICS_PORT: '0' }).metricsPort).toBe(0);
     expect(readSettings({ INLET_REDIS_URL: 'rediss://:pw@cache.internal:6380/2' }).redisUrl).toBe('rediss://:pw@cache.internal:6380/2');
     expect(readSettings({ INLET_BASE_URL: 'https://inlet.example.com/' }).baseUrl).toBe('https://inlet.example.com');

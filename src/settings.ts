@@ -136,6 +136,14 @@ export const SETTINGS = {
     secret: true,
     parse: urlWith(['redis:', 'rediss:']),
   }),
+  redisTimeoutMs: setting({
+    env: 'INLET_REDIS_TIMEOUT_MS', fallback: 300, shown: '300',
+    accepts: 'a whole number from 1 to 10000',
+    // A request waits this long at most for its count; past it the server
+    // counts alone, so a far or busy Redis needs more, never an unbounded wait.
+    about: 'Milliseconds a rate limit check waits for Redis (connecting or counting) before this server counts alone until Redis answers again.',
+    parse: atLeastOne(10_000),
+  }),
   trackerHosts: setting({
     env: 'INLET_TRACKER_HOSTS', fallback: new Set<string>(), shown: 'empty',
     accepts: 'host names separated by commas, such as t.example.com',
