@@ -99,7 +99,9 @@ export async function fileTurn(
   const oldest = await reads.oldestPast(d, after, upTo);
   if (oldest === null) return { ...idle, through: upTo };
   const wait = oldest + sender.everyMs - clock();
-  if (wait > 0 && (await reads.countPast(d, after, upTo, FILE_EVENTS)) < FILE_EVENTS) return { ...idle, idleMs: Math.min(wait, FILE_LOOK_MS) };
+  // A range of fewer positions than a full file holds fewer events (one per position): no count needed.
+  const short = upTo - after < FILE_EVENTS;
+  if (wait > 0 && (short || (await reads.countPast(d, after, upTo, FILE_EVENTS)) < FILE_EVENTS)) return { ...idle, idleMs: Math.min(wait, FILE_LOOK_MS) };
   const file = await makeFile(reads, sender, d, after, upTo, true);
   if (file === null) return { ...idle, through: upTo };
   made.set(d.id, file);

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { StoreUnavailableError } from '../port.js';
 import { DECLARED_SCHEMA } from '../sql/declared-schema.js';
 import { PERSON_EVENTS_STEP } from '../sql/person-events-step.js';
+import { PERSONS_MERGED_STEP } from '../sql/persons-merged-step.js';
 import { DESTINATION_FILES_STEP } from '../sql/destination-files-step.js';
 import { type SharedMigration, renderMigration } from '../sql/shared-migration.js';
 import { PLANS_MIGRATION } from '../sql/plans-migration.js';
@@ -259,6 +260,8 @@ ${ENSURE_EVENT_PARTITION}  `,
   OUTCOME_EVENTS_MIGRATION,
   // Version 19: a person's events by person, folded in off the request path (sql/person-events-step.ts).
   PERSON_EVENTS_STEP,
+  // Version 20: merged persons by id, for the join that finds an event's person (sql/persons-merged-step.ts).
+  PERSONS_MERGED_STEP,
 ];
 
 /**

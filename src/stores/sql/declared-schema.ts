@@ -56,6 +56,7 @@ export const DECLARED_SCHEMA: SharedMigration = {
         .addColumn('merged_into', text).addColumn('created_at', int, notNull)
         .$call(key('persons', ['project_id', 'id']))),
       schema.createIndex('persons_merged_into').on('persons').columns(['project_id', 'merged_into']).where(sql.ref('merged_into'), 'is not', null),
+      schema.createIndex('persons_merged').on('persons').columns(['project_id', 'id']).where(sql.ref('merged_into'), 'is not', null),
       // Pages of people are ordered by id byte by byte, as SQLite's BINARY collation does and PostgreSQL's "C".
       schema.createIndex('persons_newest').on('persons').columns(['project_id', 'created_at'])
         .expression(dialect === 'postgres' ? sql`id COLLATE "C"` : sql.ref('id')).where(sql.ref('merged_into'), 'is', null),

@@ -5,7 +5,8 @@ import { toStoredEvent } from './rows.js';
 /** The events table with each event's current person, selected as EventRow; an engine adds which rows and their order. */
 export function eventRows(engine: SqlEngine) {
   return engine.db.selectFrom('events as e')
-    .leftJoin('persons as p', (j) => j.onRef('p.project_id', '=', 'e.project_id').onRef('p.id', '=', 'e.person_id'))
+    // Only a merged person changes what is read: persons_merged holds those alone, and is a far smaller search.
+    .leftJoin('persons as p', (j) => j.onRef('p.project_id', '=', 'e.project_id').onRef('p.id', '=', 'e.person_id').on('p.merged_into', 'is not', null))
     .select((eb) => [
       'e.seq', 'e.id', 'e.event', 'e.distinct_id', 'e.anonymous_id', eb.fn.coalesce('p.merged_into', 'e.person_id').as('person_id'),
       'e.session_id', 'e.timestamp', 'e.received_at', 'e.insert_id', engine.dialect.jsonText('e.properties').as('properties'),

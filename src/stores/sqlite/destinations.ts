@@ -39,11 +39,12 @@ export function sqliteDestinations(db: Db, given: Db | null = null): Destination
       lo: stmt('SELECT min(seq) FROM events').pluck(),
       // Placeholders of deleted events (event-deletion.ts) have no time: the search steps over them.
       atOrAfter: stmt("SELECT seq, received_at FROM events WHERE seq >= ? AND source_id <> '' ORDER BY seq LIMIT 1"),
+      // Named, as the planner (without statistics) would search all persons by their key instead (sql/persons-merged-step.ts).
       // Rows as arrays: better-sqlite3 builds an object per row at about twice the cost, and every delivered event passes here.
       past: stmt(
         `SELECT e.seq, e.id, e.source_id, e.event, e.distinct_id, e.anonymous_id, coalesce(p.merged_into, e.person_id), e.session_id,
                 e.timestamp, e.received_at, e.insert_id, e.properties
-         FROM events e LEFT JOIN persons p ON p.project_id = e.project_id AND p.id = e.person_id
+         FROM events e LEFT JOIN persons p INDEXED BY persons_merged ON p.project_id = e.project_id AND p.id = e.person_id AND p.merged_into IS NOT NULL
          WHERE e.project_id = ? AND e.seq > ? AND e.seq <= ? ORDER BY e.seq LIMIT ?`,
       ).raw(true),
     });

@@ -1,4 +1,5 @@
 import { PERSON_EVENTS_STEP } from '../sql/person-events-step.js';
+import { PERSONS_MERGED_STEP } from '../sql/persons-merged-step.js';
 import { DESTINATION_FILES_STEP } from '../sql/destination-files-step.js';
 import type { SharedMigration } from '../sql/shared-migration.js';
 import { PLANS_MIGRATION } from '../sql/plans-migration.js';
@@ -272,4 +273,6 @@ export const SQLITE_MIGRATIONS: Migration[] = [
   OUTCOME_EVENTS_MIGRATION,
   // Version 23: a person's events by person, folded in off the request path (sql/person-events-step.ts).
   PERSON_EVENTS_STEP,
+  // Version 24: merged persons by id, for the join that finds an event's person (sql/persons-merged-step.ts).
+  PERSONS_MERGED_STEP,
 ];
