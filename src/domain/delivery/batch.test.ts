@@ -26,8 +26,8 @@ describe('batches', () => {
     }
   });
 
-  it('write every time as toISOString does, across minutes, years and the edges of four-digit years', () => {
-    const times = [0, 1, 59_999, 60_000, 951_782_400_000, 1_795_000_059_999, 253_402_300_799_999, 253_402_300_800_000, -1, -62_198_755_200_000];
+  it('write every time as toISOString does, across minutes, days, years and the edges of four-digit years', () => {
+    const times = [0, 1, 59_999, 60_000, 3_599_999, 86_399_999, 86_400_000, 951_782_400_000, 1_795_000_059_999, 253_402_300_799_999, 253_402_300_800_000, -1, -62_198_755_200_000];
     // Steps of primes cross seconds, minutes, days and leap years in every order the two writers' caches may meet them.
     for (let t = 946_684_799_000, i = 0; i < 5000; i++, t += 7_919 * 1_009 + (i % 3) * 59_999) times.push(t, t + 86_400_000 * 366);
     for (const t of times) {

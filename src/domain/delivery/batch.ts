@@ -15,26 +15,36 @@ const str = (v: string | null): string => (v === null ? 'null' : PLAIN.test(v) ?
 /** The years toISOString writes with four digits; past them (or before 1970) the fast path below is not used. */
 const FOUR_DIGIT_YEARS_END = 253_402_300_800_000;
 
+/** "00" to "99", and "000" to "999": the fields of a time, written without padding each. */
+const TWO = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
+const THREE = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
+const DAY_MS = 86_400_000;
+
 /**
  * Writes epoch ms as a quoted ISO 8601 time, as toISOString does, keeping
- * the text up to the minute of the last time it wrote: the times of a batch
- * fall in a few minutes, and toISOString was a tenth of delivery's cost.
+ * the text of the date of the last time it wrote and writing the time of
+ * day from numbers: toISOString was a tenth of delivery's cost, and a prefix
+ * kept up to the minute missed for 98% of `big`'s timestamps (spread over
+ * hours, as sent): 0.9 µs a time against 0.1 for the date's.
  */
 class IsoTimes {
-  private minute = NaN;
+  private day = NaN;
   private prefix = '';
 
   format(ms: number): string {
     if (!(ms >= 0 && ms < FOUR_DIGIT_YEARS_END) || !Number.isInteger(ms)) return JSON.stringify(new Date(ms).toISOString());
-    const minute = Math.floor(ms / 60_000);
-    if (minute !== this.minute) {
-      this.minute = minute;
-      this.prefix = new Date(minute * 60_000).toISOString().slice(0, 17);
+    const day = Math.floor(ms / DAY_MS);
+    if (day !== this.day) {
+      this.day = day;
+      this.prefix = `"${new Date(day * DAY_MS).toISOString().slice(0, 11)}`;
     }
-    const rest = ms - minute * 60_000;
+    let rest = ms - day * DAY_MS;
+    const h = Math.floor(rest / 3_600_000);
+    rest -= h * 3_600_000;
+    const m = Math.floor(rest / 60_000);
+    rest -= m * 60_000;
     const s = Math.floor(rest / 1000);
-    const f = rest - s * 1000;
-    return `"${this.prefix}${s < 10 ? '0' : ''}${s}.${f < 10 ? '00' : f < 100 ? '0' : ''}${f}Z"`;
+    return `${this.prefix}${TWO[h]}:${TWO[m]}:${TWO[s]}.${THREE[rest - s * 1000]}Z"`;
   }
 }
 
