@@ -138,11 +138,12 @@ export const SETTINGS = {
   }),
   redisTimeoutMs: setting({
     env: 'INLET_REDIS_TIMEOUT_MS', fallback: 300, shown: '300',
-    accepts: 'a whole number from 1 to 10000',
-    // A request waits this long at most for its count; past it the server
-    // counts alone, so a far or busy Redis needs more, never an unbounded wait.
-    about: 'Milliseconds a rate limit check waits for Redis (connecting or counting) before this server counts alone until Redis answers again.',
-    parse: atLeastOne(10_000),
+    accepts: 'a whole number from 1 to 5000',
+    // Per call to Redis, and a request makes up to two (and, first after the
+    // start, waits for the connection once): at 5 s the three stay well inside
+    // a request's 30 s, so a hung Redis never times a request out.
+    about: 'Milliseconds each rate limit check waits for Redis (connecting or counting) before this server counts alone until Redis answers again.',
+    parse: atLeastOne(5_000),
   }),
   trackerHosts: setting({
     env: 'INLET_TRACKER_HOSTS', fallback: new Set<string>(), shown: 'empty',

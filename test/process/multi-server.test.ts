@@ -76,7 +76,7 @@ describeWith(['postgres', 'redis'], 'two servers on one PostgreSQL and one Redis
     const off = { INLET_LIMIT_BURST: '0', INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '0' };
     // Waits on Redis as long as a loaded suite may need: what is checked is counting together, and
     // a server whose count is late counts alone (each admitting its own 100).
-    const small = { INLET_LIMIT_BURST: '100', INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '20', INLET_REDIS_TIMEOUT_MS: '10000' };
+    const small = { INLET_LIMIT_BURST: '100', INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '20', INLET_REDIS_TIMEOUT_MS: '5000' };
     const started = await Promise.allSettled([
       startServer([], { ...env, ...off }),
       startServer([], { ...env, ...off }),
