@@ -23,6 +23,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type DestinationResult, RESULT_PREFIX } from './destination-result.js';
 import { closedLoop, type LoadFigures } from './load.js';
 import { constantRate } from './paced-load.js';
 import { BodyCursor, generatePool } from './payloads.js';
@@ -196,6 +197,7 @@ async function main(): Promise<void> {
   const pool = generatePool({ name: 'big', prefix: 'd', seed: 1, bodies: 400, itemsPerBody: 500, gzip: false, now: Date.now() });
   const ratios: number[] = [];
   const lagMax: number[] = [];
+  const heldShares: number[] = [];
   const probe = generatePool({ name: 'probe', prefix: 'q', seed: 2, bodies: 1, itemsPerBody: 500, gzip: false, now: Date.now() }).raw[0]!;
   for (let round = 1; round <= ROUNDS; round++) {
     const receiver = new Receiver();
@@ -231,6 +233,7 @@ async function main(): Promise<void> {
       await side.drained();
       const drainMs = Date.now() - ended;
       lagMax.push(Math.max(...paced.lagsMs));
+      heldShares.push(load.eventsPerSec / (rate * pool.itemsPerBody));
       lagLine = `paced ${rate.toFixed(1)} req/s (${Math.round(load.eventsPerSec)} ev/s, p99 ${load.p99Ms} ms): delivery lag p50 ${median(paced.lagsMs)} ms, p99 ${pct(paced.lagsMs, 0.99)} ms, max ${Math.max(...paced.lagsMs)} ms; every event delivered ${drainMs} ms after the last batch; max lag by 2 s of the phase: ${lagByTime(paced, began).join(', ')} ms; ${pacedThreads}`;
     } finally {
       await side.stop();
@@ -244,6 +247,7 @@ async function main(): Promise<void> {
   const s = (xs: number[], d = 3) => `${Math.min(...xs).toFixed(d)} / ${median(xs).toFixed(d)} / ${Math.max(...xs).toFixed(d)}`;
   console.log(`events/s with ${[...KINDS].join(' and ')} destinations over without, min / median / max: ${s(ratios)}`);
   console.log(`delivery lag at 80% of peak, max per round, min / median / max ms: ${s(lagMax, 0)}`);
+  console.log(`${RESULT_PREFIX}${JSON.stringify({ ratios, lagMaxMs: lagMax, heldShares } satisfies DestinationResult)}`);
 }
 
 await main();

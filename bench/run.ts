@@ -10,6 +10,7 @@ import { connect } from 'node:net';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { abRun } from './ab.js';
+import { type DestinationResult, RESULT_PREFIX, lagInput, parseDestinationResult } from './destination-result.js';
 import { loadBenchConfig } from './config.js';
 import { keylessFlood } from './keyless-flood.js';
 import { PLAN_EVENTS, enforceBenchPlan, setBenchPlanMode } from './plan-workload.js';
@@ -80,6 +81,8 @@ const http = httpServer === null ? null : new Deployment('http baseline', [httpS
 if (http !== null) log("bench: HTTP baseline (read body, JSON.parse, 202) listening; measured half before and half after each of Inlet's closed-loop phases");
 const sections: Section[] = [];
 const notes: string[] = [];
+/** The s3 workload's figures (destination.ts), for its targets. */
+let destinations: DestinationResult | null = null;
 
 try {
   await engineRun('sqlite', null);
@@ -148,12 +151,6 @@ async function engineRun(engine: Engine, baseUrl: string | null): Promise<void> 
         section.rows.push(row);
         log(`  keyless flood: ${fmt(sent.requests)} requests, by status ${JSON.stringify(sent.byStatus)}`);
       }
-      if (w.has('s3') && engine === 'sqlite') {
-        // Its own servers, one at a time, after this one's phases: a webhook and an s3 destination beside big, against none.
-        log('  s3: big with a webhook and an s3 destination attached, against none (bench/destination.ts)');
-        const out = await runText([benchScript('destination.js')], { ...process.env, DEST_KINDS: 'webhook,s3', DEST_ROUNDS: '1', BENCH_SECONDS: String(cfg.seconds) });
-        for (const line of out.trim().split('\n')) notes.push(`sqlite s3: ${line}`);
-      }
       if (storedHere) {
         const f = await fill(d, pools.fill!, cfg.stored, cfg.fillConnections, log);
         if (f !== null) section.rows.push(f);
@@ -175,6 +172,14 @@ async function engineRun(engine: Engine, baseUrl: string | null): Promise<void> 
         await retire(again, engine);
       }
     }
+  }
+
+  if (w.has('s3') && engine === 'sqlite') {
+    // Its own servers, one at a time, once this engine's deployment has stopped: a webhook and an s3 destination beside big, against none.
+    log('  s3: big with a webhook and an s3 destination attached, against none (bench/destination.ts)');
+    const out = await runText([benchScript('destination.js')], { ...process.env, DEST_KINDS: 'webhook,s3', DEST_ROUNDS: '1', BENCH_SECONDS: String(cfg.seconds) });
+    destinations = parseDestinationResult(out);
+    for (const line of out.trim().split('\n')) if (!line.startsWith(RESULT_PREFIX)) notes.push(`sqlite s3: ${line}`);
   }
 
   if (w.has('tenants')) {
@@ -309,8 +314,14 @@ function checkTargets(): TargetResult[] {
       TARGETS.keylessFlood,
       from(big === undefined || row(sq, 'big_keyless_flood') === undefined ? null : row(sq, 'big_keyless_flood')!.eventsPerSec / big.eventsPerSec, 'big or keyless not run'),
     ),
+    evaluate(TARGETS.s3Ratio, from(destinations === null ? null : median(destinations.ratios), 's3 not run')),
+    evaluate(TARGETS.s3Lag, lagInput(destinations)),
     evaluate(TARGETS.peakRss, rss === null ? { value: null, missing: 'no server ran' } : rssFull ? { value: rss } : { value: rss, partial: `no server held ${short(FULL_STORE_EVENTS)} events`, failureStands: true }),
   ];
+}
+
+function median(xs: number[]): number {
+  return [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 }
 
 function writeResult(body: Record<string, unknown>): void {

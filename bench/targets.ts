@@ -27,6 +27,8 @@ export const TARGETS = {
   fullFresh: { id: 'full_over_fresh', text: 'events/s with 5M stored / fresh store', threshold: 0.8, holds: 'at least', unit: 'x' },
   pgTenants: { id: 'pg_tenants_storage', text: 'PostgreSQL, multi-tenant, two servers, x PG storage baseline', threshold: 0.45, holds: 'at least', unit: 'x' },
   keylessFlood: { id: 'keyless_flood', text: 'big batches beside 8 clients sending 1 MB bodies without a key, x big alone', threshold: 0.5, holds: 'at least', unit: 'x' },
+  s3Ratio: { id: 's3_over_none', text: 'big with a webhook and an s3 destination attached, x without, SQLite', threshold: 0.8, holds: 'at least', unit: 'x' },
+  s3Lag: { id: 's3_lag_80', text: 'their delivery lag at 80% of peak, largest in the phase (flat: within 5 s), SQLite', threshold: 5000, holds: 'at most', unit: 'ms' },
   peakRss: { id: 'peak_rss', text: 'peak RSS of a server (including with 5M stored)', threshold: 300, holds: 'at most', unit: 'MiB' },
 } as const satisfies Record<string, TargetSpec>;
 
