@@ -10,6 +10,7 @@ import { connect } from 'node:net';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { abRun } from './ab.js';
+import { spread } from './ab-summary.js';
 import { type DestinationResult, RESULT_PREFIX, lagInput, parseDestinationResult } from './destination-result.js';
 import { loadBenchConfig } from './config.js';
 import { keylessFlood } from './keyless-flood.js';
@@ -314,14 +315,10 @@ function checkTargets(): TargetResult[] {
       TARGETS.keylessFlood,
       from(big === undefined || row(sq, 'big_keyless_flood') === undefined ? null : row(sq, 'big_keyless_flood')!.eventsPerSec / big.eventsPerSec, 'big or keyless not run'),
     ),
-    evaluate(TARGETS.s3Ratio, from(destinations === null ? null : median(destinations.ratios), 's3 not run')),
+    evaluate(TARGETS.s3Ratio, from(destinations === null ? null : spread(destinations.ratios)?.median, 's3 not run')),
     evaluate(TARGETS.s3Lag, lagInput(destinations)),
     evaluate(TARGETS.peakRss, rss === null ? { value: null, missing: 'no server ran' } : rssFull ? { value: rss } : { value: rss, partial: `no server held ${short(FULL_STORE_EVENTS)} events`, failureStands: true }),
   ];
-}
-
-function median(xs: number[]): number {
-  return [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 }
 
 function writeResult(body: Record<string, unknown>): void {
