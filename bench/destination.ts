@@ -173,7 +173,7 @@ async function serve(receiver: Receiver | null, probe: Buffer): Promise<Side> {
 interface Figures {
   load: LoadFigures;
   cpuPerEventUs: number;
-  /** Per event, in µs: the thread that answers requests, the delivery thread, the others. */
+  /** Per event, in µs: the thread that answers requests, the delivery process, the others. */
   threads: string;
 }
 

@@ -31,7 +31,7 @@ function events(n: number): DeliveryEvent[] {
 
 const list = events(EVENTS);
 const json = list.map((e) => eventJson(e, 'prj_bench'));
-/** The file made as the delivery thread makes it: each event added as it is read (the JSON of each is made there too, to weigh it). */
+/** The file made as the delivery process makes it: each event added as it is read (the JSON of each is made there too, to weigh it). */
 async function write(format: FileFormat): Promise<Buffer> {
   const file = await fileMaker(format, 'prj_bench');
   for (let i = 0; i < list.length; i++) file.add(list[i]!, json[i]!);

@@ -11,13 +11,39 @@ function clockTicks(): number {
 
 const TICKS = clockTicks();
 
-/** User plus system CPU seconds a process has used so far (Linux /proc). */
+/**
+ * A process and every process under it that still runs (Linux /proc): a
+ * server and its delivery process, whose CPU is the server's too.
+ */
+export function processTree(pid: number): number[] {
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) {
+    try {
+      for (const tid of readdirSync(`/proc/${out[i]}/task`)) {
+        out.push(...readFileSync(`/proc/${out[i]}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+      }
+    } catch {
+      // Ended while listed.
+    }
+  }
+  return out;
+}
+
+/** User plus system CPU seconds a process, with the processes under it, has used so far (Linux /proc). */
 export function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // The command name may hold spaces and parentheses; the fields after it do not.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
-  return (Number(fields[11]) + Number(fields[12])) / TICKS;
+  let sum = 0;
+  for (const p of processTree(pid)) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      // The command name may hold spaces and parentheses; the fields after it do not.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
+      sum += (Number(fields[11]) + Number(fields[12])) / TICKS;
+    } catch {
+      // A process under it that ended while listed (the server's own stat is always there while it runs).
+    }
+  }
+  return sum;
 }
 
 function statusKiB(pid: number, field: 'VmRSS' | 'VmHWM'): number {
@@ -25,22 +51,28 @@ function statusKiB(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   return m === null ? 0 : Number(m[1]);
 }
 
-/** A thread's CPU so far: user plus system seconds, and its nice value (19 for the delivery thread). */
+/** A thread's CPU so far: user plus system seconds, and its nice value (19 for the delivery process's). */
 export interface ThreadCpu {
   seconds: number;
   nice: number;
 }
 
-/** Each thread of a process, by thread id: its CPU seconds so far and nice value (Linux /proc). */
+/** Each thread of a process and of the processes under it, by thread id: its CPU seconds so far and nice value (Linux /proc). */
 export function threadCpu(pid: number): Map<string, ThreadCpu> {
   const out = new Map<string, ThreadCpu>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+  for (const p of processTree(pid)) {
     try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(tid, { seconds: (Number(f[11]) + Number(f[12])) / TICKS, nice: Number(f[16]) });
+      for (const tid of readdirSync(`/proc/${p}/task`)) {
+        try {
+          const stat = readFileSync(`/proc/${p}/task/${tid}/stat`, 'utf8');
+          const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+          out.set(tid, { seconds: (Number(f[11]) + Number(f[12])) / TICKS, nice: Number(f[16]) });
+        } catch {
+          // A thread that ended while listed.
+        }
+      }
     } catch {
-      // A thread that ended while listed.
+      // A process under it that ended while listed.
     }
   }
   return out;
@@ -49,7 +81,8 @@ export function threadCpu(pid: number): Map<string, ThreadCpu> {
 /**
  * Where a process's CPU went between two readings, per event: the busiest
  * thread (the one that answers requests), the lowered threads (nice > 0:
- * delivery), and the rest (check threads, V8's helpers, checkpoints), in µs.
+ * the delivery process, V8's helpers there included), and the rest (check
+ * threads, the server's V8 helpers, checkpoints), in µs.
  */
 export function threadShares(before: Map<string, ThreadCpu>, after: Map<string, ThreadCpu>, events: number): { busiest: number; lowered: number; rest: number } {
   const used = [...after].map(([tid, t]) => ({ nice: t.nice, s: t.seconds - (before.get(tid)?.seconds ?? 0) }));

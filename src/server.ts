@@ -6,13 +6,12 @@
  * domain, the limits, the threads and the edge together.
  */
 import type http from 'node:http';
-import { Worker } from 'node:worker_threads';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
-import { DELIVERY_THREAD_URL, type DeliveryThreadData } from './cli/delivery-thread.js';
+import { startDeliveryProcess } from './cli/delivery-process.js';
 import { bindFailure, bracketed, ensurePortsFree } from './cli/serve-ports.js';
 import { Collector } from './domain/collector.js';
-import { ThreadCourier } from './domain/delivery/courier-thread.js';
+import { RemoteCourier } from './domain/delivery/courier-remote.js';
 import { DeliveryService } from './domain/delivery/delivery-service.js';
 import { type LimitSettings, RateLimits } from './domain/limits/policies.js';
 import { startRetention } from './domain/retention.js';
@@ -193,7 +192,7 @@ async function start(cfg: Config, hooks: StartHooks, cleanups: (() => Promise<vo
   const fold = startPersonEventsFold(store, { failed: (err) => app.log.warn({ err }, 'folding events by person failed; the next pass tries again') });
   // Destinations: delivered beside ingestion, each in a loop of its own (docs/destinations.md).
   const lease = cfg.destinationLeaseMs;
-  const courier = new ThreadCourier(() => new Worker(DELIVERY_THREAD_URL, { workerData: { dataDir: cfg.dataDir, databaseUrl: cfg.databaseUrl, reach: { ...destinationReach, selfPort: port } } satisfies DeliveryThreadData }));
+  const courier = new RemoteCourier(() => startDeliveryProcess({ dataDir: cfg.dataDir, databaseUrl: cfg.databaseUrl, reach: { ...destinationReach, selfPort: port } }));
   const delivery = new DeliveryService({
     store: store.destinations,
     courier,

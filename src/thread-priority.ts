@@ -1,11 +1,11 @@
 /**
- * The scheduling priority of the calling thread alone. On Linux a thread is
- * a task of its own: setpriority on "this process" and sched_setscheduler on
- * its thread id set that thread, not the server. Elsewhere both would set the
- * whole process, so nothing is changed there.
+ * Scheduling priorities. On Linux a thread is a task of its own:
+ * setpriority on "this process" sets the calling thread alone, and each
+ * other thread is set by its thread id. Elsewhere a thread's priority would
+ * set the whole process, so nothing is changed there.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readlinkSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { setPriority } from 'node:os';
 
 /** SCHED_IDLE's number in a task's stat line (its policy field). */
@@ -31,21 +31,31 @@ export function lowerNice(nice: number): void {
 }
 
 /**
- * Runs the calling thread only on CPU time no other thread wants: nice 19
- * first, then Linux's idle class (SCHED_IDLE) through util-linux's `chrt`,
- * which Node cannot ask for itself. Nice 19 alone was not enough beside
- * ingestion: when the scheduler places a woken thread it counts a core
- * running a nice-19 thread as busy and one running only idle-class threads
- * as free (bench/README.md, "Destinations beside ingestion"). Without
- * `chrt`, or where it is refused, the nice value stays.
+ * Runs every thread of this process, those it starts later included, only
+ * on CPU time no other process wants: each task at nice 19, then Linux's
+ * idle class (SCHED_IDLE) for all of them at once, through util-linux's
+ * `chrt --all-tasks`, which Node cannot ask for itself. Nice 19 alone was
+ * not enough beside ingestion: when the scheduler places a woken thread it
+ * counts a core running a nice-19 thread as busy and one running only
+ * idle-class threads as free (bench/README.md, "Destinations beside
+ * ingestion"). Threads started later take their creator's scheduling. V8's
+ * helper threads, started before any JavaScript runs, collect the garbage
+ * of every thread of their process: inside the server they would collect
+ * delivery's at normal priority, which is why delivery is a process of its
+ * own. Without `chrt`, or where it is refused, the nice values stay.
  */
-export function lowestPriority(): void {
+export function lowestPriorityProcess(): void {
   if (process.platform !== 'linux') return;
-  lowerNice(19);
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      setPriority(Number(tid), 19);
+    } catch {
+      // Ended while listed, or not allowed: the idle class below is what matters.
+    }
+  }
   try {
-    const tid = readlinkSync('/proc/thread-self').split('/').at(-1)!;
-    execFileSync('chrt', ['--idle', '--pid', '0', tid], { stdio: 'ignore', timeout: 5_000 });
+    execFileSync('chrt', ['--all-tasks', '--idle', '--pid', '0', String(process.pid)], { stdio: 'ignore', timeout: 5_000 });
   } catch {
-    // No chrt (a minimal image), or not allowed: the nice value stays.
+    // No chrt, or not allowed: the nice values stay.
   }
 }

@@ -145,7 +145,7 @@ export interface DestinationStore {
   failed(id: string, holder: string, error: string): Promise<boolean>;
 }
 
-/** What the delivery thread reads, on store connections of its own (open-delivery-reads.ts), and their end. */
+/** What the delivery process reads, on store connections of its own (open-delivery-reads.ts), and their end. */
 export type DeliveryReads = Pick<DestinationStore, 'get' | 'read' | 'countPast' | 'oldestPast'> & { close(): Promise<void> };
 
 // ---- sending -------------------------------------------------------------------

@@ -124,11 +124,13 @@ it('a receiver that answers 500 for a while, then 2xx, gets every event, in arri
   expect(metrics).toMatch(new RegExp(`inlet_destination_attempts_total\\{destination="${created.id}",outcome="failed"\\} [1-9]`));
   expect(metrics).toContain(`inlet_destination_lag_seconds{destination="${created.id}"}`);
 
-  // Delivery ran on a thread of its own at the lowest priority, the server's other threads at theirs.
+  // Delivery ran in a process of its own, every thread of it at the lowest priority, the server's threads at theirs.
   if (process.platform === 'linux') {
-    const nices = readdirSync(`/proc/${server.proc.pid}/task`).map((t) => Number(readFileSync(`/proc/${server.proc.pid}/task/${t}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]));
-    expect(nices.filter((n) => n === 19)).toHaveLength(1);
-    expect(nices[0]).toBe(0);
+    const nices = (pid: number) => readdirSync(`/proc/${pid}/task`).map((t) => Number(readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]));
+    expect(nices(server.proc.pid!).every((n) => n === 0)).toBe(true);
+    const delivery = childrenOf(server.proc.pid!);
+    expect(delivery).toHaveLength(1);
+    expect(new Set(nices(delivery[0]!))).toEqual(new Set([19]));
   }
 }, 180_000);
 
@@ -160,6 +162,20 @@ it('a receiver that answers slowly does not slow a batch: ingestion is answered 
   expect(listed).toMatchObject({ status: 'active' });
 }, 180_000);
 
+/** The processes a process started and that still run (Linux /proc). */
+function childrenOf(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).flatMap((tid) => readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+}
+
+/** Whether a process runs: neither gone nor a zombie waiting to be reaped. */
+function running(pid: number): boolean {
+  try {
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 it('SIGKILL of the delivering server loses and skips nothing: a restarted server resumes from the durable cursor and sends the batch in flight again', async () => {
   const w = await setUp();
   let server = await w.serve();
@@ -171,8 +187,12 @@ it('SIGKILL of the delivering server loses and skips nothing: a restarted server
     if (i < 2) await w.receiver.until(() => w.receiver.requests.length === i + 1);
   }
   await w.receiver.until(() => w.receiver.requests.length === 3);
+  // The delivery process holds the connection of the held request open: it ends with its server all the same.
+  const delivery = childrenOf(server.proc.pid!);
+  expect(delivery).toHaveLength(1);
   server.proc.kill('SIGKILL');
   await server.exited;
+  await expect.poll(() => running(delivery[0]!), { timeout: 5_000 }).toBe(false);
   w.receiver.answer = () => ({ status: 200 });
 
   server = await w.serve();

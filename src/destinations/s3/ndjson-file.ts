@@ -22,9 +22,9 @@ const NEWLINE = 0x0a;
  * an empty final block: the parts, end to end, are one deflate stream, in
  * one gzip member with the CRC and length of all the lines, which any gzip
  * reader takes (a file of several members some readers stop at the first).
- * Zipped on the calling thread (the delivery thread, at the lowest
- * priority): the asynchronous zlib would run on libuv's pool, at the
- * priority of the threads that take batches in.
+ * Zipped on the calling thread (the delivery process's, at the lowest
+ * priority): the asynchronous zlib would only add libuv's pool to it, and
+ * a part takes a few milliseconds.
  */
 export class NdjsonGzipFile implements FileMaker {
   private readonly parts: Buffer[] = [HEADER];

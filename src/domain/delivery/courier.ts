@@ -38,9 +38,10 @@ export type CourierDestination = Pick<DestinationRecord, 'id' | 'projectId' | 'k
 
 /**
  * Reads the batches past a destination's cursor, builds them and sends them:
- * the part of delivery whose cost grows with the events. A server runs it on
- * a thread of its own (courier-thread.ts), so that building and sending
- * batches takes no time from the thread that answers requests; the rules
+ * the part of delivery whose cost grows with the events. A server runs it in
+ * a process of its own (courier-remote.ts, cli/delivery-process.ts), so that
+ * building and sending batches takes no time from the threads that answer
+ * requests; the rules
  * (cursor, lease, retries) stay with the Deliverer.
  */
 export interface Courier {
@@ -62,7 +63,7 @@ export interface Courier {
 /** What a courier reads: the store's reads past a cursor, and the destination as it stands. */
 export type CourierReads = Pick<DestinationStore, 'get' | 'read' | 'countPast' | 'oldestPast'>;
 
-/** A courier on the calling thread: the delivery thread runs one, and tests may. */
+/** A courier on the calling thread: the delivery process runs one, and tests may. */
 export class LocalCourier implements Courier {
   /** One sender per destination, kept while it is delivered here (a kept-alive connection, a pool). */
   private readonly senders = new Map<string, { sender: DestinationSender; config: string }>();

@@ -5,7 +5,7 @@ import { DEFAULT_TIMING, Deliverer, type DeliveryLog, type DeliveryObserver, typ
 
 export interface DeliveryServiceDeps {
   store: DestinationStore;
-  /** Reads, builds and sends batches: a ThreadCourier in a server, so that work stays off the thread that answers requests. */
+  /** Reads, builds and sends batches: a RemoteCourier to the delivery process in a server, so that work stays off the threads that answer requests. */
   courier: Courier;
   self: SelfAddress;
   /** The kinds destinations may be of (src/destinations/registry.ts). */

@@ -91,7 +91,7 @@ export async function fileTurn(
     // Every event of it erased before it was written: no file.
     if (file === null) return { ...idle, through: plan.through };
     const outcome = await sender.writeFile({ destinationId: d.id, projectId: d.projectId, plan, body: file.body, events: file.events }, signal);
-    // Not kept past a failure: a store that stays down for many destinations would have the thread
+    // Not kept past a failure: a store that stays down for many destinations would have the delivery process
     // hold a file for each. The retry, backed off, makes it again from the recorded range.
     if (!outcome.ok) return { ...idle, failure: outcome };
     return { through: plan.through, batches: 1, events: file.events, failure: null };

@@ -92,7 +92,7 @@ export function postgresDestinations(engine: SqlEngine): DestinationsEngine & Pi
 }
 
 /**
- * Delivery's reads on the delivery thread: a pool of its own, of which the
+ * Delivery's reads in the delivery process: a pool of its own, of which the
  * reads hold at most DELIVERY_CONNECTIONS, so delivery never takes a
  * connection from the pool that writes batches.
  */

@@ -27,7 +27,7 @@ const toRecord = (r: Selectable<Database['destinations']>): DestinationRecord =>
   pausedReason: r.paused_reason, file: r.file_plan === null ? null : (JSON.parse(r.file_plan) as FilePlan),
 });
 
-/** Refuses: the delivery thread only reads. */
+/** Refuses: the delivery process only reads. */
 const readsOnly: WriteTurn = () => Promise.reject(new Error('Delivery reads only.'));
 
 /** Destinations, their cursors and leases, on either SQL engine (the contract: port-destinations.ts). */
@@ -38,7 +38,7 @@ export class SqlDestinations implements DestinationStore {
    * Where the counts of what is past a cursor run (a lag counts up to a
    * million events): in a server, the console's page reads (on SQLite their
    * thread, never the connection that writes nor the thread that answers
-   * requests; on PostgreSQL their gate); on the delivery thread, its own
+   * requests; on PostgreSQL their gate); in the delivery process, its own
    * connection, in delivery's turn.
    */
   private readonly scans: Pick<Tuning, 'pageRows'>;
@@ -212,7 +212,7 @@ export class SqlDestinations implements DestinationStore {
   }
 }
 
-/** Delivery's reads on the delivery thread, over the connection its engine opened for them, and how to end it. */
+/** Delivery's reads in the delivery process, over the connection its engine opened for them, and how to end it. */
 export function deliveryReads(engine: SqlEngine, e: DestinationsEngine, tuned: Tuned, close: () => Promise<void>): DeliveryReads {
   const destinations = new SqlDestinations(engine, e, readsOnly, tuned);
   return {

@@ -82,7 +82,7 @@ export function sqliteDestinations(db: Db, given: Db | null = null): Destination
 }
 
 /**
- * Delivery's reads on the delivery thread: a read-only connection of its
+ * Delivery's reads in the delivery process: a read-only connection of its
  * own, which may wait for a WAL reset there (no request waits behind it).
  */
 export function sqliteDeliveryReads(dataDir: string): DeliveryReads {

@@ -1,16 +1,16 @@
 import type { Courier, CourierDestination, CourierLag, CourierTurn } from './courier.js';
 
-/** To the delivery thread. */
+/** To the delivery process. */
 export type CourierRequest =
   | { id: number; op: 'next'; d: CourierDestination; after: number; upTo: number }
   | { id: number; op: 'lag'; d: CourierDestination; after: number; upTo: number; cap: number }
   | { id: number; op: 'release'; destinationId: string }
   | { id: number; op: 'abort'; target: number };
 
-/** From the delivery thread: what a request came to, or the message of what failed. */
+/** From the delivery process: what a request came to, or the message of what failed. */
 export type CourierReply = { id: number } & ({ result: unknown } | { failed: string });
 
-/** The slice of a worker thread the courier uses (a seam: tests may give a fake). */
+/** The slice of a child process (or worker thread) the courier uses (a seam: tests may give a fake). */
 export interface CourierPort {
   postMessage(message: unknown): void;
   on(event: 'message', listener: (message: unknown) => void): unknown;
@@ -24,13 +24,14 @@ interface Waiting {
 }
 
 /**
- * A courier whose work runs on a thread of its own (serveCourier's side).
- * The thread starts at the first request, so a server without destinations
- * has none; if it dies, every request in flight fails (the Deliverer reads
- * the same batch again after a pause) and the next request starts another.
+ * A courier whose work runs elsewhere (serveCourier's side): in a server,
+ * the delivery process (cli/delivery-process.ts). It starts at the first
+ * request, so a server without destinations has none; if it dies, every
+ * request in flight fails (the Deliverer reads the same batch again after a
+ * pause) and the next request starts another.
  */
-export class ThreadCourier implements Courier {
-  private thread: CourierPort | null = null;
+export class RemoteCourier implements Courier {
+  private remote: CourierPort | null = null;
   private readonly waiting = new Map<number, Waiting>();
   private nextId = 0;
 
@@ -45,29 +46,29 @@ export class ThreadCourier implements Courier {
   }
 
   async release(destinationId: string): Promise<void> {
-    if (this.thread === null) return;
+    if (this.remote === null) return;
     await this.ask({ op: 'release', destinationId });
   }
 
-  /** Ends the thread: senders it held close with it (their sockets and pools go with the thread). */
+  /** Ends the delivery process: senders it held close with it (their sockets and pools go with it). */
   async close(): Promise<void> {
-    const t = this.thread;
-    this.thread = null;
+    const t = this.remote;
+    this.remote = null;
     this.failAll(new Error('Delivery stopped.'));
     await t?.terminate();
   }
 
   private ask(req: DistributiveOmit<CourierRequest, 'id'>, signal?: AbortSignal): Promise<unknown> {
-    const thread = this.running();
+    const remote = this.running();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      // The thread gives up the send and answers; the answer settles the promise.
+      // The other side gives up the send and answers; the answer settles the promise.
       const abort = () => {
-        if (this.thread === thread) thread.postMessage({ id: this.nextId++, op: 'abort', target: id } satisfies CourierRequest);
+        if (this.remote === remote) remote.postMessage({ id: this.nextId++, op: 'abort', target: id } satisfies CourierRequest);
       };
       // The signal outlives the request (a Deliverer's lasts as long as it delivers): a listener left on
       // it piles up, one a turn, and each new one is checked against all those before it (40,000 after
-      // minutes of a receiver that says Retry-After: 0 cost the thread a core).
+      // minutes of a receiver that says Retry-After: 0 cost delivery a core).
       const settled = () => signal?.removeEventListener('abort', abort);
       this.waiting.set(id, {
         resolve: (v) => {
@@ -79,14 +80,14 @@ export class ThreadCourier implements Courier {
           reject(e);
         },
       });
-      thread.postMessage({ ...req, id } as CourierRequest);
+      remote.postMessage({ ...req, id } as CourierRequest);
       if (signal?.aborted) abort();
       else signal?.addEventListener('abort', abort, { once: true });
     });
   }
 
   private running(): CourierPort {
-    if (this.thread !== null) return this.thread;
+    if (this.remote !== null) return this.remote;
     const t = this.start();
     t.on('message', (m) => {
       const reply = m as CourierReply;
@@ -97,13 +98,13 @@ export class ThreadCourier implements Courier {
       else w.resolve(reply.result);
     });
     const died = (why: unknown) => {
-      if (this.thread !== t) return;
-      this.thread = null;
-      this.failAll(new Error(`The delivery thread stopped (${why instanceof Error ? why.message : `exit code ${String(why)}`}).`));
+      if (this.remote !== t) return;
+      this.remote = null;
+      this.failAll(new Error(`The delivery process stopped (${why instanceof Error ? why.message : `exit code ${String(why)}`}).`));
     };
     t.on('error', died);
     t.on('exit', died);
-    this.thread = t;
+    this.remote = t;
     return t;
   }
 
@@ -117,18 +118,18 @@ export class ThreadCourier implements Courier {
 /** Omit over each member of a union (Omit of a union keeps only the members' common keys). */
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
-/** Only the fields the thread needs: a record may carry more, and every field is copied to the thread. */
+/** Only the fields delivery needs: a record may carry more, and every field is copied across. */
 function plain(d: CourierDestination): CourierDestination {
   return { id: d.id, projectId: d.projectId, kind: d.kind, config: d.config, sources: d.sources, events: d.events, generation: d.generation, file: d.file };
 }
 
-/** The slice of a thread's parent port the thread's side uses. */
+/** The slice of the channel to the server (a process's IPC, a thread's parent port) the delivery side uses. */
 export interface CourierParent {
   postMessage(message: unknown): void;
   on(event: 'message', listener: (message: unknown) => void): unknown;
 }
 
-/** The thread's side: answers each request with `courier`, several at once (a slow receiver holds up only its own destination). */
+/** The delivery side: answers each request with `courier`, several at once (a slow receiver holds up only its own destination). */
 export function serveCourier(parent: CourierParent, courier: Courier): void {
   const sending = new Map<number, AbortController>();
   const answer = async (id: number, work: () => Promise<unknown>): Promise<void> => {

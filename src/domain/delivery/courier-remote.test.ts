@@ -2,7 +2,7 @@ import { EventEmitter, getEventListeners } from 'node:events';
 import { expect, it } from 'vitest';
 import type { DeliveryEvent, DeliverySender, DestinationRecord, DestinationStore, OutgoingBatch, SendOutcome } from '../../stores/port-destinations.js';
 import { FIRST_RETRY_MS } from './backoff.js';
-import { type CourierPort, ThreadCourier, serveCourier } from './courier-thread.js';
+import { type CourierPort, RemoteCourier, serveCourier } from './courier-remote.js';
 import { type CourierDestination, LocalCourier } from './courier.js';
 import { DEFAULT_TIMING, Deliverer } from './deliverer.js';
 
@@ -68,7 +68,7 @@ function world(events: DeliveryEvent[]) {
     oldestPast: async (_d: unknown, after: number) => events.find((e) => e.seq > after)?.receivedAt ?? null,
   };
   const starts: ReturnType<typeof channel>[] = [];
-  const courier = new ThreadCourier(() => {
+  const courier = new RemoteCourier(() => {
     const c = channel();
     serveCourier(c.inside, new LocalCourier(reads, () => sender));
     starts.push(c);
@@ -77,7 +77,7 @@ function world(events: DeliveryEvent[]) {
   return { sender, courier, starts, store };
 }
 
-it('sends the batches on the thread, one after another, and says how far it reached and what it delivered', async () => {
+it('sends the batches on the delivery side, one after another, and says how far it reached and what it delivered', async () => {
   const many = Array.from({ length: 1200 }, (_, i) => (i === 1 ? { ...ev(2), event: 'viewed' } : ev(i + 1)));
   const w = world(many);
   const turn = w.courier.next(d, 0, 1300, new AbortController().signal);
@@ -130,12 +130,12 @@ it('stops a send in flight when the caller stops', async () => {
   expect(await turn).toMatchObject({ through: 0, batches: 0, failure: { ok: false, error: 'Stopped.' } });
 });
 
-it('fails what was in flight when the thread dies, and starts another at the next request', async () => {
+it('fails what was in flight when the delivery process dies, and starts another at the next request', async () => {
   const w = world([ev(1)]);
   const turn = w.courier.next(d, 0, 10, new AbortController().signal);
   await w.sender.nextSend();
   w.starts[0]!.port.emit('exit', 1);
-  await expect(turn).rejects.toThrow('The delivery thread stopped (exit code 1).');
+  await expect(turn).rejects.toThrow('The delivery process stopped (exit code 1).');
   const again = w.courier.next(d, 0, 10, new AbortController().signal);
   await w.sender.nextSend();
   w.sender.answer({ ok: true });
@@ -143,10 +143,10 @@ it('fails what was in flight when the thread dies, and starts another at the nex
   expect(w.starts).toHaveLength(2);
 });
 
-it('answers a failed read with its message, and the thread goes on', async () => {
+it('answers a failed read with its message, and the delivery process goes on', async () => {
   const sender = new HeldSender();
   const reads = { get: async () => kept, read: async () => Promise.reject(new Error('database is locked')), countPast: async () => 0, oldestPast: async () => null };
-  const courier = new ThreadCourier(() => {
+  const courier = new RemoteCourier(() => {
     const c = channel();
     serveCourier(c.inside, new LocalCourier(reads, () => sender));
     return c.port;
@@ -167,7 +167,7 @@ it('leaves no abort listener on the caller\'s signal once a request is answered 
   }
   await w.courier.lag(d, 0, 10, 5);
   expect(getEventListeners(signal, 'abort')).toHaveLength(0);
-  // A thread that dies fails what it held: that answer, too, takes its listener away.
+  // A delivery process that dies fails what it held: that answer, too, takes its listener away.
   const lost = w.courier.next(d, 0, 10, signal);
   await w.sender.nextSend();
   w.starts[0]!.port.emit('exit', 1);
@@ -187,7 +187,7 @@ class AnsweringSender implements DeliverySender {
 }
 
 /**
- * A Deliverer over a ThreadCourier, on a destination whose project gains an
+ * A Deliverer over a RemoteCourier, on a destination whose project gains an
  * event every other look at its head; its waits return at once and are
  * recorded with the abort listeners its signal holds then. It stops after `turns` waits.
  */
@@ -202,7 +202,7 @@ async function deliverTurns(outcome: SendOutcome, turns: number) {
     countPast: async () => 0,
     oldestPast: async () => null,
   };
-  const courier = new ThreadCourier(() => {
+  const courier = new RemoteCourier(() => {
     const c = channel();
     serveCourier(c.inside, new LocalCourier(reads, () => sender));
     return c.port;

@@ -1,0 +1,98 @@
+/**
+ * The delivery process: reads destinations' batches, builds and sends them
+ * (domain/delivery/courier.ts), on store connections of its own, so their
+ * cost, which grows with the events, is not paid by the server's threads.
+ * The server's DeliveryService keeps the rules on its own thread and asks
+ * this process through a RemoteCourier, over the IPC channel of a fork.
+ *
+ * A process rather than a worker thread: every thread of it, V8's helpers
+ * that collect its garbage included, runs in the idle class, so delivery
+ * takes only CPU time that ingestion leaves (thread-priority.ts); as a
+ * thread, its garbage was collected by the server's helpers at normal
+ * priority, a sixth of the server's CPU beside ingestion (bench/README.md).
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { type CourierParent, type CourierPort, serveCourier } from '../domain/delivery/courier-remote.js';
+import { LocalCourier } from '../domain/delivery/courier.js';
+import { senderFor } from '../destinations/registry.js';
+import { type DeliveryReadsSettings, openDeliveryReads } from '../stores/open-delivery-reads.js';
+import type { DestinationReach } from '../stores/port-destinations.js';
+import { threadEntry } from '../thread-entry.js';
+import { lowestPriorityProcess } from '../thread-priority.js';
+
+/** What the process is started with: where the store is, and what destinations may reach (plain data). */
+export interface DeliveryProcessData extends DeliveryReadsSettings {
+  reach: Omit<DestinationReach, 'resolve'>;
+}
+
+/** The first message a delivery process gets: its settings (the database URL travels here, never in argv or the environment). */
+interface Start {
+  start: DeliveryProcessData;
+}
+
+/** This file, compiled: the process's entry point. */
+export const DELIVERY_PROCESS_URL = threadEntry('cli/delivery-process.js');
+
+/** How long a delivery process told to end may take before it is killed. */
+const TERMINATE_MS = 5_000;
+
+/** Node's flags a delivery process takes from the server's: a CPU profile asked of the server is asked of it too. */
+const passedOn = (flag: string): boolean => flag.startsWith('--cpu-prof');
+
+/**
+ * Starts a delivery process and gives it `data`: the port a RemoteCourier
+ * asks. It ends when the server's end of the channel closes (the server
+ * stopped, or was killed), so none outlives its server.
+ */
+export function startDeliveryProcess(data: DeliveryProcessData): CourierPort & { pid: number | undefined } {
+  const child: ChildProcess = fork(fileURLToPath(DELIVERY_PROCESS_URL), [], {
+    serialization: 'advanced',
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execArgv: process.execArgv.filter(passedOn),
+  });
+  const send = (m: unknown) => {
+    // A process that ended already: its requests fail through the exit it reports.
+    if (child.connected) child.send(m as Start, () => undefined);
+  };
+  send({ start: data } satisfies Start);
+  return {
+    pid: child.pid,
+    postMessage: send,
+    on(event: 'message' | 'error' | 'exit', listener: (value: unknown) => void) {
+      if (event === 'exit') child.on('exit', (code, signal) => listener(code ?? signal));
+      else child.on(event, listener);
+      return child;
+    },
+    // Its end of the channel closed, it exits at once, as a worker thread terminated would (and writes a
+    // CPU profile when asked for one); killed if it has not within a few seconds.
+    terminate: () =>
+      new Promise<number>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode ?? 1);
+        const kill = setTimeout(() => child.kill('SIGKILL'), TERMINATE_MS);
+        child.once('exit', (code) => {
+          clearTimeout(kill);
+          resolve(code ?? 1);
+        });
+        if (child.connected) child.disconnect();
+        else child.kill('SIGKILL');
+      }),
+  };
+}
+
+/** The process's side: once started, serves the courier over the channel; its work goes with it. */
+function serveDelivery(): void {
+  process.title = 'inlet-delivery';
+  // When the cores are all busy, the server's threads go first, and delivery uses what they leave.
+  lowestPriorityProcess();
+  // The server's end closed: nothing will be asked again, and a send in flight is sent again by whoever delivers next.
+  process.on('disconnect', () => process.exit(0));
+  const channel: CourierParent = { postMessage: (m) => process.send?.(m), on: (event, listener) => process.on(event, listener) };
+  process.once('message', (m) => {
+    const data = (m as Start).start;
+    // A PostgreSQL connection that drops is replaced at the next read; the read that found it gone fails and is tried again.
+    serveCourier(channel, new LocalCourier(openDeliveryReads(data, () => undefined), (d) => senderFor(d, data.reach)));
+  });
+}
+
+if (process.send !== undefined && process.argv[1] === fileURLToPath(DELIVERY_PROCESS_URL)) serveDelivery();
