@@ -192,7 +192,9 @@ async function start(cfg: Config, hooks: StartHooks, cleanups: (() => Promise<vo
   const fold = startPersonEventsFold(store, { failed: (err) => app.log.warn({ err }, 'folding events by person failed; the next pass tries again') });
   // Destinations: delivered beside ingestion, each in a loop of its own (docs/destinations.md).
   const lease = cfg.destinationLeaseMs;
-  const courier = new RemoteCourier(() => startDeliveryProcess({ dataDir: cfg.dataDir, databaseUrl: cfg.databaseUrl, reach: { ...destinationReach, selfPort: port } }));
+  const courier = new RemoteCourier(() => startDeliveryProcess({ dataDir: cfg.dataDir, databaseUrl: cfg.databaseUrl, reach: { ...destinationReach, selfPort: port } }), {
+    died: (why) => app.log.warn({ error: why }, 'the delivery process stopped; delivery starts it again (after a wait that grows while it keeps stopping young)'),
+  });
   const delivery = new DeliveryService({
     store: store.destinations,
     courier,

@@ -45,7 +45,15 @@ export function lowerNice(nice: number): void {
  * own. Without `chrt`, or where it is refused, the nice values stay.
  */
 export function lowestPriorityProcess(): void {
-  if (process.platform !== 'linux') return;
+  if (process.platform !== 'linux') {
+    // Elsewhere a process's priority is every thread's: the lowest the platform gives (Windows: the idle class).
+    try {
+      setPriority(19);
+    } catch {
+      // Not allowed here: the priority it started with stays.
+    }
+    return;
+  }
   for (const tid of readdirSync('/proc/self/task')) {
     try {
       setPriority(Number(tid), 19);

@@ -37,6 +37,11 @@ export const DELIVERY_PROCESS_URL = threadEntry('cli/delivery-process.js');
 /** How long a delivery process told to end may take before it is killed. */
 const TERMINATE_MS = 5_000;
 
+/** The server's environment without Inlet's settings (the database URL among them): the process is given what it needs over its channel. */
+function withoutSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('INLET_')));
+}
+
 /** Node's flags a delivery process takes from the server's: a CPU profile asked of the server is asked of it too. */
 const passedOn = (flag: string): boolean => flag.startsWith('--cpu-prof');
 
@@ -50,6 +55,7 @@ export function startDeliveryProcess(data: DeliveryProcessData): CourierPort & {
     serialization: 'advanced',
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     execArgv: process.execArgv.filter(passedOn),
+    env: withoutSettings(process.env),
   });
   const send = (m: unknown) => {
     // A process that ended already: its requests fail through the exit it reports.
@@ -87,6 +93,9 @@ function serveDelivery(): void {
   lowestPriorityProcess();
   // The server's end closed: nothing will be asked again, and a send in flight is sent again by whoever delivers next.
   process.on('disconnect', () => process.exit(0));
+  // A signal to the server's process group (systemd's stop, Ctrl-C) is the server's to act on: it drains
+  // its batches, with delivery still running, then closes the channel, which ends this process.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => undefined);
   const channel: CourierParent = { postMessage: (m) => process.send?.(m), on: (event, listener) => process.on(event, listener) };
   process.once('message', (m) => {
     const data = (m as Start).start;

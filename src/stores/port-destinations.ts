@@ -209,6 +209,13 @@ export interface OutgoingFile {
 export interface FileSender {
   /** How long events may wait before a file that is not full is written (--every). */
   readonly everyMs: number;
+  /**
+   * Whether a file may be made over many turns, from the events another
+   * destination of its project reads (file-turn.ts, `feedFiles`): true when
+   * its maker holds only the file's bytes so far and one part (NDJSON.gz),
+   * never its events.
+   */
+  readonly fedAsRead: boolean;
   /** A maker of one file of the project's events, in the destination's format. */
   newFile(projectId: string): Promise<FileMaker>;
   writeFile(file: OutgoingFile, signal: AbortSignal): Promise<SendOutcome>;

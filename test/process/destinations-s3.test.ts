@@ -13,6 +13,7 @@ import { createTestDatabase } from '../conformance/stores.js';
 import { tempDir } from '../helpers/fixture.js';
 import { describeWith } from '../helpers/needs-services.js';
 import { type Server, cliJson, provision, startServer } from '../helpers/process.js';
+import { Receiver } from '../helpers/receiver.js';
 import { type LocalS3, S3_KEYS, startS3 } from '../helpers/s3.js';
 
 const PRIVATE = { INLET_DESTINATIONS_ALLOW_PRIVATE: 'true' };
@@ -139,9 +140,17 @@ async function send(server: Server, key: string, names: string[]): Promise<void>
 
 const batch = (tag: string, n = 50): string[] => Array.from({ length: n }, (_, k) => `${tag}_${k}`);
 
-it('SIGKILL mid-upload (before and after the store has the object) and just as it is answered: every stored event is in exactly one file', async () => {
+it.each([
+  ['', false],
+  [', with a webhook of the project feeding its files as it reads (file-turn.ts, FileFeeds)', true],
+])('SIGKILL mid-upload (before and after the store has the object) and just as it is answered: every stored event is in exactly one file%s', async (_, fed) => {
   const w = await setUp();
   const d = await w.create();
+  const receiver = fed ? await Receiver.start() : null;
+  if (receiver !== null) {
+    cleanups.push(() => receiver.close());
+    await cliJson(['destination', 'create', '--project', w.project.id, '--kind', 'webhook', '--url', receiver.url, ...w.dd], PRIVATE);
+  }
   let server = await w.serve();
   const all = () => filedIds(w.s3);
   const restart = async () => {
@@ -183,6 +192,7 @@ it('SIGKILL mid-upload (before and after the store has the object) and just as i
   const filed = await all();
   // Each event once: no file repeats another's events.
   expect(filed).toHaveLength(250);
+  if (receiver !== null) await receiver.until(() => new Set(receiver.requests.flatMap((r) => r.json.events.map((e) => e.id))).size === 250);
   expect(new Set(filed)).toEqual(new Set(stored.map((e) => e.id)));
   // The object written before the kill is among the final ones, under the same key.
   for (const k of keysThen) expect(await w.s3.keys('events/')).toContain(k);

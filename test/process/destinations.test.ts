@@ -187,12 +187,12 @@ it('SIGKILL of the delivering server loses and skips nothing: a restarted server
     if (i < 2) await w.receiver.until(() => w.receiver.requests.length === i + 1);
   }
   await w.receiver.until(() => w.receiver.requests.length === 3);
-  // The delivery process holds the connection of the held request open: it ends with its server all the same.
-  const delivery = childrenOf(server.proc.pid!);
-  expect(delivery).toHaveLength(1);
+  // The delivery process holds the connection of the held request open (for 10 s): it ends with its server all the same.
+  const delivery = process.platform === 'linux' ? childrenOf(server.proc.pid!) : [];
+  if (process.platform === 'linux') expect(delivery).toHaveLength(1);
   server.proc.kill('SIGKILL');
   await server.exited;
-  await expect.poll(() => running(delivery[0]!), { timeout: 5_000 }).toBe(false);
+  for (const pid of delivery) await expect.poll(() => running(pid), { timeout: 8_000 }).toBe(false);
   w.receiver.answer = () => ({ status: 200 });
 
   server = await w.serve();

@@ -43,6 +43,7 @@ export class S3Sender implements FileSender {
   private readonly host: string;
   private readonly port: number;
   readonly everyMs: number;
+  readonly fedAsRead: boolean;
 
   constructor(
     private readonly target: S3Target,
@@ -53,6 +54,8 @@ export class S3Sender implements FileSender {
     this.host = u.hostname;
     this.port = portOf(u);
     this.everyMs = target.everyMs;
+    // A Parquet file holds a row group of events until it is written out: not one to keep for minutes.
+    this.fedAsRead = target.format === 'ndjson';
     this.lookup = guardedLookup(reach, this.port);
   }
 

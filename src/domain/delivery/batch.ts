@@ -75,6 +75,8 @@ export function takes(d: Pick<DestinationRecord, 'sources' | 'events'>, e: Deliv
 export interface BatchPlan {
   events: DeliveryEvent[];
   eventJson: string[];
+  /** Each event's JSON in UTF-8 bytes, and its newline (or comma). */
+  sizes: number[];
   /** Where the cursor goes once the batch is delivered. */
   through: number;
 }
@@ -88,19 +90,21 @@ export interface BatchPlan {
 export function planBatch(d: Pick<DestinationRecord, 'projectId' | 'sources' | 'events'>, read: { events: DeliveryEvent[]; through: number }): BatchPlan {
   const events: DeliveryEvent[] = [];
   const json: string[] = [];
+  const sizes: number[] = [];
   let bytes = ENVELOPE_BYTES;
   for (const e of read.events) {
     if (!takes(d, e)) continue;
     const text = eventJson(e, d.projectId);
     const size = Buffer.byteLength(text) + 1;
     if (events.length === BATCH_EVENTS || (events.length > 0 && bytes + size > BATCH_BYTES)) {
-      return { events, eventJson: json, through: events.at(-1)!.seq };
+      return { events, eventJson: json, sizes, through: events.at(-1)!.seq };
     }
     events.push(e);
     json.push(text);
+    sizes.push(size);
     bytes += size;
   }
-  return { events, eventJson: json, through: read.through };
+  return { events, eventJson: json, sizes, through: read.through };
 }
 
 /**

@@ -2,7 +2,7 @@ import { EventEmitter, getEventListeners } from 'node:events';
 import { expect, it } from 'vitest';
 import type { DeliveryEvent, DeliverySender, DestinationRecord, DestinationStore, OutgoingBatch, SendOutcome } from '../../stores/port-destinations.js';
 import { FIRST_RETRY_MS } from './backoff.js';
-import { type CourierPort, RemoteCourier, serveCourier } from './courier-remote.js';
+import { type CourierPort, RESTART_FIRST_MS, RESTART_MOST_MS, RemoteCourier, YOUNG_DEATH_MS, serveCourier } from './courier-remote.js';
 import { type CourierDestination, LocalCourier } from './courier.js';
 import { DEFAULT_TIMING, Deliverer } from './deliverer.js';
 
@@ -68,13 +68,18 @@ function world(events: DeliveryEvent[]) {
     oldestPast: async (_d: unknown, after: number) => events.find((e) => e.seq > after)?.receivedAt ?? null,
   };
   const starts: ReturnType<typeof channel>[] = [];
-  const courier = new RemoteCourier(() => {
-    const c = channel();
-    serveCourier(c.inside, new LocalCourier(reads, () => sender));
-    starts.push(c);
-    return c.port;
-  });
-  return { sender, courier, starts, store };
+  const clock = { now: 1_000_000 };
+  const deaths: string[] = [];
+  const courier = new RemoteCourier(
+    () => {
+      const c = channel();
+      serveCourier(c.inside, new LocalCourier(reads, () => sender));
+      starts.push(c);
+      return c.port;
+    },
+    { clock: () => clock.now, died: (why) => deaths.push(why) },
+  );
+  return { sender, courier, starts, store, clock, deaths };
 }
 
 it('sends the batches on the delivery side, one after another, and says how far it reached and what it delivered', async () => {
@@ -136,11 +141,48 @@ it('fails what was in flight when the delivery process dies, and starts another 
   await w.sender.nextSend();
   w.starts[0]!.port.emit('exit', 1);
   await expect(turn).rejects.toThrow('The delivery process stopped (exit code 1).');
+  expect(w.deaths).toEqual(['The delivery process stopped (exit code 1).']);
+  // It died young: the next starts only after a wait.
+  w.clock.now += RESTART_FIRST_MS;
   const again = w.courier.next(d, 0, 10, new AbortController().signal);
   await w.sender.nextSend();
   w.sender.answer({ ok: true });
   expect(await again).toMatchObject({ through: 10, events: 1, failure: null });
   expect(w.starts).toHaveLength(2);
+});
+
+it('starts a process that keeps dying young again only after a wait that doubles, up to a minute, and at once after one that lived', async () => {
+  const w = world([ev(1)]);
+  /** A request that starts a process if one may start: 'started', or why it was refused. */
+  const tryLag = () => w.courier.lag(d, 0, 10, 5).then(() => 'started', (e: Error) => e.message);
+  expect(await tryLag()).toBe('started');
+  w.starts.at(-1)!.port.emit('exit', 1);
+  const waits: number[] = [];
+  for (let k = 0; k < 8; k++) {
+    let waited = 0;
+    for (let r = await tryLag(); r !== 'started'; r = await tryLag()) {
+      expect(r).toMatch(/^The delivery process stopped \(exit code 1\)\. It is started again in \d+ s\.$/);
+      w.clock.now += 1_000;
+      waited += 1_000;
+    }
+    waits.push(waited);
+    w.starts.at(-1)!.port.emit('exit', 1);
+  }
+  expect(waits).toEqual([1, 2, 4, 8, 16, 32, 60, 60].map((s) => Math.min(s * RESTART_FIRST_MS, RESTART_MOST_MS)));
+  expect(w.deaths).toHaveLength(9);
+  // One that lived past YOUNG_DEATH_MS is followed by another at once.
+  w.clock.now += RESTART_MOST_MS;
+  expect(await tryLag()).toBe('started');
+  w.clock.now += YOUNG_DEATH_MS;
+  w.starts.at(-1)!.port.emit('exit', 1);
+  expect(await tryLag()).toBe('started');
+});
+
+it('starts none once closed: a request after close fails', async () => {
+  const w = world([ev(1)]);
+  await w.courier.close();
+  await expect(w.courier.lag(d, 0, 10, 5)).rejects.toThrow('Delivery stopped.');
+  expect(w.starts).toHaveLength(0);
 });
 
 it('answers a failed read with its message, and the delivery process goes on', async () => {

@@ -18,6 +18,19 @@ export interface CourierPort {
   terminate(): Promise<number>;
 }
 
+/** A delivery process that ends within this long of its start died young: the next one waits before it starts. */
+export const YOUNG_DEATH_MS = 60_000;
+/** How long after the first young death the next process starts; doubled after each young death since, up to RESTART_MOST_MS. */
+export const RESTART_FIRST_MS = 1_000;
+export const RESTART_MOST_MS = 60_000;
+
+/** What a remote courier is told of, besides its requests: tests give a clock. */
+export interface RemoteCourierOptions {
+  clock?: () => number;
+  /** The delivery process stopped on its own (not closed): why, for the log. */
+  died?: (why: string) => void;
+}
+
 interface Waiting {
   resolve: (value: unknown) => void;
   reject: (e: Error) => void;
@@ -35,7 +48,24 @@ export class RemoteCourier implements Courier {
   private readonly waiting = new Map<number, Waiting>();
   private nextId = 0;
 
-  constructor(private readonly start: () => CourierPort) {}
+  private closed = false;
+  private startedAt = 0;
+  /** Deaths in a row within YOUNG_DEATH_MS of their start, and until when no process starts after the last. */
+  private youngDeaths = 0;
+  private notBefore = 0;
+  private lastDeath = '';
+
+  /**
+   * A process that dies young (it cannot open the store, a destination
+   * crashes it at once) is started again only after a wait that doubles
+   * with each such death, so a fault that recurs costs a start a minute at
+   * most rather than one per destination a second; requests meanwhile fail
+   * with why it stopped.
+   */
+  constructor(
+    private readonly start: () => CourierPort,
+    private readonly options: RemoteCourierOptions = {},
+  ) {}
 
   next(d: CourierDestination, after: number, upTo: number, signal: AbortSignal): Promise<CourierTurn> {
     return this.ask({ op: 'next', d: plain(d), after, upTo }, signal) as Promise<CourierTurn>;
@@ -52,6 +82,7 @@ export class RemoteCourier implements Courier {
 
   /** Ends the delivery process: senders it held close with it (their sockets and pools go with it). */
   async close(): Promise<void> {
+    this.closed = true;
     const t = this.remote;
     this.remote = null;
     this.failAll(new Error('Delivery stopped.'));
@@ -59,7 +90,12 @@ export class RemoteCourier implements Courier {
   }
 
   private ask(req: DistributiveOmit<CourierRequest, 'id'>, signal?: AbortSignal): Promise<unknown> {
-    const remote = this.running();
+    let remote: CourierPort;
+    try {
+      remote = this.running();
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       // The other side gives up the send and answers; the answer settles the promise.
@@ -88,6 +124,10 @@ export class RemoteCourier implements Courier {
 
   private running(): CourierPort {
     if (this.remote !== null) return this.remote;
+    if (this.closed) throw new Error('Delivery stopped.');
+    const now = this.now();
+    if (now < this.notBefore) throw new Error(`${this.lastDeath} It is started again in ${Math.ceil((this.notBefore - now) / 1000)} s.`);
+    this.startedAt = now;
     const t = this.start();
     t.on('message', (m) => {
       const reply = m as CourierReply;
@@ -100,12 +140,22 @@ export class RemoteCourier implements Courier {
     const died = (why: unknown) => {
       if (this.remote !== t) return;
       this.remote = null;
-      this.failAll(new Error(`The delivery process stopped (${why instanceof Error ? why.message : `exit code ${String(why)}`}).`));
+      const message = `The delivery process stopped (${why instanceof Error ? why.message : `exit code ${String(why)}`}).`;
+      const at = this.now();
+      this.youngDeaths = at - this.startedAt < YOUNG_DEATH_MS ? this.youngDeaths + 1 : 0;
+      this.notBefore = this.youngDeaths === 0 ? 0 : at + Math.min(RESTART_MOST_MS, RESTART_FIRST_MS * 2 ** (this.youngDeaths - 1));
+      this.lastDeath = message;
+      this.options.died?.(message);
+      this.failAll(new Error(message));
     };
     t.on('error', died);
     t.on('exit', died);
     this.remote = t;
     return t;
+  }
+
+  private now(): number {
+    return (this.options.clock ?? Date.now)();
   }
 
   private failAll(e: Error): void {

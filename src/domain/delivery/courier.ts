@@ -1,5 +1,5 @@
 import { type DestinationRecord, type DestinationSender, type DestinationStore, type FilePlan, type SendOutcome, writesFiles } from '../../stores/port-destinations.js';
-import { type MadeFiles, fileTurn } from './file-turn.js';
+import { FileFeeds, type MadeFiles, fileTurn } from './file-turn.js';
 import { BATCH_EVENTS, batchId, planBatch } from './batch.js';
 
 /** What one turn of a destination came to: the batches delivered, and the failure it ended on, if any. */
@@ -69,6 +69,8 @@ export class LocalCourier implements Courier {
   private readonly senders = new Map<string, { sender: DestinationSender; config: string }>();
   /** Files made and planned, kept for the turn that writes them (file-turn.ts). */
   private readonly made: MadeFiles = new Map();
+  /** Files being made of what other destinations read, before they are due (file-turn.ts). */
+  private readonly feeds = new FileFeeds();
 
   constructor(
     private readonly reads: CourierReads,
@@ -80,7 +82,7 @@ export class LocalCourier implements Courier {
     const sender = this.sender(d);
     if (writesFiles(sender)) {
       if (!(await this.owed(d))) return { through: after, batches: 0, events: 0, failure: null };
-      return fileTurn(this.reads, sender, d, after, upTo, this.clock, signal, this.made);
+      return fileTurn(this.reads, sender, d, after, upTo, this.clock, signal, this.made, this.feeds);
     }
     const began = this.clock();
     const turn: CourierTurn = { through: after, batches: 0, events: 0, failure: null };
@@ -89,6 +91,8 @@ export class LocalCourier implements Courier {
       try {
         if (!(await this.owed(d))) return turn;
         plan = planBatch(d, await this.reads.read(d.projectId, turn.through, upTo, BATCH_EVENTS));
+        // Taking every event, the batch is every event of the project in its range, already JSON: the project's files being made take it too.
+        if (d.sources.length === 0 && d.events.length === 0) this.feeds.feed(d.projectId, turn.through, plan.through, plan.events, plan.eventJson, plan.sizes);
       } catch (e) {
         // What was delivered stays delivered; the next turn finds the store away, and says so.
         if (turn.through > after) return turn;
@@ -133,6 +137,7 @@ export class LocalCourier implements Courier {
     if (kept !== undefined) void kept.sender.close().catch(() => undefined);
     // A file made for the old config (another format, another bucket) is made again.
     this.made.delete(d.id);
+    this.feeds.drop(d.id);
     const sender = this.senderFor(d);
     this.senders.set(d.id, { sender, config });
     return sender;
@@ -142,6 +147,7 @@ export class LocalCourier implements Courier {
     const kept = this.senders.get(destinationId);
     this.senders.delete(destinationId);
     this.made.delete(destinationId);
+    this.feeds.drop(destinationId);
     await kept?.sender.close();
   }
 

@@ -199,7 +199,7 @@ export class Deliverer {
           await wait(retryDelay(this.failures, failure.retryAfterMs), signal);
         } catch (e) {
           // The store is away: nothing moved, and the same batch is read again once it answers.
-          this.deps.log?.warn({ destination: this.d.id, error: (e as Error).message }, 'delivery could not reach the store; trying again');
+          this.deps.log?.warn({ destination: this.d.id, error: (e as Error).message }, 'delivery could not read or send; trying again');
           await wait(timing.pollMs * 5, signal);
         }
       }

@@ -25,43 +25,171 @@ export type MadeFiles = Map<string, MadeFile>;
 const samePlan = (a: FilePlan, b: FilePlan): boolean =>
   a.generation === b.generation && a.after === b.after && a.through === b.through && a.first === b.first && a.last === b.last && a.at === b.at;
 
+/** How many files a courier makes at once from what other destinations read: each holds a part of lines (1 MiB) and its zipped bytes. */
+export const FED_FILES = 16;
+
+/** A file being made: what is in it so far. */
+interface Progress {
+  maker: FileMaker | null;
+  /** The first event in it: its position and when it arrived (the file's name and folder). */
+  first: { seq: number; at: number } | null;
+  last: number;
+  count: number;
+  bytes: number;
+  /** It holds as many events or bytes as a file may: its range ends at `last`. */
+  full: boolean;
+}
+
+/**
+ * A file being made of the events other destinations of its project read,
+ * before it is due, so that its events need not be read and written as
+ * JSON again (FileFeeds). Made only for a destination that takes every
+ * event, and only while its cursor stays at `after`.
+ */
+export interface FedFile extends Progress {
+  maker: FileMaker;
+  projectId: string;
+  generation: number;
+  /** The destination's cursor when it began: the file's range starts past it. */
+  after: number;
+  /** Every event of the project up to here is in it (up to the one that filled it, when full). */
+  through: number;
+  /** Being read up to where the project's events have been read already: nothing is fed to it meanwhile. */
+  catchingUp: boolean;
+}
+
+/**
+ * Adds an event to a file being made; false, and the file full, when a
+ * capped file (a plan being made) already holds FILE_EVENTS events, or the
+ * event would take it past FILE_BYTES: the event goes in the next file.
+ */
+function addTo(p: Progress, maker: FileMaker, e: DeliveryEvent, json: string, size: number, capped: boolean): boolean {
+  if (capped && p.count > 0 && (p.count === FILE_EVENTS || p.bytes + size > FILE_BYTES)) {
+    p.full = true;
+    return false;
+  }
+  maker.add(e, json);
+  p.first ??= { seq: e.seq, at: e.receivedAt };
+  p.last = e.seq;
+  p.count++;
+  p.bytes += size;
+  return true;
+}
+
+/**
+ * The next files of destinations that write files, made as other
+ * destinations of their projects read the events (FedFile), by destination;
+ * and, by project, how far a destination that takes every event has read.
+ * A courier feeds them each batch such a destination reads, already as
+ * JSON; a file due is then read from the store only past what it was fed.
+ */
+export class FileFeeds {
+  private readonly files = new Map<string, FedFile>();
+  /** By project: where the furthest read of every event of it ends. */
+  private readonly reached = new Map<string, number>();
+
+  get size(): number {
+    return this.files.size;
+  }
+
+  get(destinationId: string): FedFile | undefined {
+    return this.files.get(destinationId);
+  }
+
+  drop(destinationId: string): void {
+    this.files.delete(destinationId);
+  }
+
+  /**
+   * What a destination that takes every event has just read: `events`, as
+   * JSON (`json`, each `sizes` bytes and a newline), every event of the
+   * project past `after` up to `through`. Each file of the project that has
+   * every event up to a point within that range takes those past it.
+   */
+  feed(projectId: string, after: number, through: number, events: DeliveryEvent[], json: string[], sizes: number[]): void {
+    if (through > (this.reached.get(projectId) ?? 0)) this.reached.set(projectId, through);
+    for (const f of this.files.values()) {
+      if (f.projectId !== projectId || f.full || f.catchingUp || f.through < after || f.through >= through) continue;
+      for (let i = 0; i < events.length; i++) {
+        if (events[i]!.seq <= f.through) continue;
+        if (!addTo(f, f.maker, events[i]!, json[i]!, sizes[i]!, true)) break;
+      }
+      if (!f.full) f.through = through;
+    }
+  }
+
+  /**
+   * Has the destination's next file, past its cursor `after`, made as its
+   * project's events are read, when its sender can (FileSender.fedAsRead),
+   * it takes every event, and fewer than FED_FILES are being made. What
+   * other destinations read past the cursor already is read from the store
+   * first; the file is fed from where that ends.
+   */
+  async begin(reads: CourierReads, sender: FileSender, d: CourierDestination, after: number): Promise<void> {
+    const had = this.files.get(d.id);
+    if (had !== undefined && had.after === after && had.generation === d.generation) return;
+    this.files.delete(d.id);
+    if (!sender.fedAsRead || d.sources.length > 0 || d.events.length > 0 || this.files.size >= FED_FILES) return;
+    const f: FedFile = {
+      maker: await sender.newFile(d.projectId), projectId: d.projectId, generation: d.generation, after, through: after,
+      first: null, last: after, count: 0, bytes: 0, full: false, catchingUp: true,
+    };
+    this.files.set(d.id, f);
+    try {
+      for (let to = this.reached.get(d.projectId) ?? 0; !f.full && f.through < to; to = this.reached.get(d.projectId)!) {
+        const r = await reads.read(d.projectId, f.through, to, READ_EVENTS);
+        // Dropped meanwhile (released, its config changed): let go.
+        if (this.files.get(d.id) !== f) return;
+        for (const e of r.events) {
+          const json = eventJson(e, d.projectId);
+          if (!addTo(f, f.maker, e, json, Buffer.byteLength(json) + 1, true)) break;
+        }
+        if (!f.full) f.through = r.through;
+      }
+    } catch {
+      // The store is away: the file is read whole when it is due, as it would be without a feed.
+      if (this.files.get(d.id) === f) this.files.delete(d.id);
+    } finally {
+      f.catchingUp = false;
+    }
+  }
+
+  /** The destination's file being fed, taken out (no more is fed to it), when it is its next file: past its cursor, of its generation. */
+  take(d: CourierDestination, after: number): FedFile | null {
+    const f = this.files.get(d.id);
+    this.files.delete(d.id);
+    return f !== undefined && f.after === after && f.generation === d.generation ? f : null;
+  }
+}
+
 /**
  * Makes a file of the events past `after` up to `upTo` the destination
  * takes, reading them once: each event is added to the file as it is read,
- * and let go. `capped`: the file ends before the event that would take it
- * past FILE_EVENTS or FILE_BYTES, and its range ends at the last event in
- * it (a plan being made); otherwise every event of the range is in it (a
+ * and let go; a file fed so far (`fed`) is read on from where it was fed
+ * to. `capped`: the file ends before the event that would take it past
+ * FILE_EVENTS or FILE_BYTES, and its range ends at the last event in it (a
+ * plan being made); otherwise every event of the range is in it (a
  * recorded plan written). Null when the destination takes none of them.
  */
-async function makeFile(reads: CourierReads, sender: FileSender, d: CourierDestination, after: number, upTo: number, capped: boolean): Promise<MadeFile | null> {
-  let maker: FileMaker | null = null;
-  let first: DeliveryEvent | null = null;
-  let last = after;
-  let count = 0;
-  let bytes = 0;
-  let through = upTo;
-  reading: for (let at = after; at < upTo; ) {
-    const r = await reads.read(d.projectId, at, upTo, READ_EVENTS);
+async function makeFile(
+  reads: CourierReads, sender: FileSender, d: CourierDestination, after: number, upTo: number, capped: boolean, fed: FedFile | null = null,
+): Promise<MadeFile | null> {
+  const p: Progress = fed ?? { maker: null, first: null, last: after, count: 0, bytes: 0, full: false };
+  // What was fed may reach past the head this turn was given (another destination read since): the range takes it in.
+  const end = Math.max(upTo, fed?.through ?? upTo);
+  reading: for (let at = fed?.through ?? after; at < end && !p.full; ) {
+    const r = await reads.read(d.projectId, at, end, READ_EVENTS);
     for (const e of r.events) {
       if (!takes(d, e)) continue;
       const json = eventJson(e, d.projectId);
-      const size = Buffer.byteLength(json) + 1;
-      if (capped && count > 0 && (count === FILE_EVENTS || bytes + size > FILE_BYTES)) {
-        through = last;
-        break reading;
-      }
-      maker ??= await sender.newFile(d.projectId);
-      maker.add(e, json);
-      first ??= e;
-      last = e.seq;
-      count++;
-      bytes += size;
+      p.maker ??= await sender.newFile(d.projectId);
+      if (!addTo(p, p.maker, e, json, Buffer.byteLength(json) + 1, capped)) break reading;
     }
     at = r.through;
   }
-  if (maker === null || first === null) return null;
-  const plan: FilePlan = { generation: d.generation, after, through, first: first.seq, last, at: first.receivedAt };
-  return { plan, body: await maker.finish(), events: count };
+  if (p.maker === null || p.first === null) return null;
+  const plan: FilePlan = { generation: d.generation, after, through: p.full ? p.last : end, first: p.first.seq, last: p.last, at: p.first.at };
+  return { plan, body: await p.maker.finish(), events: p.count };
 }
 
 /**
@@ -79,12 +207,14 @@ async function makeFile(reads: CourierReads, sender: FileSender, d: CourierDesti
  */
 export async function fileTurn(
   reads: CourierReads, sender: FileSender, d: CourierDestination, after: number, upTo: number, clock: () => number, signal: AbortSignal, made: MadeFiles,
+  feeds: FileFeeds = new FileFeeds(),
 ): Promise<CourierTurn> {
   const idle: CourierTurn = { through: after, batches: 0, events: 0, failure: null };
   const plan = d.file;
   const kept = made.get(d.id);
   made.delete(d.id);
   if (plan !== null && plan.generation === d.generation && plan.through > after) {
+    feeds.drop(d.id);
     // Kept and whole: as many events in its range as when it was made (an erasure only takes events away).
     const whole = kept !== undefined && samePlan(kept.plan, plan) && (await reads.countPast(d, plan.after, plan.through, kept.events + 1)) === kept.events;
     const file = whole ? kept : await makeFile(reads, sender, d, plan.after, plan.through, false);
@@ -99,10 +229,15 @@ export async function fileTurn(
   const oldest = await reads.oldestPast(d, after, upTo);
   if (oldest === null) return { ...idle, through: upTo };
   const wait = oldest + sender.everyMs - clock();
-  // A range of fewer positions than a full file holds fewer events (one per position): no count needed.
+  // A range of fewer positions than a full file holds fewer events (one per position), and a file fed full is due: no count needed.
   const short = upTo - after < FILE_EVENTS;
-  if (wait > 0 && (short || (await reads.countPast(d, after, upTo, FILE_EVENTS)) < FILE_EVENTS)) return { ...idle, idleMs: Math.min(wait, FILE_LOOK_MS) };
-  const file = await makeFile(reads, sender, d, after, upTo, true);
+  const fed = feeds.get(d.id);
+  const fedFull = fed !== undefined && fed.full && fed.after === after;
+  if (wait > 0 && !fedFull && (short || (await reads.countPast(d, after, upTo, FILE_EVENTS)) < FILE_EVENTS)) {
+    await feeds.begin(reads, sender, d, after);
+    return { ...idle, idleMs: Math.min(wait, FILE_LOOK_MS) };
+  }
+  const file = await makeFile(reads, sender, d, after, upTo, true, feeds.take(d, after));
   if (file === null) return { ...idle, through: upTo };
   made.set(d.id, file);
   return { ...idle, planned: file.plan };
