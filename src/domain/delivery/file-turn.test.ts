@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { DeliveryEvent, DestinationRecord, FileMaker, FilePlan, FileSender, OutgoingFile } from '../../stores/port-destinations.js';
 import type { CourierDestination, CourierReads } from './courier.js';
 import { eventJson } from './batch.js';
-import { FED_FILES, FILE_EVENTS, FileFeeds, type MadeFiles, fileTurn } from './file-turn.js';
+import { FEEDER_GONE_MS, FED_FILES, FILE_EVENTS, FileFeeds, type MadeFiles, fileTurn } from './file-turn.js';
 
 const ev = (seq: number): DeliveryEvent => ({
   seq, id: `evt_${seq}`, sourceId: 'src_a', event: 'paid', distinctId: 'u', anonymousId: null,
@@ -29,10 +29,10 @@ function store(n: number) {
   };
   const erase = (seq: number) => events.splice(events.findIndex((e) => e.seq === seq), 1);
   /** What a destination that takes every event reads past `after` up to `through`, fed to `fed` as the courier feeds it. */
-  const readBy = (feeds: FileFeeds, after: number, through: number) => {
+  const readBy = (feeds: FileFeeds, after: number, through: number, now = early()) => {
     const found = past(after, through);
     const json = found.map((e) => eventJson(e, 'prj_1'));
-    feeds.feed('prj_1', after, through, found, json, json.map((j) => Buffer.byteLength(j) + 1));
+    feeds.feed('prj_1', after, through, found, json, json.map((j) => Buffer.byteLength(j) + 1), now);
   };
   return { r, reads, erase, readBy };
 }
@@ -120,6 +120,8 @@ describe('a file fed by what another destination of its project reads', () => {
     const { s, written } = sender(true);
     const made: MadeFiles = new Map();
     const fed = new FileFeeds();
+    // Another destination here reads the project (nothing past the cursor yet).
+    readBy(fed, 0, 0);
     expect(await fileTurn(r, s, d(), 0, 100, early, never, made, fed)).toMatchObject({ idleMs: expect.any(Number) });
     expect(fed.get('dst_1')).toMatchObject({ after: 0, through: 0, count: 0 });
     readBy(fed, 0, 120);
@@ -154,10 +156,28 @@ describe('a file fed by what another destination of its project reads', () => {
     expect(written.pop()!.ids).toEqual(ids(51, 400));
   });
 
+  it('catches up 10,000 events a turn at most, then is fed; and is let go when its cursor moves past a range with none', async () => {
+    const { r, reads, readBy } = store(30_000);
+    const { s } = sender(true);
+    const fed = new FileFeeds();
+    readBy(fed, 0, 25_000);
+    const before = reads.events;
+    for (const through of [10_000, 20_000, 25_000]) {
+      await fileTurn(r, s, d(), 0, 25_000, early, never, new Map(), fed);
+      expect(fed.get('dst_1')).toMatchObject({ through, catchingUp: false });
+    }
+    expect(reads.events - before).toBe(25_000);
+    readBy(fed, 25_000, 30_000);
+    expect(fed.get('dst_1')).toMatchObject({ through: 30_000, count: 30_000 });
+    await fileTurn(r, s, d(), 30_000, 30_000, early, never, new Map(), fed);
+    expect(fed.get('dst_1')).toBeUndefined();
+  });
+
   it('reaches as far as it was fed, past the head its turn was given', async () => {
     const { r, readBy } = store(300);
     const { s } = sender(true);
     const fed = new FileFeeds();
+    readBy(fed, 0, 0);
     await fileTurn(r, s, d(), 0, 100, early, never, new Map(), fed);
     readBy(fed, 0, 280);
     expect((await fileTurn(r, s, d(), 0, 200, late, never, new Map(), fed)).planned).toMatchObject({ through: 280, last: 280 });
@@ -167,6 +187,7 @@ describe('a file fed by what another destination of its project reads', () => {
     const { r, reads, readBy } = store(FILE_EVENTS + 100);
     const { s } = sender(true);
     const fed = new FileFeeds();
+    readBy(fed, 0, 0);
     await fileTurn(r, s, d(), 0, 10, early, never, new Map(), fed);
     readBy(fed, 0, FILE_EVENTS + 100);
     const counts = reads.counts;
@@ -182,6 +203,7 @@ describe('a file fed by what another destination of its project reads', () => {
     const { s, written } = sender(true);
     const made: MadeFiles = new Map();
     const fed = new FileFeeds();
+    readBy(fed, 0, 0);
     await fileTurn(r, s, d(), 0, 50, early, never, made, fed);
     readBy(fed, 0, 50);
     const planned = (await fileTurn(r, s, d(), 0, 50, late, never, made, fed)).planned!;
@@ -190,9 +212,15 @@ describe('a file fed by what another destination of its project reads', () => {
     expect(written.pop()!.ids).toEqual(ids(1, 50).filter((id) => id !== 'evt_7'));
   });
 
-  it('is not begun for a destination that filters, for a sender that cannot be fed, or past FED_FILES at once; and is dropped when the cursor or generation moves', async () => {
+  it('is not begun with nothing here reading its project lately, for a destination that filters, for a sender that cannot be fed, or past FED_FILES at once; and is dropped when the cursor or generation moves', async () => {
     const { r, readBy } = store(50);
     const fed = new FileFeeds();
+    await fileTurn(r, sender(true).s, d(), 0, 50, early, never, new Map(), fed);
+    expect(fed.get('dst_1')).toBeUndefined();
+    readBy(fed, 0, 0, early() - FEEDER_GONE_MS);
+    await fileTurn(r, sender(true).s, d(), 0, 50, early, never, new Map(), fed);
+    expect(fed.get('dst_1')).toBeUndefined();
+    readBy(fed, 0, 0);
     await fileTurn(r, sender(true).s, d(null, { events: ['paid'] }), 0, 50, early, never, new Map(), fed);
     await fileTurn(r, sender(false).s, d(), 0, 50, early, never, new Map(), fed);
     expect(fed.size).toBe(0);

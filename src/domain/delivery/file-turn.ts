@@ -27,6 +27,10 @@ const samePlan = (a: FilePlan, b: FilePlan): boolean =>
 
 /** How many files a courier makes at once from what other destinations read: each holds a part of lines (1 MiB) and its zipped bytes. */
 export const FED_FILES = 16;
+/** A project none of whose events was read here for this long has nothing here to feed a file of it: none is begun. */
+export const FEEDER_GONE_MS = 10_000;
+/** How many events a file begun behind what was read reads at most per turn to catch up: a turn with no file due stays short. */
+const CATCH_UP_EVENTS = 2 * READ_EVENTS;
 
 /** A file being made: what is in it so far. */
 interface Progress {
@@ -47,14 +51,13 @@ interface Progress {
  * event, and only while its cursor stays at `after`.
  */
 export interface FedFile extends Progress {
-  maker: FileMaker;
   projectId: string;
   generation: number;
   /** The destination's cursor when it began: the file's range starts past it. */
   after: number;
   /** Every event of the project up to here is in it (up to the one that filled it, when full). */
   through: number;
-  /** Being read up to where the project's events have been read already: nothing is fed to it meanwhile. */
+  /** Being begun or read up to where the project's events have been read already: nothing is fed to it, nor is it taken, meanwhile. */
   catchingUp: boolean;
 }
 
@@ -85,8 +88,8 @@ function addTo(p: Progress, maker: FileMaker, e: DeliveryEvent, json: string, si
  */
 export class FileFeeds {
   private readonly files = new Map<string, FedFile>();
-  /** By project: where the furthest read of every event of it ends. */
-  private readonly reached = new Map<string, number>();
+  /** By project: where the furthest read of every event of it ends, and when it was made. */
+  private readonly reached = new Map<string, { through: number; at: number }>();
 
   get size(): number {
     return this.files.size;
@@ -106,10 +109,10 @@ export class FileFeeds {
    * project past `after` up to `through`. Each file of the project that has
    * every event up to a point within that range takes those past it.
    */
-  feed(projectId: string, after: number, through: number, events: DeliveryEvent[], json: string[], sizes: number[]): void {
-    if (through > (this.reached.get(projectId) ?? 0)) this.reached.set(projectId, through);
+  feed(projectId: string, after: number, through: number, events: DeliveryEvent[], json: string[], sizes: number[], now: number): void {
+    this.reached.set(projectId, { through: Math.max(through, this.reached.get(projectId)?.through ?? 0), at: now });
     for (const f of this.files.values()) {
-      if (f.projectId !== projectId || f.full || f.catchingUp || f.through < after || f.through >= through) continue;
+      if (f.projectId !== projectId || f.maker === null || f.full || f.catchingUp || f.through < after || f.through >= through) continue;
       for (let i = 0; i < events.length; i++) {
         if (events[i]!.seq <= f.through) continue;
         if (!addTo(f, f.maker, events[i]!, json[i]!, sizes[i]!, true)) break;
@@ -121,22 +124,31 @@ export class FileFeeds {
   /**
    * Has the destination's next file, past its cursor `after`, made as its
    * project's events are read, when its sender can (FileSender.fedAsRead),
-   * it takes every event, and fewer than FED_FILES are being made. What
-   * other destinations read past the cursor already is read from the store
-   * first; the file is fed from where that ends.
+   * it takes every event, another destination here read every event of
+   * the project within FEEDER_GONE_MS, and fewer than FED_FILES are being
+   * made. What was read past the cursor already is read from the store
+   * first, CATCH_UP_EVENTS a turn at most (a file begun earlier and still
+   * behind reads on); the file is fed from where that ends.
    */
-  async begin(reads: CourierReads, sender: FileSender, d: CourierDestination, after: number): Promise<void> {
-    const had = this.files.get(d.id);
-    if (had !== undefined && had.after === after && had.generation === d.generation) return;
-    this.files.delete(d.id);
-    if (!sender.fedAsRead || d.sources.length > 0 || d.events.length > 0 || this.files.size >= FED_FILES) return;
-    const f: FedFile = {
-      maker: await sender.newFile(d.projectId), projectId: d.projectId, generation: d.generation, after, through: after,
-      first: null, last: after, count: 0, bytes: 0, full: false, catchingUp: true,
-    };
-    this.files.set(d.id, f);
+  async begin(reads: CourierReads, sender: FileSender, d: CourierDestination, after: number, now: number, signal: AbortSignal): Promise<void> {
+    let f = this.files.get(d.id);
+    if (f === undefined || f.after !== after || f.generation !== d.generation) {
+      this.files.delete(d.id);
+      const feeder = this.reached.get(d.projectId);
+      const fed = sender.fedAsRead && d.sources.length === 0 && d.events.length === 0 && feeder !== undefined && now - feeder.at < FEEDER_GONE_MS;
+      if (!fed || this.files.size >= FED_FILES) return;
+      // In the map before anything is awaited: a drop meanwhile (a release, a new config) is seen below.
+      f = { maker: null, projectId: d.projectId, generation: d.generation, after, through: after, first: null, last: after, count: 0, bytes: 0, full: false, catchingUp: true };
+      this.files.set(d.id, f);
+    } else if (f.catchingUp || f.full || f.through >= this.reached.get(d.projectId)!.through) {
+      return;
+    }
+    f.catchingUp = true;
     try {
-      for (let to = this.reached.get(d.projectId) ?? 0; !f.full && f.through < to; to = this.reached.get(d.projectId)!) {
+      f.maker ??= await sender.newFile(d.projectId);
+      for (let read = 0; read < CATCH_UP_EVENTS && !f.full && !signal.aborted; read += READ_EVENTS) {
+        const to = this.reached.get(d.projectId)!.through;
+        if (f.through >= to || this.files.get(d.id) !== f) break;
         const r = await reads.read(d.projectId, f.through, to, READ_EVENTS);
         // Dropped meanwhile (released, its config changed): let go.
         if (this.files.get(d.id) !== f) return;
@@ -154,11 +166,11 @@ export class FileFeeds {
     }
   }
 
-  /** The destination's file being fed, taken out (no more is fed to it), when it is its next file: past its cursor, of its generation. */
+  /** The destination's file being fed, taken out (no more is fed to it), when it is its next file: past its cursor, of its generation, not being begun. */
   take(d: CourierDestination, after: number): FedFile | null {
     const f = this.files.get(d.id);
     this.files.delete(d.id);
-    return f !== undefined && f.after === after && f.generation === d.generation ? f : null;
+    return f !== undefined && f.after === after && f.generation === d.generation && !f.catchingUp ? f : null;
   }
 }
 
@@ -227,14 +239,18 @@ export async function fileTurn(
     return { through: plan.through, batches: 1, events: file.events, failure: null };
   }
   const oldest = await reads.oldestPast(d, after, upTo);
-  if (oldest === null) return { ...idle, through: upTo };
+  if (oldest === null) {
+    // The cursor moves past the range: a file begun at it is not the next one.
+    feeds.drop(d.id);
+    return { ...idle, through: upTo };
+  }
   const wait = oldest + sender.everyMs - clock();
   // A range of fewer positions than a full file holds fewer events (one per position), and a file fed full is due: no count needed.
   const short = upTo - after < FILE_EVENTS;
   const fed = feeds.get(d.id);
-  const fedFull = fed !== undefined && fed.full && fed.after === after;
+  const fedFull = fed !== undefined && fed.full && !fed.catchingUp && fed.after === after && fed.generation === d.generation;
   if (wait > 0 && !fedFull && (short || (await reads.countPast(d, after, upTo, FILE_EVENTS)) < FILE_EVENTS)) {
-    await feeds.begin(reads, sender, d, after);
+    await feeds.begin(reads, sender, d, after, clock(), signal);
     return { ...idle, idleMs: Math.min(wait, FILE_LOOK_MS) };
   }
   const file = await makeFile(reads, sender, d, after, upTo, true, feeds.take(d, after));
