@@ -9,7 +9,7 @@
  * that collect its garbage included, runs in the idle class, so delivery
  * takes only CPU time that ingestion leaves (thread-priority.ts); as a
  * thread, its garbage was collected by the server's helpers at normal
- * priority, a sixth of the server's CPU beside ingestion (bench/README.md).
+ * priority, 2 to 5 µs of CPU an event delivered (bench/README.md).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
