@@ -209,8 +209,10 @@ async function makeFile(
  * (d.file) whose range lies past the cursor is written, again if it was
  * before a crash, under the same name; the cursor then moves past it.
  * Otherwise, when a file is due (FILE_EVENTS wait, or the oldest waiting
- * event has waited `everyMs`), it is made, its events read once, and its
- * range handed back (`planned`) to be recorded before anything is written;
+ * event has waited `everyMs`), it is made, its events read once (or taken,
+ * as far as they reach, from what other destinations of the project read:
+ * FileFeeds, begun on the turns before it was due), and its range handed
+ * back (`planned`) to be recorded before anything is written;
  * the file is kept (`made`) for the turn that writes it, which uses it when
  * the recorded plan is that one and no event of its range was erased
  * meanwhile, and otherwise makes it again from the range (after a crash, on
