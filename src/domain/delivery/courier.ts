@@ -41,8 +41,7 @@ export type CourierDestination = Pick<DestinationRecord, 'id' | 'projectId' | 'k
  * the part of delivery whose cost grows with the events. A server runs it in
  * a process of its own (courier-remote.ts, cli/delivery-process.ts), so that
  * building and sending batches takes no time from the threads that answer
- * requests; the rules
- * (cursor, lease, retries) stay with the Deliverer.
+ * requests; the rules (cursor, lease, retries) stay with the Deliverer.
  */
 export interface Courier {
   /**

@@ -198,7 +198,7 @@ export class Deliverer {
           await store.failed(this.d.id, this.deps.holder, failure.error);
           await wait(retryDelay(this.failures, failure.retryAfterMs), signal);
         } catch (e) {
-          // The store is away: nothing moved, and the same batch is read again once it answers.
+          // The store or the delivery process is away: nothing moved, and the same batch is read again once it answers.
           this.deps.log?.warn({ destination: this.d.id, error: (e as Error).message }, 'delivery could not read or send; trying again');
           await wait(timing.pollMs * 5, signal);
         }
