@@ -11,6 +11,14 @@ function clockTicks(): number {
 
 const TICKS = clockTicks();
 
+/** The fields of a stat line (`/proc/<pid>/stat`, or a task's) after the command name, which may hold spaces and parentheses. */
+const statFields = (path: string): string[] => {
+  const stat = readFileSync(path, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+};
+/** User plus system CPU seconds of a stat line's fields: utime and stime, fields 14 and 15 of the whole line, 12 and 13 after the name. */
+const cpuOf = (f: string[]): number => (Number(f[11]) + Number(f[12])) / TICKS;
+
 /**
  * A process and every process under it that still runs (Linux /proc): a
  * server and its delivery process, whose CPU is the server's too.
@@ -34,11 +42,7 @@ export function cpuSeconds(pid: number): number {
   let sum = 0;
   for (const p of processTree(pid)) {
     try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      // The command name may hold spaces and parentheses; the fields after it do not.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
-      sum += (Number(fields[11]) + Number(fields[12])) / TICKS;
+      sum += cpuOf(statFields(`/proc/${p}/stat`));
     } catch {
       // A process under it that ended while listed (the server's own stat is always there while it runs).
     }
@@ -64,9 +68,8 @@ export function threadCpu(pid: number): Map<string, ThreadCpu> {
     try {
       for (const tid of readdirSync(`/proc/${p}/task`)) {
         try {
-          const stat = readFileSync(`/proc/${p}/task/${tid}/stat`, 'utf8');
-          const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-          out.set(tid, { seconds: (Number(f[11]) + Number(f[12])) / TICKS, nice: Number(f[16]) });
+          const f = statFields(`/proc/${p}/task/${tid}/stat`);
+          out.set(tid, { seconds: cpuOf(f), nice: Number(f[16]) });
         } catch {
           // A thread that ended while listed.
         }

@@ -2,7 +2,8 @@
  * Scheduling priorities. On Linux a thread is a task of its own:
  * setpriority on "this process" sets the calling thread alone, and each
  * other thread is set by its thread id. Elsewhere a thread's priority would
- * set the whole process, so nothing is changed there.
+ * set the whole process: there only a whole process is lowered (the
+ * delivery process), never a thread.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';

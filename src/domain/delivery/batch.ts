@@ -66,6 +66,9 @@ export function eventJson(e: DeliveryEvent, projectId: string): string {
   );
 }
 
+/** Whether the destination takes every event of its project: it names no source and no event. */
+export const takesEvery = (d: Pick<DestinationRecord, 'sources' | 'events'>): boolean => d.sources.length === 0 && d.events.length === 0;
+
 /** Whether the destination takes this event: its sources and names, when it names any. */
 export function takes(d: Pick<DestinationRecord, 'sources' | 'events'>, e: DeliveryEvent): boolean {
   return (d.sources.length === 0 || d.sources.includes(e.sourceId)) && (d.events.length === 0 || d.events.includes(e.event));

@@ -1,6 +1,6 @@
 import { type DestinationRecord, type DestinationSender, type DestinationStore, type FilePlan, type SendOutcome, writesFiles } from '../../stores/port-destinations.js';
 import { FileFeeds, type MadeFiles, fileTurn } from './file-turn.js';
-import { BATCH_EVENTS, batchId, planBatch } from './batch.js';
+import { BATCH_EVENTS, batchId, planBatch, takesEvery } from './batch.js';
 
 /** What one turn of a destination came to: the batches delivered, and the failure it ended on, if any. */
 export interface CourierTurn {
@@ -91,7 +91,7 @@ export class LocalCourier implements Courier {
         if (!(await this.owed(d))) return turn;
         plan = planBatch(d, await this.reads.read(d.projectId, turn.through, upTo, BATCH_EVENTS));
         // Taking every event, the batch is every event of the project in its range, already JSON: the project's files being made take it too.
-        if (d.sources.length === 0 && d.events.length === 0) this.feeds.feed(d.projectId, turn.through, plan.through, plan.events, plan.eventJson, plan.sizes, this.clock());
+        if (takesEvery(d)) this.feeds.feed(d.projectId, turn.through, plan.through, plan.events, plan.eventJson, plan.sizes, this.clock());
       } catch (e) {
         // What was delivered stays delivered; the next turn finds the store away, and says so.
         if (turn.through > after) return turn;

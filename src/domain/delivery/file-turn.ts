@@ -1,5 +1,5 @@
 import type { DeliveryEvent, FileMaker, FilePlan, FileSender } from '../../stores/port-destinations.js';
-import { eventJson, takes } from './batch.js';
+import { eventJson, takes, takesEvery } from './batch.js';
 import type { CourierDestination, CourierReads, CourierTurn } from './courier.js';
 
 /** A file holds at most this many events… */
@@ -103,6 +103,12 @@ export class FileFeeds {
     this.files.delete(destinationId);
   }
 
+  /** The destination's file being fed, when it is its next one: begun at its cursor `after`, in its generation. */
+  next(d: CourierDestination, after: number): FedFile | undefined {
+    const f = this.files.get(d.id);
+    return f !== undefined && f.after === after && f.generation === d.generation ? f : undefined;
+  }
+
   /**
    * What a destination that takes every event has just read: `events`, as
    * JSON (`json`, each `sizes` bytes and a newline), every event of the
@@ -131,11 +137,11 @@ export class FileFeeds {
    * behind reads on); the file is fed from where that ends.
    */
   async begin(reads: CourierReads, sender: FileSender, d: CourierDestination, after: number, now: number, signal: AbortSignal): Promise<void> {
-    let f = this.files.get(d.id);
-    if (f === undefined || f.after !== after || f.generation !== d.generation) {
+    let f = this.next(d, after);
+    if (f === undefined) {
       this.files.delete(d.id);
       const feeder = this.reached.get(d.projectId);
-      const fed = sender.fedAsRead && d.sources.length === 0 && d.events.length === 0 && feeder !== undefined && now - feeder.at < FEEDER_GONE_MS;
+      const fed = sender.fedAsRead && takesEvery(d) && feeder !== undefined && now - feeder.at < FEEDER_GONE_MS;
       if (!fed || this.files.size >= FED_FILES) return;
       // In the map before anything is awaited: a drop meanwhile (a release, a new config) is seen below.
       f = { maker: null, projectId: d.projectId, generation: d.generation, after, through: after, first: null, last: after, count: 0, bytes: 0, full: false, catchingUp: true };
@@ -168,9 +174,9 @@ export class FileFeeds {
 
   /** The destination's file being fed, taken out (no more is fed to it), when it is its next file: past its cursor, of its generation, not being begun. */
   take(d: CourierDestination, after: number): FedFile | null {
-    const f = this.files.get(d.id);
+    const f = this.next(d, after);
     this.files.delete(d.id);
-    return f !== undefined && f.after === after && f.generation === d.generation && !f.catchingUp ? f : null;
+    return f !== undefined && !f.catchingUp ? f : null;
   }
 }
 
@@ -249,8 +255,8 @@ export async function fileTurn(
   const wait = oldest + sender.everyMs - clock();
   // A range of fewer positions than a full file holds fewer events (one per position), and a file fed full is due: no count needed.
   const short = upTo - after < FILE_EVENTS;
-  const fed = feeds.get(d.id);
-  const fedFull = fed !== undefined && fed.full && !fed.catchingUp && fed.after === after && fed.generation === d.generation;
+  const fed = feeds.next(d, after);
+  const fedFull = fed !== undefined && fed.full && !fed.catchingUp;
   if (wait > 0 && !fedFull && (short || (await reads.countPast(d, after, upTo, FILE_EVENTS)) < FILE_EVENTS)) {
     await feeds.begin(reads, sender, d, after, clock(), signal);
     return { ...idle, idleMs: Math.min(wait, FILE_LOOK_MS) };
