@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type AbFigures, type AbPair, abTables, ratiosOf, spread, summarise } from './ab-summary.js';
 
-const fig = (eventsPerSec: number, usPerEvent: number, p99Ms: number): AbFigures => ({ eventsPerSec, usPerEvent, p99Ms, rateLimited: 0, failures: 0 });
+const fig = (eventsPerSec: number, usPerEvent: number, p99Ms: number, requestUsPerEvent?: number): AbFigures => ({ eventsPerSec, usPerEvent, requestUsPerEvent, p99Ms, rateLimited: 0, failures: 0 });
 
 describe('spread', () => {
   it('gives min, median and max, the median of an even count being the mean of the middle two', () => {
@@ -14,15 +14,17 @@ describe('spread', () => {
 
 describe('the B/A summary', () => {
   const pairs: AbPair[] = [
-    { round: 1, workload: 'big', a: fig(20_000, 40, 50), b: fig(22_000, 36, 45) },
+    { round: 1, workload: 'big', a: fig(20_000, 40, 50, 20), b: fig(22_000, 36, 45, 19) },
     { round: 1, workload: 'small', a: fig(4000, 200, 10), b: fig(4000, 210, 12) },
-    { round: 2, workload: 'big', a: fig(25_000, 38, 40), b: fig(25_000, 38, 60) },
+    { round: 2, workload: 'big', a: fig(25_000, 38, 40, 20), b: fig(25_000, 38, 60, 22) },
     { round: 3, workload: 'big', a: fig(20_000, 40, 0), b: fig(30_000, 30, 30) },
   ];
 
   it('takes B over A per round, leaving out rounds where A is 0', () => {
     expect(ratiosOf(pairs.filter((p) => p.workload === 'big'), 'eventsPerSec')).toEqual([1.1, 1, 1.5]);
     expect(ratiosOf(pairs.filter((p) => p.workload === 'big'), 'p99Ms')).toEqual([0.9, 1.5]);
+    // The request thread's CPU where both sides measured it: round 3 did not.
+    expect(ratiosOf(pairs.filter((p) => p.workload === 'big'), 'requestUsPerEvent')).toEqual([0.95, 1.1]);
   });
 
   it('summarises each workload over its rounds, in the order first seen', () => {
@@ -37,8 +39,9 @@ describe('the B/A summary', () => {
     const dirty: AbPair = { round: 1, workload: 'tenants', a: { ...fig(10, 1, 1), rateLimited: 2 }, b: fig(10, 1, 1) };
     const text = abTables([...pairs, dirty]);
     expect(text).toContain('B/A events/s (min / median / max)');
-    expect(text).toMatch(/^1\s+big\s+20,000\s+22,000\s+40\.0\s+36\.0\s+50\.0\s+45\.0\s+1\.100\s+0\.900$/m);
-    expect(text).toMatch(/^big\s+1\.000 \/ 1\.100 \/ 1\.500/m);
+    expect(text).toMatch(/^1\s+big\s+20,000\s+22,000\s+40\.0\s+36\.0\s+20\.0\s+19\.0\s+50\.0\s+45\.0\s+1\.100\s+0\.900\s+0\.950$/m);
+    expect(text).toMatch(/^1\s+small\s+4,000\s+4,000\s+200\.0\s+210\.0\s+-\s+-\s+10\.0\s+12\.0\s+1\.000\s+1\.050\s+-$/m);
+    expect(text).toMatch(/^big\s+1\.000 \/ 1\.100 \/ 1\.500\s+0\.750 \/ 0\.900 \/ 1\.000\s+0\.950 \/ 1\.025 \/ 1\.100/m);
     expect(text).toContain('429s or failed requests: A 2/0, B 0/0');
   });
 

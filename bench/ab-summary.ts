@@ -4,6 +4,8 @@ import { PACING_SHARE } from './tenants.js';
 export interface AbFigures {
   eventsPerSec: number;
   usPerEvent: number;
+  /** The busiest thread's share of usPerEvent (measure.ts, Row.requestUsPerEvent); null or absent where not measured. */
+  requestUsPerEvent?: number | null;
   p99Ms: number;
   /** 429 answers and failed requests: a phase that had any is not a clean comparison. */
   rateLimited: number;
@@ -37,14 +39,21 @@ export function spread(xs: readonly number[]): Spread | null {
 }
 
 /** B over A of one figure, per round; rounds where A is 0 give no ratio. */
-export function ratiosOf(pairs: readonly AbPair[], figure: keyof Pick<AbFigures, 'eventsPerSec' | 'usPerEvent' | 'p99Ms'>): number[] {
-  return pairs.filter((p) => p.a[figure] > 0).map((p) => p.b[figure] / p.a[figure]);
+export function ratiosOf(pairs: readonly AbPair[], figure: keyof Pick<AbFigures, 'eventsPerSec' | 'usPerEvent' | 'requestUsPerEvent' | 'p99Ms'>): number[] {
+  const out: number[] = [];
+  for (const p of pairs) {
+    const a = p.a[figure];
+    const b = p.b[figure];
+    if (typeof a === 'number' && a > 0 && typeof b === 'number') out.push(b / a);
+  }
+  return out;
 }
 
 export interface AbSummaryRow {
   workload: string;
   eventsPerSec: Spread | null;
   usPerEvent: Spread | null;
+  requestUsPerEvent: Spread | null;
   p99Ms: Spread | null;
 }
 
@@ -57,6 +66,7 @@ export function summarise(pairs: readonly AbPair[]): AbSummaryRow[] {
       workload,
       eventsPerSec: spread(ratiosOf(mine, 'eventsPerSec')),
       usPerEvent: spread(ratiosOf(mine, 'usPerEvent')),
+      requestUsPerEvent: spread(ratiosOf(mine, 'requestUsPerEvent')),
       p99Ms: spread(ratiosOf(mine, 'p99Ms')),
     };
   });
@@ -65,7 +75,8 @@ export function summarise(pairs: readonly AbPair[]): AbSummaryRow[] {
 /** The per-round lines and the summary, as printed at the end of an A/B run. */
 export function abTables(pairs: readonly AbPair[]): string {
   const int = (n: number): string => Math.round(n).toLocaleString('en-US');
-  const rows: string[][] = [['round', 'workload', 'A ev/s', 'B ev/s', 'A µs/ev', 'B µs/ev', 'A p99 ms', 'B p99 ms', 'B/A ev/s', 'B/A µs/ev', 'note']];
+  const rows: string[][] = [['round', 'workload', 'A ev/s', 'B ev/s', 'A µs/ev', 'B µs/ev', 'A req µs/ev', 'B req µs/ev', 'A p99 ms', 'B p99 ms', 'B/A ev/s', 'B/A µs/ev', 'B/A req µs/ev', 'note']];
+  const us = (x: number | null | undefined): string => (typeof x === 'number' ? x.toFixed(1) : '-');
   for (const p of pairs) {
     const dirty = p.a.rateLimited + p.a.failures + p.b.rateLimited + p.b.failures;
     const held = Math.max(p.a.heldShare ?? 0, p.b.heldShare ?? 0);
@@ -80,16 +91,19 @@ export function abTables(pairs: readonly AbPair[]): string {
       int(p.b.eventsPerSec),
       p.a.usPerEvent.toFixed(1),
       p.b.usPerEvent.toFixed(1),
+      us(p.a.requestUsPerEvent),
+      us(p.b.requestUsPerEvent),
       p.a.p99Ms.toFixed(1),
       p.b.p99Ms.toFixed(1),
       p.a.eventsPerSec > 0 ? (p.b.eventsPerSec / p.a.eventsPerSec).toFixed(3) : '-',
       p.a.usPerEvent > 0 ? (p.b.usPerEvent / p.a.usPerEvent).toFixed(3) : '-',
+      ratiosOf([p], 'requestUsPerEvent')[0]?.toFixed(3) ?? '-',
       notes.join('; '),
     ]);
   }
   const s = (x: Spread | null): string => (x === null ? '-' : `${x.min.toFixed(3)} / ${x.median.toFixed(3)} / ${x.max.toFixed(3)}`);
-  const summary: string[][] = [['workload', 'B/A events/s (min / median / max)', 'B/A CPU µs/event', 'B/A p99', 'rounds']];
-  for (const r of summarise(pairs)) summary.push([r.workload, s(r.eventsPerSec), s(r.usPerEvent), s(r.p99Ms), String(r.eventsPerSec?.n ?? 0)]);
+  const summary: string[][] = [['workload', 'B/A events/s (min / median / max)', 'B/A CPU µs/event', 'B/A request thread µs/event', 'B/A p99', 'rounds']];
+  for (const r of summarise(pairs)) summary.push([r.workload, s(r.eventsPerSec), s(r.usPerEvent), s(r.requestUsPerEvent), s(r.p99Ms), String(r.eventsPerSec?.n ?? 0)]);
   return `${align(rows, 2, true)}\n\n${align(summary, 1)}`;
 }
 

@@ -151,6 +151,7 @@ function figures(r: Row): AbFigures {
   return {
     eventsPerSec: r.eventsPerSec,
     usPerEvent: r.serverUsPerEvent,
+    requestUsPerEvent: r.requestUsPerEvent ?? null,
     p99Ms: r.p99Ms,
     rateLimited: r.rateLimited,
     failures: r.errors + (r.non2xx - r.rateLimited) + r.refusedItems,

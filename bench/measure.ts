@@ -4,7 +4,7 @@ import { httpClosedLoop } from './http-loop.js';
 import { type LoadFigures, closedLoop } from './load.js';
 import { constantRate } from './paced-load.js';
 import type { BodyPool } from './payloads.js';
-import { cpuSeconds, machineBusySeconds, postgresCpuSeconds } from './proc-stats.js';
+import { busiestThreadSeconds, cpuSeconds, machineBusySeconds, postgresCpuSeconds, threadCpu } from './proc-stats.js';
 import { DEFAULT_KEY_RPS_WINDOW, PACING_SHARE, TenantCursor, heldShare } from './tenants.js';
 
 /** The share of the peak rate at which the latency target is checked. */
@@ -33,6 +33,13 @@ export interface Row extends LoadFigures {
   /** User + system CPU of the server processes, all of them together. */
   serverCpuSec: number;
   serverUsPerEvent: number;
+  /**
+   * CPU of each server's busiest thread (the one that answers requests),
+   * summed over the servers, per event: a part of serverUsPerEvent that
+   * other threads (V8's helpers, checks, checkpoints) do not blur, so an A/B
+   * sees a change of a few percent on that thread. Null where /proc cannot tell.
+   */
+  requestUsPerEvent?: number | null;
   /** CPU of PostgreSQL's processes meanwhile; null when the store is SQLite or they are not visible. */
   dbCpuSec: number | null;
   dbUsPerEvent: number | null;
@@ -86,10 +93,12 @@ export async function measure(d: Deployment, shape: Shape, load: () => Promise<L
   d.takePhasePeakMiB();
   const storedAtStart = d.stored;
   const cpu0 = sum(pids.map(cpuSeconds));
+  const threads0 = pids.map(threadCpu);
   const db0 = d.countsDb ? postgresCpuSeconds() : 0;
   const machine0 = machineBusySeconds();
   const f = await load();
   const serverCpuSec = sum(pids.map(cpuSeconds)) - cpu0;
+  const requestSec = sum(pids.map((pid, i) => busiestThreadSeconds(threads0[i]!, threadCpu(pid))));
   const dbCpuSec = d.countsDb && db0 > 0 ? postgresCpuSeconds() - db0 : null;
   const machineSec = machineBusySeconds() - machine0;
   d.stored += f.accepted - f.duplicates;
@@ -102,6 +111,7 @@ export async function measure(d: Deployment, shape: Shape, load: () => Promise<L
     peakRssMiB: d.takePhasePeakMiB(),
     serverCpuSec,
     serverUsPerEvent: perEventUs(serverCpuSec, events),
+    requestUsPerEvent: requestSec > 0 ? perEventUs(requestSec, events) : null,
     dbCpuSec,
     dbUsPerEvent: dbCpuSec === null ? null : perEventUs(dbCpuSec, events),
     poolWraps: 0,

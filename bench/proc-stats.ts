@@ -81,6 +81,13 @@ export function threadCpu(pid: number): Map<string, ThreadCpu> {
   return out;
 }
 
+/** CPU seconds of the busiest normal-priority thread between two readings of threadCpu (0 when none is seen). */
+export function busiestThreadSeconds(before: Map<string, ThreadCpu>, after: Map<string, ThreadCpu>): number {
+  let most = 0;
+  for (const [tid, t] of after) if (t.nice <= 0) most = Math.max(most, t.seconds - (before.get(tid)?.seconds ?? 0));
+  return most;
+}
+
 /**
  * Where a process's CPU went between two readings, per event: the busiest
  * thread (the one that answers requests), the lowered threads (nice > 0:
