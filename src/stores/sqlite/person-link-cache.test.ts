@@ -235,6 +235,31 @@ describe('PersonLinkCache', () => {
     expect([cache.get('p', 'a'), cache.get('p', 'b'), cache.get('p', 'c')]).toEqual([undefined, ref('per_b'), ref('per_c')]);
   });
 
+  it('counts its limit over every project, oldest first, and keeps a distinct_id holding the separator whole', () => {
+    const cache = new PersonLinkCache(3);
+    cache.beginWrite(1);
+    cache.read('p', 'a', ref('per_a'));
+    cache.read('q', 'x\u0000y', ref('per_q'));
+    cache.read('p', 'b', ref('per_b'));
+    cache.read('r', 'c', ref('per_c'));
+    cache.committed();
+    // p's a went first; q's link is found by its whole id only.
+    expect([cache.get('p', 'a'), cache.get('q', 'x\u0000y'), cache.get('q', 'x'), cache.get('p', 'b'), cache.get('r', 'c')]).toEqual([
+      undefined, ref('per_q'), undefined, ref('per_b'), ref('per_c'),
+    ]);
+    cache.beginWrite(1);
+    cache.link('q', 'x\u0000y');
+    expect(cache.get('q', 'x\u0000y')).toBeUndefined();
+    cache.committed();
+    expect(cache.size).toEqual({ links: 2, persons: 2 });
+    // Projects emptied by forgetting leave nothing behind: the next links fill the limit again.
+    cache.beginWrite(1);
+    for (const id of ['d', 'e', 'f']) cache.read('s', id, ref(`per_${id}`));
+    cache.committed();
+    expect(cache.size).toEqual({ links: 3, persons: 3 });
+    expect(['d', 'e', 'f'].map((id) => cache.get('s', id))).toEqual([ref('per_d'), ref('per_e'), ref('per_f')]);
+  });
+
   it('a merge after the limit has pushed some links out drops exactly the merged person\'s remaining ones', () => {
     const cache = new PersonLinkCache(3);
     cache.beginWrite(1);
