@@ -242,4 +242,26 @@ describe('a file fed by what another destination of its project reads', () => {
     await fileTurn(r, s, d(), 10, 50, early, never, made, fed);
     expect(fed.get('dst_1')).toMatchObject({ after: 10, through: 30, count: 20 });
   });
+
+  it('forgets the projects not read lately, but not one a file is fed from', async () => {
+    const { r, readBy } = store(50);
+    const fed = new FileFeeds();
+    const other = (projectId: string, now: number) => fed.feed(projectId, 0, 10, [], [], [], now);
+    for (let i = 0; i < 100; i++) other(`prj_gone_${i}`, early());
+    readBy(fed, 0, 0);
+    await fileTurn(r, sender(true).s, d(), 0, 50, early, never, new Map(), fed);
+    expect(fed.get('dst_1')).toBeDefined();
+    expect(fed.projectsReached).toBe(101);
+    // Read again within FEEDER_GONE_MS: nothing is forgotten yet.
+    other('prj_new', early() + FEEDER_GONE_MS - 1);
+    expect(fed.projectsReached).toBe(102);
+    other('prj_new', early() + FEEDER_GONE_MS);
+    // Only what was read lately stays, and prj_1, whose file is still fed and catches up to where it was read.
+    expect(fed.projectsReached).toBe(2);
+    readBy(fed, 0, 40, early() + FEEDER_GONE_MS);
+    expect(fed.get('dst_1')).toMatchObject({ through: 40, count: 40 });
+    fed.drop('dst_1');
+    other('prj_new', early() + 3 * FEEDER_GONE_MS);
+    expect(fed.projectsReached).toBe(1);
+  });
 });

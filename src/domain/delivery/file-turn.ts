@@ -90,9 +90,15 @@ export class FileFeeds {
   private readonly files = new Map<string, FedFile>();
   /** By project: where the furthest read of every event of it ends, and when it was made. */
   private readonly reached = new Map<string, { through: number; at: number }>();
+  private sweptAt = -Infinity;
 
   get size(): number {
     return this.files.size;
+  }
+
+  /** Projects whose reads are remembered (tests check they do not pile up). */
+  get projectsReached(): number {
+    return this.reached.size;
   }
 
   get(destinationId: string): FedFile | undefined {
@@ -116,6 +122,7 @@ export class FileFeeds {
    * every event up to a point within that range takes those past it.
    */
   feed(projectId: string, after: number, through: number, events: DeliveryEvent[], json: string[], sizes: number[], now: number): void {
+    this.forgetGone(now);
     this.reached.set(projectId, { through: Math.max(through, this.reached.get(projectId)?.through ?? 0), at: now });
     for (const f of this.files.values()) {
       if (f.projectId !== projectId || f.maker === null || f.full || f.catchingUp || f.through < after || f.through >= through) continue;
@@ -125,6 +132,21 @@ export class FileFeeds {
       }
       if (!f.full) f.through = through;
     }
+  }
+
+  /**
+   * Forgets, once every FEEDER_GONE_MS, the projects not read since then
+   * that no file is fed from: a process that delivers projects which come
+   * and go (deleted, paused, their destinations moved to another server)
+   * holds only those read lately. A file being fed keeps its project's
+   * entry: it reads on up to it.
+   */
+  private forgetGone(now: number): void {
+    if (now - this.sweptAt < FEEDER_GONE_MS) return;
+    this.sweptAt = now;
+    const fedFrom = new Set<string>();
+    for (const f of this.files.values()) fedFrom.add(f.projectId);
+    for (const [projectId, r] of this.reached) if (now - r.at >= FEEDER_GONE_MS && !fedFrom.has(projectId)) this.reached.delete(projectId);
   }
 
   /**
