@@ -27,7 +27,7 @@ import { type DestinationResult, RESULT_PREFIX } from './destination-result.js';
 import { closedLoop, type LoadFigures } from './load.js';
 import { constantRate } from './paced-load.js';
 import { BodyCursor, generatePool } from './payloads.js';
-import { type ThreadCpu, cpuSeconds, threadCpu, threadShares } from './proc-stats.js';
+import { type ThreadCpu, cpuSeconds, machineBusySeconds, threadCpu, threadShares } from './proc-stats.js';
 import { ROOT, runJson, startListening, stopProcess } from './processes.js';
 import S3rver from 's3rver';
 
@@ -50,6 +50,12 @@ const ROUNDS = Number(process.env.DEST_ROUNDS ?? 3);
 const KINDS = new Set((process.env.DEST_KINDS ?? 'webhook').split(',').map((k) => k.trim()));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = 8;
+/**
+ * DEST_RATE (events/s): only the paced phase, at this rate rather than at
+ * 80% of the round's peak, which moves with the machine from run to run: for
+ * an A/B of delivery's lag at one load, run alternately from two checkouts.
+ */
+const FIXED_RATE = process.env.DEST_RATE === undefined ? null : Number(process.env.DEST_RATE);
 const BIN = join(ROOT, 'bin/inlet');
 
 /** Receives webhook batches: counts events and notes how long the oldest of each batch waited. */
@@ -203,7 +209,7 @@ async function main(): Promise<void> {
     const receiver = new Receiver();
     const got: Record<'without' | 'with', Figures> = {} as never;
     const order = round % 2 === 1 ? (['without', 'with'] as const) : (['with', 'without'] as const);
-    for (const which of order) {
+    for (const which of FIXED_RATE === null ? order : []) {
       const side = await serve(which === 'with' ? receiver : null, probe);
       try {
         got[which] = await peak(side, new BodyCursor(pool));
@@ -211,15 +217,15 @@ async function main(): Promise<void> {
         await side.stop();
       }
     }
-    const ratio = got.with.load.eventsPerSec / got.without.load.eventsPerSec;
-    ratios.push(ratio);
+    const ratio = FIXED_RATE === null ? got.with.load.eventsPerSec / got.without.load.eventsPerSec : NaN;
+    if (FIXED_RATE === null) ratios.push(ratio);
 
     // At 80% of the peak without, with the destination: how far behind delivery falls, and how long it takes to catch up.
     const paced = new Receiver();
     const side = await serve(paced, probe);
     let lagLine: string;
     try {
-      const rate = (0.8 * got.without.load.eventsPerSec) / pool.itemsPerBody;
+      const rate = (FIXED_RATE ?? 0.8 * got.without.load.eventsPerSec) / pool.itemsPerBody;
       const cursor = new BodyCursor(pool);
       // Warmed up as the peak phases are, and delivered up to date: the phase measures its own events alone.
       await closedLoop(side, cursor, CONNECTIONS, 2);
@@ -227,26 +233,32 @@ async function main(): Promise<void> {
       paced.reset();
       const began = Date.now();
       const threads0 = threadCpu(side.pid);
+      const machine0 = machineBusySeconds();
+      const server0 = cpuSeconds(side.pid);
+      const own0 = process.cpuUsage();
       const load = await constantRate(side, cursor, rate, SECONDS, 64);
       const pacedThreads = threadLine(threads0, side.pid, load.eventsPerSec * load.seconds);
+      const own = process.cpuUsage(own0);
+      // Whether the machine had CPU left for delivery: the cores busy, and whose (this process is the load, the receiver and the s3 store).
+      const cores = `cores busy ${((machineBusySeconds() - machine0) / load.seconds).toFixed(2)} of 2: the server and delivery ${((cpuSeconds(side.pid) - server0) / load.seconds).toFixed(2)}, the bench process ${((own.user + own.system) / 1e6 / load.seconds).toFixed(2)}`;
       const ended = Date.now();
       await side.drained();
       const drainMs = Date.now() - ended;
       lagMax.push(Math.max(...paced.lagsMs));
       heldShares.push(load.eventsPerSec / (rate * pool.itemsPerBody));
-      lagLine = `paced ${rate.toFixed(1)} req/s (${Math.round(load.eventsPerSec)} ev/s, p99 ${load.p99Ms} ms): delivery lag p50 ${median(paced.lagsMs)} ms, p99 ${pct(paced.lagsMs, 0.99)} ms, max ${Math.max(...paced.lagsMs)} ms; every event delivered ${drainMs} ms after the last batch; max lag by 2 s of the phase: ${lagByTime(paced, began).join(', ')} ms; ${pacedThreads}`;
+      lagLine = `paced ${rate.toFixed(1)} req/s (${Math.round(load.eventsPerSec)} ev/s, p99 ${load.p99Ms} ms): delivery lag p50 ${median(paced.lagsMs)} ms, p99 ${pct(paced.lagsMs, 0.99)} ms, max ${Math.max(...paced.lagsMs)} ms; every event delivered ${drainMs} ms after the last batch; max lag by 2 s of the phase: ${lagByTime(paced, began).join(', ')} ms; ${pacedThreads}; ${cores}`;
     } finally {
       await side.stop();
       await paced.close();
       await receiver.close();
     }
     const f = (x: Figures) => `${Math.round(x.load.eventsPerSec)} ev/s, ${x.cpuPerEventUs.toFixed(1)} µs/ev (${x.threads}), p99 ${x.load.p99Ms} ms`;
-    console.log(`round ${round} (${order.join(' first, ')} second): without ${f(got.without)}; with ${f(got.with)}; with/without ${ratio.toFixed(3)}`);
+    if (FIXED_RATE === null) console.log(`round ${round} (${order.join(' first, ')} second): without ${f(got.without)}; with ${f(got.with)}; with/without ${ratio.toFixed(3)}`);
     console.log(`round ${round} ${lagLine}`);
   }
   const s = (xs: number[], d = 3) => `${Math.min(...xs).toFixed(d)} / ${median(xs).toFixed(d)} / ${Math.max(...xs).toFixed(d)}`;
-  console.log(`events/s with ${[...KINDS].join(' and ')} destinations over without, min / median / max: ${s(ratios)}`);
-  console.log(`delivery lag at 80% of peak, max per round, min / median / max ms: ${s(lagMax, 0)}`);
+  if (ratios.length > 0) console.log(`events/s with ${[...KINDS].join(' and ')} destinations over without, min / median / max: ${s(ratios)}`);
+  console.log(`delivery lag at ${FIXED_RATE === null ? '80% of peak' : `${FIXED_RATE} events/s`}, max per round, min / median / max ms: ${s(lagMax, 0)}`);
   console.log(`${RESULT_PREFIX}${JSON.stringify({ ratios, lagMaxMs: lagMax, heldShares } satisfies DestinationResult)}`);
 }
 
