@@ -21,7 +21,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DestinationResult, RESULT_PREFIX } from './destination-result.js';
 import { closedLoop, type LoadFigures } from './load.js';
@@ -55,7 +55,12 @@ const CONNECTIONS = 8;
  * 80% of the round's peak, which moves with the machine from run to run: for
  * an A/B of delivery's lag at one load, run alternately from two checkouts.
  */
-const FIXED_RATE = process.env.DEST_RATE === undefined ? null : Number(process.env.DEST_RATE);
+const FIXED_RATE = ((text) => {
+  if (text === undefined || text === '') return null;
+  const rate = Number(text);
+  if (!Number.isFinite(rate) || rate <= 0) throw new Error(`DEST_RATE must be a number of events per second above 0, not "${text}".`);
+  return rate;
+})(process.env.DEST_RATE);
 const BIN = join(ROOT, 'bin/inlet');
 
 /** Receives webhook batches: counts events and notes how long the oldest of each batch waited. */
@@ -240,7 +245,7 @@ async function main(): Promise<void> {
       const pacedThreads = threadLine(threads0, side.pid, load.eventsPerSec * load.seconds);
       const own = process.cpuUsage(own0);
       // Whether the machine had CPU left for delivery: the cores busy, and whose (this process is the load, the receiver and the s3 store).
-      const cores = `cores busy ${((machineBusySeconds() - machine0) / load.seconds).toFixed(2)} of 2: the server and delivery ${((cpuSeconds(side.pid) - server0) / load.seconds).toFixed(2)}, the bench process ${((own.user + own.system) / 1e6 / load.seconds).toFixed(2)}`;
+      const cores = `cores busy ${((machineBusySeconds() - machine0) / load.seconds).toFixed(2)} of ${availableParallelism()}: the server and delivery ${((cpuSeconds(side.pid) - server0) / load.seconds).toFixed(2)}, the bench process ${((own.user + own.system) / 1e6 / load.seconds).toFixed(2)}`;
       const ended = Date.now();
       await side.drained();
       const drainMs = Date.now() - ended;

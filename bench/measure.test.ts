@@ -41,8 +41,8 @@ function half(over: Partial<Row>): Row {
 
 describe('combineHalves', () => {
   it('weighs each half by its own time, not equally', () => {
-    const a = half({ seconds: 4, requests: 400, requestsPerSec: 100, eventsPerSec: 50_000, serverCpuSec: 1 });
-    const b = half({ seconds: 6, requests: 1200, requestsPerSec: 200, eventsPerSec: 100_000, serverCpuSec: 2 });
+    const a = half({ seconds: 4, requests: 400, requestsPerSec: 100, eventsPerSec: 50_000, serverCpuSec: 1, requestUsPerEvent: 2 });
+    const b = half({ seconds: 6, requests: 1200, requestsPerSec: 200, eventsPerSec: 100_000, serverCpuSec: 2, requestUsPerEvent: 3 });
     const c = combineHalves(a, b);
     expect(c.seconds).toBe(10);
     expect(c.requests).toBe(1600);
@@ -50,6 +50,9 @@ describe('combineHalves', () => {
     // 200,000 + 600,000 events over 10 s.
     expect(c.eventsPerSec).toBe(80_000);
     expect(c.serverUsPerEvent).toBeCloseTo((3 / 800_000) * 1e6);
+    // The request thread's too: 0.4 s and 1.8 s over the 800,000 events.
+    expect(c.requestUsPerEvent).toBeCloseTo(2.75);
+    expect(combineHalves(a, half({ ...b, requestUsPerEvent: null })).requestUsPerEvent).toBeNull();
     expect(c.halvesEventsPerSec).toEqual([50_000, 100_000]);
   });
 

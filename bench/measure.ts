@@ -305,6 +305,10 @@ export function combineHalves(a: Row, b: Row): Row {
     peakRssMiB: Math.max(a.peakRssMiB, b.peakRssMiB),
     serverCpuSec,
     serverUsPerEvent: perEventUs(serverCpuSec, events),
+    requestUsPerEvent:
+      typeof a.requestUsPerEvent === 'number' && typeof b.requestUsPerEvent === 'number'
+        ? events > 0 ? (a.requestUsPerEvent * a.eventsPerSec * a.seconds + b.requestUsPerEvent * b.eventsPerSec * b.seconds) / events : 0
+        : null,
     dbCpuSec,
     dbUsPerEvent: dbCpuSec === null ? null : perEventUs(dbCpuSec, events),
     poolWraps: a.poolWraps + b.poolWraps,

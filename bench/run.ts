@@ -178,7 +178,7 @@ async function engineRun(engine: Engine, baseUrl: string | null): Promise<void> 
   if (w.has('s3') && engine === 'sqlite') {
     // Its own servers, one at a time, once this engine's deployment has stopped: a webhook and an s3 destination beside big, against none.
     log('  s3: big with a webhook and an s3 destination attached, against none (bench/destination.ts)');
-    const out = await runText([benchScript('destination.js')], { ...process.env, DEST_KINDS: 'webhook,s3', DEST_ROUNDS: '1', BENCH_SECONDS: String(cfg.seconds) });
+    const out = await runText([benchScript('destination.js')], { ...process.env, DEST_KINDS: 'webhook,s3', DEST_ROUNDS: '1', DEST_RATE: '', BENCH_SECONDS: String(cfg.seconds) });
     destinations = parseDestinationResult(out);
     for (const line of out.trim().split('\n')) if (!line.startsWith(RESULT_PREFIX)) notes.push(`sqlite s3: ${line}`);
   }

@@ -256,7 +256,7 @@ describe('a file fed by what another destination of its project reads', () => {
     other('prj_new', early() + FEEDER_GONE_MS - 1);
     expect(fed.projectsReached).toBe(102);
     other('prj_new', early() + FEEDER_GONE_MS);
-    // Only what was read lately stays, and prj_1, whose file is still fed and catches up to where it was read.
+    // Only what was read lately stays, and prj_1, whose file is still fed.
     expect(fed.projectsReached).toBe(2);
     readBy(fed, 0, 40, early() + FEEDER_GONE_MS);
     expect(fed.get('dst_1')).toMatchObject({ through: 40, count: 40 });

@@ -135,11 +135,12 @@ export class FileFeeds {
   }
 
   /**
-   * Forgets, once every FEEDER_GONE_MS, the projects not read since then
-   * that no file is fed from: a process that delivers projects which come
-   * and go (deleted, paused, their destinations moved to another server)
-   * holds only those read lately. A file being fed keeps its project's
-   * entry: it reads on up to it.
+   * Forgets the projects not read for FEEDER_GONE_MS that no file is fed
+   * from, looking at most once per FEEDER_GONE_MS, as reads come in (with
+   * none, what is held stays, no more than when they stopped): a process
+   * that delivers projects which come and go (deleted, paused, their
+   * destinations moved to another server) holds only those read lately. A
+   * file being fed keeps its project's entry: it reads on up to it.
    */
   private forgetGone(now: number): void {
     if (now - this.sweptAt < FEEDER_GONE_MS) return;
@@ -175,8 +176,10 @@ export class FileFeeds {
     try {
       f.maker ??= await sender.newFile(d.projectId);
       for (let read = 0; read < CATCH_UP_EVENTS && !f.full && !signal.aborted; read += READ_EVENTS) {
+        // Taken or dropped while its maker was made, its project may be forgotten too (forgetGone): let go.
+        if (this.files.get(d.id) !== f) break;
         const to = this.reached.get(d.projectId)!.through;
-        if (f.through >= to || this.files.get(d.id) !== f) break;
+        if (f.through >= to) break;
         const r = await reads.read(d.projectId, f.through, to, READ_EVENTS);
         // Dropped meanwhile (released, its config changed): let go.
         if (this.files.get(d.id) !== f) return;

@@ -252,7 +252,7 @@ describe('PersonLinkCache', () => {
     expect(cache.get('q', 'x\u0000y')).toBeUndefined();
     cache.committed();
     expect(cache.size).toEqual({ links: 2, persons: 2 });
-    // Projects emptied by forgetting leave nothing behind: the next links fill the limit again.
+    // Room again up to the limit, for links of a project not seen before.
     cache.beginWrite(1);
     for (const id of ['d', 'e', 'f']) cache.read('s', id, ref(`per_${id}`));
     cache.committed();
