@@ -81,11 +81,16 @@ export function threadCpu(pid: number): Map<string, ThreadCpu> {
   return out;
 }
 
+/** Each thread's CPU seconds between two readings of threadCpu, with its nice value. */
+function threadDeltas(before: Map<string, ThreadCpu>, after: Map<string, ThreadCpu>): { nice: number; s: number }[] {
+  return [...after].map(([tid, t]) => ({ nice: t.nice, s: t.seconds - (before.get(tid)?.seconds ?? 0) }));
+}
+
+const secondsOf = (threads: { s: number }[]): number => threads.reduce((a, u) => a + u.s, 0);
+
 /** CPU seconds of the busiest normal-priority thread between two readings of threadCpu (0 when none is seen). */
 export function busiestThreadSeconds(before: Map<string, ThreadCpu>, after: Map<string, ThreadCpu>): number {
-  let most = 0;
-  for (const [tid, t] of after) if (t.nice <= 0) most = Math.max(most, t.seconds - (before.get(tid)?.seconds ?? 0));
-  return most;
+  return Math.max(0, ...threadDeltas(before, after).filter((u) => u.nice <= 0).map((u) => u.s));
 }
 
 /**
@@ -95,13 +100,13 @@ export function busiestThreadSeconds(before: Map<string, ThreadCpu>, after: Map<
  * threads, the server's V8 helpers, checkpoints), in µs.
  */
 export function threadShares(before: Map<string, ThreadCpu>, after: Map<string, ThreadCpu>, events: number): { busiest: number; lowered: number; rest: number } {
-  const used = [...after].map(([tid, t]) => ({ nice: t.nice, s: t.seconds - (before.get(tid)?.seconds ?? 0) }));
-  const normal = used.filter((u) => u.nice <= 0).sort((a, b) => b.s - a.s);
+  const used = threadDeltas(before, after);
+  const busiest = busiestThreadSeconds(before, after);
   const us = (s: number) => (s / events) * 1e6;
   return {
-    busiest: us(normal[0]?.s ?? 0),
-    lowered: us(used.filter((u) => u.nice > 0).reduce((a, u) => a + u.s, 0)),
-    rest: us(normal.slice(1).reduce((a, u) => a + u.s, 0)),
+    busiest: us(busiest),
+    lowered: us(secondsOf(used.filter((u) => u.nice > 0))),
+    rest: us(secondsOf(used.filter((u) => u.nice <= 0)) - busiest),
   };
 }
 
