@@ -48,6 +48,13 @@ async function localS3(): Promise<{ endpoint: string; close: () => Promise<void>
 const ROUNDS = Number(process.env.DEST_ROUNDS ?? 3);
 /** The kinds attached on the side with destinations: a webhook, and an s3 destination when named. */
 const KINDS = new Set((process.env.DEST_KINDS ?? 'webhook').split(',').map((k) => k.trim()));
+/**
+ * DEST_KINDS=none, with DEST_RATE: the paced phase with no destination at
+ * all, for an A/B of what delivery costs ingestion at one rate (run it
+ * alternately with the kinds wanted).
+ */
+const NONE = KINDS.has('none');
+if (NONE && KINDS.size > 1) throw new Error('DEST_KINDS=none names no other kind.');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = 8;
 /**
@@ -61,6 +68,7 @@ const FIXED_RATE = ((text) => {
   if (!Number.isFinite(rate) || rate <= 0) throw new Error(`DEST_RATE must be a number of events per second above 0, not "${text}".`);
   return rate;
 })(process.env.DEST_RATE);
+if (NONE && FIXED_RATE === null) throw new Error('DEST_KINDS=none runs only the paced phase: give DEST_RATE too.');
 const BIN = join(ROOT, 'bin/inlet');
 
 /** Receives webhook batches: counts events and notes how long the oldest of each batch waited. */
@@ -227,7 +235,7 @@ async function main(): Promise<void> {
 
     // At 80% of the peak without, with the destination: how far behind delivery falls, and how long it takes to catch up.
     const paced = new Receiver();
-    const side = await serve(paced, probe);
+    const side = await serve(NONE ? null : paced, probe);
     let lagLine: string;
     try {
       const rate = (FIXED_RATE ?? 0.8 * got.without.load.eventsPerSec) / pool.itemsPerBody;
@@ -249,9 +257,12 @@ async function main(): Promise<void> {
       const ended = Date.now();
       await side.drained();
       const drainMs = Date.now() - ended;
-      lagMax.push(Math.max(...paced.lagsMs));
+      if (!NONE) lagMax.push(Math.max(...paced.lagsMs));
       heldShares.push(load.eventsPerSec / (rate * pool.itemsPerBody));
-      lagLine = `paced ${rate.toFixed(1)} req/s (${Math.round(load.eventsPerSec)} ev/s, p99 ${load.p99Ms} ms): delivery lag p50 ${median(paced.lagsMs)} ms, p99 ${pct(paced.lagsMs, 0.99)} ms, max ${Math.max(...paced.lagsMs)} ms; every event delivered ${drainMs} ms after the last batch; max lag by 2 s of the phase: ${lagByTime(paced, began).join(', ')} ms; ${pacedThreads}; ${cores}`;
+      const delivery = NONE
+        ? 'no destination'
+        : `delivery lag p50 ${median(paced.lagsMs)} ms, p99 ${pct(paced.lagsMs, 0.99)} ms, max ${Math.max(...paced.lagsMs)} ms; every event delivered ${drainMs} ms after the last batch; max lag by 2 s of the phase: ${lagByTime(paced, began).join(', ')} ms`;
+      lagLine = `paced ${rate.toFixed(1)} req/s (${Math.round(load.eventsPerSec)} ev/s, p99 ${load.p99Ms} ms): ${delivery}; ${pacedThreads}; ${cores}`;
     } finally {
       await side.stop();
       await paced.close();
@@ -263,7 +274,7 @@ async function main(): Promise<void> {
   }
   const s = (xs: number[], d = 3) => `${Math.min(...xs).toFixed(d)} / ${median(xs).toFixed(d)} / ${Math.max(...xs).toFixed(d)}`;
   if (ratios.length > 0) console.log(`events/s with ${[...KINDS].join(' and ')} destinations over without, min / median / max: ${s(ratios)}`);
-  console.log(`delivery lag at ${FIXED_RATE === null ? '80% of peak' : `${FIXED_RATE} events/s`}, max per round, min / median / max ms: ${s(lagMax, 0)}`);
+  if (lagMax.length > 0) console.log(`delivery lag at ${FIXED_RATE === null ? '80% of peak' : `${FIXED_RATE} events/s`}, max per round, min / median / max ms: ${s(lagMax, 0)}`);
   console.log(`${RESULT_PREFIX}${JSON.stringify({ ratios, lagMaxMs: lagMax, heldShares } satisfies DestinationResult)}`);
 }
 
