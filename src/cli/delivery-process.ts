@@ -19,6 +19,7 @@ import { senderFor } from '../destinations/registry.js';
 import { type DeliveryReadsSettings, openDeliveryReads } from '../stores/open-delivery-reads.js';
 import type { DestinationReach } from '../stores/port-destinations.js';
 import { threadEntry } from '../thread-entry.js';
+import { exitOnFatalErrors } from './fatal-errors.js';
 import { lowestPriorityProcess } from '../thread-priority.js';
 
 /** What the process is started with: where the store is, and what destinations may reach (plain data). */
@@ -89,6 +90,7 @@ export function startDeliveryProcess(data: DeliveryProcessData): CourierPort & {
 /** The process's side: once started, serves the courier over the channel; its work goes with it. */
 function serveDelivery(): void {
   process.title = 'inlet-delivery';
+  exitOnFatalErrors('delivery');
   // When the cores are all busy, the server's threads go first, and delivery uses what they leave.
   lowestPriorityProcess();
   // The server's end closed: nothing will be asked again, and a send in flight is sent again by whoever delivers next.

@@ -8,6 +8,7 @@ import { startServer } from '../../server.js';
 import { describeStore } from '../../stores/open-store.js';
 import type { Store } from '../../stores/port.js';
 import { commandName } from '../command-name.js';
+import { exitOnFatalErrors } from '../fatal-errors.js';
 import { firstSteps } from '../first-steps.js';
 import { limitHeapGrowth } from '../heap-growth.js';
 import { bracketed } from '../serve-ports.js';
@@ -15,6 +16,7 @@ import { cliIo } from '../io.js';
 
 /** Starts the server with these flags (and the environment) and serves until SIGTERM or SIGINT. */
 export async function serve(flags: Record<string, string | undefined>): Promise<void> {
+  exitOnFatalErrors('server');
   limitHeapGrowth();
   const io = cliIo();
   const cfg = loadConfig(io.env, flags);
