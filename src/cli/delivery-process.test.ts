@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { expect, it } from 'vitest';
 import { sqliteTestDir } from '../../test/helpers/sqlite.js';
 import { RemoteCourier } from '../domain/delivery/courier-remote.js';
@@ -46,4 +46,14 @@ it.runIf(process.platform === 'linux')('runs every thread of its own, V8 helpers
     await courier.close();
   }
   expect(existsSync(`/proc/${port.pid}`)).toBe(false);
+});
+
+it('loads what it runs only once it is in the idle class: the entry itself imports no courier, sender or store driver (half a second of CPU at every start)', () => {
+  const text = readFileSync(new URL('./delivery-process.ts', import.meta.url), 'utf8');
+  const loaded = [...text.matchAll(/^import (?!type )[^;]*? from '([^']+)';$/gm)].map((m) => m[1]).sort();
+  expect(loaded).toEqual(['../thread-entry.js', '../thread-priority.js', './fatal-errors.js', 'node:child_process', 'node:url']);
+  // What it runs comes in by import() after lowestPriorityProcess().
+  const lowered = text.indexOf('lowestPriorityProcess();');
+  expect(lowered).toBeGreaterThan(0);
+  expect(text.indexOf('deliveryModules();')).toBeGreaterThan(lowered);
 });

@@ -13,10 +13,8 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { type CourierParent, type CourierPort, serveCourier } from '../domain/delivery/courier-remote.js';
-import { LocalCourier } from '../domain/delivery/courier.js';
-import { senderFor } from '../destinations/registry.js';
-import { type DeliveryReadsSettings, openDeliveryReads } from '../stores/open-delivery-reads.js';
+import type { CourierParent, CourierPort } from '../domain/delivery/courier-remote.js';
+import type { DeliveryReadsSettings } from '../stores/open-delivery-reads.js';
 import type { DestinationReach } from '../stores/port-destinations.js';
 import { threadEntry } from '../thread-entry.js';
 import { exitOnFatalErrors } from './fatal-errors.js';
@@ -87,22 +85,54 @@ export function startDeliveryProcess(data: DeliveryProcessData): CourierPort & {
   };
 }
 
+/**
+ * What the process runs, loaded once it is in the idle class: loading it
+ * (the store drivers, the AWS SDK) takes about half a second of CPU, which
+ * at the server's priority would be taken from ingestion at every start.
+ */
+async function deliveryModules() {
+  const [remote, courier, registry, reads] = await Promise.all([
+    import('../domain/delivery/courier-remote.js'),
+    import('../domain/delivery/courier.js'),
+    import('../destinations/registry.js'),
+    import('../stores/open-delivery-reads.js'),
+  ]);
+  return { serveCourier: remote.serveCourier, LocalCourier: courier.LocalCourier, senderFor: registry.senderFor, openDeliveryReads: reads.openDeliveryReads };
+}
+
 /** The process's side: once started, serves the courier over the channel; its work goes with it. */
 function serveDelivery(): void {
   process.title = 'inlet-delivery';
   exitOnFatalErrors('delivery');
   // When the cores are all busy, the server's threads go first, and delivery uses what they leave.
   lowestPriorityProcess();
+  const modules = deliveryModules();
   // The server's end closed: nothing will be asked again, and a send in flight is sent again by whoever delivers next.
   process.on('disconnect', () => process.exit(0));
   // A signal to the server's process group (systemd's stop, Ctrl-C) is the server's to act on: it drains
   // its batches, with delivery still running, then closes the channel, which ends this process.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => undefined);
-  const channel: CourierParent = { postMessage: (m) => process.send?.(m), on: (event, listener) => process.on(event, listener) };
-  process.once('message', (m) => {
-    const data = (m as Start).start;
-    // A PostgreSQL connection that drops is replaced at the next read; the read that found it gone fails and is tried again.
-    serveCourier(channel, new LocalCourier(openDeliveryReads(data, () => undefined), (d) => senderFor(d, data.reach)));
+  // Listened for at once, while the modules load: a message that finds no listener is lost. The first
+  // is the start; those after it wait for the courier.
+  let courier: ((message: unknown) => void) | null = null;
+  const waiting: unknown[] = [];
+  const channel: CourierParent = {
+    postMessage: (m) => process.send?.(m),
+    on: (_event, listener) => {
+      courier = listener;
+      for (const m of waiting.splice(0)) listener(m);
+    },
+  };
+  let started = false;
+  process.on('message', (m) => {
+    if (courier !== null) return courier(m);
+    if (started) return void waiting.push(m);
+    started = true;
+    void modules.then(({ serveCourier, LocalCourier, senderFor, openDeliveryReads }) => {
+      const data = (m as Start).start;
+      // A PostgreSQL connection that drops is replaced at the next read; the read that found it gone fails and is tried again.
+      serveCourier(channel, new LocalCourier(openDeliveryReads(data, () => undefined), (d) => senderFor(d, data.reach)));
+    });
   });
 }
 
