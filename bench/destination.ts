@@ -17,6 +17,8 @@
  * destination too (NDJSON.gz into a local s3rver, --every 5s so that the
  * tail drains in seconds): `npm run bench`'s s3 workload runs it so, one
  * round; alone (webhook only) it is not part of npm run bench.
+ * DEST_RATE=<events/s> runs only the paced phase, at that rate;
+ * DEST_KINDS=none with it runs that phase with no destination.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -47,7 +49,7 @@ async function localS3(): Promise<{ endpoint: string; close: () => Promise<void>
 
 const ROUNDS = Number(process.env.DEST_ROUNDS ?? 3);
 /** The kinds attached on the side with destinations: a webhook, and an s3 destination when named. */
-const KINDS = new Set((process.env.DEST_KINDS ?? 'webhook').split(',').map((k) => k.trim()));
+const KINDS = new Set((process.env.DEST_KINDS ?? 'webhook').split(',').map((k) => k.trim()).filter((k) => k !== ''));
 /**
  * DEST_KINDS=none, with DEST_RATE: the paced phase with no destination at
  * all, for an A/B of what delivery costs ingestion at one rate (run it

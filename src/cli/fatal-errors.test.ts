@@ -42,13 +42,33 @@ describe('an error nothing caught', () => {
     expect((line.err as { stack?: string }).stack).toMatch(/fatal-errors\.test/);
   });
 
-  it('says so when it was a promise that failed unhandled, and keeps an Inlet error\'s message (it names no data)', () => {
+  it("says so when a promise failed unhandled, from the reason itself: a string rejected is not written out (Node's wrapper would quote it)", () => {
     const h = host();
     exitOnFatalErrors('delivery', h.fake, h.destination);
-    h.fake.emit('uncaughtException', new Error('The delivery process lost its store.'), 'unhandledRejection');
+    h.fake.emit('unhandledRejection', '{"email":"ada@example.com"}');
     expect(h.exits).toEqual([1]);
-    expect(h.lines[0]).toMatchObject({ level: 60, process: 'delivery', origin: 'unhandledRejection', err: { type: 'Error', message: 'The delivery process lost its store.' } });
+    expect(h.lines[0]).toMatchObject({ level: 60, process: 'delivery', origin: 'unhandledRejection', err: { type: 'string' } });
     expect(h.lines[0]!.msg).toMatch(/promise failed/);
+    expect(JSON.stringify(h.lines)).not.toMatch(/ada@/);
+    // An Inlet error names no data: its message stays.
+    h.fake.emit('unhandledRejection', new Error('The delivery process lost its store.'));
+    expect(h.lines[1]).toMatchObject({ err: { type: 'Error', message: 'The delivery process lost its store.' } });
+  });
+
+  it('still writes a line, and ends, when the error cannot even be read (its fields throw)', () => {
+    const h = host();
+    exitOnFatalErrors('server', h.fake, h.destination);
+    const hostile = new Proxy(new Error('x'), {
+      get: () => {
+        throw new Error('no');
+      },
+      getPrototypeOf: () => {
+        throw new Error('no');
+      },
+    });
+    h.fake.emit('uncaughtException', hostile, 'uncaughtException');
+    expect(h.exits).toEqual([1]);
+    expect(h.lines).toEqual([expect.objectContaining({ level: 60, err: { type: 'unknown' } })]);
   });
 
   it('ends with code 1 even when the line cannot be written', () => {
@@ -69,7 +89,8 @@ it('in the delivery process, a start it cannot use ends it with code 1 and one f
   child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
   // Settings that are not an object: reading them throws once the modules are loaded, in a promise nothing awaits.
   child.send({ start: null });
-  const [code] = (await once(child, 'exit')) as [number | null];
+  // 'close': stderr read to its end, as well as the exit.
+  const [code] = (await once(child, 'close')) as [number | null];
   expect(code).toBe(1);
   const lines = stderr.trim().split('\n');
   expect(lines, stderr).toHaveLength(1);

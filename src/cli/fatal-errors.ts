@@ -11,7 +11,7 @@
  * Docker, the server for its delivery process) to start it again.
  */
 import { pino } from 'pino';
-import { errorForLog } from '../edge/log-error.js';
+import { type LoggedError, errorForLog } from '../edge/log-error.js';
 
 /** Which process the line comes from: both write to the same stderr. */
 export type FatalProcess = 'server' | 'delivery';
@@ -19,21 +19,40 @@ export type FatalProcess = 'server' | 'delivery';
 /** The parts of `process` the handler uses: a seam for tests. */
 export interface FatalHost {
   on(event: 'uncaughtException', listener: (e: unknown, origin: string) => void): unknown;
+  on(event: 'unhandledRejection', listener: (reason: unknown) => void): unknown;
   exit(code: number): never;
 }
 
+const MESSAGES = {
+  uncaughtException: 'an error was thrown and nothing caught it; the process ends',
+  unhandledRejection: 'a promise failed and nothing handled it; the process ends',
+} as const;
+
+/** errorForLog, or the least that can be said when even that fails (a thrown object whose fields throw). */
+function safeError(e: unknown): LoggedError {
+  try {
+    return errorForLog(e);
+  } catch {
+    return { type: 'unknown' };
+  }
+}
+
 /**
- * From here on, an uncaught exception or an unhandled rejection (Node
- * raises those as uncaught exceptions) is logged at `fatal` and ends the
- * process. `destination`: where the line goes, stderr (fd 2) unless given.
+ * From here on, an uncaught exception or an unhandled rejection is logged
+ * at `fatal` and ends the process. Rejections are listened for themselves:
+ * Node would otherwise raise them wrapped in an error of its own whose
+ * message quotes the reason (a string rejected is written out whole).
+ * `destination`: where the line goes, stderr (fd 2) unless given.
  */
 export function exitOnFatalErrors(processName: FatalProcess, host: FatalHost = process, destination: pino.DestinationStream = pino.destination({ dest: 2, sync: true })): void {
-  const log = pino({ serializers: { err: errorForLog } }, destination);
-  host.on('uncaughtException', (e, origin) => {
+  const log = pino({ serializers: { err: safeError } }, destination);
+  const fatal = (e: unknown, origin: keyof typeof MESSAGES): void => {
     try {
-      log.fatal({ err: e, origin, process: processName }, origin === 'unhandledRejection' ? 'a promise failed and nothing handled it; the process ends' : 'an error was thrown and nothing caught it; the process ends');
+      log.fatal({ err: e, origin, process: processName }, MESSAGES[origin]);
     } finally {
       host.exit(1);
     }
-  });
+  };
+  host.on('uncaughtException', (e, origin) => fatal(e, origin === 'unhandledRejection' ? 'unhandledRejection' : 'uncaughtException'));
+  host.on('unhandledRejection', (reason) => fatal(reason, 'unhandledRejection'));
 }

@@ -77,6 +77,30 @@ describe('errorForLog', () => {
     expect(logged.stack).not.toContain('node_modules');
   });
 
+  it("leaves out the message of Node's own errors, which quote the value they were given, and keeps their code", async () => {
+    const { EventEmitter } = await import('node:events');
+    let unhandled: unknown;
+    try {
+      new EventEmitter().emit('error', { email: SECRET });
+    } catch (x) {
+      unhandled = x;
+    }
+    let wrongType: unknown;
+    try {
+      Buffer.from(SECRET.length as unknown as string, 'nope' as BufferEncoding);
+    } catch (x) {
+      wrongType = x;
+    }
+    for (const [e, code] of [[unhandled, 'ERR_UNHANDLED_ERROR'], [wrongType, 'ERR_INVALID_ARG_TYPE']] as const) {
+      expect((e as Error).message.length).toBeGreaterThan(0);
+      const logged = errorForLog(e);
+      expect(logged.code).toBe(code);
+      expect(logged.message).toBeUndefined();
+      expect(JSON.stringify(logged)).not.toContain(SECRET.slice(0, 10));
+    }
+    expect((unhandled as Error).message).toContain(SECRET.slice(0, 10));
+  });
+
   it('never logs a thrown value that is not an error, nor a field that is not a name', () => {
     expect(errorForLog(SECRET)).toEqual({ type: 'string' });
     const odd = Object.assign(new Error('x'), { code: `${SECRET} with spaces`, table: 'events', detail: SECRET, where: SECRET });

@@ -59,15 +59,24 @@ export function errorForLog(e: unknown, depth = 0): LoggedError {
 }
 
 /**
+ * Node's own errors (codes ERR_…) quote what they were given: a promise
+ * rejected with a string (ERR_UNHANDLED_REJECTION), an 'error' event's value
+ * (ERR_UNHANDLED_ERROR), an argument of the wrong type, an assertion's
+ * values. Their code says what happened.
+ */
+const NODE_CODE = /^ERR_[A-Z0-9_]+$/;
+
+/**
  * A message is kept where it cannot hold data: a system call's (it names the
  * call, an address or a path), or one Inlet or a client library wrote (they
- * name ids and connections, never a property). Not a database server's, and
- * not JavaScript's own.
+ * name ids and connections, never a property). Not a database server's, not
+ * JavaScript's own, and not Node's.
  */
 function messageHoldsNoData(e: Error): boolean {
   const fields = e as unknown as Record<string, unknown>;
   if (typeof fields.syscall === 'string') return true;
   if (fields.severity !== undefined || fields.detail !== undefined || fields.where !== undefined) return false;
+  if (typeof fields.code === 'string' && NODE_CODE.test(fields.code)) return false;
   return !QUOTING_ERRORS.some((C) => e instanceof C);
 }
 
