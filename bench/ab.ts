@@ -21,7 +21,7 @@ import type { AbFigures, AbPair } from './ab-summary.js';
 import { abTables } from './ab-summary.js';
 import type { BenchConfig } from './config.js';
 import { type Checkout, type Deployment, type Engine, type FreshStore, type LimitsMode, type Log, type StoreFactory, startDeployment } from './deploy.js';
-import { type Row, SLO_LOAD, fill, paced, peak, short, tenantsRun } from './measure.js';
+import { type Row, SLO_LOAD, fill, interleavedPeaks, paced, peak, short, tenantsRun } from './measure.js';
 import type { BodyPool } from './payloads.js';
 
 export interface AbContext {
@@ -72,10 +72,23 @@ export async function abRun(ctx: AbContext): Promise<{ pairs: AbPair[]; rows: (R
     pairs.push({ round, workload, a: figures(a), b: figures(b) });
     return [a, b];
   };
+  /**
+   * A closed-loop peak of each side: one phase each (A first in odd rounds),
+   * or with BENCH_SLICE_SECONDS, in slices taken in turn (B's first in even rounds).
+   */
+  const peaks = async (round: number, workload: string, ds: Deployment[], pool: BodyPool, connections: number): Promise<Row[]> => {
+    if (cfg.sliceSeconds <= 0) return both(round, workload, ds, (d) => peak(d, pool, connections, cfg.seconds, cfg.warmupSeconds, log));
+    const order: [Deployment, Deployment] = round % 2 === 1 ? [ds[0]!, ds[1]!] : [ds[1]!, ds[0]!];
+    const got = await interleavedPeaks(order, pool, connections, cfg.seconds, cfg.sliceSeconds, cfg.warmupSeconds, log);
+    const [a, b] = round % 2 === 1 ? got : [got[1], got[0]];
+    rows.push({ ...a, round }, { ...b, round });
+    pairs.push({ round, workload, a: figures(a), b: figures(b) });
+    return [a, b];
+  };
   /** Big batches closed loop, then paced at 80% of the slower side's peak, the same rate for both. */
   const bigPair = async (round: number, ds: Deployment[], suffix: string): Promise<void> => {
-    const peaks = await both(round, `big${suffix}`, ds, (d) => peak(d, pools.big, cfg.connections, cfg.seconds, cfg.warmupSeconds, log));
-    const rate = Math.max(1, SLO_LOAD * Math.min(...peaks.map((r) => r.requestsPerSec)));
+    const got = await peaks(round, `big${suffix}`, ds, pools.big, cfg.connections);
+    const rate = Math.max(1, SLO_LOAD * Math.min(...got.map((r) => r.requestsPerSec)));
     await both(round, `big @80%${suffix}`, ds, (d) => paced(d, pools.big, rate, cfg.seconds, log));
   };
 
@@ -85,7 +98,7 @@ export async function abRun(ctx: AbContext): Promise<{ pairs: AbPair[]; rows: (R
       await withBoth(1, 'off', async (ds) => {
         for (const w of closed) {
           if (w === 'big') await bigPair(round, ds, '');
-          else await both(round, w, ds, (d) => peak(d, pools[w]!, w === 'small' ? cfg.smallConnections : cfg.connections, cfg.seconds, cfg.warmupSeconds, log));
+          else await peaks(round, w, ds, pools[w]!, w === 'small' ? cfg.smallConnections : cfg.connections);
         }
       });
     }

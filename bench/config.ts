@@ -36,6 +36,8 @@ export interface BenchConfig {
   /** A/B mode: the other checkout (B), and how many rounds. */
   compare: string | null;
   rounds: number;
+  /** A/B mode: the closed-loop peaks taken in alternating slices of this many seconds; 0, one phase per side. */
+  sliceSeconds: number;
   out: string;
 }
 
@@ -76,6 +78,8 @@ export function loadBenchConfig(env: Env, defaultOut: string): BenchConfig {
     skipBaselines: env.BENCH_SKIP_BASELINES === '1',
     compare: env.BENCH_COMPARE?.trim() || null,
     rounds: positive(env, 'BENCH_ROUNDS', 3),
+    // Sliced by default in an A/B run: an A/A run's spread was four to five times narrower (bench/README.md).
+    sliceSeconds: positive(env, 'BENCH_SLICE_SECONDS', (env.BENCH_COMPARE?.trim() ?? '') !== '' ? 1 : 0, true),
     out: env.BENCH_OUT?.trim() || defaultOut,
   };
 }

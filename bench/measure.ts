@@ -156,6 +156,98 @@ export async function peak(d: Deployment, pool: BodyPool, connections: number, s
   return row;
 }
 
+/**
+ * Two deployments' peaks taken in slices of `sliceSeconds`, one side then
+ * the other (the order swapped each pair), for `seconds` each in all, after
+ * each side's warm-up: the machine's speed, which drifts over seconds to
+ * minutes, falls on both sides alike. Each side's server CPU is read over
+ * the whole span, so what it does between its slices (checkpoints, folds,
+ * collections) is its own; the load's figures add up over its slices, and a
+ * latency percentile is the largest of its slices'.
+ */
+export async function interleavedPeaks(
+  ds: [Deployment, Deployment], pool: BodyPool, connections: number, seconds: number, sliceSeconds: number, warmupSeconds: number, log: Log,
+): Promise<[Row, Row]> {
+  const sides = ds.map((d) => ({ d, cursor: d.cursor(pool), target: { url: d.urls[0]!, key: d.tenants[0]!.key } }));
+  for (const s of sides) await warmUp(s.d, warmupSeconds, (t) => closedLoop(s.target, s.cursor, connections, t));
+  await quiet(`${ds[0].name} and ${ds[1].name} ${pool.name}, interleaved`, log);
+  const wraps0 = sides.map((s) => s.cursor.wraps);
+  const stored0 = sides.map((s) => s.d.stored);
+  for (const s of sides) s.d.takePhasePeakMiB();
+  const cpu0 = sides.map((s) => sum(s.d.pids.map(cpuSeconds)));
+  const threads0 = sides.map((s) => s.d.pids.map(threadCpu));
+  const machine0 = machineBusySeconds();
+  const loads: (LoadFigures | null)[] = [null, null];
+  const slices = Math.max(1, Math.round(seconds / sliceSeconds));
+  for (let k = 0; k < slices; k++) {
+    for (const i of k % 2 === 0 ? [0, 1] : [1, 0]) {
+      const f = await closedLoop(sides[i]!.target, sides[i]!.cursor, connections, sliceSeconds);
+      sides[i]!.d.stored += f.accepted - f.duplicates;
+      loads[i] = loads[i] === null ? f : addLoads(loads[i]!, f);
+    }
+  }
+  const machineSec = machineBusySeconds() - machine0;
+  const rows = sides.map((s, i): Row => {
+    const f = loads[i]!;
+    const serverCpuSec = sum(s.d.pids.map(cpuSeconds)) - cpu0[i]!;
+    const requestSec = sum(s.d.pids.map((pid, j) => busiestThreadSeconds(threads0[i]![j]!, threadCpu(pid))));
+    const events = f.eventsPerSec * f.seconds;
+    return {
+      ...f,
+      system: s.d.name,
+      workload: pool.name,
+      label: `${pool.name} (slices of ${sliceSeconds} s)`,
+      itemsPerRequest: pool.itemsPerBody,
+      connections,
+      servers: s.d.pids.length,
+      peakRssMiB: s.d.takePhasePeakMiB(),
+      serverCpuSec,
+      serverUsPerEvent: perEventUs(serverCpuSec, events),
+      requestUsPerEvent: requestSec > 0 ? perEventUs(requestSec, events) : null,
+      dbCpuSec: null,
+      dbUsPerEvent: null,
+      poolWraps: s.cursor.wraps - wraps0[i]!,
+      otherCpuSec: 0,
+      storedAtStart: stored0[i]!,
+    };
+  });
+  // The machine's other work over the span, halved: the sides shared it.
+  const other = Math.max(0, machineSec - sum(rows.map((r) => r.serverCpuSec + r.loadgenCpuSec)));
+  for (const r of rows) {
+    r.otherCpuSec = other / 2;
+    report(r, log);
+  }
+  await sleep(1000);
+  return [rows[0]!, rows[1]!];
+}
+
+/** One side's load over two of its slices: counts and times add up; a percentile is the larger of the two. */
+function addLoads(a: LoadFigures, b: LoadFigures): LoadFigures {
+  const seconds = a.seconds + b.seconds;
+  const requests = a.requests + b.requests;
+  const events = a.eventsPerSec * a.seconds + b.eventsPerSec * b.seconds;
+  return {
+    seconds,
+    requests,
+    eventsPerSec: seconds > 0 ? events / seconds : 0,
+    requestsPerSec: seconds > 0 ? requests / seconds : 0,
+    p50Ms: Math.max(a.p50Ms, b.p50Ms),
+    p90Ms: Math.max(a.p90Ms, b.p90Ms),
+    p99Ms: Math.max(a.p99Ms, b.p99Ms),
+    maxMs: Math.max(a.maxMs, b.maxMs),
+    non2xx: a.non2xx + b.non2xx,
+    rateLimited: a.rateLimited + b.rateLimited,
+    errors: a.errors + b.errors,
+    timeouts: a.timeouts + b.timeouts,
+    accepted: a.accepted + b.accepted,
+    duplicates: a.duplicates + b.duplicates,
+    refusedItems: a.refusedItems + b.refusedItems,
+    droppedItems: a.droppedItems + b.droppedItems,
+    loadgenCpuSec: a.loadgenCpuSec + b.loadgenCpuSec,
+    firstRefusal: a.firstRefusal ?? b.firstRefusal,
+  };
+}
+
 /** The same bodies at a constant rate (open loop, up to 64 sockets), continuing the pool's cursor. */
 export async function paced(d: Deployment, pool: BodyPool, perSecond: number, seconds: number, log: Log, shape?: Partial<Shape>): Promise<Row> {
   const cursor = d.cursor(pool);
@@ -276,32 +368,13 @@ export async function fill(d: Deployment, pool: BodyPool, target: number, connec
  * be merged from the two summaries, so each is the larger of the two.
  */
 export function combineHalves(a: Row, b: Row): Row {
-  const seconds = a.seconds + b.seconds;
-  const requests = a.requests + b.requests;
-  const events = a.eventsPerSec * a.seconds + b.eventsPerSec * b.seconds;
+  const load = addLoads(a, b);
+  const events = load.eventsPerSec * load.seconds;
   const serverCpuSec = a.serverCpuSec + b.serverCpuSec;
   const dbCpuSec = a.dbCpuSec === null || b.dbCpuSec === null ? null : a.dbCpuSec + b.dbCpuSec;
-  const firstRefusal = a.firstRefusal ?? b.firstRefusal;
   return {
     ...a,
-    seconds,
-    requests,
-    eventsPerSec: seconds > 0 ? events / seconds : 0,
-    requestsPerSec: seconds > 0 ? requests / seconds : 0,
-    p50Ms: Math.max(a.p50Ms, b.p50Ms),
-    p90Ms: Math.max(a.p90Ms, b.p90Ms),
-    p99Ms: Math.max(a.p99Ms, b.p99Ms),
-    maxMs: Math.max(a.maxMs, b.maxMs),
-    non2xx: a.non2xx + b.non2xx,
-    rateLimited: a.rateLimited + b.rateLimited,
-    errors: a.errors + b.errors,
-    timeouts: a.timeouts + b.timeouts,
-    accepted: a.accepted + b.accepted,
-    duplicates: a.duplicates + b.duplicates,
-    refusedItems: a.refusedItems + b.refusedItems,
-    droppedItems: a.droppedItems + b.droppedItems,
-    loadgenCpuSec: a.loadgenCpuSec + b.loadgenCpuSec,
-    firstRefusal,
+    ...load,
     peakRssMiB: Math.max(a.peakRssMiB, b.peakRssMiB),
     serverCpuSec,
     serverUsPerEvent: perEventUs(serverCpuSec, events),
