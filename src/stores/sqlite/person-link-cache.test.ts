@@ -251,12 +251,14 @@ describe('PersonLinkCache', () => {
     cache.link('q', 'x\u0000y');
     expect(cache.get('q', 'x\u0000y')).toBeUndefined();
     cache.committed();
-    expect(cache.size).toEqual({ links: 2, persons: 2 });
+    // p's b and r's c: q, its last link gone, is no longer held either.
+    expect(cache.size).toEqual({ links: 2, persons: 2, projects: 2 });
     // Room again up to the limit, for links of a project not seen before.
     cache.beginWrite(1);
     for (const id of ['d', 'e', 'f']) cache.read('s', id, ref(`per_${id}`));
     cache.committed();
-    expect(cache.size).toEqual({ links: 3, persons: 3 });
+    // s's three pushed out p's and r's links, and their projects.
+    expect(cache.size).toEqual({ links: 3, persons: 3, projects: 1 });
     expect(['d', 'e', 'f'].map((id) => cache.get('s', id))).toEqual([ref('per_d'), ref('per_e'), ref('per_f')]);
   });
 
@@ -279,6 +281,6 @@ describe('PersonLinkCache', () => {
     cache.beginWrite(1);
     for (let i = 0; i < 100; i++) cache.read('p', `many${i}`, ref(`per_${i}`));
     cache.committed();
-    expect(cache.size).toEqual({ links: 3, persons: 3 });
+    expect(cache.size).toEqual({ links: 3, persons: 3, projects: 1 });
   });
 });
