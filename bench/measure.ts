@@ -162,8 +162,14 @@ export async function peak(d: Deployment, pool: BodyPool, connections: number, s
  * each side's warm-up: the machine's speed, which drifts over seconds to
  * minutes, falls on both sides alike. Each side's server CPU is read over
  * the whole span, so what it does between its slices (checkpoints, folds,
- * collections) is its own; the load's figures add up over its slices, and a
- * latency percentile is the largest of its slices'.
+ * collections) is its own; PostgreSQL's (one server for both sides) is read
+ * around each slice and counted to the side under load. The load's figures
+ * add up over its slices, and a latency percentile is the largest of its
+ * slices'. The requests in flight when a slice ends are dropped by the load
+ * generator uncounted, though the server does their work: a connection's
+ * request a slice (on `big`, 8 × 500 events, about 5% of a 1 s slice), the
+ * same number on both sides, so CPU per event reads that much high and
+ * events/s low on both, and B/A hardly moves.
  */
 export async function interleavedPeaks(
   ds: [Deployment, Deployment], pool: BodyPool, connections: number, seconds: number, sliceSeconds: number, warmupSeconds: number, log: Log,
@@ -178,10 +184,14 @@ export async function interleavedPeaks(
   const threads0 = sides.map((s) => s.d.pids.map(threadCpu));
   const machine0 = machineBusySeconds();
   const loads: (LoadFigures | null)[] = [null, null];
+  const dbSec = [0, 0];
+  const countsDb = ds[0].countsDb;
   const slices = Math.max(1, Math.round(seconds / sliceSeconds));
   for (let k = 0; k < slices; k++) {
     for (const i of k % 2 === 0 ? [0, 1] : [1, 0]) {
+      const db0 = countsDb ? postgresCpuSeconds() : 0;
       const f = await closedLoop(sides[i]!.target, sides[i]!.cursor, connections, sliceSeconds);
+      if (countsDb) dbSec[i]! += postgresCpuSeconds() - db0;
       sides[i]!.d.stored += f.accepted - f.duplicates;
       loads[i] = loads[i] === null ? f : addLoads(loads[i]!, f);
     }
@@ -204,15 +214,15 @@ export async function interleavedPeaks(
       serverCpuSec,
       serverUsPerEvent: perEventUs(serverCpuSec, events),
       requestUsPerEvent: requestSec > 0 ? perEventUs(requestSec, events) : null,
-      dbCpuSec: null,
-      dbUsPerEvent: null,
+      dbCpuSec: countsDb ? dbSec[i]! : null,
+      dbUsPerEvent: countsDb ? perEventUs(dbSec[i]!, events) : null,
       poolWraps: s.cursor.wraps - wraps0[i]!,
       otherCpuSec: 0,
       storedAtStart: stored0[i]!,
     };
   });
   // The machine's other work over the span, halved: the sides shared it.
-  const other = Math.max(0, machineSec - sum(rows.map((r) => r.serverCpuSec + r.loadgenCpuSec)));
+  const other = Math.max(0, machineSec - sum(rows.map((r) => r.serverCpuSec + r.loadgenCpuSec + (r.dbCpuSec ?? 0))));
   for (const r of rows) {
     r.otherCpuSec = other / 2;
     report(r, log);
