@@ -57,20 +57,20 @@ export async function abRun(ctx: AbContext): Promise<{ pairs: AbPair[]; rows: (R
       for (const d of ds) await d.stop(log);
     }
   };
-  /** One phase on each side in turn (A first in odd rounds, B first in even ones), kept as a pair. */
-  const both = async (round: number, workload: string, ds: Deployment[], phase: (d: Deployment) => Promise<Row>): Promise<Row[]> => {
-    let a: Row;
-    let b: Row;
-    if (round % 2 === 1) {
-      a = await phase(ds[0]!);
-      b = await phase(ds[1]!);
-    } else {
-      b = await phase(ds[1]!);
-      a = await phase(ds[0]!);
-    }
+  /** A's and B's rows of one workload in a round, kept as a pair. */
+  const keep = (round: number, workload: string, a: Row, b: Row): Row[] => {
     rows.push({ ...a, round }, { ...b, round });
     pairs.push({ round, workload, a: figures(a), b: figures(b) });
     return [a, b];
+  };
+  /** One phase on each side in turn (A first in odd rounds, B first in even ones), kept as a pair. */
+  const both = async (round: number, workload: string, ds: Deployment[], phase: (d: Deployment) => Promise<Row>): Promise<Row[]> => {
+    if (round % 2 === 1) {
+      const a = await phase(ds[0]!);
+      return keep(round, workload, a, await phase(ds[1]!));
+    }
+    const b = await phase(ds[1]!);
+    return keep(round, workload, await phase(ds[0]!), b);
   };
   /**
    * A closed-loop peak of each side: one phase each (A first in odd rounds),
@@ -80,10 +80,7 @@ export async function abRun(ctx: AbContext): Promise<{ pairs: AbPair[]; rows: (R
     if (cfg.sliceSeconds <= 0) return both(round, workload, ds, (d) => peak(d, pool, connections, cfg.seconds, cfg.warmupSeconds, log));
     const order: [Deployment, Deployment] = round % 2 === 1 ? [ds[0]!, ds[1]!] : [ds[1]!, ds[0]!];
     const got = await interleavedPeaks(order, pool, connections, cfg.seconds, cfg.sliceSeconds, cfg.warmupSeconds, log);
-    const [a, b] = round % 2 === 1 ? got : [got[1], got[0]];
-    rows.push({ ...a, round }, { ...b, round });
-    pairs.push({ round, workload, a: figures(a), b: figures(b) });
-    return [a, b];
+    return round % 2 === 1 ? keep(round, workload, got[0], got[1]) : keep(round, workload, got[1], got[0]);
   };
   /** Big batches closed loop, then paced at 80% of the slower side's peak, the same rate for both. */
   const bigPair = async (round: number, ds: Deployment[], suffix: string): Promise<void> => {
