@@ -19,6 +19,10 @@
  * round; alone (webhook only) it is not part of npm run bench.
  * DEST_RATE=<events/s> runs only the paced phase, at that rate;
  * DEST_KINDS=none with it runs that phase with no destination.
+ * DEST_BACKLOG=1 runs neither: each round stores `big` for BENCH_SECONDS
+ * (closed loop) with the destinations paused, then resumes them and
+ * measures delivery alone until every event is delivered: its CPU per
+ * event without ingestion beside it, to A/B a change to delivery.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -71,6 +75,9 @@ const FIXED_RATE = ((text) => {
   return rate;
 })(process.env.DEST_RATE);
 if (NONE && FIXED_RATE === null) throw new Error('DEST_KINDS=none runs only the paced phase: give DEST_RATE too.');
+/** DEST_BACKLOG=1: delivery alone, of a backlog stored with the destinations paused (the header). */
+const BACKLOG = process.env.DEST_BACKLOG === '1';
+if (BACKLOG && (NONE || FIXED_RATE !== null)) throw new Error('DEST_BACKLOG runs neither the peaks nor the paced phase: leave out DEST_RATE and DEST_KINDS=none.');
 const BIN = join(ROOT, 'bin/inlet');
 
 /** Receives webhook batches: counts events and notes how long the oldest of each batch waited. */
@@ -143,6 +150,8 @@ interface Side {
   stop: () => Promise<unknown>;
   /** Resolves once the destination has every stored event (asked of `inlet destination list`). */
   drained: () => Promise<void>;
+  /** Pauses or resumes every destination of the side. */
+  setPaused: (paused: boolean) => Promise<void>;
 }
 
 /**
@@ -169,11 +178,13 @@ async function serve(receiver: Receiver | null, probe: Buffer): Promise<Side> {
     }
   };
   const s3 = receiver !== null && KINDS.has('s3') ? await localS3() : null;
+  const destinations: string[] = [];
   if (receiver !== null) {
-    await cli(['destination', 'create', '--project', project.id, '--kind', 'webhook', '--url', await receiver.start()]);
+    destinations.push((await cli<{ id: string }>(['destination', 'create', '--project', project.id, '--kind', 'webhook', '--url', await receiver.start()])).id);
     if (s3 !== null) {
-      await cli(['destination', 'create', '--project', project.id, '--kind', 's3', '--url', 's3://bench/events', '--endpoint', s3.endpoint,
+      const made = await cli<{ id: string }>(['destination', 'create', '--project', project.id, '--kind', 's3', '--url', 's3://bench/events', '--endpoint', s3.endpoint,
         '--access-key-id', 'S3RVER', '--secret-access-key', 'S3RVER', '--every', '5s']);
+      destinations.push(made.id);
     }
     const res = await fetch(`${server.url}/api/v1/batch`, { method: 'POST', headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' }, body: probe.toString('utf8') });
     await res.arrayBuffer();
@@ -183,6 +194,9 @@ async function serve(receiver: Receiver | null, probe: Buffer): Promise<Side> {
   }
   return {
     url: server.url, key: key.key, pid: server.pid, drained,
+    setPaused: async (paused) => {
+      for (const id of destinations) await cli(['destination', paused ? 'pause' : 'resume', id]);
+    },
     stop: async () => {
       await stopProcess(server.proc);
       await s3?.close();
@@ -214,6 +228,35 @@ async function peak(side: Side, cursor: BodyCursor): Promise<Figures> {
   return { load, cpuPerEventUs: (cpu / events) * 1e6, threads: threadLine(threads0, side.pid, events) };
 }
 
+/**
+ * Delivery alone: `big` stored for BENCH_SECONDS with the destinations
+ * paused, then delivered with nothing else running. The CPU of the delivery
+ * process per event, from the resume until every destination has every
+ * event, and how long that took.
+ */
+async function backlogRound(round: number, pool: ReturnType<typeof generatePool>, probe: Buffer): Promise<void> {
+  const receiver = new Receiver();
+  const side = await serve(receiver, probe);
+  try {
+    await side.setPaused(true);
+    const load = await closedLoop(side, new BodyCursor(pool), CONNECTIONS, SECONDS);
+    const events = load.eventsPerSec * load.seconds;
+    const threads0 = threadCpu(side.pid);
+    const began = Date.now();
+    await side.setPaused(false);
+    await side.drained();
+    const seconds = (Date.now() - began) / 1000;
+    const t = threadShares(threads0, threadCpu(side.pid), events);
+    console.log(
+      `round ${round} backlog of ${Math.round(events)} events: delivered in ${seconds.toFixed(1)} s (${Math.round(events / seconds)} ev/s), ` +
+        `delivery ${t.lowered.toFixed(2)} µs/ev; the server meanwhile: its busiest thread ${t.busiest.toFixed(2)}, the others ${t.rest.toFixed(2)} µs/ev`,
+    );
+  } finally {
+    await side.stop();
+    await receiver.close();
+  }
+}
+
 async function main(): Promise<void> {
   const pool = generatePool({ name: 'big', prefix: 'd', seed: 1, bodies: 400, itemsPerBody: 500, gzip: false, now: Date.now() });
   const ratios: number[] = [];
@@ -221,6 +264,10 @@ async function main(): Promise<void> {
   const heldShares: number[] = [];
   const probe = generatePool({ name: 'probe', prefix: 'q', seed: 2, bodies: 1, itemsPerBody: 500, gzip: false, now: Date.now() }).raw[0]!;
   for (let round = 1; round <= ROUNDS; round++) {
+    if (BACKLOG) {
+      await backlogRound(round, pool, probe);
+      continue;
+    }
     const receiver = new Receiver();
     const got: Record<'without' | 'with', Figures> = {} as never;
     const order = round % 2 === 1 ? (['without', 'with'] as const) : (['with', 'without'] as const);
