@@ -1,0 +1,112 @@
+/**
+ * What a server does after a load stops: `big` (closed loop, 8 connections,
+ * BENCH_SECONDS, 10, after a 2 s warm-up and a quiet wait) on a fresh
+ * embedded store, then the server's CPU until it has been quiet for 3 s.
+ * At the peak the fold of a person's events (domain/people/person-events-fold.ts)
+ * yields to requests, so the closed-loop rows of `npm run bench` leave out
+ * the work it does once the load eases: this prints both, per event stored
+ * in the phase, split as `destination.ts` splits them (the thread that
+ * answers requests, the others).
+ *
+ *   npm run build && npx tsc -p bench/tsconfig.json && node dist/bench/bench/after-load.js
+ *
+ * AFTER_LOAD_ROUNDS (3); BENCH_COMPARE names another built checkout, run in
+ * turn with this one each round. Not part of npm run bench.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { closedLoop } from './load.js';
+import { BodyCursor, generatePool } from './payloads.js';
+import { cpuSeconds, threadCpu, threadShares } from './proc-stats.js';
+import { ROOT, runJson, startListening, stopProcess } from './processes.js';
+
+const ROUNDS = Number(process.env.AFTER_LOAD_ROUNDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = 8;
+/** A second the server used less CPU than this is a quiet one. */
+const QUIET_CPU_SECONDS = 0.03;
+const QUIET_SECONDS = 3;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Samples the process's CPU once a second until QUIET_SECONDS quiet seconds in a row; the CPU seconds it read last. */
+async function untilQuiet(pid: number): Promise<number> {
+  let last = cpuSeconds(pid);
+  for (let quiet = 0; quiet < QUIET_SECONDS; ) {
+    await sleep(1000);
+    const now = cpuSeconds(pid);
+    quiet = now - last < QUIET_CPU_SECONDS ? quiet + 1 : 0;
+    last = now;
+  }
+  return last;
+}
+
+interface Figures {
+  eventsPerSec: number;
+  phaseUs: number;
+  afterUs: number;
+  afterSeconds: number;
+  line: string;
+}
+
+async function round(checkout: string, pool: ReturnType<typeof generatePool>): Promise<Figures> {
+  const bin = join(checkout, 'bin/inlet');
+  const dir = mkdtempSync(join(tmpdir(), 'inlet-after-load-'));
+  const env = { ...process.env, INLET_DATA_DIR: dir, INLET_DATABASE_URL: '', INLET_REDIS_URL: '', INLET_LOG_LEVEL: 'warn', INLET_METRICS_PORT: '0', INLET_LIMIT_BURST: '0', INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '0' };
+  const server = await startListening([bin, 'serve', '--port', '0'], env, 120_000);
+  try {
+    const cli = <T>(args: string[]) => runJson<T>([bin, ...args, '--json'], env);
+    const org = await cli<{ id: string }>(['org', 'create', '--name', 'Bench']);
+    const project = await cli<{ id: string }>(['project', 'create', '--name', 'Web', '--org', org.id, '--api-enabled']);
+    const source = await cli<{ id: string }>(['source', 'create', '--project', project.id, '--name', 'Server']);
+    const key = await cli<{ key: string }>(['key', 'create', '--source', source.id]);
+    const side = { url: server.url, key: key.key };
+    const cursor = new BodyCursor(pool);
+    await closedLoop(side, cursor, CONNECTIONS, 2);
+    // What the warm-up left to do is done before the phase: the phase's events alone are counted after it.
+    await untilQuiet(server.pid);
+    const cpu0 = cpuSeconds(server.pid);
+    const threads0 = threadCpu(server.pid);
+    const load = await closedLoop(side, cursor, CONNECTIONS, SECONDS);
+    const cpu1 = cpuSeconds(server.pid);
+    const threads1 = threadCpu(server.pid);
+    const ended = Date.now();
+    const cpu2 = await untilQuiet(server.pid);
+    const afterSeconds = (Date.now() - ended) / 1000 - QUIET_SECONDS;
+    const events = load.eventsPerSec * load.seconds;
+    const during = threadShares(threads0, threads1, events);
+    const after = threadShares(threads1, threadCpu(server.pid), events);
+    const us = (s: number) => (s / events) * 1e6;
+    const f = { eventsPerSec: load.eventsPerSec, phaseUs: us(cpu1 - cpu0), afterUs: us(cpu2 - cpu1), afterSeconds };
+    return {
+      ...f,
+      line:
+        `${Math.round(f.eventsPerSec)} ev/s; in the phase ${f.phaseUs.toFixed(2)} µs/ev (request thread ${during.busiest.toFixed(2)}, others ${during.rest.toFixed(2)}); ` +
+        `after it, ${f.afterSeconds.toFixed(1)} s until quiet, ${f.afterUs.toFixed(2)} µs/ev more (request thread ${after.busiest.toFixed(2)}, others ${after.rest.toFixed(2)})`,
+    };
+  } finally {
+    await stopProcess(server.proc);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const pool = generatePool({ name: 'big', prefix: 'a', seed: 1, bodies: 400, itemsPerBody: 500, gzip: false, now: Date.now() });
+  const sides = process.env.BENCH_COMPARE ? [['A', ROOT], ['B', process.env.BENCH_COMPARE]] : [['A', ROOT]];
+  const after: Record<string, number[]> = {};
+  for (let r = 1; r <= ROUNDS; r++) {
+    // The order alternates by round: the machine's speed drifts.
+    for (const [name, checkout] of r % 2 === 1 ? sides : [...sides].reverse()) {
+      const got = await round(checkout!, pool);
+      (after[name!] ??= []).push(got.afterUs);
+      console.log(`round ${r} ${name}: ${got.line}`);
+    }
+  }
+  for (const [name, xs] of Object.entries(after)) {
+    const sorted = [...xs].sort((a, b) => a - b);
+    console.log(`${name}: after the load, µs/ev min / median / max: ${sorted[0]!.toFixed(2)} / ${sorted[Math.floor(sorted.length / 2)]!.toFixed(2)} / ${sorted.at(-1)!.toFixed(2)}`);
+  }
+}
+
+await main();
