@@ -6,12 +6,15 @@
  * small runs of a fold that keeps up (a pass a second) merge among
  * themselves. No size band then holds MERGE_LEAST runs, so a project has at
  * most about (MERGE_LEAST - 1) × (log8(its keys / MERGE_FLOOR) + 1) runs,
- * each probed by a read, and a key is rewritten about log8 of that many
- * times. Merging 4 runs within a factor of 4 rewrote each key 3.1 times by a
- * million keys (7.2 µs of CPU per event folded on SQLite, against 4.2 with 8).
+ * each probed by a read (an index seek each), and a key is rewritten fewer
+ * times the more runs a merge takes. Merging 4 runs within a factor of 4
+ * rewrote each key 3.1 times by a million keys (7.2 µs of CPU per event
+ * folded on SQLite, against 4.2 with 8); merging 16 instead of 8, the fold
+ * after 30 s of `big` took 4.6–4.7 µs an event against 8.3–9.4
+ * (bench/after-load.ts), for about twice as many runs to read.
  */
-export const MERGE_LEAST = 8;
-export const MERGE_MOST = 16;
+export const MERGE_LEAST = 16;
+export const MERGE_MOST = 32;
 export const MERGE_SIMILAR = 8;
 export const MERGE_FLOOR = 4096;
 
