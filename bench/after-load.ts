@@ -11,7 +11,8 @@
  *   npm run build && npx tsc -p bench/tsconfig.json && node dist/bench/bench/after-load.js
  *
  * AFTER_LOAD_ROUNDS (3); BENCH_COMPARE names another built checkout, run in
- * turn with this one each round. Not part of npm run bench.
+ * turn with this one each round; BENCH_CPU_PROF, a directory where each
+ * server writes a CPU profile. Not part of npm run bench.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,22 +25,26 @@ import { ROOT, runJson, startListening, stopProcess } from './processes.js';
 const ROUNDS = Number(process.env.AFTER_LOAD_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = 8;
-/** A second the server used less CPU than this is a quiet one. */
-const QUIET_CPU_SECONDS = 0.03;
+/** A second the server used less CPU than this is a quiet one (a profiler's sampling takes more). */
+const QUIET_CPU_SECONDS = process.env.BENCH_CPU_PROF ? 0.15 : 0.03;
 const QUIET_SECONDS = 3;
+/** A server still busy this long after the load is reported as never quiet. */
+const QUIET_WAIT_LIMIT_S = 600;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Samples the process's CPU once a second until QUIET_SECONDS quiet seconds in a row; the CPU seconds it read last. */
-async function untilQuiet(pid: number): Promise<number> {
+/** Samples the process's CPU once a second until QUIET_SECONDS quiet seconds in a row (or QUIET_WAIT_LIMIT_S); the CPU seconds it read last, and whether it went quiet. */
+async function untilQuiet(pid: number): Promise<{ cpu: number; quiet: boolean }> {
   let last = cpuSeconds(pid);
+  const began = Date.now();
   for (let quiet = 0; quiet < QUIET_SECONDS; ) {
+    if (Date.now() - began > QUIET_WAIT_LIMIT_S * 1000) return { cpu: last, quiet: false };
     await sleep(1000);
     const now = cpuSeconds(pid);
     quiet = now - last < QUIET_CPU_SECONDS ? quiet + 1 : 0;
     last = now;
   }
-  return last;
+  return { cpu: last, quiet: true };
 }
 
 interface Figures {
@@ -54,7 +59,8 @@ async function round(checkout: string, pool: ReturnType<typeof generatePool>): P
   const bin = join(checkout, 'bin/inlet');
   const dir = mkdtempSync(join(tmpdir(), 'inlet-after-load-'));
   const env = { ...process.env, INLET_DATA_DIR: dir, INLET_DATABASE_URL: '', INLET_REDIS_URL: '', INLET_LOG_LEVEL: 'warn', INLET_METRICS_PORT: '0', INLET_LIMIT_BURST: '0', INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '0' };
-  const server = await startListening([bin, 'serve', '--port', '0'], env, 120_000);
+  const prof = process.env.BENCH_CPU_PROF;
+  const server = await startListening([...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), bin, 'serve', '--port', '0'], env, 120_000);
   try {
     const cli = <T>(args: string[]) => runJson<T>([bin, ...args, '--json'], env);
     const org = await cli<{ id: string }>(['org', 'create', '--name', 'Bench']);
@@ -72,8 +78,8 @@ async function round(checkout: string, pool: ReturnType<typeof generatePool>): P
     const cpu1 = cpuSeconds(server.pid);
     const threads1 = threadCpu(server.pid);
     const ended = Date.now();
-    const cpu2 = await untilQuiet(server.pid);
-    const afterSeconds = (Date.now() - ended) / 1000 - QUIET_SECONDS;
+    const { cpu: cpu2, quiet } = await untilQuiet(server.pid);
+    const afterSeconds = (Date.now() - ended) / 1000 - (quiet ? QUIET_SECONDS : 0);
     const events = load.eventsPerSec * load.seconds;
     const during = threadShares(threads0, threads1, events);
     const after = threadShares(threads1, threadCpu(server.pid), events);
@@ -83,7 +89,7 @@ async function round(checkout: string, pool: ReturnType<typeof generatePool>): P
       ...f,
       line:
         `${Math.round(f.eventsPerSec)} ev/s; in the phase ${f.phaseUs.toFixed(2)} µs/ev (request thread ${during.busiest.toFixed(2)}, others ${during.rest.toFixed(2)}); ` +
-        `after it, ${f.afterSeconds.toFixed(1)} s until quiet, ${f.afterUs.toFixed(2)} µs/ev more (request thread ${after.busiest.toFixed(2)}, others ${after.rest.toFixed(2)})`,
+        `after it, ${f.afterSeconds.toFixed(1)} s ${quiet ? 'until quiet' : 'and never quiet'}, ${f.afterUs.toFixed(2)} µs/ev more (request thread ${after.busiest.toFixed(2)}, others ${after.rest.toFixed(2)})`,
     };
   } finally {
     await stopProcess(server.proc);
