@@ -33,18 +33,28 @@ const QUIET_WAIT_LIMIT_S = 600;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Samples the process's CPU once a second until QUIET_SECONDS quiet seconds in a row (or QUIET_WAIT_LIMIT_S); the CPU seconds it read last, and whether it went quiet. */
-async function untilQuiet(pid: number): Promise<{ cpu: number; quiet: boolean }> {
+/**
+ * Samples the process's CPU once a second until QUIET_SECONDS quiet seconds
+ * in a row (or QUIET_WAIT_LIMIT_S): the CPU seconds read when the quiet
+ * seconds began (theirs are not the work after the load), when that was,
+ * and whether it went quiet.
+ */
+async function untilQuiet(pid: number): Promise<{ cpu: number; at: number; quiet: boolean }> {
   let last = cpuSeconds(pid);
-  const began = Date.now();
+  let lastAt = Date.now();
+  let streak = { cpu: last, at: lastAt };
+  const began = lastAt;
   for (let quiet = 0; quiet < QUIET_SECONDS; ) {
-    if (Date.now() - began > QUIET_WAIT_LIMIT_S * 1000) return { cpu: last, quiet: false };
+    if (lastAt - began > QUIET_WAIT_LIMIT_S * 1000) return { cpu: last, at: lastAt, quiet: false };
     await sleep(1000);
     const now = cpuSeconds(pid);
-    quiet = now - last < QUIET_CPU_SECONDS ? quiet + 1 : 0;
+    if (now - last < QUIET_CPU_SECONDS) quiet++;
+    else quiet = 0;
+    if (quiet === 0) streak = { cpu: now, at: Date.now() };
     last = now;
+    lastAt = Date.now();
   }
-  return { cpu: last, quiet: true };
+  return { ...streak, quiet: true };
 }
 
 interface Figures {
@@ -71,15 +81,15 @@ async function round(checkout: string, pool: ReturnType<typeof generatePool>): P
     const cursor = new BodyCursor(pool);
     await closedLoop(side, cursor, CONNECTIONS, 2);
     // What the warm-up left to do is done before the phase: the phase's events alone are counted after it.
-    await untilQuiet(server.pid);
+    if (!(await untilQuiet(server.pid)).quiet) throw new Error(`The server was not quiet within ${QUIET_WAIT_LIMIT_S} s of the warm-up.`);
     const cpu0 = cpuSeconds(server.pid);
     const threads0 = threadCpu(server.pid);
     const load = await closedLoop(side, cursor, CONNECTIONS, SECONDS);
     const cpu1 = cpuSeconds(server.pid);
     const threads1 = threadCpu(server.pid);
     const ended = Date.now();
-    const { cpu: cpu2, quiet } = await untilQuiet(server.pid);
-    const afterSeconds = (Date.now() - ended) / 1000 - (quiet ? QUIET_SECONDS : 0);
+    const { cpu: cpu2, at, quiet } = await untilQuiet(server.pid);
+    const afterSeconds = (at - ended) / 1000;
     const events = load.eventsPerSec * load.seconds;
     const during = threadShares(threads0, threads1, events);
     const after = threadShares(threads1, threadCpu(server.pid), events);

@@ -242,13 +242,13 @@ async function backlogRound(round: number, pool: ReturnType<typeof generatePool>
     const load = await closedLoop(side, new BodyCursor(pool), CONNECTIONS, SECONDS);
     const events = load.eventsPerSec * load.seconds;
     const threads0 = threadCpu(side.pid);
-    const began = Date.now();
     await side.setPaused(false);
     await side.drained();
-    const seconds = (Date.now() - began) / 1000;
+    // From the first batch: a resumed destination waits for the next scan (up to 5 s) before anything is sent.
+    const seconds = (Date.now() - receiver.seenAt[0]!) / 1000;
     const t = threadShares(threads0, threadCpu(side.pid), events);
     console.log(
-      `round ${round} backlog of ${Math.round(events)} events: delivered in ${seconds.toFixed(1)} s (${Math.round(events / seconds)} ev/s), ` +
+      `round ${round} backlog of ${Math.round(events)} events: delivered in ${seconds.toFixed(1)} s from the first batch (${Math.round(events / seconds)} ev/s), ` +
         `delivery ${t.lowered.toFixed(2)} µs/ev; the server meanwhile: its busiest thread ${t.busiest.toFixed(2)}, the others ${t.rest.toFixed(2)} µs/ev`,
     );
   } finally {
