@@ -14,13 +14,10 @@
  * turn with this one each round; BENCH_CPU_PROF, a directory where each
  * server writes a CPU profile. Not part of npm run bench.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { closedLoop } from './load.js';
 import { BodyCursor, generatePool } from './payloads.js';
 import { cpuSeconds, threadCpu, threadShares } from './proc-stats.js';
-import { ROOT, runJson, startListening, stopProcess } from './processes.js';
+import { ROOT, startKeyedServer } from './processes.js';
 
 const ROUNDS = Number(process.env.AFTER_LOAD_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -57,27 +54,11 @@ async function untilQuiet(pid: number): Promise<{ cpu: number; at: number; quiet
   return { ...streak, quiet: true };
 }
 
-interface Figures {
-  eventsPerSec: number;
-  phaseUs: number;
-  afterUs: number;
-  afterSeconds: number;
-  line: string;
-}
-
-async function round(checkout: string, pool: ReturnType<typeof generatePool>): Promise<Figures> {
-  const bin = join(checkout, 'bin/inlet');
-  const dir = mkdtempSync(join(tmpdir(), 'inlet-after-load-'));
-  const env = { ...process.env, INLET_DATA_DIR: dir, INLET_DATABASE_URL: '', INLET_REDIS_URL: '', INLET_LOG_LEVEL: 'warn', INLET_METRICS_PORT: '0', INLET_LIMIT_BURST: '0', INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '0' };
-  const prof = process.env.BENCH_CPU_PROF;
-  const server = await startListening([...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), bin, 'serve', '--port', '0'], env, 120_000);
+/** One server's round: the work after the load per event stored in it, and the line that says it all. */
+async function round(checkout: string, pool: ReturnType<typeof generatePool>): Promise<{ afterUs: number; line: string }> {
+  const { server, key, stop } = await startKeyedServer(checkout, 'after-load');
   try {
-    const cli = <T>(args: string[]) => runJson<T>([bin, ...args, '--json'], env);
-    const org = await cli<{ id: string }>(['org', 'create', '--name', 'Bench']);
-    const project = await cli<{ id: string }>(['project', 'create', '--name', 'Web', '--org', org.id, '--api-enabled']);
-    const source = await cli<{ id: string }>(['source', 'create', '--project', project.id, '--name', 'Server']);
-    const key = await cli<{ key: string }>(['key', 'create', '--source', source.id]);
-    const side = { url: server.url, key: key.key };
+    const side = { url: server.url, key };
     const cursor = new BodyCursor(pool);
     await closedLoop(side, cursor, CONNECTIONS, 2);
     // What the warm-up left to do is done before the phase: the phase's events alone are counted after it.
@@ -89,21 +70,18 @@ async function round(checkout: string, pool: ReturnType<typeof generatePool>): P
     const threads1 = threadCpu(server.pid);
     const ended = Date.now();
     const { cpu: cpu2, at, quiet } = await untilQuiet(server.pid);
-    const afterSeconds = (at - ended) / 1000;
     const events = load.eventsPerSec * load.seconds;
     const during = threadShares(threads0, threads1, events);
     const after = threadShares(threads1, threadCpu(server.pid), events);
     const us = (s: number) => (s / events) * 1e6;
-    const f = { eventsPerSec: load.eventsPerSec, phaseUs: us(cpu1 - cpu0), afterUs: us(cpu2 - cpu1), afterSeconds };
     return {
-      ...f,
+      afterUs: us(cpu2 - cpu1),
       line:
-        `${Math.round(f.eventsPerSec)} ev/s; in the phase ${f.phaseUs.toFixed(2)} µs/ev (request thread ${during.busiest.toFixed(2)}, others ${during.rest.toFixed(2)}); ` +
-        `after it, ${f.afterSeconds.toFixed(1)} s ${quiet ? 'until quiet' : 'and never quiet'}, ${f.afterUs.toFixed(2)} µs/ev more (request thread ${after.busiest.toFixed(2)}, others ${after.rest.toFixed(2)})`,
+        `${Math.round(load.eventsPerSec)} ev/s; in the phase ${us(cpu1 - cpu0).toFixed(2)} µs/ev (request thread ${during.busiest.toFixed(2)}, others ${during.rest.toFixed(2)}); ` +
+        `after it, ${((at - ended) / 1000).toFixed(1)} s ${quiet ? 'until quiet' : 'and never quiet'}, ${us(cpu2 - cpu1).toFixed(2)} µs/ev more (request thread ${after.busiest.toFixed(2)}, others ${after.rest.toFixed(2)})`,
     };
   } finally {
-    await stopProcess(server.proc);
-    rmSync(dir, { recursive: true, force: true });
+    await stop();
   }
 }
 

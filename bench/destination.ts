@@ -34,7 +34,7 @@ import { closedLoop, type LoadFigures } from './load.js';
 import { constantRate } from './paced-load.js';
 import { BodyCursor, generatePool } from './payloads.js';
 import { type ThreadCpu, cpuSeconds, machineBusySeconds, threadCpu, threadShares } from './proc-stats.js';
-import { ROOT, runJson, startListening, stopProcess } from './processes.js';
+import { ROOT, startKeyedServer } from './processes.js';
 import S3rver from 's3rver';
 
 /** A local S3-compatible store for the s3 destination, in a temporary directory: its endpoint, and its end. */
@@ -78,7 +78,6 @@ if (NONE && FIXED_RATE === null) throw new Error('DEST_KINDS=none runs only the 
 /** DEST_BACKLOG=1: delivery alone, of a backlog stored with the destinations paused (the header). */
 const BACKLOG = process.env.DEST_BACKLOG === '1';
 if (BACKLOG && (NONE || FIXED_RATE !== null)) throw new Error('DEST_BACKLOG runs neither the peaks nor the paced phase: leave out DEST_RATE and DEST_KINDS=none.');
-const BIN = join(ROOT, 'bin/inlet');
 
 /** Receives webhook batches: counts events and notes how long the oldest of each batch waited. */
 class Receiver {
@@ -160,19 +159,11 @@ interface Side {
  * arrived (the server found the destination), the side is ready.
  */
 async function serve(receiver: Receiver | null, probe: Buffer): Promise<Side> {
-  const dir = mkdtempSync(join(tmpdir(), 'inlet-destination-bench-'));
   // The receiver is on loopback, which destinations reach only with INLET_DESTINATIONS_ALLOW_PRIVATE.
-  const env = { ...process.env, INLET_DATA_DIR: dir, INLET_DATABASE_URL: '', INLET_REDIS_URL: '', INLET_LOG_LEVEL: 'warn', INLET_METRICS_PORT: '0', INLET_LIMIT_BURST: '0', INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '0', INLET_DESTINATIONS_ALLOW_PRIVATE: 'true' };
-  const prof = process.env.BENCH_CPU_PROF;
-  const server = await startListening([...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), BIN, 'serve', '--port', '0'], env, 120_000);
-  const cli = <T>(args: string[]) => runJson<T>([BIN, ...args, '--json'], env);
-  const org = await cli<{ id: string }>(['org', 'create', '--name', 'Bench']);
-  const project = await cli<{ id: string }>(['project', 'create', '--name', 'Web', '--org', org.id, '--api-enabled']);
-  const source = await cli<{ id: string }>(['source', 'create', '--project', project.id, '--name', 'Server']);
-  const key = await cli<{ key: string }>(['key', 'create', '--source', source.id]);
+  const { server, projectId, key, cli, stop } = await startKeyedServer(ROOT, 'destination-bench', { INLET_DESTINATIONS_ALLOW_PRIVATE: 'true' });
   const drained = async () => {
     for (;;) {
-      const all = await cli<{ lag_events: number }[]>(['destination', 'list', '--project', project.id]);
+      const all = await cli<{ lag_events: number }[]>(['destination', 'list', '--project', projectId]);
       if (all.every((d) => d.lag_events === 0)) return;
       await new Promise((r) => setTimeout(r, 250));
     }
@@ -180,27 +171,26 @@ async function serve(receiver: Receiver | null, probe: Buffer): Promise<Side> {
   const s3 = receiver !== null && KINDS.has('s3') ? await localS3() : null;
   const destinations: string[] = [];
   if (receiver !== null) {
-    destinations.push((await cli<{ id: string }>(['destination', 'create', '--project', project.id, '--kind', 'webhook', '--url', await receiver.start()])).id);
+    destinations.push((await cli<{ id: string }>(['destination', 'create', '--project', projectId, '--kind', 'webhook', '--url', await receiver.start()])).id);
     if (s3 !== null) {
-      const made = await cli<{ id: string }>(['destination', 'create', '--project', project.id, '--kind', 's3', '--url', 's3://bench/events', '--endpoint', s3.endpoint,
+      const made = await cli<{ id: string }>(['destination', 'create', '--project', projectId, '--kind', 's3', '--url', 's3://bench/events', '--endpoint', s3.endpoint,
         '--access-key-id', 'S3RVER', '--secret-access-key', 'S3RVER', '--every', '5s']);
       destinations.push(made.id);
     }
-    const res = await fetch(`${server.url}/api/v1/batch`, { method: 'POST', headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' }, body: probe.toString('utf8') });
+    const res = await fetch(`${server.url}/api/v1/batch`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: probe.toString('utf8') });
     await res.arrayBuffer();
     await receiver.until(1);
     await drained();
     receiver.reset();
   }
   return {
-    url: server.url, key: key.key, pid: server.pid, drained,
+    url: server.url, key, pid: server.pid, drained,
     setPaused: async (paused) => {
       for (const id of destinations) await cli(['destination', paused ? 'pause' : 'resume', id]);
     },
     stop: async () => {
-      await stopProcess(server.proc);
+      await stop();
       await s3?.close();
-      rmSync(dir, { recursive: true, force: true });
     },
   };
 }

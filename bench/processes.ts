@@ -1,4 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The checkout this benchmark was built from (dist/bench/bench/ is three folders below it). */
@@ -104,4 +107,47 @@ export function runText(args: string[], env: NodeJS.ProcessEnv): Promise<string>
       resolve(out);
     });
   });
+}
+
+/** A server of a checkout on a fresh embedded store, with a project, a source and a key made by its CLI. */
+export interface KeyedServer {
+  server: Listening;
+  projectId: string;
+  key: string;
+  /** Runs the checkout's CLI on the server's store; the one JSON value it prints. */
+  cli: <T>(args: string[]) => Promise<T>;
+  /** Stops the server and removes its store. */
+  stop: () => Promise<void>;
+}
+
+/**
+ * Starts `checkout`'s server on a fresh store in a temporary directory (no
+ * PostgreSQL, no Redis, limits off, warnings only; `env` added), with a CPU
+ * profile in BENCH_CPU_PROF when set, and makes an org, a project, a source
+ * and a key.
+ */
+export async function startKeyedServer(checkout: string, name: string, env: NodeJS.ProcessEnv = {}): Promise<KeyedServer> {
+  const bin = join(checkout, 'bin/inlet');
+  const dir = mkdtempSync(join(tmpdir(), `inlet-${name}-`));
+  const all = {
+    ...process.env, INLET_DATA_DIR: dir, INLET_DATABASE_URL: '', INLET_REDIS_URL: '', INLET_LOG_LEVEL: 'warn', INLET_METRICS_PORT: '0',
+    INLET_LIMIT_BURST: '0', INLET_LIMIT_SUSTAINED: '0', INLET_LIMIT_KEY_RPS: '0', ...env,
+  };
+  const prof = process.env.BENCH_CPU_PROF;
+  const server = await startListening([...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), bin, 'serve', '--port', '0'], all, 120_000);
+  const stop = async () => {
+    await stopProcess(server.proc);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const cli = <T>(args: string[]) => runJson<T>([bin, ...args, '--json'], all);
+    const org = await cli<{ id: string }>(['org', 'create', '--name', 'Bench']);
+    const project = await cli<{ id: string }>(['project', 'create', '--name', 'Web', '--org', org.id, '--api-enabled']);
+    const source = await cli<{ id: string }>(['source', 'create', '--project', project.id, '--name', 'Server']);
+    const key = await cli<{ key: string }>(['key', 'create', '--source', source.id]);
+    return { server, projectId: project.id, key: key.key, cli, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
 }
